@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from recordtool.cli import main
+
+main()

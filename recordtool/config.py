@@ -1,0 +1,184 @@
+"""Configuration: ``[tool.recordtool]`` in the project's pyproject.toml, with defaults.
+
+The kinds of entry (by id prefix) and the relation vocabulary of typed citations are
+configuration, not code::
+
+    [tool.recordtool]
+    record = "record"             # the YAML entries, one folder per kind
+    checks = "checks"             # the package that holds check modules
+    verdicts = "record/verdicts"  # one JSON verdict file per claim, meant to be committed
+    pages = "record/pages"        # where `recordtool render` writes
+    cache = ".recordtool-cache"   # trained models and other reusable artefacts
+    timeout = 600                 # default seconds per check
+
+    [tool.recordtool.kinds]
+    LIT = { kind = "literature", folder = "literature" }
+
+    [tool.recordtool.relations]
+    source = "Cited as 'source' by"   # relation = the label of its inverse
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SCHEMAS = ("literature", "note", "theory")
+
+DEFAULT_KINDS: dict[str, dict[str, str]] = {
+    "LIT": {"kind": "literature", "folder": "literature"},
+    "NOTE": {"kind": "note", "folder": "notes"},
+    "THEORY": {"kind": "theory", "folder": "theory"},
+}
+
+DEFAULT_RELATIONS: dict[str, str] = {
+    "paper": "Cited as 'paper' by",
+    "source": "Cited as 'source' by",
+    "uses": "Used by",
+    "extends": "Extended by",
+    "contradicts": "Contradicted by",
+    "supports": "Supported by",
+    "refines": "Refined by",
+    "replicates": "Replicated by",
+    "supersedes": "Superseded by",
+}
+
+_PREFIX = re.compile(r"^[A-Z][A-Z0-9]*$")
+_RELATION = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+class ConfigError(Exception):
+    """``[tool.recordtool]`` is malformed; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of entry: ids ``PREFIX-<number>`` in ``record/<folder>``, validated by ``schema``."""
+
+    prefix: str
+    name: str
+    folder: str
+    schema: str
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    record: Path
+    checks: str
+    verdicts: Path
+    pages: Path
+    cache: Path
+    timeout: float = 600.0
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    relations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def id_pattern(self) -> re.Pattern[str]:
+        """Matches any id of a configured kind, e.g. ``THEORY-988``."""
+        prefixes = "|".join(sorted(self.kinds, key=len, reverse=True))
+        return re.compile(rf"\b(?:{prefixes})-\d+\b")
+
+    def kind_of(self, entry_id: str) -> Kind | None:
+        prefix = entry_id.split("-", 1)[0]
+        return self.kinds.get(prefix)
+
+    def kind_named(self, name: str) -> Kind | None:
+        for kind in self.kinds.values():
+            if name in (kind.name, kind.prefix, kind.folder):
+                return kind
+        return None
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the project root, for messages."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` with a pyproject.toml that configures
+    recordtool, else the nearest with a ``record`` folder, else ``start`` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "[tool.recordtool" in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return folder
+    for folder in (start, *start.parents):
+        if (folder / "record").is_dir():
+            return folder
+    return start
+
+
+def load_config(root: Path) -> Config:
+    """Read ``root/pyproject.toml``'s ``[tool.recordtool]`` (all of it optional)."""
+    pyproject = root / "pyproject.toml"
+    table: dict[str, Any] = {}
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from exc
+        table = data.get("tool", {}).get("recordtool", {})
+    return config_from_table(root, table, where=f"{pyproject.name} [tool.recordtool]")
+
+
+def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.recordtool]") -> Config:
+    known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "kinds", "relations"}
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(known))}")
+
+    def folder(key: str, default: str) -> Path:
+        value = table.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where}: '{key}' must be a folder path, not {value!r}")
+        return root / value
+
+    checks = table.get("checks", "checks")
+    if not isinstance(checks, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", checks):
+        raise ConfigError(f"{where}: 'checks' must be a package name such as \"checks\", not {checks!r}")
+    timeout = table.get("timeout", 600)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ConfigError(f"{where}: 'timeout' must be a positive number of seconds, not {timeout!r}")
+
+    kinds: dict[str, Kind] = {}
+    for prefix, spec in table.get("kinds", DEFAULT_KINDS).items():
+        if not _PREFIX.match(prefix):
+            raise ConfigError(f"{where}.kinds: '{prefix}' is not an id prefix; use capitals, e.g. LIT")
+        if not isinstance(spec, dict) or not isinstance(spec.get("kind"), str):
+            raise ConfigError(f"{where}.kinds.{prefix}: write {{ kind = \"name\", folder = \"folder\" }}")
+        name = spec["kind"]
+        schema = spec.get("schema", name if name in SCHEMAS else "note")
+        if schema not in SCHEMAS:
+            raise ConfigError(f"{where}.kinds.{prefix}: schema must be one of {', '.join(SCHEMAS)}, not {schema!r}")
+        kinds[prefix] = Kind(prefix, name, str(spec.get("folder", name)), schema)
+
+    relations: dict[str, str] = {}
+    for name, inverse in table.get("relations", DEFAULT_RELATIONS).items():
+        if not _RELATION.match(name):
+            raise ConfigError(f"{where}.relations: '{name}' must be one lowercase word")
+        if not isinstance(inverse, str) or not inverse:
+            raise ConfigError(f"{where}.relations.{name}: give the inverse label, e.g. \"Cited as '{name}' by\"")
+        relations[name] = inverse
+
+    return Config(
+        root=root,
+        record=folder("record", "record"),
+        checks=checks,
+        verdicts=folder("verdicts", "record/verdicts"),
+        pages=folder("pages", "record/pages"),
+        cache=folder("cache", ".recordtool-cache"),
+        timeout=float(timeout),
+        kinds=kinds,
+        relations=relations,
+    )

@@ -1,0 +1,57 @@
+"""The context a check function receives (the check contract of DESIGN.md).
+
+A check is a plain function ``measure(ctx, **params) -> dict[str, number | list[number]]``.
+It measures; the claim's YAML judges. The context carries everything a check may need from
+its runner and nothing else, so a check can also be called by hand or from a test::
+
+    ctx = CheckContext.for_testing(tmp_path)
+    metrics = measure(ctx, n_layers=2)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _print_progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What the runner gives a check.
+
+    seed:        the seed this run must use (checks seed every random generator from it).
+    device:      "cpu" or "cuda".
+    cache_dir:   a folder shared by all checks and runs, for trained models and the like.
+    figures_dir: this run's own folder for figures (PNG); every file left there is kept as
+                 evidence and shown on the claim's page.
+    threads:     how many CPU threads the check may use (set torch's threads from it).
+    progress:    report a short line of progress ("step 300/1000, loss 2.31").
+    """
+
+    seed: int = 0
+    device: str = "cpu"
+    cache_dir: Path = field(default_factory=lambda: Path(".recordtool-cache"))
+    figures_dir: Path = field(default_factory=lambda: Path("figures"))
+    threads: int = 1
+    progress: Callable[[str], None] = _print_progress
+
+    def figure(self, name: str) -> Path:
+        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made."""
+        self.figures_dir.mkdir(parents=True, exist_ok=True)
+        return self.figures_dir / name
+
+    @classmethod
+    def for_testing(cls, root: Path, *, seed: int = 0, threads: int = 1) -> CheckContext:
+        """A context whose folders live under ``root`` (a test's temporary folder)."""
+        return cls(
+            seed=seed,
+            cache_dir=root / "cache",
+            figures_dir=root / "figures",
+            threads=threads,
+            progress=lambda _message: None,
+        )

@@ -1,0 +1,101 @@
+"""Expectations: what a claim says a measured number must be.
+
+Written in a claim's YAML next to the check (``max_abs_error: "< 1e-9"``). The grammar is
+small on purpose::
+
+    < x    <= x    > x    >= x    == x    != x    between a and b   (inclusive)
+
+``x`` is a number (``1e-9``, ``0.4``, ``-3``, ``21``). NaN never satisfies an expectation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPARISON = re.compile(rf"^\s*(<=|>=|==|!=|<|>)\s*({_NUMBER})\s*$")
+_BETWEEN = re.compile(rf"^\s*between\s+({_NUMBER})\s+and\s+({_NUMBER})\s*$", re.IGNORECASE)
+
+OPERATORS = ("<", "<=", ">", ">=", "==", "!=", "between")
+
+
+class ExpectationSyntaxError(ValueError):
+    """An expectation that does not parse; the message says what would."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One comparison: ``op`` with ``low`` (and ``high`` for ``between``)."""
+
+    op: str
+    low: float
+    high: float | None = None
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` satisfies this expectation (never for NaN)."""
+        if math.isnan(value):
+            return False
+        if self.op == "<":
+            return value < self.low
+        if self.op == "<=":
+            return value <= self.low
+        if self.op == ">":
+            return value > self.low
+        if self.op == ">=":
+            return value >= self.low
+        if self.op == "==":
+            return value == self.low
+        if self.op == "!=":
+            return value != self.low
+        assert self.high is not None
+        return self.low <= value <= self.high
+
+    def __str__(self) -> str:
+        if self.op == "between":
+            return f"between {_fmt(self.low)} and {_fmt(self.high)}"
+        return f"{self.op} {_fmt(self.low)}"
+
+
+def _fmt(x: float | None) -> str:
+    assert x is not None
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def parse_expectation(text: object) -> Expectation:
+    """Parse ``"< 1e-9"``, ``">= 0.4"``, ``"== 21"``, ``"between 0.2 and 0.6"``.
+
+    A bare number means ``== number``.
+    """
+    if isinstance(text, bool):
+        raise ExpectationSyntaxError(_hint(repr(text)))
+    if isinstance(text, (int, float)):
+        return Expectation("==", float(text))
+    if not isinstance(text, str):
+        raise ExpectationSyntaxError(_hint(repr(text)))
+    match = _COMPARISON.match(text)
+    if match:
+        return Expectation(match.group(1), float(match.group(2)))
+    match = _BETWEEN.match(text)
+    if match:
+        low, high = float(match.group(1)), float(match.group(2))
+        if low > high:
+            raise ExpectationSyntaxError(
+                f"'{text}': the lower bound is above the upper; write 'between {match.group(2)} and {match.group(1)}'"
+            )
+        return Expectation("between", low, high)
+    if text.strip().startswith("=>") or text.strip().startswith("=<"):
+        raise ExpectationSyntaxError(_hint(f"'{text}'") + f" (did you mean '{text.strip()[1]}{text.strip()[0]}'?)")
+    return Expectation(*_raise(text))
+
+
+def _raise(text: str) -> tuple[str, float]:
+    raise ExpectationSyntaxError(_hint(f"'{text}'"))
+
+
+def _hint(shown: str) -> str:
+    return (
+        f"{shown} is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', "
+        "'== 21' or 'between 0.2 and 0.6'"
+    )

@@ -1,0 +1,110 @@
+"""The link graph of a record: typed citations both ways, mentions, backlinks.
+
+Built from a loaded record without touching the disk. Typed citations are declared once, on
+the citing side; the graph gives every entry its inverses ("Cited as 'source' by"). Ids in
+prose are mentions; an id mentioned but not in the record is a dangling mention (a warning,
+and a "wanted" entry), never invented.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from recordtool.load import Record, id_sort_key
+from recordtool.mentions import find_mentions
+from recordtool.problems import Problem
+
+
+@dataclass(frozen=True)
+class Mention:
+    """``source`` writes ``target`` in the prose of ``field``, on ``line`` of its file."""
+
+    source: str
+    target: str
+    field: str
+    line: int
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Backlink:
+    """Why ``source`` links to an entry: its typed relations and/or its mentions."""
+
+    source: str
+    relations: tuple[str, ...]
+    mentions: tuple[Mention, ...]
+
+
+@dataclass
+class Graph:
+    record: Record
+    cited_by: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # target -> relation -> sources
+    mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
+    mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
+    dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
+
+    def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
+        """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
+        relations = self.record.config.relations
+        by_relation = self.cited_by.get(entry_id, {})
+        return [(rel, relations.get(rel, rel), by_relation[rel]) for rel in relations if rel in by_relation]
+
+    def backlinks(self, entry_id: str) -> list[Backlink]:
+        """Every entry that cites or mentions ``entry_id``, each once, in id order."""
+        relations: dict[str, list[str]] = defaultdict(list)
+        for rel, sources in self.cited_by.get(entry_id, {}).items():
+            for source in sources:
+                relations[source].append(rel)
+        mentions: dict[str, list[Mention]] = defaultdict(list)
+        for mention in self.mentions_in.get(entry_id, []):
+            mentions[mention.source].append(mention)
+        sources = sorted(set(relations) | set(mentions), key=id_sort_key)
+        return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
+
+    def neighbours(self, entry_id: str) -> list[str]:
+        """Ids linked to ``entry_id`` either way (citations and mentions), in the record."""
+        entry = self.record.entries[entry_id]
+        out = {c.id for c in entry.cites if c.id in self.record.entries}
+        out |= {m.target for m in self.mentions_out.get(entry_id, []) if m.target in self.record.entries}
+        out |= {b.source for b in self.backlinks(entry_id)}
+        out.discard(entry_id)
+        return sorted(out, key=id_sort_key)
+
+    def orphans(self) -> list[str]:
+        """Entries that nothing links to and that link to nothing."""
+        return [i for i in self.record.entries if not self.neighbours(i)]
+
+
+def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
+    """Index citations and mentions; dangling mentions come back as warnings."""
+    graph = Graph(record)
+    pattern = record.config.id_pattern
+    for entry_id, entry in record.entries.items():
+        for citation in entry.cites:
+            if citation.id in record.entries and citation.id != entry_id:
+                graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
+        places = record.places[entry_id]
+        out: list[Mention] = []
+        for name, text in entry.prose():
+            first_line, _style = places.prose.get(name, (0, ""))
+            for found in find_mentions(text, pattern):
+                if found.id == entry_id:
+                    continue
+                out.append(Mention(entry_id, found.id, name, first_line + found.line, found.sentence))
+        if out:
+            graph.mentions_out[entry_id] = out
+            for mention in out:
+                if mention.target in record.entries:
+                    graph.mentions_in.setdefault(mention.target, []).append(mention)
+                else:
+                    graph.dangling.setdefault(mention.target, []).append(mention)
+    problems = []
+    for target in sorted(graph.dangling, key=id_sort_key):
+        for mention in graph.dangling[target]:
+            path = record.places[mention.source].path
+            problems.append(Problem(path, mention.line, 1,
+                                    f"{target} is mentioned but not in the record; add it or write it without "
+                                    "its id", field=mention.field, severity="warning", code="dangling-mention"))
+    graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
+    return graph, problems

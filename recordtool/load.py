@@ -1,0 +1,297 @@
+"""Loading a record: every YAML file read, validated, and each problem kept with its place.
+
+``load_record`` never stops at the first problem: it reads every file, collects every
+problem (file:line:col, field path, message with a hint) and returns what loaded cleanly
+alongside them. Checks that need the whole record (duplicate ids, citations that resolve)
+are made here too; prose mentions are the graph's business.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from recordtool.config import Config, Kind
+from recordtool.expect import ExpectationSyntaxError
+from recordtool.problems import Problem, did_you_mean, field_path
+from recordtool.schema import MODELS, Entry, Theory
+from recordtool.source import Loc, Mark, Source, SourceError, read_source
+
+YAML_SUFFIXES = (".yaml", ".yml")
+_ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where an entry's parts are in its file (1-based line, col), kept for later stages."""
+
+    path: str
+    id: Mark
+    cites: tuple[Mark, ...]
+    prose: dict[str, tuple[int, str]]  # field -> (first line of its text, YAML scalar style)
+
+
+@dataclass
+class Record:
+    """The loaded entries, in id order, and where each came from."""
+
+    config: Config
+    entries: dict[str, Entry] = field(default_factory=dict)
+    places: dict[str, Places] = field(default_factory=dict)
+
+    def claims(self) -> list[Theory]:
+        return [e for e in self.entries.values() if isinstance(e, Theory)]
+
+
+def id_sort_key(entry_id: str) -> tuple[str, int, str]:
+    """LIT-2 before LIT-10: by prefix, then number."""
+    match = _ID.match(entry_id)
+    if match:
+        return (match["prefix"], int(match["number"]), entry_id)
+    return (entry_id, -1, entry_id)
+
+
+def entry_files(config: Config) -> tuple[list[tuple[Path, Kind]], list[Problem]]:
+    """Every YAML file under each kind's folder, sorted; stray files are warned about."""
+    files: list[tuple[Path, Kind]] = []
+    problems: list[Problem] = []
+    if not config.record.is_dir():
+        problems.append(Problem(config.relative(config.record), 0, 0,
+                                "no record folder here; create it or run from the project's root", code="no-record"))
+        return files, problems
+    folders = {kind.folder: kind for kind in config.kinds.values()}
+    skip = {config.verdicts.resolve(), config.pages.resolve()}
+    for child in sorted(config.record.iterdir()):
+        if child.name.startswith(".") or child.resolve() in skip:
+            continue
+        kind = folders.get(child.name)
+        if kind is None or not child.is_dir():
+            expected = ", ".join(sorted(folders))
+            problems.append(Problem(config.relative(child), 0, 0,
+                                    f"not a kind folder of the record ({expected}); it is ignored",
+                                    severity="warning", code="stray-file"))
+            continue
+        for dirpath, dirnames, filenames in os.walk(child):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                if name.startswith("."):
+                    continue
+                if name.endswith(YAML_SUFFIXES):
+                    files.append((path, kind))
+                else:
+                    problems.append(Problem(config.relative(path), 0, 0,
+                                            "not a YAML entry (.yaml); it is ignored",
+                                            severity="warning", code="stray-file"))
+    return files, problems
+
+
+def load_record(config: Config) -> tuple[Record, list[Problem]]:
+    """Read every entry of the record; return the record and every problem found."""
+    files, problems = entry_files(config)
+    record = Record(config)
+    seen: dict[str, str] = {}
+    loaded: list[tuple[Entry, Places, Source]] = []
+    for path, kind in files:
+        rel = config.relative(path)
+        entry, places, source, found = load_entry(path, kind, config, rel)
+        problems.extend(found)
+        if entry is None or places is None or source is None:
+            continue
+        if entry.id in seen:
+            problems.append(Problem(rel, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
+                                    "ids are unique: rename one file and its id", field="id", code="duplicate-id"))
+            continue
+        seen[entry.id] = rel
+        loaded.append((entry, places, source))
+    for entry, places, _source in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
+        record.entries[entry.id] = entry
+        record.places[entry.id] = places
+    problems.extend(check_citations(record))
+    return record, problems
+
+
+def load_entry(path: Path, kind: Kind, config: Config, rel: str
+               ) -> tuple[Entry | None, Places | None, Source | None, list[Problem]]:
+    """Read and validate one file; the entry is None when it cannot be used."""
+    try:
+        source = read_source(path)
+    except SourceError as exc:
+        return None, None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)]
+    except OSError as exc:
+        return None, None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror}", code="io")]
+    data = source.data
+    problems: list[Problem] = []
+    model = MODELS[kind.schema]
+    if "kind" not in data and "id" in data:
+        data = {**data, "kind": kind.name}
+    try:
+        entry = model.model_validate(data)
+    except ValidationError as exc:
+        return None, None, None, _schema_problems(exc, model, source, rel)
+    problems.extend(_identity_problems(entry, path, kind, config, source, rel))
+    problems.extend(_relation_problems(entry, config, source, rel))
+    if isinstance(entry, Theory):
+        problems.extend(_check_problems(entry, config, source, rel))
+    places = Places(
+        path=rel,
+        id=source.mark(("id",)),
+        cites=tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
+        prose={name: _prose_start(source, name) for name, _text in entry.prose()},
+    )
+    return entry, places, source, problems
+
+
+def _prose_start(source: Source, name: str) -> tuple[int, str]:
+    line, _col = source.mark((name,))
+    style = source.styles.get((name,), "")
+    # A block scalar ('|' or '>') starts on the line after its indicator.
+    return (line + 1 if style in ("|", ">") else line, style)
+
+
+def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, source: Source, rel: str
+                       ) -> list[Problem]:
+    problems = []
+    match = _ID.match(entry.id)
+    if not match:
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"'{entry.id}' is not an id; write PREFIX-NUMBER, e.g. {kind.prefix}-1",
+                                field="id", code="bad-id"))
+    elif match["prefix"] != kind.prefix:
+        other = config.kinds.get(match["prefix"])
+        where = f"record/{other.folder}/" if other else f"a folder of its own (no kind has prefix {match['prefix']})"
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"{entry.id} has prefix {match['prefix']}, but {kind.folder}/ holds {kind.name} "
+                                f"entries ({kind.prefix}-...); move it to {where} or give it a {kind.prefix}- id",
+                                field="id", code="wrong-prefix"))
+    stem = path.stem
+    if entry.id != stem:
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"id {entry.id} does not match the file name {path.name}; "
+                                f"rename the file to {entry.id}{path.suffix} or set id: {stem}",
+                                field="id", code="id-mismatch"))
+    if entry.kind != kind.name:
+        problems.append(Problem(rel, *source.mark(("kind",)),
+                                f"kind '{entry.kind}' does not match the folder {kind.folder}/ "
+                                f"(kind '{kind.name}'){did_you_mean(entry.kind, [k.name for k in config.kinds.values()])}",
+                                field="kind", code="wrong-kind"))
+    return problems
+
+
+def _relation_problems(entry: Entry, config: Config, source: Source, rel: str) -> list[Problem]:
+    problems = []
+    for i, citation in enumerate(entry.cites):
+        if citation.as_ not in config.relations:
+            known = ", ".join(sorted(config.relations))
+            hint = did_you_mean(citation.as_, config.relations) or f"; known relations: {known}"
+            problems.append(Problem(rel, *source.mark(("cites", i, "as")),
+                                    f"unknown relation '{citation.as_}'{hint}",
+                                    field=f"cites[{i}].as", code="unknown-relation"))
+        if citation.id == entry.id:
+            problems.append(Problem(rel, *source.mark(("cites", i, "id")),
+                                    f"{entry.id} cites itself; remove this citation",
+                                    field=f"cites[{i}].id", code="self-citation"))
+    return problems
+
+
+def _check_problems(entry: Theory, config: Config, source: Source, rel: str) -> list[Problem]:
+    problems = []
+    for i, check in enumerate(entry.checks):
+        root = check.module.split(".", 1)[0]
+        if root != config.checks or check.module == config.checks:
+            problems.append(Problem(rel, *source.mark(("checks", i, "run")),
+                                    f"'{check.run}' is outside {config.checks}/; checks run only code inside "
+                                    f"the record's {config.checks} package: write '{config.checks}.module:function'",
+                                    field=f"checks[{i}].run", code="run-outside-checks"))
+    return problems
+
+
+def check_citations(record: Record) -> list[Problem]:
+    """Every typed citation must name an entry of the record."""
+    problems = []
+    for entry_id, entry in record.entries.items():
+        places = record.places[entry_id]
+        for i, citation in enumerate(entry.cites):
+            if citation.id != entry_id and citation.id not in record.entries:
+                hint = did_you_mean(citation.id, record.entries)
+                problems.append(Problem(places.path, *places.cites[i],
+                                        f"cites {citation.id}, which is not in the record{hint}",
+                                        field=f"cites[{i}].id", code="missing-citation"))
+    return problems
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model that owns the mapping at ``loc`` (for 'did you mean' hints)."""
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(str(part)) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None)
+        if info is None:
+            return None
+        inner = _submodel(info.annotation)
+        if inner is None:
+            return None
+        current = inner
+    return current
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Source, rel: str) -> list[Problem]:
+    problems: dict[tuple[str, str], Problem] = {}
+    for error in exc.errors(include_url=False):
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p[:1].isupper()))
+        kind = error["type"]
+        name = loc[-1] if loc else ""
+        ctx = error.get("ctx") or {}
+        if kind == "missing":
+            parent = loc[:-1]
+            line, col = source.mark(parent)
+            where = field_path(parent)
+            message = f"missing required field '{name}'" + (f" in {where}" if where else "")
+            problems.setdefault((field_path(loc), "missing"), Problem(rel, line, col, message, field_path(loc), code="missing-field"))
+            continue
+        if kind == "extra_forbidden":
+            owner = _model_at(model, loc[:-1])
+            hint = did_you_mean(str(name), _field_names(owner)) if owner else ""
+            if not hint and owner:
+                hint = f"; known fields: {', '.join(_field_names(owner))}"
+            line, col = source.mark(loc, key=True)
+            problems.setdefault((field_path(loc), kind),
+                                Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))
+            continue
+        line, col = source.mark(loc)
+        original = ctx.get("error")
+        if isinstance(original, (ValueError, ExpectationSyntaxError)) and kind == "value_error":
+            message = str(original)
+        elif kind == "literal_error":
+            given = error.get("input")
+            expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+            choices = [c.strip() for c in expected.split(",")]
+            message = f"'{given}' is not one of: {', '.join(choices)}{did_you_mean(str(given), choices)}"
+        else:
+            given = error.get("input")
+            shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__
+            message = f"{error['msg'][0].lower()}{error['msg'][1:]} (got {shown})"
+        code = "bad-expectation" if "expect" in loc else "invalid-value"
+        problems.setdefault((field_path(loc), "value"), Problem(rel, line, col, message, field_path(loc), code=code))
+    return list(problems.values())

@@ -1,0 +1,97 @@
+"""Mentions: ids written in Markdown prose, found by parsing it (never inside code).
+
+The prose is parsed with markdown-it-py; ids are looked for in text and link targets only,
+so ``THEORY-988`` inside backticks or a fenced block is not a mention. Each mention keeps its
+line (counted from the start of the prose) and the sentence around it, for backlinks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'“‘])")
+MAX_SENTENCE = 280
+
+
+@dataclass(frozen=True)
+class Found:
+    """An id found in a piece of prose: which, on which line (0-based), in which sentence."""
+
+    id: str
+    line: int
+    sentence: str
+
+
+@lru_cache(maxsize=1)
+def markdown() -> MarkdownIt:
+    """The Markdown parser shared by mentions and rendering (CommonMark, plus tables)."""
+    return MarkdownIt("commonmark").enable("table")
+
+
+def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
+    """Every id matching ``pattern`` in the prose ``text``, in order of appearance."""
+    if not pattern.search(text):  # cheap: no candidate, nothing to parse
+        return []
+    found: list[Found] = []
+    for token in markdown().parse(text):
+        if token.type == "inline" and token.children:
+            line = token.map[0] if token.map else 0
+            found.extend(_in_inline(token.children, line, pattern))
+    return found
+
+
+def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str]) -> list[Found]:
+    # Plain text of the inline run, with the spans that are prose (not code) and their lines.
+    plain: list[str] = []
+    spans: list[tuple[int, int, int]] = []  # (start, end, line) of prose text in the joined string
+    extra: list[tuple[str, int, int]] = []  # (id, offset, line) from link targets
+    offset, line = 0, first_line
+    for child in children:
+        if child.type == "text":
+            spans.append((offset, offset + len(child.content), line))
+            plain.append(child.content)
+            offset += len(child.content)
+        elif child.type == "code_inline":
+            plain.append(child.content)
+            offset += len(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            plain.append(" ")
+            offset += 1
+            line += 1
+        elif child.type == "link_open":
+            href = str(child.attrs.get("href", ""))
+            target = href.rsplit("/", 1)[-1].removesuffix(".md")
+            if pattern.fullmatch(target):
+                extra.append((target, offset, line))
+    joined = "".join(plain)
+    out: list[tuple[int, Found]] = []
+    for start, end, span_line in spans:
+        for match in pattern.finditer(joined, start, end):
+            out.append((match.start(), Found(match.group(0), span_line, _sentence(joined, match.start()))))
+    for entry_id, at, link_line in extra:
+        out.append((at, Found(entry_id, link_line, _sentence(joined, at))))
+    out.sort(key=lambda item: item[0])
+    return [f for _at, f in out]
+
+
+def _sentence(text: str, at: int) -> str:
+    """The sentence of ``text`` that holds position ``at``, shortened if very long."""
+    start = 0
+    end = len(text)
+    for boundary in _SENTENCE_END.finditer(text):
+        if boundary.end() <= at:
+            start = boundary.end()
+        elif boundary.start() >= at:
+            end = boundary.start()
+            break
+    sentence = " ".join(text[start:end].split())
+    if len(sentence) > MAX_SENTENCE:
+        rel = at - start
+        lo = max(0, rel - MAX_SENTENCE // 2)
+        sentence = ("…" if lo else "") + sentence[lo:lo + MAX_SENTENCE].strip() + "…"
+    return sentence

@@ -1,0 +1,38 @@
+"""A project: its configuration, record and graph, opened in one call for the commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from recordtool.config import Config, find_root, load_config
+from recordtool.graph import Graph, build_graph
+from recordtool.load import Record, load_record
+from recordtool.problems import Problem
+
+
+@dataclass
+class Project:
+    config: Config
+    record: Record
+    graph: Graph
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+def open_project(start: Path | None = None, *, root: Path | None = None) -> Project:
+    """Load the record of the project at ``root`` (or found above ``start``), with its graph
+    and every problem, sorted by place. Raises ConfigError for a malformed configuration."""
+    base = root if root is not None else find_root(start or Path.cwd())
+    config = load_config(base)
+    record, problems = load_record(config)
+    graph, more = build_graph(record)
+    problems = sorted([*problems, *more], key=Problem.sort_key)
+    return Project(config, record, graph, problems)

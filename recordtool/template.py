@@ -1,0 +1,84 @@
+"""New entries: the next free id of a kind and a valid file to start from."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+from recordtool.config import Config, Kind
+from recordtool.load import _ID, entry_files
+
+
+class TemplateError(Exception):
+    """A new entry cannot be made; the message says why and what to do."""
+
+
+def next_id(config: Config, kind: Kind) -> str:
+    """One more than the highest number used by ``kind``'s prefix (files and ids alike)."""
+    highest = 0
+    files, _ = entry_files(config)
+    for path, file_kind in files:
+        match = _ID.match(path.stem)
+        if match and match["prefix"] == kind.prefix and file_kind == kind:
+            highest = max(highest, int(match["number"]))
+    return f"{kind.prefix}-{highest + 1}"
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
+
+
+def render_template(kind: Kind, entry_id: str, title: str, today: dt.date) -> str:
+    lines = [
+        f"id: {entry_id}",
+        f"kind: {kind.name}",
+        f"title: {_quote(title)}",
+        "status: draft",
+        "version: 1",
+        "tags: []",
+        f"created: {today.isoformat()}",
+        f"updated: {today.isoformat()}",
+        "cites: []",
+        "#  - {id: LIT-1, as: source}",
+    ]
+    if kind.schema == "literature":
+        lines += [
+            "reference:",
+            "  authors: [\"Surname, I.\"]",
+            f"  year: {today.year}",
+            f"  title: {_quote(title)}",
+            "  venue: null",
+            "  url: null",
+        ]
+    if kind.schema == "theory":
+        lines += [
+            "statement: >-",
+            "  The claim itself, in one paragraph. Changing this text makes its verdict stale.",
+            "checks: []",
+            "#  - name: my-check",
+            "#    run: checks.my_module:measure",
+            "#    params: {}",
+            "#    expect: {metric: \"< 1e-9\"}",
+            "#    control: {params: {}}",
+        ]
+    lines += ["body: |", "  Write the body here, in Markdown. Mention other entries by id."]
+    return "\n".join(lines) + "\n"
+
+
+def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None) -> Path:
+    """Write a new entry of ``kind`` with the next free id; never overwrite a file."""
+    if not title.strip():
+        raise TemplateError("give the entry a title: --title \"...\"")
+    entry_id = next_id(config, kind)
+    path = config.record / kind.folder / f"{entry_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = render_template(kind, entry_id, title.strip(), today or dt.date.today())
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise TemplateError(f"{config.relative(path)} exists already; not overwritten") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
