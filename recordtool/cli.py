@@ -113,9 +113,9 @@ def show(root: Path | None, entry_id: str) -> None:
     project = _open(root)
     entry = project.record.entries.get(entry_id.upper()) or project.record.entries.get(entry_id)
     if entry is None:
-        from recordtool.problems import did_you_mean
+        from recordtool.problems import did_you_mean_id
 
-        hint = did_you_mean(entry_id, project.record.entries)
+        hint = did_you_mean_id(entry_id.upper(), project.record.entries)
         raise click.ClickException(f"no entry {entry_id} in the record{hint}")
     from recordtool.terminal import format_entry
 
@@ -143,6 +143,106 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
     except TemplateError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(project.config.relative(path))
+
+
+@cli.command()
+@root_option
+@click.argument("ids", nargs=-1, metavar="[IDS]...")
+@click.option("--tag", "tags", multiple=True, help="Only claims with this tag (repeatable).")
+@click.option("-k", "keyword", default=None, metavar="TEXT",
+              help="Only claims whose id, title, statement, tags or check names contain TEXT.")
+@click.option("--stale", is_flag=True, help="Only claims that are stale or never verified.")
+@click.option("--failed", is_flag=True, help="Only claims whose last verdict did not pass; rerun them.")
+@click.option("--force", is_flag=True, help="Rerun claims whose verdict is fresh too.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Checks run in parallel (the slowest first).")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run each check under seeds 0..N-1 and keep every seed's numbers.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+              help="Seconds per check run, overriding `timeout:` in the YAML and the project's default.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where checks run; checks that need a GPU are skipped on cpu.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format of the summary (progress goes to stderr).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
+              help="Also write a JUnit XML report, one test case per check.")
+def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
+           failed: bool, force: bool, jobs: int, seeds: int, timeout: float | None, device: str, fmt: str,
+           junit_xml: Path | None) -> None:
+    """Run the checks of claims and keep their verdicts in record/verdicts/.
+
+    Each check (and each control) runs in a child process; a hang ends in `timeout`, a
+    crash in `error`, and neither stops the run. Claims whose verdict is fresh (nothing
+    that produced it has changed) are not rerun unless --force. Exits 0 when every selected
+    claim is verified (or skipped), 1 otherwise, 2 on a usage error, 130 on Ctrl-C (the
+    verdicts already finished are kept).
+    """
+    from recordtool.progress import make_display
+    from recordtool.store import StoreError
+    from recordtool.verify import Options, VerifyError, format_report, report_json
+    from recordtool.verify import verify as run_verify
+
+    project = _open(root)
+    if project.errors:
+        for problem in project.errors:
+            click.echo(str(problem), err=True)
+        click.echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
+        sys.exit(1)
+    options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
+                      jobs=jobs, seeds=seeds, timeout=timeout, device=device)
+    try:
+        report = run_verify(project, options, make_display())
+    except VerifyError as exc:
+        raise click.UsageError(str(exc)) from None
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    if junit_xml is not None:
+        from recordtool.atomic import write_atomic
+        from recordtool.junit import junit_xml as to_junit
+
+        write_atomic(junit_xml, to_junit(r.status for r in report.results))
+    if fmt == "json":
+        click.echo(json.dumps(report_json(report), indent=2))
+    else:
+        click.echo(format_report(report))
+    sys.exit(130 if report.interrupted else 0 if report.ok else 1)
+
+
+@cli.command()
+@root_option
+@click.argument("ids", nargs=-1, metavar="[IDS]...")
+@click.option("--why", is_flag=True, help="Show each check's outcome, why a verdict is stale, and dependencies.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format.")
+def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None:
+    """Show what holds now: every claim's verdict, and why a stale one is stale.
+
+    Reads the verdicts in record/verdicts/ and the check sources; runs nothing. A claim is
+    `verified`, `failed`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
+    produced its verdict changed: the statement, a check's spec, its code, the environment)
+    or `unchecked`.
+    """
+    from recordtool.problems import did_you_mean
+    from recordtool.status import assess, format_status, status_json
+
+    project = _open(root)
+    _report_errors(project)
+    statuses = assess(project)
+    if ids:
+        chosen = {}
+        for raw in ids:
+            key = raw if raw in statuses else raw.upper()
+            if key not in statuses:
+                raise click.BadParameter(f"no claim {raw} in the record{did_you_mean(raw.upper(), statuses)}",
+                                         param_hint="IDS")
+            chosen[key] = statuses[key]
+        statuses = chosen
+    if fmt == "json":
+        click.echo(json.dumps(status_json(statuses), indent=2))
+    else:
+        click.echo(format_status(statuses, why=why))
 
 
 def _report_errors(project: Project) -> None:

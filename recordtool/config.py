@@ -20,6 +20,8 @@ configuration, not code::
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -99,10 +101,13 @@ class Config:
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, for messages."""
-        try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        rel = os.path.relpath(os.path.abspath(path), _absolute(self.root))
+        return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
+@functools.lru_cache(maxsize=16)
+def _absolute(root: Path) -> str:
+    return os.path.abspath(root)
 
 
 def find_root(start: Path) -> Path:

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.config import Config, Kind
 from recordtool.expect import ExpectationSyntaxError
-from recordtool.problems import Problem, did_you_mean, field_path
+from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.schema import MODELS, Entry, Theory
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
+from recordtool.workers import map_items
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
@@ -97,9 +98,10 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     record = Record(config)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places, Source]] = []
-    for path, kind in files:
+    sources = map_items(_read, [path for path, _kind in files])
+    for (path, kind), source_or_error in zip(files, sources):
         rel = config.relative(path)
-        entry, places, source, found = load_entry(path, kind, config, rel)
+        entry, places, source, found = load_entry(path, kind, config, rel, source_or_error)
         problems.extend(found)
         if entry is None or places is None or source is None:
             continue
@@ -116,15 +118,23 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     return record, problems
 
 
-def load_entry(path: Path, kind: Kind, config: Config, rel: str
-               ) -> tuple[Entry | None, Places | None, Source | None, list[Problem]]:
-    """Read and validate one file; the entry is None when it cannot be used."""
+def _read(path: Path) -> Source | SourceError:
     try:
-        source = read_source(path)
+        return read_source(path)
     except SourceError as exc:
-        return None, None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)]
+        return exc
     except OSError as exc:
-        return None, None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror}", code="io")]
+        return SourceError(f"cannot read: {exc.strerror}", code="io")
+
+
+def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source | SourceError | None = None
+               ) -> tuple[Entry | None, Places | None, Source | None, list[Problem]]:
+    """Validate one file (read it unless ``source`` is given); the entry is None when it
+    cannot be used."""
+    if source is None:
+        source = _read(path)
+    if isinstance(source, SourceError):
+        return None, None, None, [Problem(rel, source.line, source.col, source.message, code=source.code)]
     data = source.data
     problems: list[Problem] = []
     model = MODELS[kind.schema]
@@ -133,11 +143,12 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str
     try:
         entry = model.model_validate(data)
     except ValidationError as exc:
-        return None, None, None, _schema_problems(exc, model, source, rel)
+        return None, None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
+    marks = _Marks(path, source)
     problems.extend(_identity_problems(entry, path, kind, config, source, rel))
-    problems.extend(_relation_problems(entry, config, source, rel))
+    problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
-        problems.extend(_check_problems(entry, config, source, rel))
+        problems.extend(_check_problems(entry, config, marks, rel))
     places = Places(
         path=rel,
         id=source.mark(("id",)),
@@ -145,6 +156,28 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str
         prose={name: _prose_start(source, name) for name, _text in entry.prose()},
     )
     return entry, places, source, problems
+
+
+class _Marks:
+    """Places in one file, read in full only when a problem needs a deep one."""
+
+    def __init__(self, path: Path, source: Source) -> None:
+        self.path = path
+        self.source = source
+        self.full: Source | None = None
+
+    def __call__(self, loc: Loc) -> Mark:
+        if self.full is None:
+            self.full = _with_all_marks(self.path, self.source)
+        return self.full.mark(loc)
+
+
+def _with_all_marks(path: Path, source: Source) -> Source:
+    """The same file with a mark for every value (read again: only files with problems pay)."""
+    try:
+        return read_source(path, all_marks=True)
+    except (SourceError, OSError):
+        return source
 
 
 def _prose_start(source: Source, name: str) -> tuple[int, str]:
@@ -177,34 +210,41 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
                                 field="id", code="id-mismatch"))
     if entry.kind != kind.name:
         problems.append(Problem(rel, *source.mark(("kind",)),
-                                f"kind '{entry.kind}' does not match the folder {kind.folder}/ "
-                                f"(kind '{kind.name}'){did_you_mean(entry.kind, [k.name for k in config.kinds.values()])}",
+                                f"kind '{entry.kind}' does not match the folder {kind.folder}/; "
+                                f"write kind: {kind.name} (or leave it out){_move_hint(entry.kind, config)}",
                                 field="kind", code="wrong-kind"))
     return problems
 
 
-def _relation_problems(entry: Entry, config: Config, source: Source, rel: str) -> list[Problem]:
+def _move_hint(kind_name: str, config: Config) -> str:
+    other = config.kind_named(kind_name)
+    if other is not None:
+        return f", or move the file to record/{other.folder}/ with a {other.prefix}- id"
+    return did_you_mean(kind_name, [k.name for k in config.kinds.values()])
+
+
+def _relation_problems(entry: Entry, config: Config, mark: _Marks, rel: str) -> list[Problem]:
     problems = []
     for i, citation in enumerate(entry.cites):
         if citation.as_ not in config.relations:
             known = ", ".join(sorted(config.relations))
             hint = did_you_mean(citation.as_, config.relations) or f"; known relations: {known}"
-            problems.append(Problem(rel, *source.mark(("cites", i, "as")),
+            problems.append(Problem(rel, *mark(("cites", i, "as")),
                                     f"unknown relation '{citation.as_}'{hint}",
                                     field=f"cites[{i}].as", code="unknown-relation"))
         if citation.id == entry.id:
-            problems.append(Problem(rel, *source.mark(("cites", i, "id")),
+            problems.append(Problem(rel, *mark(("cites", i, "id")),
                                     f"{entry.id} cites itself; remove this citation",
                                     field=f"cites[{i}].id", code="self-citation"))
     return problems
 
 
-def _check_problems(entry: Theory, config: Config, source: Source, rel: str) -> list[Problem]:
+def _check_problems(entry: Theory, config: Config, mark: _Marks, rel: str) -> list[Problem]:
     problems = []
     for i, check in enumerate(entry.checks):
         root = check.module.split(".", 1)[0]
         if root != config.checks or check.module == config.checks:
-            problems.append(Problem(rel, *source.mark(("checks", i, "run")),
+            problems.append(Problem(rel, *mark(("checks", i, "run")),
                                     f"'{check.run}' is outside {config.checks}/; checks run only code inside "
                                     f"the record's {config.checks} package: write '{config.checks}.module:function'",
                                     field=f"checks[{i}].run", code="run-outside-checks"))
@@ -218,7 +258,7 @@ def check_citations(record: Record) -> list[Problem]:
         places = record.places[entry_id]
         for i, citation in enumerate(entry.cites):
             if citation.id != entry_id and citation.id not in record.entries:
-                hint = did_you_mean(citation.id, record.entries)
+                hint = did_you_mean_id(citation.id, record.entries)
                 problems.append(Problem(places.path, *places.cites[i],
                                         f"cites {citation.id}, which is not in the record{hint}",
                                         field=f"cites[{i}].id", code="missing-citation"))
@@ -288,6 +328,8 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
             choices = [c.strip() for c in expected.split(",")]
             message = f"'{given}' is not one of: {', '.join(choices)}{did_you_mean(str(given), choices)}"
+        elif kind == "too_short":
+            message = f"is empty; give at least {ctx.get('min_length', 1)}"
         else:
             given = error.get("input")
             shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__

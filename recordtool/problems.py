@@ -59,9 +59,9 @@ class RecordError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     """``"; did you mean 'source'?"`` when a choice is close to ``word``, else ``""``."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
@@ -74,3 +74,29 @@ def field_path(loc: Iterable[object]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+def did_you_mean_id(entry_id: str, ids: Iterable[str]) -> str:
+    """A hint for a mistyped id: one digit changed, added, dropped or swapped, same prefix.
+
+    Short numbers get no hint: NOTE-7 for NOTE-1 would be a guess, not a correction.
+    """
+    prefix, _, number = entry_id.partition("-")
+    if len(number) < 3:
+        return ""
+    for other in ids:
+        other_prefix, _, other_number = other.partition("-")
+        if other_prefix == prefix and _one_edit(number, other_number):
+            return f"; did you mean '{other}'?"
+    return ""
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))

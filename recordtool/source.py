@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 
 try:  # libyaml's composer is about ten times faster than the pure-Python one.
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 MAX_BYTES = 1_000_000
 MAX_NODES = 50_000
@@ -64,8 +64,12 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path) -> Source:
-    """Read and compose ``path``; raise SourceError with a place on any problem."""
+def read_source(path: Path, *, all_marks: bool = False) -> Source:
+    """Read and compose ``path``; raise SourceError with a place on any problem.
+
+    Marks are kept for top-level fields and their direct items (enough for later stages);
+    ``all_marks`` keeps them for every value, which reporting a deep problem needs.
+    """
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise SourceError(
@@ -74,10 +78,10 @@ def read_source(path: Path) -> Source:
             code="too-large",
         )
     raw = path.read_bytes()
-    return parse_source(raw)
+    return parse_source(raw, all_marks=all_marks)
 
 
-def parse_source(raw: bytes) -> Source:
+def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -117,14 +121,28 @@ def parse_source(raw: bytes) -> Source:
             node.start_mark.column + 1,
             code="not-mapping",
         )
-    builder = _Builder()
+    builder = _Builder(depth=1_000 if all_marks else 2)
     data = builder.build(node, ())
     assert isinstance(data, dict)
     return Source(data, builder.marks, builder.key_marks, builder.styles)
 
 
+class _Loader(_BaseLoader):
+    """The safe loader, with a quick answer for the commonest plain scalar: a word."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
+            return "tag:yaml.org,2002:str"
+        return super().resolve(kind, value, implicit)
+
+
+# Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.
+_MAYBE_TYPED = frozenset("0123456789+-.~nNtTfFyYoO=<")
+
+
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
         self.marks: dict[Loc, Mark] = {}
         self.key_marks: dict[Loc, Mark] = {}
         self.styles: dict[Loc, str] = {}
@@ -140,7 +158,9 @@ class _Builder:
                 node.start_mark.column + 1,
                 code="too-many-nodes",
             )
-        self.marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        keep = len(loc) <= self.depth
+        if keep:
+            self.marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
@@ -159,13 +179,14 @@ class _Builder:
                         key_node.start_mark.column + 1,
                         code="duplicate-key",
                     )
-                self.key_marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                if keep:
+                    self.key_marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 out[key] = self.build(value_node, child)
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         assert isinstance(node, yaml.ScalarNode)
-        if node.style:
+        if node.style and keep:
             self.styles[loc] = node.style
         return _scalar(node)
 

@@ -1,0 +1,73 @@
+"""Shared fixtures: small projects written into a temporary folder."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHIPPED = Path(__file__).resolve().parents[1]
+
+PYPROJECT = """\
+[tool.recordtool]
+record = "record"
+checks = "checks"
+"""
+
+FOLDERS = {"LIT": "literature", "NOTE": "notes", "THEORY": "theory"}
+
+
+class ProjectBuilder:
+    """A project in a temporary folder: ``add("NOTE-1", "title: T")`` writes an entry."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+        for folder in FOLDERS.values():
+            (root / "record" / folder).mkdir(parents=True, exist_ok=True)
+
+    def path(self, entry_id: str, folder: str | None = None) -> Path:
+        prefix = entry_id.split("-", 1)[0]
+        return self.root / "record" / (folder or FOLDERS.get(prefix, "notes")) / f"{entry_id}.yaml"
+
+    def add(self, entry_id: str, text: str = "", *, folder: str | None = None, raw: bytes | None = None) -> Path:
+        """Write an entry; ``text`` is YAML after the id line (dedented), ``raw`` the whole file."""
+        path = self.path(entry_id, folder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if raw is not None:
+            path.write_bytes(raw)
+        else:
+            body = textwrap.dedent(text).strip("\n")
+            path.write_text(f"id: {entry_id}\n{body}\n" if body else f"id: {entry_id}\n", encoding="utf-8")
+        return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> ProjectBuilder:
+    return ProjectBuilder(tmp_path)
+
+
+@pytest.fixture
+def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
+    """A valid three-entry record: a paper, a note on it, a claim from it."""
+
+    def build() -> ProjectBuilder:
+        project.add("LIT-1", """
+            title: A paper
+            reference: {authors: ["Doe, J."], year: 2021, title: A paper}
+            body: The paper. See NOTE-1.
+        """)
+        project.add("NOTE-1", """
+            title: Notes on the paper
+            cites: [{id: LIT-1, as: paper}]
+            body: Read LIT-1 in full.
+        """)
+        project.add("THEORY-1", """
+            statement: The paper's claim, drawn from LIT-1.
+            cites: [{id: LIT-1, as: source}]
+        """)
+        return project
+
+    return build

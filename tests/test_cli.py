@@ -1,0 +1,138 @@
+"""The record commands: exit codes and exact messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from recordtool.cli import cli
+from tests.conftest import SHIPPED, ProjectBuilder
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_validate_clean_record(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    assert run("validate", "--root", str(project.root)) == (0, "3 entries: 0 errors, 0 warnings\n", "")
+
+
+def test_validate_reports_errors_with_places_and_exits_1(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\ncites: [{id: NOTE-7, as: paper}]\n")
+    code, out, err = run("validate", "--root", str(project.root))
+    assert code == 1
+    assert err == "record/notes/NOTE-1.yaml:3:9: error: cites[0].id: cites NOTE-7, which is not in the record\n"
+    assert out == "1 entries: 1 error, 0 warnings\n"
+
+
+def test_validate_strict_makes_warnings_fatal(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\nbody: See THEORY-9.\n")
+    warning = ("record/notes/NOTE-1.yaml:3:1: warning: body: THEORY-9 is mentioned but not in the record; "
+               "add it or write it without its id\n")
+    assert run("validate", "--root", str(project.root)) == (0, warning + "1 entries: 0 errors, 1 warning\n", "")
+    assert run("validate", "--strict", "--root", str(project.root)) == (1, "1 entries: 0 errors, 1 warning\n", warning)
+
+
+def test_validate_json(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\ntitel: x\n")
+    code, out, _ = run("validate", "--format", "json", "--root", str(project.root))
+    assert code == 1
+    assert json.loads(out) == {
+        "ok": False, "entries": 0, "errors": 1, "warnings": 0,
+        "problems": [{"path": "record/notes/NOTE-1.yaml", "line": 3, "col": 1, "severity": "error",
+                      "code": "unknown-field", "field": "titel", "message": "unknown field 'titel'; did you mean 'title'?"}],
+    }
+
+
+def test_usage_error_exits_2() -> None:
+    code, _out, err = run("validate", "--format", "xml")
+    assert code == 2
+    assert "Invalid value for '--format': 'xml' is not one of 'text', 'json'." in err
+
+
+def test_bad_configuration_is_a_usage_error(project: ProjectBuilder) -> None:
+    (project.root / "pyproject.toml").write_text("[tool.recordtool]\nrecords = 'x'\n", encoding="utf-8")
+    code, _out, err = run("validate", "--root", str(project.root))
+    assert code == 2
+    assert ("Error: pyproject.toml [tool.recordtool]: unknown key 'records'; known keys: cache, checks, kinds, "
+            "pages, record, relations, timeout, verdicts") in err
+
+
+def test_list_filters_by_kind_and_tag(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    code, out, _ = run("list", "--root", str(project.root), "--kind", "theory")
+    assert (code, out) == (0, "THEORY-1     theory     active     The paper's claim, drawn from LIT-1.\n")
+    assert run("list", "--root", str(project.root), "--tag", "nothing") == (0, "", "")
+    code, _out, err = run("list", "--root", str(project.root), "--kind", "poem")
+    assert code == 2 and "unknown kind 'poem'; known kinds: literature, note, theory" in err
+
+
+def test_show_prints_inverse_citations_and_backlinks(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    code, out, _ = run("show", "--root", str(project.root), "LIT-1")
+    assert code == 0
+    assert "  Cited as 'paper' by: NOTE-1 — Notes on the paper\n" in out
+    assert "  Cited as 'source' by: THEORY-1 — The paper's claim, drawn from LIT-1.\n" in out
+    assert out.endswith("Backlinks (2)\n  NOTE-1 (cites as paper, mentions) — Notes on the paper\n"
+                        "  THEORY-1 (cites as source, mentions) — The paper's claim, drawn from LIT-1.\n")
+
+
+def test_show_unknown_id(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    assert run("show", "--root", str(project.root), "NOTE-2") == (1, "", "Error: no entry NOTE-2 in the record\n")
+    assert run("show", "--root", str(SHIPPED), "lit-1543") == (
+        1, "", "Error: no entry lit-1543 in the record; did you mean 'LIT-1534'?\n")
+
+
+def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    for kind, expected in [("theory", "record/theory/THEORY-2.yaml"), ("literature", "record/literature/LIT-2.yaml"),
+                           ("note", "record/notes/NOTE-2.yaml")]:
+        assert run("new", "--root", str(project.root), kind, "--title", 'A "quoted" | title') == (0, expected + "\n", "")
+        data = yaml.safe_load((project.root / expected).read_text(encoding="utf-8"))
+        assert data["title"] == 'A "quoted" | title'
+    assert run("validate", "--root", str(project.root))[0] == 0
+
+
+def test_new_never_overwrites(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\n")
+    (project.root / "record" / "notes" / "NOTE-1.yaml").rename(project.root / "record" / "notes" / "NOTE-1.yml")
+    project.add("NOTE-1", "title: T\n")  # both NOTE-1.yaml and NOTE-1.yml: next is NOTE-2
+    assert run("new", "--root", str(project.root), "note", "--title", "X")[1] == "record/notes/NOTE-2.yaml\n"
+
+
+def test_new_refuses_an_existing_file(project: ProjectBuilder, monkeypatch: object) -> None:
+    import recordtool.template as template
+
+    project.add("NOTE-1", "title: T\n")
+    setattr(monkeypatch, "_dummy", None)
+    original = template.next_id
+    template.next_id = lambda config, kind: "NOTE-1"  # type: ignore[assignment]
+    try:
+        assert run("new", "--root", str(project.root), "note", "--title", "X") == (
+            1, "", "Error: record/notes/NOTE-1.yaml exists already; not overwritten\n")
+    finally:
+        template.next_id = original
+
+
+def test_shipped_record_validates_fast_without_torch() -> None:
+    code = ("import sys, time; t=time.perf_counter(); from recordtool.cli import main\n"
+            "try:\n main(['validate', '--root', sys.argv[1]])\nexcept SystemExit as e:\n"
+            " assert 'torch' not in sys.modules, 'torch imported'; print('rc', e.code)")
+    result = subprocess.run([sys.executable, "-c", code, str(SHIPPED)], capture_output=True, text=True, check=False)
+    assert result.stdout.strip().endswith("rc 0"), result.stderr
+    assert "6 entries: 0 errors, 7 warnings" in result.stdout
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    result = subprocess.run([sys.executable, "-m", "recordtool", "--version"], capture_output=True, text=True,
+                            check=False, cwd=Path(SHIPPED))
+    assert (result.returncode, result.stdout) == (0, "recordtool, version 0.1.0\n")

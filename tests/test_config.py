@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recordtool.config import ConfigError, config_from_table, find_root, load_config
+from tests.conftest import SHIPPED
+
+
+def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:
+    config = load_config(tmp_path)
+    assert config.record == tmp_path / "record"
+    assert sorted(config.kinds) == ["LIT", "NOTE", "THEORY"]
+    assert config.relations["source"] == "Cited as 'source' by"
+    assert config.id_pattern.findall("THEORY-988, LIT-1534; NOTE-1189") == ["THEORY-988", "LIT-1534", "NOTE-1189"]
+
+
+def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:
+    config = config_from_table(tmp_path, {
+        "kinds": {"DATA": {"kind": "dataset", "folder": "data"}, "THEORY": {"kind": "theory", "folder": "claims"}},
+        "relations": {"trains-on": "Trained on by"},
+    })
+    assert config.kinds["DATA"].schema == "note"
+    assert config.kinds["THEORY"].schema == "theory"
+    assert config.kind_named("dataset") == config.kinds["DATA"]
+    assert config.relations == {"trains-on": "Trained on by"}
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"kinds": {"lit": {"kind": "literature"}}}, "[tool.recordtool].kinds: 'lit' is not an id prefix; use capitals, e.g. LIT"),
+    ({"relations": {"Uses": "Used by"}}, "[tool.recordtool].relations: 'Uses' must be one lowercase word"),
+    ({"timeout": -1}, "[tool.recordtool]: 'timeout' must be a positive number of seconds, not -1"),
+    ({"checks": "../x"}, "[tool.recordtool]: 'checks' must be a package name such as \"checks\", not '../x'"),
+])
+def test_bad_configuration_says_how_to_fix_it(tmp_path: Path, table: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_table(tmp_path, table)
+    assert str(info.value) == message
+
+
+def test_find_root_walks_up_to_the_configured_project() -> None:
+    assert find_root(SHIPPED / "record" / "theory") == SHIPPED

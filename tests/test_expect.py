@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from recordtool.expect import Expectation, ExpectationSyntaxError, parse_expectation
+
+
+@pytest.mark.parametrize(("text", "value", "holds"), [
+    ("< 1e-9", 1e-10, True), ("< 1e-9", 1e-9, False), ("<= 0.5", 0.5, True), ("> 0.4", 0.41, True),
+    (">= 0.4", 0.39, False), ("== 21", 21, True), ("!= 0", 0.0, False), ("between 0.2 and 0.6", 0.6, True),
+    ("between 0.2 and 0.6", 0.61, False), ("  >=  -3 ", -3, True), (0.5, 0.5, True),
+])
+def test_comparisons(text: object, value: float, holds: bool) -> None:
+    assert parse_expectation(text).holds(value) is holds
+
+
+@pytest.mark.parametrize("text", ["< 1", "> 1", "between 0 and 1", "!= 3", "== 0"])
+def test_nan_never_holds(text: str) -> None:
+    assert not parse_expectation(text).holds(math.nan)
+
+
+def test_str_round_trips() -> None:
+    for text in ["< 1e-09", ">= 0.4", "== 21", "between 0.2 and 0.6"]:
+        assert str(parse_expectation(text)) == text
+        assert parse_expectation(str(parse_expectation(text))) == parse_expectation(text)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("less than 3", "'less than 3' is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6'"),
+    ("=> 3", "'=> 3' is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6' (did you mean '>='?)"),
+    ("between 1 and 0", "'between 1 and 0': the lower bound is above the upper; write 'between 0 and 1'"),
+    (True, "True is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6'"),
+    (None, "None is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6'"),
+])
+def test_bad_syntax_says_what_would_parse(text: object, message: str) -> None:
+    with pytest.raises(ExpectationSyntaxError) as info:
+        parse_expectation(text)
+    assert str(info.value) == message
+
+
+def test_between_is_inclusive() -> None:
+    assert Expectation("between", 1.0, 2.0).holds(1.0) and Expectation("between", 1.0, 2.0).holds(2.0)

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from recordtool.graph import Backlink, Mention
+from recordtool.project import open_project
+from tests.conftest import SHIPPED, ProjectBuilder
+
+
+def test_inverse_citations_backlinks_and_mentions(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    graph = open_project(root=project.root).graph
+    assert graph.inverse("LIT-1") == [
+        ("paper", "Cited as 'paper' by", ["NOTE-1"]),
+        ("source", "Cited as 'source' by", ["THEORY-1"]),
+    ]
+    assert graph.backlinks("LIT-1") == [
+        Backlink("NOTE-1", ("paper",), (Mention("NOTE-1", "LIT-1", "body", 4, "Read LIT-1 in full."),)),
+        Backlink("THEORY-1", ("source",), (Mention("THEORY-1", "LIT-1", "statement", 2,
+                                                   "The paper's claim, drawn from LIT-1."),)),
+    ]
+    assert graph.backlinks("NOTE-1") == [
+        Backlink("LIT-1", (), (Mention("LIT-1", "NOTE-1", "body", 4, "See NOTE-1."),)),
+    ]
+    assert graph.neighbours("LIT-1") == ["NOTE-1", "THEORY-1"]
+    assert graph.orphans() == []
+
+
+def test_dangling_mentions_are_warnings_and_wanted(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\nbody: |\n  Builds on THEORY-404.\n  Not `THEORY-405` in code.\n")
+    project.add("NOTE-2", "title: Alone\n")
+    result = open_project(root=project.root)
+    assert [str(p) for p in result.problems] == [
+        "record/notes/NOTE-1.yaml:4:1: warning: body: THEORY-404 is mentioned but not in the record; "
+        "add it or write it without its id",
+    ]
+    assert list(result.graph.dangling) == ["THEORY-404"]
+    assert result.graph.orphans() == ["NOTE-1", "NOTE-2"]
+
+
+def test_shipped_record_matches_the_seed_page() -> None:
+    result = open_project(root=SHIPPED)
+    graph = result.graph
+    assert result.errors == []
+    assert graph.inverse("LIT-1534") == [
+        ("paper", "Cited as 'paper' by", ["NOTE-1189"]),
+        ("source", "Cited as 'source' by", ["THEORY-977", "THEORY-988", "THEORY-1342"]),
+    ]
+    assert list(graph.dangling) == ["THEORY-018", "THEORY-802", "THEORY-967", "THEORY-973",
+                                    "THEORY-975", "THEORY-981", "THEORY-1009"]
+    assert {p.code for p in result.warnings} == {"dangling-mention"}
+    assert len(result.warnings) == 7

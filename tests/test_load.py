@@ -1,0 +1,176 @@
+"""Loading: every kind of bad input gives one clear problem with its place."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from recordtool.config import load_config
+from recordtool.load import id_sort_key, load_record
+from recordtool.problems import Problem
+from recordtool.project import open_project
+from tests.conftest import SHIPPED, ProjectBuilder
+
+
+def errors_of(root: Path) -> list[str]:
+    project = open_project(root=root)
+    return [str(p) for p in project.problems if p.severity == "error"]
+
+
+GOOD_NOTE = "title: T\n"
+
+# (file id, folder or None, file content after "id: ..." or raw bytes, the exact problem)
+CASES: list[tuple[str, str | None, str | bytes, str]] = [
+    ("NOTE-1", None, b"id: [NOTE-1\n",
+     "record/notes/NOTE-1.yaml:2:1: error: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence)"),
+    ("NOTE-1", None, b"",
+     "record/notes/NOTE-1.yaml:1:1: error: file is empty; an entry is a YAML mapping that starts with 'id: ...'"),
+    ("NOTE-1", None, b"# only a comment\n\n",
+     "record/notes/NOTE-1.yaml:1:1: error: file is empty; an entry is a YAML mapping that starts with 'id: ...'"),
+    ("NOTE-1", None, b"- id: NOTE-1\n- title: T\n",
+     "record/notes/NOTE-1.yaml:1:1: error: expected a mapping of fields (id: ..., title: ...) but found a list"),
+    ("NOTE-1", None, b"just words\n",
+     "record/notes/NOTE-1.yaml:1:1: error: expected a mapping of fields (id: ..., title: ...) but found a single value ('just words')"),
+    ("NOTE-1", None, "title: T\ntitel: U\n",
+     "record/notes/NOTE-1.yaml:3:1: error: titel: unknown field 'titel'; did you mean 'title'?"),
+    ("NOTE-1", None, "status: active\n",
+     "record/notes/NOTE-1.yaml:1:1: error: title: missing required field 'title'"),
+    ("LIT-1", None, "title: T\nreference: {authors: [\"A, B.\"], title: T}\n",
+     "record/literature/LIT-1.yaml:3:12: error: reference.year: missing required field 'year' in reference"),
+    ("NOTE-1", None, "title: T\nversion: two\n",
+     "record/notes/NOTE-1.yaml:3:10: error: version: input should be a valid integer, unable to parse string as an integer (got 'two')"),
+    ("NOTE-1", None, "title: T\ntags: induction\n",
+     "record/notes/NOTE-1.yaml:3:7: error: tags: input should be a valid list (got 'induction')"),
+    ("NOTE-1", None, "title: T\nstatus: actve\n",
+     "record/notes/NOTE-1.yaml:3:9: error: status: 'actve' is not one of: active, superseded, retracted, draft; did you mean 'active'?"),
+    ("NOTE-2", None, b"id: NOTE-3\ntitle: T\n",
+     "record/notes/NOTE-2.yaml:1:5: error: id: id NOTE-3 does not match the file name NOTE-2.yaml; rename the file to NOTE-3.yaml or set id: NOTE-2"),
+    ("LIT-5", "notes", GOOD_NOTE,
+     "record/notes/LIT-5.yaml:1:5: error: id: LIT-5 has prefix LIT, but notes/ holds note entries (NOTE-...); move it to record/literature/ or give it a NOTE- id"),
+    ("NOTE-1", None, "title: T\nkind: theory\n",
+     "record/notes/NOTE-1.yaml:3:7: error: kind: kind 'theory' does not match the folder notes/; write kind: note (or leave it out), or move the file to record/theory/ with a THEORY- id"),
+    ("NOTE-1", None, "title: T\ncites:\n  - {id: LIT-1, as: sorce}\n",
+     "record/notes/NOTE-1.yaml:4:21: error: cites[0].as: unknown relation 'sorce'; did you mean 'source'?"),
+    ("NOTE-1", None, "title: T\ncites:\n  - {id: LIT-404, as: paper}\n",
+     "record/notes/NOTE-1.yaml:4:5: error: cites[0].id: cites LIT-404, which is not in the record"),
+    ("NOTE-1", None, "title: T\ncites:\n  - {id: NOTE-1, as: paper}\n",
+     "record/notes/NOTE-1.yaml:4:10: error: cites[0].id: NOTE-1 cites itself; remove this citation"),
+    ("NOTE-1", None, "title: T\ncreated: 2026-13-40\n",
+     "record/notes/NOTE-1.yaml:3:10: error: created: '2026-13-40' is not a date; write YYYY-MM-DD, e.g. 2026-10-26"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n    expect: {err: \"=< 1e-9\"}\n",
+     "record/theory/THEORY-1.yaml:6:19: error: checks[0].expect.err: '=< 1e-9' is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6' (did you mean '<='?)"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n    expect: {err: \"between 3 and 1\"}\n",
+     "record/theory/THEORY-1.yaml:6:19: error: checks[0].expect.err: 'between 3 and 1': the lower bound is above the upper; write 'between 1 and 3'"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: ../x:y\n    expect: {err: \"< 1\"}\n",
+     "record/theory/THEORY-1.yaml:5:10: error: checks[0].run: '../x:y' is a path; name a function in a module inside checks/ as 'checks.module:function'"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: /tmp/evil.py:f\n    expect: {err: \"< 1\"}\n",
+     "record/theory/THEORY-1.yaml:5:10: error: checks[0].run: '/tmp/evil.py:f' is a path; name a function in a module inside checks/ as 'checks.module:function'"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: os:system\n    expect: {err: \"< 1\"}\n",
+     "record/theory/THEORY-1.yaml:5:10: error: checks[0].run: 'os:system' is outside checks/; checks run only code inside the record's checks package: write 'checks.module:function'"),
+    ("THEORY-1", None,
+     "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n    expect: {}\n",
+     "record/theory/THEORY-1.yaml:6:13: error: checks[0].expect: is empty; give at least 1"),
+    ("NOTE-1", None, b"id: NOTE-1\ntitle: caf\xe9\n",
+     "record/notes/NOTE-1.yaml:2:11: error: byte 0xe9 is not UTF-8; save the file as UTF-8"),
+    ("NOTE-1", None, b"id: NOTE-1\ntitle: T\ntitle: U\n",
+     "record/notes/NOTE-1.yaml:3:1: error: 'title' appears twice in the same mapping; keep one"),
+    ("NOTE-1", None, b"id: NOTE-1\ntitle: !!python/object:os.system T\n",
+     "record/notes/NOTE-1.yaml:2:8: error: unsupported YAML tag tag:yaml.org,2002:python/object:os.system; only plain mappings, lists and scalars are allowed"),
+    ("NOTE-1", None, "title: T\ntags: [Bad Tag]\n",
+     "record/notes/NOTE-1.yaml:3:7: error: tags: 'Bad Tag' is not a tag; use lowercase words joined by dashes, e.g. induction-heads"),
+]
+
+
+@pytest.mark.parametrize(("entry_id", "folder", "content", "expected"), CASES,
+                         ids=[f"{i}-{c[3].split(': ', 2)[-1][:30]}" for i, c in enumerate(CASES)])
+def test_bad_input_gives_one_problem_with_its_place(
+    project: ProjectBuilder, entry_id: str, folder: str | None, content: str | bytes, expected: str
+) -> None:
+    project.add("LIT-1", 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}')
+    if isinstance(content, bytes):
+        project.add(entry_id, folder=folder, raw=content)
+    else:
+        project.add(entry_id, content, folder=folder)
+    assert errors_of(project.root) == [expected]
+
+
+def test_at_least_twenty_bad_inputs_are_covered() -> None:
+    assert len(CASES) >= 20
+
+
+def test_duplicate_ids_are_reported_once_with_both_files(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", GOOD_NOTE)
+    project.add("NOTE-1", GOOD_NOTE, folder="notes/old")
+    assert errors_of(project.root) == [
+        "record/notes/old/NOTE-1.yaml:1:5: error: id: duplicate id NOTE-1, also in record/notes/NOTE-1.yaml; "
+        "ids are unique: rename one file and its id"
+    ]
+
+
+def test_alias_bomb_is_refused_fast(project: ProjectBuilder) -> None:
+    levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 9):
+        prev, name = chr(ord("a") + i - 1), chr(ord("a") + i)
+        levels.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    project.add("NOTE-1", raw=("\n".join(levels) + "\n").encode())
+    start = time.perf_counter()
+    found = errors_of(project.root)
+    assert time.perf_counter() - start < 2.0
+    assert found == [
+        "record/notes/NOTE-1.yaml:1:8: error: refused: the file expands to more than 50000 values "
+        "(an alias bomb?); entries are small, write values out instead of multiplying aliases"
+    ]
+
+
+def test_a_file_of_several_megabytes_is_refused_without_parsing(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", raw=b"id: NOTE-1\ntitle: T\nbody: |\n" + b"  words words words\n" * 300_000)
+    assert errors_of(project.root) == [
+        "record/notes/NOTE-1.yaml: error: file is 6.0 MB, over the 1 MB limit for one entry; "
+        "keep data out of the record and link to it instead"
+    ]
+
+
+def test_every_problem_of_a_record_is_collected(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: T\ntitel: U\n")
+    project.add("NOTE-2", raw=b"")
+    project.add("NOTE-3", "title: T\ncites: [{id: NOTE-9, as: paper}]\n")
+    assert [p.split(": error: ")[0] for p in errors_of(project.root)] == [
+        "record/notes/NOTE-1.yaml:3:1",
+        "record/notes/NOTE-2.yaml:1:1",
+        "record/notes/NOTE-3.yaml:3:9",
+    ]
+
+
+def test_stray_files_are_warned_about_and_ignored(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", GOOD_NOTE)
+    (project.root / "record" / "notes" / "README.md").write_text("hi", encoding="utf-8")
+    (project.root / "record" / "misc").mkdir()
+    result = open_project(root=project.root)
+    assert [str(p) for p in result.problems] == [
+        "record/misc: warning: not a kind folder of the record (literature, notes, theory); it is ignored",
+        "record/notes/README.md: warning: not a YAML entry (.yaml); it is ignored",
+    ]
+    assert list(result.record.entries) == ["NOTE-1"]
+
+
+def test_the_shipped_record_loads_without_errors() -> None:
+    record, problems = load_record(load_config(SHIPPED))
+    assert [p for p in problems if p.severity == "error"] == []
+    assert list(record.entries) == ["LIT-1534", "LIT-1538", "NOTE-1189", "THEORY-977", "THEORY-988", "THEORY-1342"]
+
+
+def test_ids_sort_by_prefix_then_number() -> None:
+    assert sorted(["THEORY-1342", "THEORY-988", "LIT-2", "LIT-10"], key=id_sort_key) == [
+        "LIT-2", "LIT-10", "THEORY-988", "THEORY-1342"]
+
+
+def test_problem_formats_place_and_field() -> None:
+    problem = Problem("record/theory/THEORY-988.yaml", 12, 5, "unknown relation 'x'", field="cites[0].as")
+    assert str(problem) == "record/theory/THEORY-988.yaml:12:5: error: cites[0].as: unknown relation 'x'"

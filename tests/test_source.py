@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import pytest
+
+from recordtool.source import SourceError, parse_source
+
+
+def test_marks_are_one_based_line_and_column() -> None:
+    source = parse_source(b"id: NOTE-1\ncites:\n  - {id: LIT-1, as: paper}\n")
+    assert source.data == {"id": "NOTE-1", "cites": [{"id": "LIT-1", "as": "paper"}]}
+    assert source.mark(("id",)) == (1, 5)
+    assert source.mark(("cites", 0, "as")) == (3, 21)
+    assert source.mark(("cites",), key=True) == (2, 1)
+    assert source.mark(("missing", "deeper")) == (1, 1)
+
+
+def test_scalars_resolve_like_yaml_but_dates_stay_text() -> None:
+    source = parse_source(b"a: 1\nb: 1.5\nc: true\nd: null\ne: 2026-10-26\nf: word\ng: '3'\nh: 0x10\n")
+    assert source.data == {"a": 1, "b": 1.5, "c": True, "d": None, "e": "2026-10-26", "f": "word", "g": "3", "h": 16}
+
+
+def test_byte_order_mark_is_accepted() -> None:
+    assert parse_source("\ufeffid: NOTE-1\n".encode()).data == {"id": "NOTE-1"}
+
+
+def test_aliases_are_followed_within_bounds() -> None:
+    source = parse_source(b"a: &x [1, 2]\nb: *x\n")
+    assert source.data == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_merge_keys_are_refused() -> None:
+    with pytest.raises(SourceError) as info:
+        parse_source(b"a: &x {k: 1}\nb:\n  <<: *x\n")
+    assert (info.value.line, info.value.col) == (3, 3)
