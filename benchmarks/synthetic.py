@@ -15,12 +15,7 @@ import json
 import random
 from pathlib import Path
 
-WORDS = (
-    "attention head circuit residual stream token position layer path composition induction "
-    "previous copying eigenvalue matrix query key value output embedding unembedding model "
-    "training loss gradient feature superposition neuron activation probe ablation patching "
-    "logit score pattern virtual direct bilinear rank norm bias softmax context sequence"
-).split()
+WORDS = ["attention", "head", "circuit", "residual", "stream", "token", "position", "layer", "path", "composition", "induction", "previous", "copying", "eigenvalue", "matrix", "query", "key", "value", "output", "embedding", "unembedding", "model", "training", "loss", "gradient", "feature", "superposition", "neuron", "activation", "probe", "ablation", "patching", "logit", "score", "pattern", "virtual", "direct", "bilinear", "rank", "norm", "bias", "softmax", "context", "sequence"]
 TAGS = [f"topic-{i}" for i in range(40)] + ["induction-heads", "attention", "composition", "anthology-candidate"]
 KINDS = (("LIT", "literature", "literature", 0.3), ("NOTE", "note", "notes", 0.3), ("THEORY", "theory", "theory", 0.4))
 RELATIONS = {"LIT": ["extends", "contradicts", "supports"], "NOTE": ["paper"], "THEORY": ["source", "uses", "refines"]}
@@ -64,7 +59,7 @@ def generate_record(root: Path, n: int, seed: int = 0) -> None:
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     counters = {prefix: 0 for prefix, *_ in KINDS}
     ids: list[str] = []
-    for prefix, _kind, folder, _share in KINDS:
+    for _prefix, _kind, folder, _share in KINDS:
         (root / "record" / folder).mkdir(parents=True, exist_ok=True)
     for _ in range(n):
         prefix, kind, folder, _share = rng.choices(KINDS, weights=[k[3] for k in KINDS])[0]

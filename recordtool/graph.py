@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from recordtool.load import Record, id_sort_key
 from recordtool.mentions import Found, find_mentions
-from recordtool.workers import map_items
 from recordtool.problems import Problem
+from recordtool.workers import map_items
 
 
 @dataclass(frozen=True)

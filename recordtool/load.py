@@ -99,7 +99,7 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places, Source]] = []
     sources = map_items(_read, [path for path, _kind in files])
-    for (path, kind), source_or_error in zip(files, sources):
+    for (path, kind), source_or_error in zip(files, sources, strict=True):
         rel = config.relative(path)
         entry, places, source, found = load_entry(path, kind, config, rel, source_or_error)
         problems.extend(found)

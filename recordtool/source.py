@@ -133,7 +133,7 @@ class _Loader(_BaseLoader):
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
             return "tag:yaml.org,2002:str"
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 # Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -109,18 +110,13 @@ def test_new_never_overwrites(project: ProjectBuilder) -> None:
     assert run("new", "--root", str(project.root), "note", "--title", "X")[1] == "record/notes/NOTE-2.yaml\n"
 
 
-def test_new_refuses_an_existing_file(project: ProjectBuilder, monkeypatch: object) -> None:
+def test_new_refuses_an_existing_file(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.template as template
 
     project.add("NOTE-1", "title: T\n")
-    setattr(monkeypatch, "_dummy", None)
-    original = template.next_id
-    template.next_id = lambda config, kind: "NOTE-1"  # type: ignore[assignment]
-    try:
-        assert run("new", "--root", str(project.root), "note", "--title", "X") == (
-            1, "", "Error: record/notes/NOTE-1.yaml exists already; not overwritten\n")
-    finally:
-        template.next_id = original
+    monkeypatch.setattr(template, "next_id", lambda config, kind: "NOTE-1")
+    assert run("new", "--root", str(project.root), "note", "--title", "X") == (
+        1, "", "Error: record/notes/NOTE-1.yaml exists already; not overwritten\n")
 
 
 def test_shipped_record_validates_fast_without_torch() -> None:
