@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _COMPARISON = re.compile(rf"^\s*(<=|>=|==|!=|<|>)\s*({_NUMBER})\s*$")
@@ -32,6 +32,7 @@ class Expectation:
     op: str
     low: float
     high: float | None = None
+    text: str = field(default="", compare=False)  # as the claim wrote it, for display
 
     def holds(self, value: float) -> bool:
         """Whether ``value`` satisfies this expectation (never for NaN)."""
@@ -53,6 +54,8 @@ class Expectation:
         return self.low <= value <= self.high
 
     def __str__(self) -> str:
+        if self.text:
+            return self.text
         if self.op == "between":
             return f"between {_fmt(self.low)} and {_fmt(self.high)}"
         return f"{self.op} {_fmt(self.low)}"
@@ -71,12 +74,12 @@ def parse_expectation(text: object) -> Expectation:
     if isinstance(text, bool):
         raise ExpectationSyntaxError(_hint(repr(text)))
     if isinstance(text, (int, float)):
-        return Expectation("==", float(text))
+        return Expectation("==", float(text), text=f"== {text}")
     if not isinstance(text, str):
         raise ExpectationSyntaxError(_hint(repr(text)))
     match = _COMPARISON.match(text)
     if match:
-        return Expectation(match.group(1), float(match.group(2)))
+        return Expectation(match.group(1), float(match.group(2)), text=" ".join(text.split()))
     match = _BETWEEN.match(text)
     if match:
         low, high = float(match.group(1)), float(match.group(2))
@@ -84,7 +87,7 @@ def parse_expectation(text: object) -> Expectation:
             raise ExpectationSyntaxError(
                 f"'{text}': the lower bound is above the upper; write 'between {match.group(2)} and {match.group(1)}'"
             )
-        return Expectation("between", low, high)
+        return Expectation("between", low, high, text=" ".join(text.split()))
     if text.strip().startswith("=>") or text.strip().startswith("=<"):
         raise ExpectationSyntaxError(_hint(f"'{text}'") + f" (did you mean '{text.strip()[1]}{text.strip()[0]}'?)")
     return Expectation(*_raise(text))

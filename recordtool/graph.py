@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from recordtool.load import Record, id_sort_key
 from recordtool.mentions import Found, find_mentions
 from recordtool.problems import Problem
-from recordtool.workers import map_items
+from recordtool.workers import imap_items
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mention:
     """``source`` writes ``target`` in the prose of ``field``, on ``line`` of its file."""
 
@@ -29,7 +29,7 @@ class Mention:
     sentence: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Backlink:
     """Why ``source`` links to an entry: its typed relations and/or its mentions."""
 
@@ -88,7 +88,7 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
     graph = Graph(record)
     pattern = record.config.id_pattern
     prose = [(entry_id, name, text) for entry_id, entry in record.entries.items() for name, text in entry.prose()]
-    scanned = iter(map_items(_scan, [(text, pattern) for _id, _name, text in prose]))
+    scanned = iter(imap_items(_scan, [(text, pattern) for _id, _name, text in prose]))
     found_by_entry: dict[str, list[tuple[str, list[Found]]]] = {}
     for entry_id, name, _text in prose:
         found_by_entry.setdefault(entry_id, []).append((name, next(scanned)))

@@ -21,7 +21,7 @@ from recordtool.expect import ExpectationSyntaxError
 from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.schema import MODELS, Entry, Theory
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
-from recordtool.workers import map_items
+from recordtool.workers import imap_items
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
@@ -97,21 +97,21 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     files, problems = entry_files(config)
     record = Record(config)
     seen: dict[str, str] = {}
-    loaded: list[tuple[Entry, Places, Source]] = []
-    sources = map_items(_read, [path for path, _kind in files])
+    loaded: list[tuple[Entry, Places]] = []
+    sources = imap_items(_read, [path for path, _kind in files])
     for (path, kind), source_or_error in zip(files, sources, strict=True):
         rel = config.relative(path)
-        entry, places, source, found = load_entry(path, kind, config, rel, source_or_error)
+        entry, places, _source, found = load_entry(path, kind, config, rel, source_or_error)
         problems.extend(found)
-        if entry is None or places is None or source is None:
+        if entry is None or places is None:
             continue
         if entry.id in seen:
             problems.append(Problem(rel, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
                                     "ids are unique: rename one file and its id", field="id", code="duplicate-id"))
             continue
         seen[entry.id] = rel
-        loaded.append((entry, places, source))
-    for entry, places, _source in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
+        loaded.append((entry, places))
+    for entry, places in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
         record.entries[entry.id] = entry
         record.places[entry.id] = places
     problems.extend(check_citations(record))

@@ -19,7 +19,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'“‘])")
 MAX_SENTENCE = 280
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Found:
     """An id found in a piece of prose: which, on which line (0-based), in which sentence."""
 

@@ -10,7 +10,7 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong with the record, where it is, and how to fix it.
 

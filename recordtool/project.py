@@ -9,6 +9,7 @@ from recordtool.config import Config, find_root, load_config
 from recordtool.graph import Graph, build_graph
 from recordtool.load import Record, load_record
 from recordtool.problems import Problem
+from recordtool.workers import no_gc_pauses
 
 
 @dataclass
@@ -32,7 +33,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None) -> Proj
     and every problem, sorted by place. Raises ConfigError for a malformed configuration."""
     base = root if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
-    record, problems = load_record(config)
-    graph, more = build_graph(record)
+    with no_gc_pauses():
+        record, problems = load_record(config)
+        graph, more = build_graph(record)
     problems = sorted([*problems, *more], key=Problem.sort_key)
     return Project(config, record, graph, problems)

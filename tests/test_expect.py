@@ -22,7 +22,7 @@ def test_nan_never_holds(text: str) -> None:
 
 
 def test_str_round_trips() -> None:
-    for text in ["< 1e-09", ">= 0.4", "== 21", "between 0.2 and 0.6"]:
+    for text in ["< 1e-9", ">= 0.4", "== 21", "between 0.2 and 0.6"]:
         assert str(parse_expectation(text)) == text
         assert parse_expectation(str(parse_expectation(text))) == parse_expectation(text)
 

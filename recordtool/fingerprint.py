@@ -1,0 +1,286 @@
+"""Fingerprints: what produced a verdict, hashed, so a change makes it stale with a reason.
+
+A claim's fingerprint is a flat mapping, one key per thing that produced its verdict::
+
+    statement                      hash of the claim's statement
+    check:<name>:run               the check's ``module:function``
+    check:<name>:params            its params
+    check:<name>:expect            its expectations
+    check:<name>:controls          its controls (names and params)
+    source:checks/circuits.py      hash of each source file the check module runs: the module,
+                                   every module inside checks/ it imports (transitively, found
+                                   by reading ``import`` statements with ``ast``, never by
+                                   running code) and the packages' ``__init__.py``
+    version:python, version:torch  versions (not hashes) of Python and of every third-party
+                                   package the check modules import, read with
+                                   ``importlib.metadata`` (torch is never imported)
+
+``diff`` turns two fingerprints into reasons: "statement changed", "checks/circuits.py
+changed", "torch 2.13.0 -> 2.14.0".
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import platform
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from recordtool.config import Config
+from recordtool.schema import CheckSpec, Theory
+
+MISSING = "missing"
+
+
+def digest(data: bytes | str) -> str:
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def canonical(value: Any) -> str:
+    """Stable JSON of params and the like (sorted keys), for hashing and messages."""
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+@dataclass
+class SourceScan:
+    """The local files and third-party packages a check module runs, found by reading it."""
+
+    files: dict[str, Path] = field(default_factory=dict)  # relative POSIX path -> file
+    missing: set[str] = field(default_factory=set)  # relative paths of modules not found
+    packages: set[str] = field(default_factory=set)  # top-level third-party import names
+
+
+class Scanner:
+    """Follows imports inside the checks package, caching each file's parse."""
+
+    def __init__(self, config: Config) -> None:
+        self.root = config.root
+        self.package = config.checks
+        self._imports: dict[Path, tuple[list[str], set[str]]] = {}
+
+    def module_file(self, module: str) -> Path | None:
+        """``checks.model`` -> ``root/checks/model.py`` (or its package's ``__init__.py``)."""
+        base = self.root.joinpath(*module.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def rel(self, module: str) -> str:
+        path = self.module_file(module)
+        if path is not None:
+            return path.relative_to(self.root).as_posix()
+        return "/".join(module.split(".")) + ".py"
+
+    def scan(self, module: str) -> SourceScan:
+        out = SourceScan()
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            parts = name.split(".")
+            # importing a.b.c runs a/__init__.py and a/b/__init__.py first
+            for i in range(1, len(parts)):
+                todo.append(".".join(parts[:i]))
+            path = self.module_file(name)
+            if path is None:
+                out.missing.add(self.rel(name))
+                continue
+            out.files[path.relative_to(self.root).as_posix()] = path
+            local, third = self._read(path, name)
+            out.packages |= third
+            todo.extend(local)
+        return out
+
+    def _read(self, path: Path, module: str) -> tuple[list[str], set[str]]:
+        if path in self._imports:
+            return self._imports[path]
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError):
+            self._imports[path] = ([], set())
+            return self._imports[path]
+        is_package = path.name == "__init__.py"
+        current = module if is_package else module.rpartition(".")[0]
+        local: list[str] = []
+        third: set[str] = set()
+
+        def add(name: str) -> None:
+            top = name.split(".", 1)[0]
+            if top == self.package:
+                local.append(name)
+            elif top and top not in sys.stdlib_module_names and top != "__future__":
+                third.add(top)
+
+        for node in _statements(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    add(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = current.split(".") if current else []
+                    if node.level > 1:
+                        base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                    base = ".".join([*base_parts, *([node.module] if node.module else [])])
+                else:
+                    base = node.module or ""
+                if not base:
+                    continue
+                add(base)
+                if base.split(".", 1)[0] == self.package:
+                    # ``from checks import model``: model may be a submodule
+                    for alias in node.names:
+                        if alias.name != "*" and self.module_file(f"{base}.{alias.name}") is not None:
+                            local.append(f"{base}.{alias.name}")
+        self._imports[path] = (local, third)
+        return self._imports[path]
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones too (imports inside functions, ``if``, ``try``), without
+    walking expressions: imports are statements, and this is several times faster."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _statements([n for n in inner if isinstance(n, ast.stmt)])
+        for handler in getattr(node, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(node, "cases", ()):
+            yield from _statements(case.body)
+
+
+_VERSIONS: dict[str, str | None] = {}
+
+
+def package_version(import_name: str) -> str | None:
+    """The installed version of the distribution that provides ``import_name``, or None."""
+    if import_name in _VERSIONS:
+        return _VERSIONS[import_name]
+    version: str | None = None
+    try:
+        version = metadata.version(import_name)
+    except metadata.PackageNotFoundError:
+        try:
+            dists = metadata.packages_distributions().get(import_name, [])
+            if dists:
+                version = metadata.version(dists[0])
+        except Exception:  # pragma: no cover - broken metadata
+            version = None
+    _VERSIONS[import_name] = version
+    return version
+
+
+def environment(packages: Iterable[str] = ()) -> dict[str, str]:
+    """Python's, recordtool's and torch's versions, and those of ``packages`` that are
+    installed; read from package metadata, never by importing them."""
+    versions = {"python": platform.python_version()}
+    for name in sorted({"recordtool", "torch", *packages}):
+        version = package_version(name)
+        if version is not None:
+            versions[name] = version
+    return versions
+
+
+def check_parts(check: CheckSpec) -> dict[str, str]:
+    """The spec of one check, as the fingerprint keys of its parts."""
+    return {
+        f"check:{check.name}:run": digest(check.run),
+        f"check:{check.name}:params": digest(canonical(check.params)),
+        f"check:{check.name}:expect": digest(canonical({m: str(e) for m, e in check.expect.items()})),
+        f"check:{check.name}:controls": digest(canonical([[c.name, c.params] for c in check.all_controls])),
+    }
+
+
+def fingerprint(claim: Theory, scanner: Scanner) -> tuple[dict[str, str], set[str]]:
+    """The claim's fingerprint, and the third-party packages its checks import."""
+    out = {"statement": digest(" ".join(claim.statement.split()))}
+    packages: set[str] = set()
+    for check in claim.checks:
+        out.update(check_parts(check))
+        scan = scanner.scan(check.module)
+        for rel, path in scan.files.items():
+            out[f"source:{rel}"] = digest(path.read_bytes())
+        for rel in scan.missing:
+            out[f"source:{rel}"] = MISSING
+        packages |= scan.packages
+    for name, version in environment(packages).items():
+        if name == "python" or name in packages:
+            out[f"version:{name}"] = version
+    return out, packages
+
+
+def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[str, Any]] | None = None,
+         new_params: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """Why ``old`` is no longer ``new``, one short reason per change, in a stable order."""
+    reasons: list[str] = []
+    old_checks = _check_names(old)
+    new_checks = _check_names(new)
+    for key in sorted(set(old) | set(new), key=_order):
+        before, after = old.get(key), new.get(key)
+        if before == after:
+            continue
+        kind, _, rest = key.partition(":")
+        if kind == "statement":
+            reasons.append("statement changed")
+        elif kind == "check":
+            name, _, part = rest.rpartition(":")
+            if name not in old_checks:
+                if part == "run":
+                    reasons.append(f"check '{name}' added")
+            elif name not in new_checks:
+                if part == "run":
+                    reasons.append(f"check '{name}' removed")
+            elif part == "params":
+                reasons.append(f"check '{name}': " + _params_change((old_params or {}).get(name),
+                                                                    (new_params or {}).get(name)))
+            else:
+                reasons.append(f"check '{name}': {part} changed")
+        elif kind == "source":
+            if before is None:
+                reasons.append(f"{rest} now imported")
+            elif after is None:
+                reasons.append(f"{rest} no longer imported")
+            elif after == MISSING:
+                reasons.append(f"{rest} is missing")
+            else:
+                reasons.append(f"{rest} changed")
+        elif kind == "version":
+            reasons.append(f"{rest} {before or 'absent'} -> {after or 'absent'}")
+        else:
+            reasons.append(f"{key} changed")
+    return reasons
+
+
+def _check_names(fp: dict[str, str]) -> set[str]:
+    return {key[len("check:"):].rpartition(":")[0] for key in fp if key.startswith("check:")}
+
+
+def _order(key: str) -> tuple[int, str]:
+    kind = key.partition(":")[0]
+    return ({"statement": 0, "check": 1, "source": 2, "version": 3}.get(kind, 4), key)
+
+
+def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    if before is None or after is None:
+        return "params changed"
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        if key not in after:
+            changes.append(f"{key} removed")
+        elif key not in before:
+            changes.append(f"{key}={canonical(after[key])} added")
+        elif canonical(before[key]) != canonical(after[key]):
+            changes.append(f"{key} {canonical(before[key])} -> {canonical(after[key])}")
+    return "param " + ", ".join(changes) if changes else "params changed"

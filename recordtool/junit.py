@@ -1,0 +1,51 @@
+"""JUnit XML of a verify run (``--junit-xml PATH``), for CI systems that show test reports.
+
+One test case per check: ``classname`` the claim, ``name`` the check; ``fail`` and
+``no-power`` are failures, ``error`` and ``timeout`` errors, ``skipped`` skipped.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+
+from recordtool.verdict import ClaimStatus
+
+
+def junit_xml(statuses: Iterable[ClaimStatus]) -> str:
+    suite = ET.Element("testsuite", name="recordtool verify")
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total = 0.0
+    for status in statuses:
+        verdict = status.verdict
+        if verdict is None or status.state == "stale":
+            counts["tests"] += 1
+            counts["errors"] += 1
+            case = ET.SubElement(suite, "testcase", classname=status.claim, name="(claim)", time="0")
+            why = "; ".join(status.reasons) or "never verified"
+            ET.SubElement(case, "error", type=status.state, message=f"{status.state}: {why}")
+            continue
+        for check in verdict.checks:
+            counts["tests"] += 1
+            total += check.duration_s
+            case = ET.SubElement(suite, "testcase", classname=status.claim, name=check.name,
+                                 time=f"{check.duration_s:.3f}")
+            if check.outcome in ("fail", "no-power"):
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", type=check.outcome, message=check.message)
+            elif check.outcome in ("error", "timeout"):
+                counts["errors"] += 1
+                element = ET.SubElement(case, "error", type=check.outcome, message=check.message)
+                details = [r.error for r in check.runs if r.error]
+                if details:
+                    element.text = "\n\n".join(details)
+            elif check.outcome == "skipped":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=check.message)
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", f"{total:.3f}")
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,428 @@
+"""`recordtool verify`: select claims, run what is not fresh, judge, keep the verdicts.
+
+Gather first, then run: the selection, every claim's fingerprint and its verdict's state
+are decided without running or importing anything (so a verify with nothing changed
+returns at once). The claims left to run become jobs (each check under each seed, and each
+control) for ``recordtool.runner``; as soon as all of a claim's jobs are done it is judged
+(``recordtool.judge``) and its verdict written (``recordtool.store``), so a Ctrl-C keeps
+every verdict already finished.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recordtool.config import Config
+from recordtool.fingerprint import Scanner, environment, fingerprint
+from recordtool.judge import judge_check, judge_control, judge_run, skipped_check
+from recordtool.problems import RecordError, did_you_mean
+from recordtool.progress import PlainDisplay
+from recordtool.runner import Job, JobResult, Runner
+from recordtool.schema import CheckSpec, Theory
+from recordtool.status import add_dependencies, claim_status
+from recordtool.store import (
+    figures_dir,
+    locked,
+    read_store,
+    replace_figures,
+    set_aside,
+    verdict_path,
+    write_verdict,
+)
+from recordtool.verdict import CheckVerdict, ClaimStatus, ClaimVerdict, ControlResult, Run, worst
+
+FAILED_OUTCOMES = ("fail", "error", "timeout", "no-power")
+
+
+class VerifyError(Exception):
+    """A usage error of verify (an unknown id, bad options); exit status 2."""
+
+
+@dataclass
+class Options:
+    ids: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    keyword: str | None = None
+    stale: bool = False
+    failed: bool = False
+    force: bool = False
+    jobs: int = 1
+    seeds: int = 1
+    timeout: float | None = None
+    device: str = "cpu"
+
+
+@dataclass
+class ClaimResult:
+    """One selected claim after the run: its status now, and whether it was run."""
+
+    claim: str
+    status: ClaimStatus
+    ran: bool
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status.state in ("verified", "skipped")
+
+
+@dataclass
+class Report:
+    results: list[ClaimResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # damaged files set aside, claims without checks
+    interrupted: bool = False
+    written: list[str] = field(default_factory=list)  # claims whose verdict this run wrote
+    duration_s: float = 0.0
+    checks_run: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.interrupted and all(r.ok for r in self.results)
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def select(claims: list[Theory], options: Options) -> list[Theory]:
+    """Claims named by id, tag and keyword (all of them when none is given)."""
+    chosen = claims
+    if options.ids:
+        by_id = {c.id: c for c in claims}
+        wanted: list[Theory] = []
+        for raw in options.ids:
+            claim = by_id.get(raw) or by_id.get(raw.upper())
+            if claim is None:
+                raise VerifyError(f"no claim {raw} in the record{did_you_mean(raw.upper(), by_id)}")
+            if claim not in wanted:
+                wanted.append(claim)
+        order = {c.id: i for i, c in enumerate(claims)}
+        chosen = sorted(wanted, key=lambda c: order[c.id])
+    if options.tags:
+        chosen = [c for c in chosen if any(t in c.tags for t in options.tags)]
+    if options.keyword:
+        text = options.keyword.lower()
+        chosen = [c for c in chosen if text in " ".join(
+            [c.id, c.title, c.statement, *c.tags, *(k.name for k in c.checks)]).lower()]
+    return chosen
+
+
+def git_state(root: Path) -> tuple[str | None, bool | None]:
+    """The commit checked out at ``root`` and whether the tree has changes (None: no git)."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit or None, bool(dirty)
+
+
+def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
+    """``--timeout`` if given, else the check's ``timeout:``, else the project's default."""
+    if options.timeout is not None:
+        return options.timeout
+    return check.timeout if check.timeout is not None else config.timeout
+
+
+def _figure_stage(workdir: Path, claim: str, check: str, variant: str, seed: int, first_seed: int) -> Path:
+    path = workdir / "figures" / claim / check
+    if variant:
+        path = path / variant
+    if seed != first_seed:
+        path = path / f"seed-{seed}"
+    return path
+
+
+def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int) -> float:
+    """The last duration of this run (or of its check), for starting the slowest first."""
+    if previous is None:
+        return float("inf")
+    for verdict in previous.checks:
+        if verdict.name != check:
+            continue
+        runs = verdict.runs
+        if variant:
+            runs = next((c.runs for c in verdict.controls if c.name == variant), [])
+        for run in runs:
+            if run.seed == seed:
+                return run.duration_s
+        return verdict.duration_s
+    return float("inf")
+
+
+@dataclass
+class _Plan:
+    claim: Theory
+    fingerprint: dict[str, str]
+    packages: set[str]
+    previous: ClaimVerdict | None
+    comparable: set[str]  # checks whose previous verdict came from the same spec, code and env
+    jobs: list[Job] = field(default_factory=list)
+    results: dict[tuple[str, str, int], JobResult] = field(default_factory=dict)
+    started: float = 0.0
+
+
+def verify(project: Any, options: Options, display: PlainDisplay | None = None) -> Report:
+    """Verify the selected claims of ``project`` (a ``recordtool.project.Project``)."""
+    t0 = time.perf_counter()
+    if project.errors:
+        raise RecordError(project.errors)
+    if options.jobs < 1:
+        raise VerifyError("-j must be at least 1")
+    if options.seeds < 1:
+        raise VerifyError("--seeds must be at least 1")
+    if options.timeout is not None and options.timeout <= 0:
+        raise VerifyError("--timeout must be a positive number of seconds")
+    config: Config = project.config
+    claims: list[Theory] = project.record.claims()
+    chosen = select(claims, options)
+    report = Report()
+    if not options.ids:
+        unchecked = [c.id for c in chosen if not c.checks]
+        if unchecked:
+            report.notes.append(f"no checks, not verified: {', '.join(unchecked)}")
+        chosen = [c for c in chosen if c.checks]
+
+    store = read_store(config, [c.id for c in claims])
+    scanner = Scanner(config)
+    statuses: dict[str, ClaimStatus] = {}
+    prints: dict[str, tuple[dict[str, str], set[str]]] = {}
+    for claim in claims:
+        fp, packages = fingerprint(claim, scanner)
+        prints[claim.id] = (fp, packages)
+        if claim.id in store.damaged:
+            statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
+                                             [f"verdict file damaged: {store.damaged[claim.id]}"])
+        else:
+            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), fp)
+
+    if options.stale or options.failed:
+        chosen = [c for c in chosen if
+                  (options.stale and statuses[c.id].state in ("stale", "unchecked"))
+                  or (options.failed and statuses[c.id].outcome in FAILED_OUTCOMES)]
+
+    to_run: list[Theory] = []
+    for claim in chosen:
+        status = statuses[claim.id]
+        if not claim.checks:
+            continue
+        if (options.force or options.failed or status.state in ("stale", "unchecked")
+                or (status.state == "skipped" and status.verdict is not None
+                    and status.verdict.device.split()[0] != options.device)):
+            to_run.append(claim)
+
+    if to_run:
+        report.interrupted, report.checks_run = _run(project, options, to_run, statuses, prints,
+                                                     store.verdicts, report, display or PlainDisplay())
+    add_dependencies(project, statuses)
+    for claim in chosen:
+        report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=claim.id in report.written))
+    report.duration_s = time.perf_counter() - t0
+    return report
+
+
+def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[str, ClaimStatus],
+         prints: dict[str, tuple[dict[str, str], set[str]]], previous: dict[str, ClaimVerdict],
+         report: Report, display: PlainDisplay) -> tuple[bool, int]:
+    """Run the claims' checks; returns (interrupted, number of runs finished)."""
+    config: Config = project.config
+    seeds = list(range(options.seeds))
+    threads = max(1, (os.cpu_count() or 1) // options.jobs)
+    with locked(config):
+        # Read again under the lock: another run may have written since.
+        store = read_store(config, [c.id for c in to_run])
+        previous = {**previous, **store.verdicts}
+        git_commit, git_dirty = git_state(config.root)
+        workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
+        plans: dict[str, _Plan] = {}
+        jobs: list[Job] = []
+        for claim in to_run:
+            fp, packages = prints[claim.id]
+            prev = previous.get(claim.id)
+            comparable = set()
+            if prev is not None:
+                for check in claim.checks:
+                    keys = [k for k in set(fp) | set(prev.fingerprint)
+                            if not k.startswith("check:") or k.startswith(f"check:{check.name}:")]
+                    if all(fp.get(k) == prev.fingerprint.get(k) for k in keys):
+                        comparable.add(check.name)
+            plan = _Plan(claim, fp, packages, prev, comparable)
+            for check in claim.checks:
+                if "gpu" in check.needs and not options.device.startswith("cuda"):
+                    continue
+                timeout = check_timeout(config, check, options)
+                variants = [("", check.params)] + [(c.name, {**check.params, **c.params}) for c in check.all_controls]
+                for variant, params in variants:
+                    for seed in seeds:
+                        plan.jobs.append(Job(
+                            claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
+                            function=check.function, params=params, timeout=timeout,
+                            figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, seeds[0]),
+                            expected_s=_expected(prev, check.name, variant, seed)))
+            plan.started = time.perf_counter()
+            plans[claim.id] = plan
+            jobs.extend(plan.jobs)
+
+        def finish(plan: _Plan) -> None:
+            verdict = _judge(config, options, plan, seeds, workdir, git_commit, git_dirty)
+            claim_id = plan.claim.id
+            if claim_id in store.damaged:
+                aside = set_aside(config, claim_id)
+                if aside is not None:
+                    report.notes.append(
+                        f"{config.relative(verdict_path(config, claim_id))} was damaged "
+                        f"({store.damaged[claim_id]}); kept as {config.relative(aside)}")
+            replace_figures(config, claim_id, workdir / "figures" / claim_id)
+            write_verdict(config, verdict)
+            report.written.append(claim_id)
+            status = claim_status(plan.claim, verdict, plan.fingerprint)
+            statuses[claim_id] = status
+            line = f"{claim_id}: {status.state}"
+            bad = [c for c in verdict.checks if c.outcome != "pass"]
+            if bad:
+                line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
+            display.claim(line)
+
+        finished = 0
+        runner = Runner(root=config.root, package=config.checks, workdir=workdir, cache_dir=config.cache,
+                        device=options.device, jobs=options.jobs, threads=threads, display=display)
+        remaining = {cid: len(p.jobs) for cid, p in plans.items()}
+        try:
+            for plan in plans.values():
+                if not plan.jobs:
+                    finish(plan)
+            results = runner.run(jobs)
+            try:
+                for result in results:
+                    finished += 1
+                    plan = plans[result.job.claim]
+                    plan.results[(result.job.check, result.job.variant, result.job.seed)] = result
+                    remaining[result.job.claim] -= 1
+                    if remaining[result.job.claim] == 0:
+                        finish(plan)
+            finally:
+                results.close()
+        except KeyboardInterrupt:
+            return True, finished
+        finally:
+            display.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+    return False, finished
+
+
+def _judge(config: Config, options: Options, plan: _Plan, seeds: list[int], workdir: Path,
+           git_commit: str | None, git_dirty: bool | None) -> ClaimVerdict:
+    claim = plan.claim
+    checks: list[CheckVerdict] = []
+    device = options.device
+    for check in claim.checks:
+        if "gpu" in check.needs and not options.device.startswith("cuda"):
+            checks.append(skipped_check(check, "needs a GPU; run with --device cuda on a machine with one"))
+            continue
+
+        def runs_of(variant: str, check: CheckSpec = check) -> list[Run]:
+            out = []
+            for seed in seeds:
+                r = plan.results[(check.name, variant, seed)]
+                out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
+                                     r.log if r.outcome != "ok" else ""))
+            return out
+
+        runs = runs_of("")
+        for seed in seeds:
+            dev = plan.results[(check.name, "", seed)].device
+            if dev:
+                device = dev
+        controls: list[ControlResult] = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name))
+                                         for c in check.all_controls]
+        staged = workdir / "figures" / claim.id / check.name
+        final = figures_dir(config, claim.id) / check.name
+        # the check's own figures first, then those of other seeds and of controls
+        figures = sorted(
+            (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()),
+            key=lambda rel: (rel.count("/"), rel),
+        ) if staged.is_dir() else []
+        duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
+        prev_check = None
+        if plan.previous is not None and check.name in plan.comparable:
+            prev_check = next((c for c in plan.previous.checks if c.name == check.name), None)
+        checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
+                                  figures=figures, duration_s=duration, previous=prev_check))
+    outcome = worst([c.outcome for c in checks])
+    verified_at = now_iso()
+    since = verified_at
+    if plan.previous is not None and plan.previous.outcome == outcome:
+        since = plan.previous.since
+    return ClaimVerdict(
+        claim=claim.id,
+        outcome=outcome,
+        statement=claim.statement,
+        checks=checks,
+        fingerprint=plan.fingerprint,
+        verified_at=verified_at,
+        since=since,
+        duration_s=round(sum(c.duration_s for c in checks), 3),
+        seeds=seeds,
+        git_commit=git_commit,
+        git_dirty=git_dirty,
+        versions=environment(plan.packages),
+        device=device,
+    )
+
+
+
+def format_report(report: Report) -> str:
+    """One line per selected claim, then the counts with their denominators."""
+    width = max([len(r.claim) for r in report.results] + [8])
+    lines = []
+    for result in report.results:
+        status, verdict = result.status, result.status.verdict
+        how = "ran" if result.ran else ("fresh" if verdict is not None and status.state != "stale" else "not run")
+        line = f"{result.claim:<{width}}  {status.state:<9}  {how}"
+        if verdict is not None and result.ran:
+            line += f" in {verdict.duration_s:.1f} s"
+        elif verdict is not None and status.state != "stale":
+            line += f", since {verdict.since}"
+        bad = [c for c in verdict.checks if c.outcome != "pass"] if verdict is not None else []
+        if bad and status.state != "stale":
+            line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
+        if status.reasons:
+            line += " — " + ", ".join(status.reasons)
+        if status.depends:
+            line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
+        lines.append(line)
+    total = len(report.results)
+    verified = sum(1 for r in report.results if r.status.state == "verified")
+    others: dict[str, int] = {}
+    for r in report.results:
+        if r.status.state != "verified":
+            others[r.status.state] = others.get(r.status.state, 0) + 1
+    tail = f"verified {verified} of {total} selected claim{'s' if total != 1 else ''}"
+    if others:
+        tail += " (" + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) + ")"
+    tail += f"; ran {report.checks_run} check run{'s' if report.checks_run != 1 else ''} in {report.duration_s:.1f} s"
+    lines.append(tail)
+    if report.interrupted:
+        lines.append(f"interrupted: kept {len(report.written)} finished verdict{'s' if len(report.written) != 1 else ''}")
+    return "\n".join(lines)
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    from recordtool.status import status_json
+
+    data = status_json({r.claim: r.status for r in report.results})
+    ran = {r.claim for r in report.results if r.ran}
+    for claim in data["claims"]:  # type: ignore[attr-defined]
+        claim["ran"] = claim["claim"] in ran
+    data.update({"ok": report.ok, "interrupted": report.interrupted, "notes": report.notes,
+                 "checks_run": report.checks_run, "duration_s": round(report.duration_s, 3)})
+    return data

@@ -1,0 +1,71 @@
+"""Fingerprints follow a check's imports inside checks/ by reading them, not running them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recordtool.config import load_config
+from recordtool.fingerprint import Scanner, diff, environment
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_transitive_imports_inside_checks_only(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pyproject.toml": "[tool.recordtool]\n",
+        "checks/__init__.py": "",
+        "checks/a.py": "import os\nimport numpy as np\nfrom checks import b\nfrom .sub import c\nimport outside\n",
+        "checks/b.py": "from checks.sub.d import thing\n",
+        "checks/sub/__init__.py": "",
+        "checks/sub/c.py": "from . import d\nfrom .. import e\n",
+        "checks/sub/d.py": "def thing(): ...\n",
+        "checks/e.py": "import torch\n",
+        "checks/unused.py": "",
+        "outside.py": "",
+    })
+    scan = Scanner(load_config(tmp_path)).scan("checks.a")
+    assert sorted(scan.files) == ["checks/__init__.py", "checks/a.py", "checks/b.py", "checks/e.py",
+                                  "checks/sub/__init__.py", "checks/sub/c.py", "checks/sub/d.py"]
+    assert scan.packages == {"numpy", "outside", "torch"}
+    assert not scan.missing
+
+
+def test_missing_module_is_noted(tmp_path: Path) -> None:
+    write(tmp_path, {"checks/__init__.py": "", "checks/a.py": "import checks.gone\n"})
+    scan = Scanner(load_config(tmp_path)).scan("checks.a")
+    assert scan.missing == {"checks/gone.py"}
+
+
+def test_reasons() -> None:
+    old = {"statement": "1", "check:x:run": "r", "check:x:params": "p", "check:x:expect": "e",
+           "check:x:controls": "c", "source:checks/a.py": "h", "source:checks/b.py": "h",
+           "version:python": "3.11.7", "version:torch": "2.13.0"}
+    new = {**old, "statement": "2", "check:x:params": "q", "source:checks/a.py": "i",
+           "version:torch": "2.14.0", "source:checks/c.py": "h"}
+    del new["source:checks/b.py"]
+    assert diff(old, new, {"x": {"n": 2, "k": 1}}, {"x": {"n": 3, "k": 1}}) == [
+        "statement changed",
+        "check 'x': param n 2 -> 3",
+        "checks/a.py changed",
+        "checks/b.py no longer imported",
+        "checks/c.py now imported",
+        "torch 2.13.0 -> 2.14.0",
+    ]
+    added = {**old, "check:y:run": "r", "check:y:params": "p"}
+    assert diff(old, added) == ["check 'y' added"]
+    assert diff(added, old) == ["check 'y' removed"]
+
+
+def test_environment_reads_metadata_without_importing_torch() -> None:
+    import sys
+
+    had_torch = "torch" in sys.modules
+    versions = environment(["click"])
+    assert versions["python"].count(".") == 2
+    assert "click" in versions and "recordtool" in versions
+    assert ("torch" in sys.modules) == had_torch

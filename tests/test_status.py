@@ -1,0 +1,70 @@
+"""Staleness: a verdict goes stale with the right reason, and fresh again when reverted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verify_fakes import check, claim_yaml, make_project
+
+from recordtool.project import open_project
+from recordtool.status import assess, format_status
+from recordtool.verify import Options, verify
+
+CLAIM = claim_yaml("THEORY-1", check("small", "ok", more="params: {scale: 1.0}\ncontrol: {params: {broken: true}}"))
+USER = claim_yaml("THEORY-2", check("small", "noop"), statement="Uses the first.",
+                  extra="cites: [{id: THEORY-1, as: uses}]\n")
+
+
+def states(root: Path) -> dict[str, tuple[str, list[str]]]:
+    return {cid: (s.state, s.reasons) for cid, s in assess(open_project(root=root)).items()}
+
+
+def test_staleness_reasons_and_revert(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"THEORY-1": CLAIM, "THEORY-2": USER})
+    assert states(root) == {"THEORY-1": ("unchecked", []), "THEORY-2": ("unchecked", [])}
+    report = verify(open_project(root=root), Options(jobs=3))
+    assert report.ok
+    assert states(root) == {"THEORY-1": ("verified", []), "THEORY-2": ("verified", [])}
+    yaml_path = root / "record" / "theory" / "THEORY-1.yaml"
+    helper = root / "checks" / "helper.py"
+    fake = root / "checks" / "fake.py"
+    edits = [
+        (yaml_path, CLAIM.replace("The error is small.", "The error is tiny."), "statement changed"),
+        (yaml_path, CLAIM.replace("scale: 1.0", "scale: 2.0"), "check 'small': param scale 1.0 -> 2.0"),
+        (yaml_path, CLAIM.replace('"< 0.5"', '"< 0.4"'), "check 'small': expect changed"),
+        (fake, fake.read_text() + "\n# a comment\n", "checks/fake.py changed"),
+        (helper, helper.read_text() + "\nY = 2\n", "checks/helper.py changed"),
+    ]
+    for path, text, reason in edits:
+        original = path.read_text()
+        path.write_text(text)
+        now = states(root)
+        assert now["THEORY-1"] == ("stale", [reason]), reason
+        status = assess(open_project(root=root))["THEORY-2"]
+        assert status.depends == [("THEORY-1", "stale")]
+        path.write_text(original)
+        assert states(root)["THEORY-1"] == ("verified", []), f"not fresh again after reverting: {reason}"
+
+
+def test_environment_change_is_a_reason(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"THEORY-1": CLAIM})
+    verify(open_project(root=root), Options())
+    path = root / "record" / "verdicts" / "THEORY-1.json"
+    text = path.read_text()
+    import platform
+
+    path.write_text(text.replace(f'"version:python": "{platform.python_version()}"', '"version:python": "3.0.1"'))
+    assert states(root)["THEORY-1"] == ("stale", [f"python 3.0.1 -> {platform.python_version()}"])
+
+
+def test_format_counts_with_denominators(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"THEORY-1": CLAIM, "THEORY-2": USER})
+    verify(open_project(root=root), Options(ids=["THEORY-2"]))
+    text = format_status(assess(open_project(root=root)), why=True)
+    lines = text.splitlines()
+    assert lines[0] == "THEORY-1  unchecked"
+    assert lines[1].startswith("THEORY-2  verified   since ")
+    assert lines[1].endswith(", 1 of 1 check pass  — uses THEORY-1 (unchecked)")
+    assert "    check small: pass — all expectations hold (no control)" in lines
+    assert "    uses THEORY-1, which is unchecked" in lines
+    assert lines[-1] == "verified 1 of 2 claims (1 unchecked); checks of fresh verdicts: 1 of 1 pass"

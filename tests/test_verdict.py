@@ -1,0 +1,65 @@
+"""The verdict data model and its stable JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from recordtool.verdict import (
+    CheckVerdict,
+    ClaimVerdict,
+    ControlResult,
+    ExpectationResult,
+    Run,
+    VerdictError,
+    state_of,
+    worst,
+)
+
+
+def sample() -> ClaimVerdict:
+    run = Run(0, "ok", {"err": math.nan, "curve": [1.0, 2.0]}, [ExpectationResult("err", "< 0.5", math.nan, False)],
+              0.25, None)
+    control = ControlResult("broken", {"broken": True}, "failed-as-required", [run])
+    check = CheckVerdict("small", "checks.fake:ok", {"scale": 1}, "fail", "err = nan, expected < 0.5", [run],
+                         [control], ["record/verdicts/figures/THEORY-1/small/plot.png"], 0.5, False)
+    return ClaimVerdict("THEORY-1", "fail", "The error is small.", [check], {"statement": "abc"},
+                        "2026-11-29T14:03:00Z", "2026-11-29T14:03:00Z", 0.5, [0], "deadbeef", False,
+                        {"python": "3.11.7"}, "cpu")
+
+
+def test_round_trip_is_stable() -> None:
+    text = sample().to_json()
+    assert text.endswith("}\n")
+    assert json.loads(text)["claim"] == "THEORY-1"
+    again = ClaimVerdict.from_json(text)
+    assert again.to_json() == text
+    assert math.isnan(again.checks[0].runs[0].expectations[0].measured or 0.0)
+    assert list(json.loads(text)) == sorted(json.loads(text))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"claim": "THEORY-1"', "not valid JSON"),
+    ("[]", "not a verdict: the file does not hold a JSON object"),
+    ('{"claim": "THEORY-1"}', "not a verdict: missing field 'fingerprint'"),
+])
+def test_damage_is_a_clear_error(text: str, message: str) -> None:
+    with pytest.raises(VerdictError) as info:
+        ClaimVerdict.from_json(text)
+    assert str(info.value).startswith(message)
+
+
+def test_bad_outcome_is_named() -> None:
+    data = json.loads(sample().to_json())
+    data["outcome"] = "great"
+    with pytest.raises(VerdictError, match="outcome 'great' is not one of pass, fail"):
+        ClaimVerdict.from_json(json.dumps(data))
+
+
+def test_worst_and_states() -> None:
+    assert worst(["pass", "skipped"]) == "skipped"
+    assert worst(["error", "fail", "timeout"]) == "fail"
+    assert worst(["pass", "no-power"]) == "no-power"
+    assert (state_of("pass"), state_of("fail"), state_of("timeout")) == ("verified", "failed", "timeout")

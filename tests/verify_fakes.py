@@ -1,0 +1,137 @@
+"""Fake projects for the verify tests: a tmp folder with a pyproject.toml, a record of
+claims and a ``checks`` package of small fake check functions."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+CHECKS = '''
+import math
+import os
+import signal
+import sys
+import time
+
+from checks import helper
+
+
+def ok(ctx, scale=1.0, broken=False):
+    ctx.progress("measuring")
+    ctx.figure("plot.png").write_bytes(b"png")
+    return {"err": helper.small() * scale + (1.0 if broken else 0.0), "curve": [1.0, 2.0]}
+
+
+def always(ctx, broken=False):
+    return {"err": 0.0}
+
+
+def fail(ctx):
+    return {"err": 0.9}
+
+
+def nan(ctx):
+    return {"err": float("nan")}
+
+
+def text(ctx):
+    return {"err": "small"}
+
+
+def nothing(ctx):
+    return {"other": 1.0}
+
+
+def notmapping(ctx):
+    return [1, 2]
+
+
+def boom(ctx):
+    raise ZeroDivisionError("nope")
+
+
+def hang(ctx):
+    time.sleep(600)
+
+
+def exit3(ctx):
+    os._exit(3)
+
+
+def killed(ctx):
+    os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(5)
+
+
+def chatty(ctx):
+    for _ in range(40000):
+        print("x" * 99)
+    return {"err": 0.0}
+
+
+def hog(ctx):
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+    blocks = [bytearray(256 * 1024**2) for _ in range(64)]
+    return {"err": float(len(blocks))}
+
+
+def random(ctx):
+    return {"err": int.from_bytes(os.urandom(4), "little") / 2**40}
+
+
+def seeded(ctx):
+    return {"err": ctx.seed / 1000}
+
+
+def spin(ctx, seconds=0.5):
+    end = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return {"err": 0.0}
+
+
+def noop(ctx):
+    return {"err": 0.0}
+
+
+def torchy(ctx):
+    return {"err": 0.0, "torch": float("torch" in sys.modules)}
+'''
+
+HELPER = '''
+def small():
+    return 0.001
+'''
+
+
+def claim_yaml(claim_id: str, checks: str, statement: str = "The error is small.", extra: str = "") -> str:
+    return (f"id: {claim_id}\nkind: theory\nstatement: {statement}\n{extra}checks:\n"
+            + textwrap.indent(textwrap.dedent(checks).strip("\n"), "  ") + "\n")
+
+
+def check(name: str, run: str, expect: str = '{err: "< 0.5"}', more: str = "") -> str:
+    """One check of a claim's ``checks:`` list, as YAML."""
+    out = f"- name: {name}\n  run: checks.fake:{run}\n  expect: {expect}\n"
+    if more:
+        out += textwrap.indent(textwrap.dedent(more).strip("\n"), "  ") + "\n"
+    return out
+
+
+def make_project(tmp: Path, claims: dict[str, str], timeout: float = 30, checks: str = CHECKS) -> Path:
+    """A project at ``tmp/project`` with ``claims`` (id -> YAML text) and the fake checks."""
+    root = tmp / "project"
+    (root / "record" / "theory").mkdir(parents=True)
+    (root / "checks").mkdir()
+    (root / "pyproject.toml").write_text(f"[tool.recordtool]\ntimeout = {timeout}\n", encoding="utf-8")
+    (root / "checks" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "checks" / "fake.py").write_text(checks, encoding="utf-8")
+    (root / "checks" / "helper.py").write_text(HELPER, encoding="utf-8")
+    for claim_id, text in claims.items():
+        (root / "record" / "theory" / f"{claim_id}.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def one_claim(tmp: Path, *checks: str, claim_id: str = "THEORY-1", timeout: float = 30, extra: str = "") -> Path:
+    return make_project(tmp, {claim_id: claim_yaml(claim_id, "".join(checks), extra=extra)}, timeout=timeout)
