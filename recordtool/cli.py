@@ -48,7 +48,7 @@ def cli() -> None:
     """
 
 
-@cli.command()
+@cli.command(short_help="Check the record: schema, ids, citations, mentions.")
 @root_option
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -80,7 +80,7 @@ def validate(root: Path | None, strict: bool, fmt: str) -> None:
     sys.exit(1 if failed else 0)
 
 
-@cli.command(name="list")
+@cli.command(name="list", short_help="List entries, by kind or tag.")
 @root_option
 @click.option("--kind", "kind_name", default=None, help="Only entries of this kind (literature, note, theory or a prefix).")
 @click.option("--tag", default=None, help="Only entries with this tag.")
@@ -105,7 +105,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
         click.echo(f"{entry_id:<12} {entry.kind:<10} {entry.status:<10} {title}")
 
 
-@cli.command()
+@cli.command(short_help="Show an entry with its citations and backlinks.")
 @root_option
 @click.argument("entry_id", metavar="ID")
 def show(root: Path | None, entry_id: str) -> None:
@@ -122,7 +122,7 @@ def show(root: Path | None, entry_id: str) -> None:
     click.echo(format_entry(project.graph, entry.id))
 
 
-@cli.command()
+@cli.command(short_help="Create an entry with the next free id.")
 @root_option
 @click.argument("kind_name", metavar="KIND")
 @click.option("--title", required=True, help="The new entry's title.")
@@ -145,7 +145,7 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
     click.echo(project.config.relative(path))
 
 
-@cli.command()
+@cli.command(short_help="Run claims' checks and keep their verdicts.")
 @root_option
 @click.argument("ids", nargs=-1, metavar="[IDS]...")
 @click.option("--tag", "tags", multiple=True, help="Only claims with this tag (repeatable).")
@@ -210,7 +210,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     sys.exit(130 if report.interrupted else 0 if report.ok else 1)
 
 
-@cli.command()
+@cli.command(short_help="Show every claim's verdict, and why it is stale.")
 @root_option
 @click.argument("ids", nargs=-1, metavar="[IDS]...")
 @click.option("--why", is_flag=True, help="Show each check's outcome, why a verdict is stale, and dependencies.")
@@ -243,6 +243,41 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
         click.echo(json.dumps(status_json(statuses), indent=2))
     else:
         click.echo(format_status(statuses, why=why))
+
+
+@cli.command()
+@root_option
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="The folder to write into (default: [tool.recordtool] pages, record/pages).")
+@click.option("--check", is_flag=True, help="Then parse the pages and report every link or image that does "
+              "not resolve (exit 1 if any).")
+def render(root: Path | None, output: Path | None, check: bool) -> None:
+    """Write the record as backlinked Markdown pages, one per entry, with index pages.
+
+    Each page shows the entry's properties, typed citations both ways, a graph view, its
+    body with every id linked, and its backlinks; a claim's page shows its verdict and the
+    evidence for it. Only pages whose content changed are rewritten; pages of deleted
+    entries are removed. Exits 0 when done, 1 when --check finds a broken link (each printed
+    as page:line), 2 on a usage error.
+    """
+    from recordtool.site import RenderError
+    from recordtool.site import render as render_site
+
+    project = _open(root)
+    _report_errors(project)
+    try:
+        report = render_site(project, output, check=check)
+    except RenderError as exc:
+        raise click.UsageError(str(exc)) from None
+    for figure in report.missing:
+        click.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
+    where = project.config.relative(report.out)
+    for link in report.broken or []:
+        click.echo(f"{where}/{link}", err=True)
+    click.echo(report.summary(where))
+    if report.broken:
+        click.echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
+        sys.exit(1)
 
 
 def _report_errors(project: Project) -> None:

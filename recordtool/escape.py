@@ -1,0 +1,109 @@
+"""Escaping: plain text made safe inside Markdown text, table cells, link parts and Mermaid.
+
+Titles, statements and sentences are plain text that may hold ``|``, ``*``, ``[`` or
+``<script>``. Written into a page they must read as themselves: never open emphasis or a link,
+never split a table row, never pass through as HTML. Every function here is pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ASCII punctuation that is Markdown (CommonMark, GFM, Obsidian) syntax anywhere in a line.
+_ALWAYS = re.compile(r"([\\`*\[\]<>|~$])")
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_IMAGE = re.compile(r"!(?=\\\[)")
+# What starts a block when it opens a line: headings, lists, quotes, setext and breaks.
+_LINE_START = re.compile(r"^([ \t]*)(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)|=+(?=[ \t]*$)|-+(?=[ \t]*$))",
+                         re.MULTILINE)
+_SPACES = re.compile(r"\s+")
+_STARTERS = frozenset("#-+=0123456789 \t")
+
+
+def text(value: str, *, line_start: bool = True) -> str:
+    """``value`` as literal text in Markdown prose: every syntax character backslash-escaped.
+
+    Newlines are kept. With ``line_start`` (the default) ``value`` begins a line, so a
+    leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped too (it would open a block).
+    """
+    out = _ALWAYS.sub(r"\\\1", value) if _ALWAYS.search(value) else value
+    if "_" in out:
+        out = _UNDERSCORE.sub(r"\\_", out)
+    if "&" in out:
+        out = _ENTITY.sub(r"\\&", out)
+    if "!" in out:
+        out = _IMAGE.sub(r"\\!", out)
+    if line_start and out[:1] in _STARTERS:
+        out = _LINE_START.sub(_escape_line_start, out, count=1)
+    if "\n" in out:
+        head, rest = out.split("\n", 1)
+        out = head + "\n" + _LINE_START.sub(_escape_line_start, rest)
+    return out
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    lead, mark = match.group(1), match.group(2)
+    if mark[0].isdigit():
+        return lead + mark[:-1] + "\\" + mark[-1]
+    return lead + "\\" + mark
+
+
+def line(value: str) -> str:
+    """``value`` on one line (runs of whitespace made one space), escaped as ``text``."""
+    return text(_SPACES.sub(" ", value).strip())
+
+
+def cell(value: str) -> str:
+    """``value`` inside a table cell: one line, escaped (``|`` included)."""
+    return line(value)
+
+
+def short(value: str, width: int) -> str:
+    """``value`` on one line, cut to ``width`` characters with an ellipsis."""
+    collapsed = _SPACES.sub(" ", value).strip()
+    return collapsed if len(collapsed) <= width else collapsed[: width - 1].rstrip() + "…"
+
+
+def href(value: str) -> str:
+    """A link destination that cannot end the link early: spaces, parentheses and angle
+    brackets percent-encoded."""
+    return (value.replace("%", "%25") if "%" in value and not re.search(r"%[0-9A-Fa-f]{2}", value) else value
+            ).replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+
+
+def title(value: str) -> str:
+    """A link title, to go inside double quotes."""
+    return _SPACES.sub(" ", value).strip().replace("\\", "\\\\").replace('"', '\\"')
+
+
+def code(value: str) -> str:
+    """``value`` as an inline code span, whatever backticks it holds."""
+    value = _SPACES.sub(" ", value)
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def fence(body: str, info: str = "") -> str:
+    """``body`` as a fenced code block, with a fence longer than any backtick run inside."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", body)), default=0)
+    marker = "`" * max(3, longest + 1)
+    return f"{marker}{info}\n{body.rstrip(chr(10))}\n{marker}"
+
+
+_MERMAID = {'"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "#": "#35;", "`": "#96;",
+            "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "|": "#124;", ";": "#59;"}
+
+
+_MERMAID_SPECIAL = re.compile("[" + re.escape("".join(_MERMAID)) + "]")
+
+
+def mermaid(value: str) -> str:
+    """A Mermaid node label (to go inside ``["..."]``): one line, quotes and brackets as
+    Mermaid entity codes, so no label can end its node or start markup."""
+    collapsed = _SPACES.sub(" ", value).strip()
+    if not _MERMAID_SPECIAL.search(collapsed):
+        return collapsed
+    return "".join(_MERMAID.get(ch, ch) for ch in collapsed)

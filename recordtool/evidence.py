@@ -1,0 +1,215 @@
+"""The Verdict section of a claim's page: whether it holds now, and on what evidence.
+
+A badge (verified, failed, no power, error, timeout, skipped, stale, unchecked); for a stale
+verdict, why; per check a table of what was expected and what was measured under each seed
+(observations included), the controls and how they came out, the figures the check made, the
+end of the traceback of an error; then where the numbers came from (when, commit, versions,
+device, duration).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from recordtool import escape
+from recordtool.expect import ExpectationSyntaxError, parse_expectation
+from recordtool.sitemap import Context, badge, figure_file, number, outcome_badge, relative
+
+if TYPE_CHECKING:
+    from recordtool.schema import CheckSpec, Theory
+    from recordtool.verdict import CheckVerdict, ClaimStatus, ClaimVerdict, ControlResult, Run
+
+TRACEBACK_LINES = 15
+
+CONTROL_OUTCOMES = {
+    "failed-as-required": "✅ failed as required",
+    "passed": "➖ passed too (no power)",
+    "error": "💥 error",
+    "timeout": "⏱️ timeout",
+}
+
+
+def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
+    """``## Verdict`` of ``claim``, for the page at ``page``."""
+    status = ctx.statuses.get(claim.id)
+    state = status.state if status is not None else "unchecked"
+    verdict = status.verdict if status is not None else None
+    out = ["## Verdict", ""]
+    out.append(_headline(state, verdict))
+    if status is not None and status.reasons:
+        out += ["", "Why it is stale:" if state == "stale" else "Note:", ""]
+        out += [f"- {escape.line(reason)}" for reason in status.reasons]
+    if status is not None and status.depends:
+        deps = ", ".join(f"{ctx.link(page, dep)} ({badge(dep_state)})" for dep, dep_state in status.depends)
+        out += ["", f"It uses claims that are not verified now: {deps}."]
+    checks = {c.name: c for c in verdict.checks} if verdict is not None else {}
+    for spec in claim.checks:
+        out += ["", *_check(ctx, spec, checks.pop(spec.name, None), page)]
+    for gone in checks.values():  # checked then, no longer declared
+        out += ["", *_check(ctx, None, gone, page)]
+    if not claim.checks and verdict is None:
+        out += ["", "This claim declares no checks."]
+    if verdict is not None:
+        out += ["", *_provenance(verdict)]
+    return "\n".join(out)
+
+
+def _headline(state: str, verdict: ClaimVerdict | None) -> str:
+    line = f"**{badge(state)}**"
+    if verdict is None:
+        return line + " — never checked; run `recordtool verify` to check it."
+    if state == "stale":
+        return (line + f" — the last verdict, {outcome_badge(verdict.outcome)} on {_day(verdict.verified_at)}, "
+                "no longer applies: something that produced it has changed.")
+    return line + f" since {_day(verdict.since)}, last verified {_day(verdict.verified_at)}."
+
+
+def _day(stamp: str) -> str:
+    return escape.line(stamp)
+
+
+def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str) -> list[str]:
+    name = spec.name if spec is not None else verdict.name if verdict is not None else "?"
+    outcome = outcome_badge(verdict.outcome) if verdict is not None else "⚪ not run"
+    out = [f"### Check {escape.code(name)}: {outcome}", ""]
+    run = spec.run if spec is not None else verdict.run if verdict is not None else ""
+    params = verdict.params if verdict is not None else spec.params if spec is not None else {}
+    facts = [f"Runs {escape.code(run)}" + (f" with {_params(params)}" if params else "")]
+    if verdict is not None:
+        seeds = sorted({r.seed for r in verdict.runs})
+        if seeds:
+            facts.append(f"seed{'s' if len(seeds) != 1 else ''} {', '.join(str(s) for s in seeds)}")
+        facts.append(f"{verdict.duration_s:.1f} s")
+        if verdict.nondeterministic:
+            facts.append("nondeterministic: seeds gave different numbers")
+    elif spec is None:
+        facts.append("no longer declared by the claim")
+    out.append("; ".join(facts) + ".")
+    if verdict is not None and verdict.message:
+        out += ["", escape.line(verdict.message)]
+    out += ["", *_measurements(spec, verdict)]
+    if verdict is not None:
+        for run_ in verdict.runs:
+            if run_.error:
+                out += ["", f"Seed {run_.seed}: {run_.outcome}; the end of its traceback:", "",
+                        _tail(run_.error)]
+        if verdict.controls:
+            out += ["", *_controls(verdict.controls)]
+        elif spec is not None and spec.all_controls:
+            out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
+        for figure in verdict.figures:
+            target = figure_file(figure, ctx.verdicts)
+            if target is None:
+                out += ["", f"Figure {escape.code(figure)} is outside the record and is not shown."]
+                continue
+            alt = escape.line(figure.rsplit("/", 1)[-1])
+            out += ["", f"![{alt}]({escape.href(relative(page, target))})"]
+    elif spec is not None and spec.all_controls:
+        out += ["", "Controls: " + ", ".join(
+            f"{escape.code(c.name)} ({_params(c.params)})" if c.params else escape.code(c.name)
+            for c in spec.all_controls) + "."]
+    return out
+
+
+def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> list[str]:
+    rows: list[list[str]] = []
+    if verdict is not None and verdict.runs:
+        for run_ in verdict.runs:
+            if run_.outcome != "ok" and not run_.expectations:
+                rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.cell(run_.outcome)}"])
+                continue
+            expected = set()
+            for result in run_.expectations:
+                expected.add(result.metric)
+                rows.append([str(run_.seed), escape.code(result.metric), escape.cell(result.expect),
+                             _threshold(result.expect), number(result.measured),
+                             "✅ holds" if result.holds else "❌ fails"])
+            for metric in sorted(run_.metrics):
+                if metric not in expected:
+                    rows.append([str(run_.seed), escape.code(metric), "observed", "—",
+                                 escape.cell(number(run_.metrics[metric])), "observed"])
+    elif spec is not None:
+        for metric, expectation in spec.expect.items():
+            rows.append(["—", escape.code(metric), escape.cell(str(expectation)),
+                         _threshold(str(expectation)), "—", "⚪ not run"])
+    if not rows:
+        return ["No measurements."]
+    for row in rows:
+        row[1] = row[1].replace("|", "\\|")
+    header = ["Seed", "Metric", "Expectation", "Threshold", "Measured", "Outcome"]
+    return _table(header, rows)
+
+
+def _controls(controls: list[ControlResult]) -> list[str]:
+    rows = []
+    for control in controls:
+        measured = "; ".join(_control_run(r) for r in control.runs) or "—"
+        rows.append([escape.code(control.name), _params(control.params) or "—",
+                     CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome)), measured])
+    return ["Controls, where the claim must not hold:", "", *_table(["Control", "Params", "Outcome", "Measured"], rows)]
+
+
+def _control_run(run_: Run) -> str:
+    if run_.outcome != "ok":
+        return f"seed {run_.seed}: {escape.cell(run_.outcome)}"
+    parts = [f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} ({'holds' if r.holds else 'fails'})"
+             for r in run_.expectations]
+    return f"seed {run_.seed}: " + ", ".join(parts)
+
+
+def _provenance(verdict: ClaimVerdict) -> list[str]:
+    commit = verdict.git_commit[:12] if verdict.git_commit else "—"
+    if verdict.git_commit and verdict.git_dirty:
+        commit += " (with uncommitted changes)"
+    versions = ", ".join(f"{escape.cell(k)} {escape.cell(v)}" for k, v in sorted(verdict.versions.items())) or "—"
+    rows = [
+        ["Verified at", escape.cell(verdict.verified_at)],
+        ["Outcome since", escape.cell(verdict.since)],
+        ["Duration", f"{verdict.duration_s:.1f} s"],
+        ["Seeds", ", ".join(str(s) for s in verdict.seeds) or "—"],
+        ["Commit", escape.cell(commit)],
+        ["Device", escape.cell(verdict.device) or "—"],
+        ["Versions", versions],
+    ]
+    return ["### Provenance", "", *_table(["", ""], rows)]
+
+
+def _threshold(expect: str) -> str:
+    try:
+        expectation = parse_expectation(expect)
+    except ExpectationSyntaxError:
+        return "—"
+    if expectation.op == "between":
+        return f"{number(expectation.low)} … {number(expectation.high)}"
+    return number(expectation.low)
+
+
+def _params(params: dict[str, Any]) -> str:
+    if not params:
+        return ""
+    return escape.code(", ".join(f"{k}={_value(v)}" for k, v in sorted(params.items())))
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _tail(error: str) -> str:
+    lines = error.rstrip("\n").split("\n")[-TRACEBACK_LINES:]
+    return escape.fence("\n".join(lines), "text")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def state_of(status: ClaimStatus | None) -> str:
+    return status.state if status is not None else "unchecked"

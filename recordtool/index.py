@@ -1,0 +1,151 @@
+"""Index pages: the dashboard, one list per kind, one page per tag, and the wanted entries.
+
+Each function returns ``{page path: Markdown}``; all pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from recordtool import escape
+from recordtool.load import id_sort_key
+from recordtool.page import sentence
+from recordtool.schema import Theory
+from recordtool.sitemap import (
+    INDEX,
+    STATE_ORDER,
+    WANTED,
+    Context,
+    badge,
+    entry_page,
+    kind_page,
+    relative,
+    tag_page,
+)
+
+TITLE_WIDTH = 160
+
+
+def dashboard(ctx: Context) -> str:
+    """``index.md``: counts per verdict, every claim with its badge, the kinds, tags, wanted."""
+    record = ctx.project.record
+    claims = record.claims()
+    page = INDEX
+    states = [ctx.state(c.id) or "unchecked" for c in claims]
+    counts = Counter(states)
+    total = len(claims)
+    lines = ["# The record", ""]
+    kinds = Counter(e.kind for e in record.entries.values())
+    summary = ", ".join(f"{kinds[k.name]} {escape.line(k.name)}" for k in ctx.project.config.kinds.values())
+    lines += [f"{len(record.entries)} entries: {summary}.", ""]
+
+    lines += ["## Claims by verdict", ""]
+    if total:
+        lines += ["| Verdict | Claims | Share |", "| --- | ---: | ---: |"]
+        for state in STATE_ORDER:
+            if counts[state] or state in ("verified", "unchecked"):
+                share = f"{100 * counts[state] / total:.0f}%"
+                lines.append(f"| {badge(state)} | {counts[state]} of {total} | {share} |")
+    else:
+        lines.append("The record holds no claims.")
+
+    if claims:
+        lines += ["", "## Claims", "", "| Claim | Verdict | Since | Last verified | Statement |",
+                  "| --- | --- | --- | --- | --- |"]
+        for claim, state in zip(claims, states, strict=True):
+            status = ctx.statuses.get(claim.id)
+            verdict = status.verdict if status is not None else None
+            since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
+            last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
+            title = escape.cell(escape.short(ctx.title(claim.id), TITLE_WIDTH))
+            lines.append(f"| {ctx.link(page, claim.id)} | {badge(state)} | {since} | {last} | {title} |")
+
+    lines += ["", "## Kinds", ""]
+    for kind in ctx.project.config.kinds.values():
+        lines.append(f"- [{escape.line(kind.name)}]({relative(page, kind_page(kind.name))}) ({kinds[kind.name]})")
+    tags = tag_counts(ctx)
+    if tags:
+        lines += ["", "## Tags", ""]
+        lines.append(", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))}) ({n})" for t, n in tags.items()))
+    wanted = ctx.project.graph.dangling
+    lines += ["", "## Wanted", ""]
+    lines.append(f"[{len(wanted)} ids]({relative(page, WANTED)}) are mentioned but not in the record."
+                 if wanted else f"Every id mentioned is in the record ([wanted]({relative(page, WANTED)})).")
+    return "\n".join(lines) + "\n"
+
+
+def tag_counts(ctx: Context) -> dict[str, int]:
+    counts: Counter[str] = Counter(t for e in ctx.project.record.entries.values() for t in e.tags)
+    return {t: counts[t] for t in sorted(counts)}
+
+
+def kind_pages(ctx: Context) -> dict[str, str]:
+    """``kinds/<kind>.md`` for every configured kind: its entries, in id order."""
+    out: dict[str, str] = {}
+    entries = ctx.project.record.entries
+    for kind in ctx.project.config.kinds.values():
+        page = kind_page(kind.name)
+        members = [i for i, e in entries.items() if e.kind == kind.name]
+        out[page] = _listing(ctx, page, f"Kind: {kind.name}", members)
+    return out
+
+
+def tag_pages(ctx: Context) -> dict[str, str]:
+    """``tags/<tag>.md`` for every tag in use."""
+    members: dict[str, list[str]] = {}
+    for entry_id, entry in ctx.project.record.entries.items():
+        for tag in entry.tags:
+            members.setdefault(tag, []).append(entry_id)
+    return {tag_page(t): _listing(ctx, tag_page(t), f"Tag: {t}", members[t]) for t in sorted(members)}
+
+
+def _listing(ctx: Context, page: str, heading: str, ids: list[str]) -> str:
+    entries = ctx.project.record.entries
+    lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({relative(page, INDEX)}) · {len(ids)} "
+             f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
+    if not ids:
+        return "\n".join([*lines, "None yet."]) + "\n"
+    claims = any(isinstance(entries[i], Theory) for i in ids)
+    if claims:
+        lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
+    else:
+        lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
+    for entry_id in ids:
+        entry = entries[entry_id]
+        title = escape.cell(escape.short(ctx.title(entry_id), TITLE_WIDTH))
+        if claims:
+            state = ctx.state(entry_id)
+            lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {badge(state) if state else '—'} | {title} |")
+        else:
+            lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {title} |")
+    return "\n".join(lines) + "\n"
+
+
+def wanted(ctx: Context) -> str:
+    """``wanted.md``: every id mentioned but not in the record, with who mentions it and how."""
+    page = WANTED
+    dangling = ctx.project.graph.dangling
+    lines = ["# Wanted", "", f"[Back to the record]({relative(page, INDEX)}) · Ids mentioned in the record's "
+             "prose that are not in the record: add them, or write them without their id.", ""]
+    if not dangling:
+        lines.append("None: every id mentioned is in the record.")
+    for target in sorted(dangling, key=id_sort_key):
+        mentions = dangling[target]
+        sources = sorted({m.source for m in mentions}, key=id_sort_key)
+        lines += [f"## {target}", "", f"Mentioned by {len(sources)} entr{'y' if len(sources) == 1 else 'ies'}:", ""]
+        for mention in mentions:
+            where = escape.line(mention.field.replace("_", " "))
+            lines.append(f"- {ctx.link(page, mention.source)} ({where}): “{sentence(ctx, mention.sentence, page)}”")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def index_pages(ctx: Context) -> dict[str, str]:
+    """Every index page, by path."""
+    out = {INDEX: dashboard(ctx), WANTED: wanted(ctx)}
+    out.update(kind_pages(ctx))
+    out.update(tag_pages(ctx))
+    return out
+
+
+__all__ = ["dashboard", "entry_page", "index_pages", "kind_pages", "tag_pages", "wanted"]

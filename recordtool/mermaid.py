@@ -1,0 +1,93 @@
+"""The graph view of a page: a Mermaid diagram of an entry's neighbourhood.
+
+The entry, what it cites and mentions, what cites and mentions it, and the ids it mentions
+that are not in the record; citations are solid arrows labelled with their relation, mentions
+dotted. Claims are coloured by their state; every node in the record is clickable (its page).
+GitHub and Obsidian both draw a ```` ```mermaid ```` block.
+"""
+
+from __future__ import annotations
+
+from recordtool import escape
+from recordtool.load import id_sort_key
+from recordtool.sitemap import Context, entry_page, relative
+
+MAX_NEIGHBOURS = 40
+LABEL_WIDTH = 48
+
+CLASSES: dict[str, str] = {
+    "verified": "fill:#d4edda,stroke:#2e7d32,color:#1b3d1f",
+    "failed": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
+    "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
+    "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
+    "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",
+    "skipped": "fill:#eceff1,stroke:#607d8b,color:#263238",
+    "stale": "fill:#fff8e1,stroke:#f9a825,color:#4d3b00,stroke-dasharray:5 3",
+    "unchecked": "fill:#f5f5f5,stroke:#9e9e9e,color:#424242",
+    "entry": "fill:#e8f0fe,stroke:#3f51b5,color:#1a237e",
+    "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
+}
+
+
+def graph_view(ctx: Context, entry_id: str, page: str) -> str:
+    """A ```` ```mermaid ```` block: ``entry_id`` and its neighbourhood, links relative to ``page``."""
+    graph = ctx.project.graph
+    entry = ctx.project.record.entries[entry_id]
+    neighbours = graph.neighbours(entry_id)
+    shown = neighbours[:MAX_NEIGHBOURS]
+    missing = sorted({m.target for m in graph.mentions_out.get(entry_id, []) if not ctx.has(m.target)},
+                     key=id_sort_key)[: max(0, MAX_NEIGHBOURS - len(shown))]
+    nodes = [entry_id, *shown, *missing]
+    name = {node: f"n{i}" for i, node in enumerate(nodes)}
+
+    lines = ["```mermaid", "graph LR"]
+    for node in nodes:
+        if ctx.has(node):
+            label = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
+        else:
+            label = f"{node} (not in the record)"
+        lines.append(f'  {name[node]}["{escape.mermaid(label)}"]')
+
+    edges: list[str] = []
+    seen: set[tuple[str, str]] = set()
+
+    def edge(source: str, target: str, relation: str | None) -> None:
+        if source not in name or target not in name or (source, target) in seen:
+            return
+        seen.add((source, target))
+        arrow = f"-->|{relation}|" if relation else "-.->"
+        edges.append(f"  {name[source]} {arrow} {name[target]}")
+
+    for citation in entry.cites:
+        edge(entry_id, citation.id, citation.as_)
+    for relation, _label, sources in graph.inverse(entry_id):
+        for source in sources:
+            edge(source, entry_id, relation)
+    for neighbour in shown:  # citations among the neighbours
+        for citation in ctx.project.record.entries[neighbour].cites:
+            if citation.id != entry_id:
+                edge(neighbour, citation.id, citation.as_)
+    for mention in graph.mentions_out.get(entry_id, []):
+        edge(entry_id, mention.target, None)
+    for mention in graph.mentions_in.get(entry_id, []):
+        edge(mention.source, entry_id, None)
+    lines.extend(edges)
+
+    for node in nodes:
+        if ctx.has(node):
+            lines.append(f'  click {name[node]} "{relative(page, entry_page(node))}"')
+    used: dict[str, list[str]] = {}
+    for node in nodes:
+        cls = (ctx.state(node) or "entry") if ctx.has(node) else "missing"
+        used.setdefault(cls, []).append(name[node])
+    for cls in CLASSES:
+        if cls in used:
+            lines.append(f"  classDef {cls.replace('-', '_')} {CLASSES[cls]}")
+            lines.append(f"  class {','.join(used[cls])} {cls.replace('-', '_')}")
+    lines.append(f"  style {name[entry_id]} stroke-width:3px")
+    lines.append("```")
+    out = "\n".join(lines)
+    hidden = len(neighbours) - len(shown)
+    if hidden > 0:
+        out += f"\n\nThe graph shows {len(shown)} of {len(neighbours)} linked entries; Backlinks lists them all."
+    return out

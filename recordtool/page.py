@@ -1,0 +1,177 @@
+"""One entry's page: title, properties, graph view, reference, statement, body, verdict,
+backlinks (the seed page of LIT-1534, and for a claim whether it holds now).
+
+``entry_page`` is pure: the same project and statuses give the same bytes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from recordtool import escape
+from recordtool.evidence import verdict_section
+from recordtool.mermaid import graph_view
+from recordtool.prose import Style, block, inline
+from recordtool.schema import Entry, Literature, Reference, Theory
+from recordtool.sitemap import (
+    WANTED,
+    Context,
+    badge,
+    entry_page,
+    kind_page,
+    reading_time,
+    relative,
+    tag_page,
+)
+
+HEADING_WIDTH = 120
+STATUS_WORDS = {"active": "Active", "superseded": "Superseded", "retracted": "Retracted", "draft": "Draft"}
+
+
+def render_entry(ctx: Context, entry_id: str) -> str:
+    """The Markdown page of ``entry_id``."""
+    record = ctx.project.record
+    entry = record.entries[entry_id]
+    page = entry_page(entry_id)
+    style = prose_style(ctx, entry_id, page)
+
+    heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
+    words = sum(len(text.split()) for _name, text in entry.prose())
+    lines = [f"# {entry_id}: {escape.line(heading)}", ""]
+    meta = [reading_time(words)]
+    state = ctx.state(entry_id)
+    if state is not None:
+        meta.append(badge(state))
+    lines += [" · ".join(meta), ""]
+
+    lines += _properties(ctx, entry, page, style)
+    lines += ["", "## Graph view", "", graph_view(ctx, entry_id, page)]
+    if isinstance(entry, Literature):
+        lines += ["", "## Reference", "", citation(entry.reference)]
+    if isinstance(entry, Theory):
+        lines += ["", "## Statement", "", block(entry.statement, style)]
+    body = block(entry.body, style)
+    if body:
+        lines += ["", body]
+    if isinstance(entry, Theory):
+        lines += ["", verdict_section(ctx, entry, page)]
+    lines += ["", *_backlinks(ctx, entry_id, page)]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
+    """How an entry's prose is written on ``page``: ids linked, relative links rewritten."""
+    source = ctx.project.record.places[entry_id].path if entry_id in ctx.project.record.places else ""
+
+    def link(target: str) -> tuple[str, str | None]:
+        if ctx.has(target):
+            return relative(page, entry_page(target)), None
+        return relative(page, WANTED), "not in the record"
+
+    def rewrite(href: str) -> str:
+        # A relative link in prose is relative to the entry's YAML file; on the page it must
+        # still point at the same file of the project.
+        if ctx.out is None or not source:
+            return href
+        path, hash_, fragment = href.partition("#")
+        if not path:
+            return href
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
+        base = posixpath.join(ctx.out, posixpath.dirname(page)) if posixpath.dirname(page) else ctx.out
+        return posixpath.relpath(target, base) + hash_ + fragment
+
+    return Style(ctx.pattern, link, rewrite)
+
+
+def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str]:
+    rows: list[tuple[str, str]] = []
+    kind = ctx.project.config.kind_of(entry.id)
+    kind_name = kind.name if kind is not None else entry.kind
+    rows.append(("Kind", f"[{escape.cell(kind_name)}]({relative(page, kind_page(kind_name))})"))
+    status = STATUS_WORDS.get(entry.status, entry.status)
+    if entry.status_note:
+        status += " — " + inline(entry.status_note, style)
+    rows.append(("Status", status))
+    rows.append(("Version", str(entry.version)))
+    state = ctx.state(entry.id)
+    if state is not None:
+        rows.append(("Verdict", badge(state)))
+    if entry.tags:
+        rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
+    if entry.created:
+        rows.append(("Created", entry.created.isoformat()))
+    if entry.updated:
+        rows.append(("Updated", entry.updated.isoformat()))
+    if entry.cites:
+        cited = []
+        for c in entry.cites:
+            what = f" — {escape.cell(ctx.title(c.id))}" if ctx.has(c.id) else " (not in the record)"
+            note = f" ({escape.cell(c.note)})" if c.note else ""
+            cited.append(f"{ctx.link(page, c.id)} as {escape.cell(c.as_)}{what}{note}")
+        rows.append(("Cites", "<br>".join(cited)))
+    for _relation, label, sources in ctx.project.graph.inverse(entry.id):
+        cell = ", ".join(f"{ctx.link(page, s)} — {escape.cell(ctx.title(s))}" for s in sources)
+        rows.append((escape.cell(label), cell))
+    out = ["| Property | Value |", "| --- | --- |"]
+    out += [f"| {name} | {value} |" for name, value in rows]
+    return out
+
+
+def citation(ref: Reference) -> str:
+    """A reference as a citation: ``Elhage, N., ... et al. (2021). Title. *Venue*, date. URL``."""
+    authors = ", ".join(escape.line(a) for a in ref.authors)
+    if ref.et_al:
+        authors += ", et al."
+    out = f"{authors} ({ref.year}). {escape.line(ref.title.rstrip('.'))}."
+    if ref.venue:
+        out += f" *{escape.line(ref.venue)}*"
+        out += f", {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}." if ref.date else "."
+    elif ref.date:
+        out += f" {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}."
+    if ref.doi:
+        doi = f"https://doi.org/{ref.doi}"
+        out += f" [doi:{escape.line(ref.doi)}]({escape.href(doi)})"
+    if ref.url:
+        out += f" <{escape.href(ref.url)}>"
+    return out
+
+
+def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
+    graph = ctx.project.graph
+    backlinks = graph.backlinks(entry_id)
+    out = ["## Backlinks", ""]
+    if not backlinks:
+        out.append("Nothing links here yet.")
+    for link in backlinks:
+        how = [f"cites it as {escape.line(r)}" for r in link.relations]
+        if link.mentions:
+            count = len(link.mentions)
+            how.append("mentions it" + (f" {count} times" if count > 1 else ""))
+        out.append(f"- {ctx.link(page, link.source)} — {escape.line(ctx.title(link.source))} ({', '.join(how)})")
+        for mention in link.mentions:
+            out.append(f"  - {escape.line(mention.field.replace('_', ' '))}: “{sentence(ctx, mention.sentence, page)}”")
+    dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, []) if not ctx.has(m.target)},
+                      key=_sort)
+    if dangling:
+        ids = ", ".join(ctx.link(page, d) for d in dangling)
+        out += ["", f"Mentioned here but not in the record: {ids}."]
+    return out
+
+
+def sentence(ctx: Context, text: str, page: str) -> str:
+    """A mention's sentence (plain text) on one line, escaped, with its ids linked."""
+    text = " ".join(text.split())
+    out: list[str] = []
+    last = 0
+    for match in ctx.pattern.finditer(text):
+        out.append(escape.text(text[last:match.start()], line_start=False))
+        out.append(ctx.link(page, match.group(0)))
+        last = match.end()
+    out.append(escape.text(text[last:], line_start=False))
+    return "".join(out)
+
+
+def _sort(entry_id: str) -> tuple[str, int, str]:
+    from recordtool.load import id_sort_key
+
+    return id_sort_key(entry_id)

@@ -1,0 +1,273 @@
+"""Prose for pages: an entry's Markdown, parsed and written back with every id linked.
+
+The body, statement and status note of an entry are Markdown. To put them on a page they are
+parsed with the shared markdown-it parser (``recordtool.mentions.markdown``) and written back
+as Markdown from the syntax tree, so that
+
+- every id in prose text becomes a link (``[THEORY-988](THEORY-988.md)``), and never one
+  inside a code span, a code block or a link's own text;
+- a link whose target is an id (``[the claim](THEORY-988)``) goes to that id's page;
+- raw HTML (``<script>``, ``<b>``) is written as visible text, never passed through;
+- text keeps its meaning: characters that were literal stay literal (escaped), so nothing in
+  a body can open emphasis, break out of a table cell or inject markup.
+
+Line breaks inside paragraphs are kept, so a page's Markdown reads like the YAML it came from.
+Pure: no disk, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from markdown_it.tree import SyntaxTreeNode
+
+from recordtool import escape
+from recordtool.mentions import markdown
+
+Link = Callable[[str], "tuple[str, str | None] | None"]
+"""An id -> (href, title) for its link, or None to leave it as text."""
+
+Rewrite = Callable[[str], str]
+"""A link destination written in prose -> the destination on the page."""
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass
+class Style:
+    """How to write prose on a page."""
+
+    pattern: re.Pattern[str]  # what an id looks like
+    link: Link  # where an id's link goes
+    rewrite: Rewrite | None = None  # relative destinations (not ids) on the page
+    min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
+
+
+def block(source: str, style: Style) -> str:
+    """``source`` (Markdown) written back as Markdown blocks, ids linked."""
+    if not source.strip():
+        return ""
+    root = SyntaxTreeNode(markdown().parse(source))
+    return "\n".join(_blocks(root.children, style)).rstrip("\n")
+
+
+def inline(source: str, style: Style) -> str:
+    """``source`` (Markdown) on one line, for a table cell: its text, ids linked, ``|`` escaped;
+    block structure (paragraphs, list items) is flattened into one line."""
+    if not source.strip():
+        return ""
+    root = SyntaxTreeNode(markdown().parse(source))
+    parts = [_inline(node.children, style, cell=True) for node in _inlines(root)]
+    return " ".join(p for p in parts if p)
+
+
+def _inlines(node: SyntaxTreeNode) -> list[SyntaxTreeNode]:
+    if node.type == "inline":
+        return [node]
+    if node.type in ("fence", "code_block", "html_block"):
+        return []
+    out: list[SyntaxTreeNode] = []
+    for child in node.children:
+        out.extend(_inlines(child))
+    return out
+
+
+# Blocks -------------------------------------------------------------------------------------
+
+
+def _blocks(nodes: list[SyntaxTreeNode], style: Style, tight: bool = False) -> list[str]:
+    out: list[str] = []
+    for node in nodes:
+        lines = _block(node, style)
+        if not lines:
+            continue
+        if out and not tight:
+            out.append("")
+        out.extend(lines)
+    return out
+
+
+def _block(node: SyntaxTreeNode, style: Style) -> list[str]:
+    kind = node.type
+    if kind == "paragraph":
+        return _inline(node.children[0].children, style).split("\n") if node.children else []
+    if kind == "heading":
+        level = max(int(node.tag[1:]), style.min_heading)
+        text = _inline(node.children[0].children, style, one_line=True) if node.children else ""
+        return ["#" * level + (" " + text if text else "")]
+    if kind in ("bullet_list", "ordered_list"):
+        return _list(node, style)
+    if kind == "blockquote":
+        inner = _blocks(node.children, style)
+        return [("> " + line) if line else ">" for line in inner] or [">"]
+    if kind == "fence":
+        info = node.info.strip()
+        return escape.fence(node.content, info if "`" not in info else "").split("\n")
+    if kind == "code_block":
+        return ["    " + line if line else "" for line in node.content.rstrip("\n").split("\n")]
+    if kind == "hr":
+        return ["***"]
+    if kind == "html_block":
+        return _html_block(node.content)
+    if kind == "table":
+        return _table(node, style)
+    return _html_block(node.content) if node.content else []
+
+
+def _list(node: SyntaxTreeNode, style: Style) -> list[str]:
+    tight = any(
+        child.type == "paragraph" and child.hidden for item in node.children for child in item.children
+    )
+    ordered = node.type == "ordered_list"
+    number = int(node.attrs.get("start", 1)) if ordered else 0
+    out: list[str] = []
+    for item in node.children:
+        marker = f"{number}{item.markup or '.'}" if ordered else (item.markup or "-")
+        number += 1
+        lines = _blocks(item.children, style, tight=tight)
+        if out and not tight:
+            out.append("")
+        indent = " " * (len(marker) + 1)
+        if not lines:
+            out.append(marker)
+            continue
+        out.append(f"{marker} {lines[0]}" if lines[0] else marker)
+        out.extend(indent + line if line else "" for line in lines[1:])
+    return out
+
+
+def _html_block(content: str) -> list[str]:
+    """Raw HTML shown as text: each line escaped, blank lines kept as paragraph breaks."""
+    out: list[str] = []
+    for raw in content.rstrip("\n").split("\n"):
+        stripped = raw.strip()
+        if not stripped:
+            if out and out[-1]:
+                out.append("")
+            continue
+        out.append(escape.text(stripped))
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def _table(node: SyntaxTreeNode, style: Style) -> list[str]:
+    rows: list[list[str]] = []
+    aligns: list[str] = []
+    for section in node.children:
+        for row in section.children:
+            cells = []
+            for cell in row.children:
+                text = _inline(cell.children[0].children, style, cell=True) if cell.children else ""
+                cells.append(text)
+                if section.type == "thead":
+                    aligns.append(str(cell.attrs.get("style", "")).removeprefix("text-align:"))
+            rows.append(cells)
+    if not rows:
+        return []
+    width = len(aligns) or len(rows[0])
+    delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns] or ["---"] * width
+    out = [_row(rows[0], width), _row(delimiter, width)]
+    out.extend(_row(r, width) for r in rows[1:])
+    return out
+
+
+def _row(cells: list[str], width: int) -> str:
+    cells = (cells + [""] * width)[:width]
+    return "| " + " | ".join(cells) + " |"
+
+
+# Inline -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    at_line_start: bool = True
+
+
+def _inline(nodes: list[SyntaxTreeNode], style: Style, *, one_line: bool = False, cell: bool = False,
+            in_link: bool = False, state: _State | None = None) -> str:
+    state = state or _State()
+    one_line = one_line or cell
+    out: list[str] = []
+    for node in nodes:
+        kind = node.type
+        if kind == "text":
+            out.append(_text(node.content, style, in_link, state.at_line_start, cell))
+        elif kind == "softbreak":
+            out.append(" " if one_line else "\n")
+            state.at_line_start = not one_line
+            continue
+        elif kind == "hardbreak":
+            out.append(" " if one_line else "\\\n")
+            state.at_line_start = not one_line
+            continue
+        elif kind == "code_inline":
+            span = escape.code(node.content)
+            out.append(span.replace("|", "\\|") if cell else span)
+        elif kind in ("em", "strong"):
+            inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=in_link, state=state)
+            out.append(f"{node.markup}{inner}{node.markup}")
+        elif kind == "link":
+            out.append(_link(node, style, one_line, cell, state))
+        elif kind == "image":
+            src = _destination(str(node.attrs.get("src", "")), style)
+            title = node.attrs.get("title")
+            alt = escape.line(node.content)
+            suffix = f' "{escape.title(str(title))}"' if title else ""
+            out.append(f"![{alt}]({escape.href(src)}{suffix})")
+        else:  # html_inline and anything unknown: shown as text, never as markup
+            out.append(escape.text(node.content, line_start=state.at_line_start))
+            if cell:
+                out[-1] = out[-1].replace("\n", " ")
+        state.at_line_start = False
+    return "".join(out)
+
+
+def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
+    if cell:
+        content = content.replace("\n", " ")
+    if in_link or not style.pattern.search(content):
+        return escape.text(content, line_start=line_start)
+    out: list[str] = []
+    last = 0
+    for match in style.pattern.finditer(content):
+        target = style.link(match.group(0))
+        if target is None:
+            continue
+        before = content[last:match.start()]
+        if before:
+            out.append(escape.text(before, line_start=line_start and last == 0))
+        href, title = target
+        suffix = f' "{escape.title(title)}"' if title else ""
+        out.append(f"[{match.group(0)}]({escape.href(href)}{suffix})")
+        last = match.end()
+    rest = content[last:]
+    if rest:
+        out.append(escape.text(rest, line_start=line_start and last == 0))
+    return "".join(out)
+
+
+def _link(node: SyntaxTreeNode, style: Style, one_line: bool, cell: bool, state: _State) -> str:
+    href = str(node.attrs.get("href", ""))
+    title = node.attrs.get("title")
+    inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=True, state=state)
+    target = href.rsplit("/", 1)[-1].removesuffix(".md")
+    if style.pattern.fullmatch(target) and not _SCHEME.match(href):
+        linked = style.link(target)
+        if linked is not None:
+            href, id_title = linked
+            title = title or id_title
+    else:
+        href = _destination(href, style)
+    suffix = f' "{escape.title(str(title))}"' if title else ""
+    return f"[{inner or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
+
+
+def _destination(href: str, style: Style) -> str:
+    """A relative destination (not a URL, not an anchor) rewritten for the page."""
+    if not href or href.startswith(("#", "/")) or _SCHEME.match(href) or style.rewrite is None:
+        return href
+    return style.rewrite(href)

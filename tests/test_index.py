@@ -1,0 +1,41 @@
+"""Index pages: the dashboard, kinds, tags and the wanted entries."""
+
+from __future__ import annotations
+
+from recordtool.index import dashboard, kind_pages, tag_pages, wanted
+from recordtool.site import context
+from recordtool.verdict import ClaimStatus
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record, statuses, verdict
+
+
+def test_dashboard_counts_per_verdict_with_denominators(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "verified", verdict())))
+    page = dashboard(ctx)
+    assert page.startswith("# The record\n\n4 entries: 1 literature, 1 note, 2 theory.\n")
+    assert "| ✅ verified | 1 of 2 | 50% |\n| ⚪ unchecked | 1 of 2 | 50% |" in page
+    assert "| [THEORY-1](THEORY-1.md) | ✅ verified | 2026-11-28 | 2026-11-29 | The claim |" in page
+    assert "| [THEORY-2](THEORY-2.md) | ⚪ unchecked | — | — | A second claim that uses the first. |" in page
+    assert "[alpha](tags/alpha.md) (2), [beta](tags/beta.md) (1)" in page
+    assert "[1 ids](wanted.md) are mentioned but not in the record." in page
+
+
+def test_kind_and_tag_pages_link_back_up(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    ctx = context(record, statuses(record))
+    kinds = kind_pages(ctx)
+    assert sorted(kinds) == ["kinds/literature.md", "kinds/note.md", "kinds/theory.md"]
+    assert "| [THEORY-2](../THEORY-2.md) | active | ⚪ unchecked | A second claim that uses the first. |" in kinds["kinds/theory.md"]
+    tags = tag_pages(ctx)
+    assert tags["tags/beta.md"] == (
+        "# Tag: beta\n\n[Back to the record](../index.md) · 1 entry\n\n"
+        "| Entry | Status | Title |\n| --- | --- | --- |\n| [NOTE-1](../NOTE-1.md) | active | Notes on the paper |\n")
+
+
+def test_wanted_lists_dangling_mentions_with_who_mentions_them(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    page = wanted(context(record, statuses(record)))
+    assert "## THEORY-99\n\nMentioned by 1 entry:\n\n" in page
+    assert ("- [THEORY-1](THEORY-1.md) (body): “Checked as [NOTE-1](NOTE-1.md) suggests; "
+            "[THEORY-99](wanted.md \"not in the record\") would extend it.”") in page

@@ -1,0 +1,43 @@
+"""Link checking finds what does not resolve, with its page and line."""
+
+from __future__ import annotations
+
+from recordtool.linkcheck import BrokenLink, check_folder, check_pages, links
+from recordtool.project import open_project
+from recordtool.site import render
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record, statuses
+
+
+def test_links_images_and_mermaid_clicks_with_their_lines() -> None:
+    text = "# T\n\nsee [a](a.md) and\n![i](img/x.png) `[no](code.md)`\n\n```mermaid\ngraph LR\n  click n0 \"b.md\"\n```\n"
+    assert links(text) == [(3, "a.md"), (4, "img/x.png"), (8, "b.md")]
+
+
+def test_check_pages_reports_broken_and_ignores_urls() -> None:
+    pages = {
+        "index.md": "[ok](A.md) [web](https://x.org) [anchor](#top) [bad](B.md)\n",
+        "A.md": "[up](index.md) [tag](tags/t.md#x) [abs](/etc/passwd)\n",
+        "tags/t.md": "[back](../A.md) [gone](../C.md)\n",
+    }
+    assert check_pages(pages, lambda p: False) == [
+        BrokenLink("A.md", 1, "/etc/passwd", "an absolute path; write a relative link"),
+        BrokenLink("index.md", 1, "B.md", "B.md does not exist"),
+        BrokenLink("tags/t.md", 1, "../C.md", "C.md does not exist"),
+    ]
+
+
+def test_check_finds_a_planted_broken_link(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    out = project.root / "record" / "pages"
+    report = render(record, statuses=statuses(record), check=True)
+    assert report.broken == []
+    page = out / "NOTE-1.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nA [planted](NOPE-1.md) link.\n", encoding="utf-8")
+    lines = page.read_text(encoding="utf-8").count("\n")
+    assert [str(b) for b in check_folder(out)] == [f"NOTE-1.md:{lines}: broken link 'NOPE-1.md': NOPE-1.md does not exist"]
+    # and a broken link written in an entry's body is found by render --check too
+    project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
+    report = render(open_project(root=project.root), statuses=statuses(record), check=True)
+    assert [str(b) for b in report.broken or []] == [
+        "NOTE-2.md:22: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist"]

@@ -1,0 +1,187 @@
+"""An entry's page: the seed page's elements, typed citations both ways, backlinks, verdicts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from recordtool.mentions import markdown
+from recordtool.page import render_entry
+from recordtool.project import open_project
+from recordtool.site import context
+from recordtool.verdict import ClaimStatus
+from tests.conftest import SHIPPED, ProjectBuilder
+from tests.render_record import small_record, statuses, verdict
+
+
+def _section(page: str, heading: str) -> str:
+    start = page.index(f"\n## {heading}\n")
+    end = page.find("\n## ", start + 1)
+    return page[start:end if end != -1 else None].strip()
+
+
+def test_shipped_lit_1534_carries_every_element_of_the_seed_page() -> None:
+    project = open_project(root=SHIPPED)
+    ctx = context(project, statuses(project), SHIPPED / "record" / "pages")
+    page = render_entry(ctx, "LIT-1534")
+    lines = page.split("\n")
+    assert lines[0] == "# LIT-1534: A Mathematical Framework for Transformer Circuits"
+    assert lines[2] == "1 min read"
+    assert "| Status | Active — read 2026-10-26 ([NOTE-1189](NOTE-1189.md)) in full" in page
+    assert "| Version | 2 |" in page
+    assert ("| Tags | [representation-learning](tags/representation-learning.md), "
+            "[compositionality](tags/compositionality.md), "
+            "[anthology-candidate](tags/anthology-candidate.md) |") in page
+    assert ("| Cited as 'paper' by | [NOTE-1189](NOTE-1189.md) — Elhage, Nanda, Olsson et al. — "
+            "A mathematical framework for transformer circuits |") in page
+    cited = next(line for line in lines if line.startswith("| Cited as 'source' by |"))
+    assert re.findall(r"\[(THEORY-\d+)\]", cited) == ["THEORY-977", "THEORY-988", "THEORY-1342"]
+    assert "## Graph view\n\n```mermaid\ngraph LR\n" in page
+    assert ("Elhage, N., Nanda, N., Olsson, C., Henighan, T., Joseph, N., Mann, B., et al. (2021). "
+            "A mathematical framework for transformer circuits. *Transformer Circuits Thread*, "
+            "22 December 2021. <https://transformer-circuits.pub/2021/framework/index.html>") in page
+    assert "Read in full on 2026-10-26 ([NOTE-1189](NOTE-1189.md)). Two accounts" in page
+    assert "## Why this is here" in page
+    assert '[THEORY-973](wanted.md "not in the record")' in page
+    backlinks = _section(page, "Backlinks")
+    assert re.findall(r"^- \[([A-Z]+-\d+)\]", backlinks, re.MULTILINE) == [
+        "LIT-1538", "NOTE-1189", "THEORY-977", "THEORY-988", "THEORY-1342"]
+    # the parser sees the properties table, one graph view and no raw HTML from the record
+    tokens = markdown().parse(page)
+    assert sum(t.type == "table_open" for t in tokens) == 1
+    assert [t.info for t in tokens if t.type == "fence"] == ["mermaid"]
+
+
+def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    ctx = context(record, statuses(record))
+    lit = render_entry(ctx, "LIT-1")
+    assert lit.split("\n")[:3] == ["# LIT-1: A paper", "", "1 min read"]
+    rows = [line for line in lit.split("\n") if line.startswith("| ")]
+    assert rows == [
+        "| Property | Value |",
+        "| --- | --- |",
+        "| Kind | [literature](kinds/literature.md) |",
+        "| Status | Active |",
+        "| Version | 1 |",
+        "| Tags | [alpha](tags/alpha.md) |",
+        "| Cited as 'paper' by | [NOTE-1](NOTE-1.md) — Notes on the paper |",
+        "| Cited as 'source' by | [THEORY-1](THEORY-1.md) — The claim |",
+    ]
+    assert _section(lit, "Backlinks") == "\n".join([
+        "## Backlinks",
+        "",
+        "- [NOTE-1](NOTE-1.md) — Notes on the paper (cites it as paper, mentions it)",
+        "  - body: “Read [LIT-1](LIT-1.md) in full.”",
+        "- [THEORY-1](THEORY-1.md) — The claim (cites it as source, mentions it)",
+        "  - statement: “The paper's claim, drawn from [LIT-1](LIT-1.md).”",
+    ])
+    note = render_entry(ctx, "NOTE-1")
+    assert "| Cites | [LIT-1](LIT-1.md) as paper — A paper |" in note
+    assert "Read [LIT-1](LIT-1.md) in full. Its claim is [THEORY-1](THEORY-1.md)." in note
+    assert "Not a mention: `THEORY-2` in code." in note
+    assert _section(note, "Backlinks") == "\n".join([
+        "## Backlinks",
+        "",
+        "- [LIT-1](LIT-1.md) — A paper (mentions it)",
+        "  - body: “See [NOTE-1](NOTE-1.md).”",
+        "- [THEORY-1](THEORY-1.md) — The claim (mentions it)",
+        "  - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md \"not in the record\") would extend it.”",
+    ])
+    claim = render_entry(ctx, "THEORY-1")
+    assert "| Used by | [THEORY-2](THEORY-2.md) — A second claim that uses the first. |" in claim
+    assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md "not in the record") would extend it.' in claim
+    assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md "not in the record").')
+    second = render_entry(ctx, "THEORY-2")
+    assert second.startswith("# THEORY-2: A second claim that uses the first.\n")
+
+
+def test_unchecked_claim_shows_its_checks_as_not_run(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    page = render_entry(context(record, statuses(record)), "THEORY-1")
+    verdict_md = _section(page, "Verdict")
+    assert verdict_md.startswith("## Verdict\n\n**⚪ unchecked** — never checked")
+    assert "| — | `error` | \\< 1e-9 | 1e-9 | — | ⚪ not run |" in verdict_md
+    assert "Controls: `control` (`noise=true`)." in verdict_md
+
+
+def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png"]))
+    page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
+    assert page.split("\n")[2] == "1 min read · ✅ verified"
+    assert "| Verdict | ✅ verified |" in page
+    v = _section(page, "Verdict")
+    assert "**✅ verified** since 2026-11-28T10:00:00Z, last verified 2026-11-29T14:03:00Z." in v
+    assert "### Check `exact`: ✅ pass" in v
+    assert "Runs `checks.demo:measure` with `n=2`; seed 0; 2.5 s." in v
+    assert "| 0 | `error` | \\< 1e-9 | 1e-9 | 2.3e-15 | ✅ holds |" in v
+    assert "| 0 | `terms` | == 5 | 5 | 5 | ✅ holds |" in v
+    assert "| 0 | `loss` | observed | — | 5 values, 0.1 … 0.5 | observed |" in v
+    assert "| `control` | `noise=true` | ✅ failed as required | seed 0: error = 0.31 (fails), terms = 5 (holds) |" in v
+    assert "![loss.png](figures/THEORY-1/exact/loss.png)" in v
+    assert "| Commit | 0123456789ab |" in v
+    assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
+    # THEORY-2 uses THEORY-1: its page colours THEORY-1 as verified in the graph view
+    other = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-2")
+    assert "class n1 verified" in other
+
+
+def test_stale_claim_says_why(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    status = ClaimStatus("THEORY-1", "stale", verdict(), ["statement changed", "checks/demo.py changed"])
+    v = _section(render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1"), "Verdict")
+    assert v.startswith("## Verdict\n\n**⚠️ stale** — the last verdict, ✅ pass on 2026-11-29T14:03:00Z, no longer applies")
+    assert "Why it is stale:\n\n- statement changed\n- checks/demo.py changed" in v
+
+
+def test_error_shows_the_end_of_the_traceback(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    tb = "\n".join(f"  line {i}" for i in range(40)) + "\nValueError: ```bad``` <script>"
+    status = ClaimStatus("THEORY-1", "error", verdict(outcome="error", error=tb))
+    v = _section(render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1"), "Verdict")
+    assert "### Check `exact`: 💥 error" in v
+    assert "Seed 0: error; the end of its traceback:\n\n````text\n  line 26\n" in v
+    assert "ValueError: ```bad``` <script>\n````" in v
+    assert "line 25\n" not in v
+
+
+@pytest.mark.parametrize("title", ["A | pipe *star* [link](x.md)", "<script>alert(1)</script>", "# not a heading"])
+def test_special_characters_in_titles_cannot_break_tables_or_inject_html(project: ProjectBuilder, title: str) -> None:
+    project.add("LIT-1", f"""
+        title: {title!r}
+        reference: {{authors: ["A"], year: 2020, title: {title!r}}}
+        body: "<script>alert(1)</script> and *x* | y"
+    """)
+    project.add("NOTE-1", f"""
+        title: {title!r}
+        cites: [{{id: LIT-1, as: paper}}]
+    """)
+    record = open_project(root=project.root)
+    for entry_id in ("LIT-1", "NOTE-1"):
+        page = render_entry(context(record, statuses(record)), entry_id)
+        tokens = markdown().parse(page)
+        assert not [t for t in tokens if t.type == "html_block"]
+        inline_html = [c.content for t in tokens if t.children for c in t.children if c.type == "html_inline"]
+        assert set(inline_html) <= {"<br>"}
+        heading = tokens[1]
+        assert heading.content.endswith(title.lstrip("# ")) or title in heading.children[0].content
+        rows = [t for t in tokens if t.type == "tr_open"]
+        cells = [t for t in tokens if t.type in ("td_open", "th_open")]
+        assert len(cells) == 2 * len(rows)  # every row still has exactly two cells
+        texts = "".join(c.content for t in tokens if t.children for c in t.children if c.type == "text")
+        assert title.lstrip("# ") in texts
+
+
+def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder, tmp_path: Path) -> None:
+    project.add("NOTE-1", """
+        title: T
+        body: "See [the data](../../data/x.csv) and [a claim](THEORY-5)."
+    """)
+    record = open_project(root=project.root)
+    page = render_entry(context(record, statuses(record), project.root / "record" / "pages"), "NOTE-1")
+    assert 'See [the data](../../data/x.csv) and [a claim](wanted.md "not in the record").' in page
+    page = render_entry(context(record, statuses(record), project.root / "site"), "NOTE-1")
+    assert "[the data](../data/x.csv)" in page

@@ -1,0 +1,53 @@
+"""`recordtool render`: exit codes and exact messages."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from recordtool.cli import cli
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_render_writes_then_reports_unchanged(project: ProjectBuilder) -> None:
+    small_record(project)
+    root = str(project.root)
+    assert run("render", "--root", root) == (
+        0, "rendered 4 entries into record/pages: 11 written, 0 unchanged, 0 removed\n", "")
+    assert run("render", "--root", root, "--check") == (
+        0, "rendered 4 entries into record/pages: 0 written, 11 unchanged, 0 removed\n", "")
+    assert (project.root / "record" / "pages" / "LIT-1.md").is_file()
+
+
+def test_render_into_another_folder(project: ProjectBuilder) -> None:
+    small_record(project)
+    code, out, _err = run("render", "--root", str(project.root), "-o", str(project.root / "site"))
+    assert (code, out) == (0, "rendered 4 entries into site: 11 written, 0 unchanged, 0 removed\n")
+
+
+def test_check_exits_1_with_each_broken_link(project: ProjectBuilder) -> None:
+    small_record(project)
+    project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
+    code, out, err = run("render", "--root", str(project.root), "--check")
+    assert code == 1
+    assert out == "rendered 5 entries into record/pages: 12 written, 0 unchanged, 0 removed\n"
+    assert err == ("record/pages/NOTE-2.md:22: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
+                   "1 broken link\n")
+
+
+def test_refused_output_folder_is_a_usage_error(project: ProjectBuilder) -> None:
+    small_record(project)
+    code, _out, err = run("render", "--root", str(project.root), "-o", str(project.root / "record" / "theory"))
+    assert code == 2
+    assert "holds the record's own files" in err
+
+
+def test_help_is_the_docstring() -> None:
+    code, out, _err = run("render", "--help")
+    assert code == 0
+    assert "Write the record as backlinked Markdown pages" in out and "--check" in out and "-o, --output DIR" in out

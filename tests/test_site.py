@@ -1,0 +1,99 @@
+"""The whole site: byte-identical across runs, incremental, atomic, inside its folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recordtool.linkcheck import check_pages
+from recordtool.project import open_project
+from recordtool.site import RenderError, render, render_site
+from recordtool.sitemap import MANIFEST
+from recordtool.verdict import ClaimStatus
+from tests.conftest import SHIPPED, ProjectBuilder
+from tests.render_record import small_record, statuses, verdict
+
+
+def test_site_layout_and_every_link_resolves(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    site = render_site(record, statuses(record))
+    assert sorted(site.pages) == [
+        "LIT-1.md", "NOTE-1.md", "THEORY-1.md", "THEORY-2.md", "index.md",
+        "kinds/literature.md", "kinds/note.md", "kinds/theory.md",
+        "tags/alpha.md", "tags/beta.md", "wanted.md"]
+    assert check_pages(site.pages, lambda path: False) == []
+
+
+def test_shipped_record_renders_with_no_broken_link() -> None:
+    project = open_project(root=SHIPPED)
+    site = render_site(project, statuses(project), SHIPPED / "record" / "pages")
+    assert check_pages(site.pages, lambda path: (SHIPPED / "record" / "pages" / path).exists()) == []
+
+
+def test_output_is_byte_identical_across_runs(project: ProjectBuilder) -> None:
+    status = ClaimStatus("THEORY-1", "verified", verdict())
+    first = render_site(small_record(project), statuses(small_record(project), THEORY_1=status))
+    record = open_project(root=project.root)
+    second = render_site(record, statuses(record, THEORY_1=status))
+    assert first == second
+
+
+def test_only_changed_pages_are_rewritten_and_deleted_ones_removed(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    out = project.root / "record" / "pages"
+    (out).mkdir(parents=True)
+    (out / "README.md").write_text("mine\n", encoding="utf-8")
+    first = render(record, statuses=statuses(record))
+    assert len(first.written) == 11 and first.removed == []
+    again = render(open_project(root=project.root), statuses=statuses(record))
+    assert (again.written, again.unchanged, again.removed) == ([], 11, [])
+    # a changed title changes its own page and the pages that show it
+    path = project.path("NOTE-1")
+    path.write_text(path.read_text(encoding="utf-8").replace("Notes on the paper", "Notes, revised"), encoding="utf-8")
+    record = open_project(root=project.root)
+    changed = render(record, statuses=statuses(record))
+    assert changed.written == ["LIT-1.md", "NOTE-1.md", "THEORY-1.md", "kinds/note.md", "tags/alpha.md", "tags/beta.md"]
+    # a deleted entry's page goes, and so does a tag page nobody uses any more
+    path.unlink()
+    record = open_project(root=project.root)
+    gone = render(record, statuses=statuses(record))
+    assert gone.removed == ["NOTE-1.md", "tags/beta.md"]
+    assert not (out / "NOTE-1.md").exists() and (out / "README.md").read_text(encoding="utf-8") == "mine\n"
+    # a page edited by hand is put back
+    (out / "LIT-1.md").write_text("edited\n", encoding="utf-8")
+    fixed = render(record, statuses=statuses(record))
+    assert fixed.written == ["LIT-1.md"]
+    assert not [p for p in out.rglob("*.tmp")]
+
+
+def test_figures_are_copied_into_the_output_folder(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    figure = project.root / "record" / "verdicts" / "figures" / "THEORY-1" / "exact" / "loss.png"
+    figure.parent.mkdir(parents=True)
+    figure.write_bytes(b"\x89PNG fake")
+    status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png",
+                                                                   "../../etc/passwd"]))
+    out = project.root / "site"
+    report = render(record, out, statuses=statuses(record, THEORY_1=status), check=True)
+    assert (out / "figures" / "THEORY-1" / "exact" / "loss.png").read_bytes() == b"\x89PNG fake"
+    assert report.broken == []
+    assert "figures/THEORY-1/exact/loss.png" in (out / MANIFEST).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("where", [".", "record", "record/theory", "record/verdicts", "checks", ".."])
+def test_refuses_output_folders_that_hold_the_record(project: ProjectBuilder, where: str) -> None:
+    record = small_record(project)
+    with pytest.raises(RenderError):
+        render(record, project.root / where, statuses=statuses(record))
+
+
+def test_damaged_manifest_never_deletes_outside_the_folder(project: ProjectBuilder, tmp_path: Path) -> None:
+    record = small_record(project)
+    out = project.root / "pages"
+    out.mkdir()
+    victim = project.root / "keep.txt"
+    victim.write_text("keep", encoding="utf-8")
+    (out / MANIFEST).write_text('{"files": {"../keep.txt": {"key": "x"}, "/etc/hostname": {}}}', encoding="utf-8")
+    render(record, out, statuses=statuses(record))
+    assert victim.read_text(encoding="utf-8") == "keep"
