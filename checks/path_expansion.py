@@ -1,0 +1,89 @@
+"""THEORY-988: with every attention pattern frozen at its value on the input, the logits of an
+attention-only transformer without layer norm or biases are exactly the sum of its path terms
+(direct, one per head, one per virtual head: 1 + 2H + H^2 for two layers), and a layer's
+attention scores are exactly the sum of their direct, Q-, K- and both-sides composition groups.
+
+Measured in float64 on a random model or on the lab's trained model (the same one THEORY-977
+reads, through the shared cache). The controls switch on layer norm or biases: the same
+expansion, which has no place for them, then misses by far.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from checks import circuits
+from checks.model import AttnOnlyTransformer, ModelConfig
+from checks.train import lab_configs, load_or_train
+from recordtool.context import CheckContext
+
+
+def measure(
+    ctx: CheckContext,
+    *,
+    model: str = "random",
+    n_layers: int = 2,
+    dtype: str = "float64",
+    layer_norm: bool = False,
+    biases: bool = False,
+    init_std: float = 0.2,
+    max_steps: int | None = None,
+    batch: int = 8,
+) -> dict[str, float | int | bool | list[float]]:
+    """Exactness of the path expansion of logits and of the last layer's attention scores.
+
+    model:     "random" (weights ~ N(0, init_std^2)) or "trained" (the lab's model, trained
+               with the given layer_norm/biases switches, then converted to ``dtype``)
+    max_steps: a training budget other than the lab's default (trained models only)
+    """
+    torch.set_num_threads(ctx.threads)
+    if model == "random":
+        torch.manual_seed(ctx.seed)
+        config = ModelConfig(
+            n_layers=n_layers, layer_norm=layer_norm, biases=biases, dtype=dtype, init_std=init_std
+        )
+        net = AttnOnlyTransformer(config)
+        steps = 0
+    elif model == "trained":
+        overrides: dict[str, object] = {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases}
+        if max_steps is not None:
+            overrides["max_steps"] = max_steps
+        trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir, ctx.progress)
+        net = trained.model.to_dtype(dtype)
+        config = net.config
+        steps = trained.log.steps
+    else:
+        raise ValueError(f"model must be 'random' or 'trained', not {model!r}")
+    net.eval()
+
+    gen = torch.Generator().manual_seed(ctx.seed + 3)
+    tokens = torch.randint(0, config.d_vocab, (batch, config.n_ctx), generator=gen)
+    with torch.no_grad():
+        out = net(tokens)
+        terms = circuits.path_logits(net, tokens, out.patterns)
+        expanded = sum(terms.values(), torch.zeros_like(out.logits))
+        last = config.n_layers - 1
+        groups = circuits.score_groups(net, tokens, out.patterns, last)
+        scores_expanded = sum(groups.values(), torch.zeros_like(out.scores[last]))
+
+    error = float((expanded - out.logits).abs().max())
+    logit_scale = float(out.logits.abs().max())
+    scores_error = float((scores_expanded - out.scores[last]).abs().max())
+    score_scale = float(out.scores[last].abs().max())
+    by_order = [
+        float(sum((x.norm() ** 2 for p, x in terms.items() if len(p) == k), torch.zeros(())).sqrt())
+        for k in range(config.n_layers + 1)
+    ]
+    H = config.n_heads
+    return {
+        "max_abs_error": error,
+        "relative_error": error / logit_scale,
+        "scores_max_abs_error": scores_error,
+        "scores_relative_error": scores_error / score_scale,
+        "n_path_terms": len(terms),
+        "expected_path_terms": (1 + H) ** config.n_layers,
+        "logit_scale": logit_scale,
+        "term_norm_by_order": by_order,
+        "score_group_norms": [float(g.norm()) for g in groups.values()],
+        "training_steps": steps,
+    }

@@ -1,0 +1,208 @@
+"""Training the lab's models, and the cache that keeps them.
+
+Training is seeded and deterministic for a given seed and thread count: the weights come from
+``torch.manual_seed(seed)``, the data from its own ``torch.Generator``. It stops early once
+the loss on the predictable repeated tokens (the ones only an induction mechanism can
+predict) falls below ``target_repeat_loss``, and logs the loss curve, which is kept as
+evidence.
+
+A trained model is saved (safetensors) under ``<cache_dir>/models/<key>.safetensors`` with
+its curve in ``<key>.json``; the key hashes the model config, the training config, the seed
+and the source text of the model, data and training code, so any change to them retrains.
+Writes are atomic, and a lock file lets one process train while another, wanting the same
+model, waits and then loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load as load_safetensors
+from safetensors.torch import save as save_safetensors
+from torch import Tensor
+
+from checks import data as data_module
+from checks import model as model_module
+from checks.data import RepeatData
+from checks.model import AttnOnlyTransformer, ModelConfig
+from recordtool.atomic import write_atomic
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    data: RepeatData = field(default_factory=RepeatData)
+    batch_size: int = 64
+    lr: float = 1e-2
+    weight_decay: float = 0.01
+    max_steps: int = 2000
+    eval_every: int = 50
+    eval_batch_size: int = 256
+    target_repeat_loss: float = 2.0  # stop when the predictable repeated tokens cost less (nats)
+    log_every: int = 10
+
+
+@dataclass
+class TrainingLog:
+    """The evidence of one training run."""
+
+    steps: int = 0  # optimisation steps taken
+    seconds: float = 0.0  # wall time of the run (0 when loaded from the cache)
+    tokens_per_second: float = 0.0
+    loss_steps: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)  # training loss, every log_every steps
+    eval_steps: list[int] = field(default_factory=list)
+    eval_loss: list[float] = field(default_factory=list)  # all tokens of the eval batch
+    eval_repeat_loss: list[float] = field(default_factory=list)  # predictable repeated tokens
+    stopped_early: bool = False
+    from_cache: bool = False
+
+
+@dataclass
+class TrainedModel:
+    model: AttnOnlyTransformer
+    log: TrainingLog
+    key: str
+
+
+def lab_configs(**overrides: Any) -> tuple[ModelConfig, TrainConfig]:
+    """The lab's standard two-layer model and its training, with ``overrides`` applied.
+
+    Overrides name fields of ModelConfig (``n_layers``, ``layer_norm``, ...), of TrainConfig
+    (``max_steps``, ...) or of RepeatData (``repeat_prob``, ...). Every check builds its
+    configs here, so the same settings give the same cache key across checks.
+    """
+    model_fields = set(ModelConfig.__dataclass_fields__)
+    train_fields = set(TrainConfig.__dataclass_fields__) - {"data"}
+    data_fields = set(RepeatData.__dataclass_fields__) - {"d_vocab", "n_ctx"}
+    unknown = set(overrides) - model_fields - train_fields - data_fields
+    if unknown:
+        raise TypeError(f"unknown lab settings: {sorted(unknown)}")
+    mc = replace(ModelConfig(), **{k: v for k, v in overrides.items() if k in model_fields})
+    rd = RepeatData(d_vocab=mc.d_vocab, n_ctx=mc.n_ctx)
+    rd = replace(rd, **{k: v for k, v in overrides.items() if k in data_fields})
+    tc = replace(TrainConfig(data=rd), **{k: v for k, v in overrides.items() if k in train_fields})
+    return mc, tc
+
+
+def cache_key(model_config: ModelConfig, train_config: TrainConfig, seed: int) -> str:
+    """A hash of the configs, the seed and the source of the model, data and training code."""
+    h = hashlib.sha256()
+    h.update(json.dumps([asdict(model_config), asdict(train_config), seed], sort_keys=True).encode())
+    for module in (model_module, data_module):
+        h.update(Path(str(module.__file__)).read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()[:20]
+
+
+def predictable_repeat_mask(repeated: Tensor) -> Tensor:
+    """(batch, pos-1) bool: logits at position t predict a repeated token that the previous
+    position's match already determines (tokens t+1 and t both in the second copy)."""
+    return repeated[:, 1:] & repeated[:, :-1]
+
+
+def language_model_losses(logits: Tensor, tokens: Tensor) -> Tensor:
+    """Next-token cross-entropy per position. logits (batch, pos, vocab) -> (batch, pos-1)."""
+    return torch.nn.functional.cross_entropy(
+        logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none"
+    )
+
+
+def train(
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    seed: int,
+    progress: Callable[[str], None] = lambda _m: None,
+) -> tuple[AttnOnlyTransformer, TrainingLog]:
+    """Train a fresh model (AdamW), deterministic for a given seed and thread count."""
+    torch.manual_seed(seed)
+    model = AttnOnlyTransformer(model_config)
+    data_gen = torch.Generator().manual_seed(seed + 1)
+    eval_gen = torch.Generator().manual_seed(seed + 2)
+    eval_tokens, eval_repeated = train_config.data.batch(train_config.eval_batch_size, eval_gen)
+    eval_mask = predictable_repeat_mask(eval_repeated)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=train_config.lr, weight_decay=train_config.weight_decay
+    )
+    log = TrainingLog()
+    start = time.perf_counter()
+    for step in range(1, train_config.max_steps + 1):
+        tokens, _ = train_config.data.batch(train_config.batch_size, data_gen)
+        loss = language_model_losses(model(tokens).logits, tokens).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        optimizer.step()
+        log.steps = step
+        if step % train_config.log_every == 0 or step == 1:
+            log.loss_steps.append(step)
+            log.loss.append(float(loss.detach()))
+        if step % train_config.eval_every == 0:
+            with torch.no_grad():
+                losses = language_model_losses(model(eval_tokens).logits, eval_tokens)
+            repeat_loss = float(losses[eval_mask].mean()) if eval_mask.any() else math.nan
+            log.eval_steps.append(step)
+            log.eval_loss.append(float(losses.mean()))
+            log.eval_repeat_loss.append(repeat_loss)
+            progress(f"step {step}/{train_config.max_steps}, loss {float(loss.detach()):.3f}, "
+                     f"repeated tokens {repeat_loss:.3f}")
+            if repeat_loss < train_config.target_repeat_loss:
+                log.stopped_early = True
+                break
+    log.seconds = time.perf_counter() - start
+    n_tokens = log.steps * train_config.batch_size * train_config.data.n_ctx
+    log.tokens_per_second = n_tokens / log.seconds if log.seconds > 0 else 0.0
+    model.eval()
+    return model, log
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (POSIX flock; no lock where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def load_or_train(
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    seed: int,
+    cache_dir: Path,
+    progress: Callable[[str], None] = lambda _m: None,
+) -> TrainedModel:
+    """The trained model from the cache, or trained now and saved there."""
+    key = cache_key(model_config, train_config, seed)
+    folder = cache_dir / "models"
+    weights_path, log_path = folder / f"{key}.safetensors", folder / f"{key}.json"
+    with _locked(folder / f"{key}.lock"):
+        if weights_path.exists() and log_path.exists():
+            model = AttnOnlyTransformer(model_config)
+            model.load_state_dict(load_safetensors(weights_path.read_bytes()))
+            model.eval()
+            log = TrainingLog(**json.loads(log_path.read_text()))
+            log.from_cache = True
+            progress(f"loaded model {key} from the cache")
+            return TrainedModel(model, log, key)
+        progress(f"training model {key}")
+        model, log = train(model_config, train_config, seed, progress)
+        state = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
+        write_atomic(log_path, json.dumps(asdict(log)))
+        write_atomic(weights_path, save_safetensors(state))
+        return TrainedModel(model, log, key)

@@ -1,0 +1,53 @@
+"""Fixtures shared by the lab's tests: the trained lab model (trained once per session) and
+the claims' checks as the YAML writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from checks import induction
+from recordtool.context import CheckContext
+from recordtool.expect import parse_expectation
+
+RECORD = Path(__file__).resolve().parents[2] / "record" / "theory"
+
+
+def load_check(claim: str, name: str) -> dict[str, Any]:
+    """The check ``name`` of claim ``claim`` as its YAML writes it."""
+    entry = yaml.safe_load((RECORD / f"{claim}.yaml").read_text())
+    (check,) = [c for c in entry["checks"] if c["name"] == name]
+    return check
+
+
+def failing(expect: dict[str, str], metrics: dict[str, Any]) -> list[str]:
+    """The names of the expectations ``metrics`` does not meet."""
+    return [k for k, text in expect.items() if not parse_expectation(text).holds(float(metrics[k]))]
+
+
+@pytest.fixture(scope="session")
+def lab_ctx(tmp_path_factory: pytest.TempPathFactory) -> CheckContext:
+    """A context whose cache is shared by the whole session (the lab model trains once)."""
+    return CheckContext.for_testing(tmp_path_factory.mktemp("lab"), seed=0, threads=1)
+
+
+@pytest.fixture(scope="session")
+def lab_metrics(lab_ctx: CheckContext) -> dict[str, Any]:
+    """THEORY-977's check on the lab model, as the YAML calls it (this trains the model)."""
+    check = load_check("THEORY-977", "induction-by-k-composition")
+    return induction.measure(lab_ctx, **check["params"])
+
+
+@pytest.fixture
+def check_spec() -> Callable[[str, str], dict[str, Any]]:
+    return load_check
+
+
+@pytest.fixture
+def unmet() -> Callable[[dict[str, str], dict[str, Any]], list[str]]:
+    """``unmet(expect, metrics)``: the expectations the metrics do not meet."""
+    return failing
