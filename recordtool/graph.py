@@ -8,14 +8,12 @@ and a "wanted" entry), never invented.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from recordtool.load import Record, id_sort_key
-from recordtool.mentions import Found, find_mentions
+from recordtool.mentions import find_mentions
 from recordtool.problems import Problem
-from recordtool.workers import imap_items
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,29 +76,19 @@ class Graph:
         return [i for i in self.record.entries if not self.neighbours(i)]
 
 
-def _scan(item: tuple[str, re.Pattern[str]]) -> list[Found]:
-    text, pattern = item
-    return find_mentions(text, pattern)
-
-
 def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings."""
     graph = Graph(record)
     pattern = record.config.id_pattern
-    prose = [(entry_id, name, text) for entry_id, entry in record.entries.items() for name, text in entry.prose()]
-    scanned = iter(imap_items(_scan, [(text, pattern) for _id, _name, text in prose]))
-    found_by_entry: dict[str, list[tuple[str, list[Found]]]] = {}
-    for entry_id, name, _text in prose:
-        found_by_entry.setdefault(entry_id, []).append((name, next(scanned)))
     for entry_id, entry in record.entries.items():
         for citation in entry.cites:
             if citation.id in record.entries and citation.id != entry_id:
                 graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
         places = record.places[entry_id]
         out: list[Mention] = []
-        for name, founds in found_by_entry.get(entry_id, []):
+        for name, text in entry.prose():
             first_line, _style = places.prose.get(name, (0, ""))
-            for found in founds:
+            for found in find_mentions(text, pattern):
                 if found.id == entry_id:
                     continue
                 out.append(Mention(entry_id, found.id, name, first_line + found.line, found.sentence))

@@ -21,7 +21,6 @@ from recordtool.expect import ExpectationSyntaxError
 from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.schema import MODELS, Entry, Theory
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
-from recordtool.workers import imap_items
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
@@ -98,10 +97,9 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     record = Record(config)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
-    sources = imap_items(_read, [path for path, _kind in files])
-    for (path, kind), source_or_error in zip(files, sources, strict=True):
+    for path, kind in files:
         rel = config.relative(path)
-        entry, places, _source, found = load_entry(path, kind, config, rel, source_or_error)
+        entry, places, _source, found = load_entry(path, kind, config, rel)
         problems.extend(found)
         if entry is None or places is None:
             continue

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,7 +12,6 @@ from recordtool.config import Config, find_root, load_config
 from recordtool.graph import Graph, build_graph
 from recordtool.load import Record, load_record
 from recordtool.problems import Problem
-from recordtool.workers import no_gc_pauses
 
 
 @dataclass
@@ -28,10 +30,23 @@ class Project:
         return [p for p in self.problems if p.severity == "warning"]
 
 
+@contextmanager
+def no_gc_pauses() -> Iterator[None]:
+    """Build many small, acyclic objects without the cyclic collector rescanning them all
+    again and again (it makes loading 100,000 entries two to three times slower)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def open_project(start: Path | None = None, *, root: Path | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem, sorted by place. Raises ConfigError for a malformed configuration."""
-    base = root if root is not None else find_root(start or Path.cwd())
+    base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with no_gc_pauses():
         record, problems = load_record(config)

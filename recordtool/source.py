@@ -131,7 +131,12 @@ class _Loader(_BaseLoader):
     """The safe loader, with a quick answer for the commonest plain scalar: a word."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode and implicit[0] and value and value[0] not in _MAYBE_TYPED:
+        # The safe resolver's answers, without its regular expressions where they cannot match.
+        if kind is yaml.MappingNode:
+            return "tag:yaml.org,2002:map"
+        if kind is yaml.SequenceNode:
+            return "tag:yaml.org,2002:seq"
+        if not implicit[0] or (value and value[0] not in _MAYBE_TYPED):
             return "tag:yaml.org,2002:str"
         return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 

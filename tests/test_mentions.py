@@ -42,3 +42,31 @@ def test_lines_and_sentences() -> None:
 
 def test_lists_and_emphasis_keep_mentions() -> None:
     assert ids("- item *THEORY-1*\n- **NOTE-2**\n\n> quoted LIT-3") == ["THEORY-1", "NOTE-2", "LIT-3"]
+
+
+def test_plain_paragraphs_take_a_shortcut_with_the_same_result() -> None:
+    import random
+
+    from recordtool.mentions import is_plain, markdown_mentions, plain_mentions
+
+    rng = random.Random(0)
+    pieces = ["word", "the", "THEORY-1", "NOTE-22", "LIT-3.", "Then", "(see", "LIT-4)", "end.", "Next!", "q?",
+              "\n", "\n", "\n\n", "\n  \n", "  ", "“Quoted", "X."]
+    compared = 0
+    for _ in range(600):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        if not is_plain(text):
+            continue
+        compared += 1
+        assert plain_mentions(text, IDS) == markdown_mentions(text, IDS), text
+    assert compared > 300
+
+
+def test_markdown_constructs_take_the_parser() -> None:
+    from recordtool.mentions import is_plain
+
+    for text in ["a `b`", "<b>", "[x](y)", "a \\ b", "&amp;", "| a |", "\tx", "# h", "> q", "- i", "1. i",
+                 "    code", "~~~", "===", "* i", "+ i", "_ _ _"]:
+        assert not is_plain(text), text
+        assert not is_plain("Plain words.\n" + text), text
+    assert is_plain("Plain words, THEORY-1 (and NOTE-2).\n\nMore: LIT-3!")
