@@ -56,11 +56,13 @@ def cli() -> None:
 def validate(root: Path | None, strict: bool, fmt: str) -> None:
     """Check every entry of the record: schema, ids, citations, mentions.
 
-    Prints each problem with its place (file:line:col) and exits 0 when there is no error,
-    1 when there is (with --strict, warnings count as errors), 2 on a usage error.
+    Prints each problem with its place (file:line:col), then the orphans (entries that
+    nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
+    there is (with --strict, warnings count as errors), 2 on a usage error.
     """
     project = _open(root)
     errors, warnings = project.errors, project.warnings
+    orphans = project.graph.orphans()
     failed = bool(errors) or (strict and bool(warnings))
     if fmt == "json":
         payload = {
@@ -69,11 +71,15 @@ def validate(root: Path | None, strict: bool, fmt: str) -> None:
             "errors": len(errors),
             "warnings": len(warnings),
             "problems": [p.as_dict() for p in project.problems],
+            "orphans": orphans,
         }
         click.echo(json.dumps(payload, indent=2))
     else:
         for problem in project.problems:
             click.echo(str(problem), err=problem.severity == "error" or strict)
+        if orphans:
+            shown = ", ".join(orphans[:20]) + (f" and {len(orphans) - 20} more" if len(orphans) > 20 else "")
+            click.echo(f"orphans (nothing links to or from them): {shown}")
         summary = (f"{len(project.record.entries)} entries: {len(errors)} "
                    f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
         click.echo(summary)

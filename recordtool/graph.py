@@ -43,6 +43,23 @@ class Graph:
     mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
+    # Backlinks and neighbours, each computed once per id on first use (a page asks for them
+    # several times, and every page asks for its neighbours'). A graph is complete once
+    # ``build_graph`` returns; whoever changes it after that calls ``forget``.
+    _backlinks: dict[str, tuple[Backlink, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _keys: dict[str, tuple[str, int, str]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def forget(self) -> None:
+        """Drop the backlinks and neighbours computed so far (after changing the graph)."""
+        self._backlinks.clear()
+        self._neighbours.clear()
+
+    def _key(self, entry_id: str) -> tuple[str, int, str]:
+        key = self._keys.get(entry_id)
+        if key is None:
+            key = self._keys[entry_id] = id_sort_key(entry_id)
+        return key
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
         """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
@@ -52,6 +69,12 @@ class Graph:
 
     def backlinks(self, entry_id: str) -> list[Backlink]:
         """Every entry that cites or mentions ``entry_id``, each once, in id order."""
+        cached = self._backlinks.get(entry_id)
+        if cached is None:
+            cached = self._backlinks[entry_id] = tuple(self._compute_backlinks(entry_id))
+        return list(cached)
+
+    def _compute_backlinks(self, entry_id: str) -> list[Backlink]:
         relations: dict[str, list[str]] = defaultdict(list)
         for rel, sources in self.cited_by.get(entry_id, {}).items():
             for source in sources:
@@ -59,21 +82,33 @@ class Graph:
         mentions: dict[str, list[Mention]] = defaultdict(list)
         for mention in self.mentions_in.get(entry_id, []):
             mentions[mention.source].append(mention)
-        sources = sorted(set(relations) | set(mentions), key=id_sort_key)
+        sources = sorted(set(relations) | set(mentions), key=self._key)
         return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
 
     def neighbours(self, entry_id: str) -> list[str]:
         """Ids linked to ``entry_id`` either way (citations and mentions), in the record."""
+        cached = self._neighbours.get(entry_id)
+        if cached is None:
+            cached = self._neighbours[entry_id] = tuple(self._compute_neighbours(entry_id))
+        return list(cached)
+
+    def _compute_neighbours(self, entry_id: str) -> list[str]:
         entry = self.record.entries[entry_id]
         out = {c.id for c in entry.cites if c.id in self.record.entries}
         out |= {m.target for m in self.mentions_out.get(entry_id, []) if m.target in self.record.entries}
         out |= {b.source for b in self.backlinks(entry_id)}
         out.discard(entry_id)
-        return sorted(out, key=id_sort_key)
+        return sorted(out, key=self._key)
 
     def orphans(self) -> list[str]:
-        """Entries that nothing links to and that link to nothing."""
-        return [i for i in self.record.entries if not self.neighbours(i)]
+        """Entries that nothing links to and that link to nothing (in id order)."""
+        entries = self.record.entries
+        linked = set(self.cited_by) | set(self.mentions_in)  # linked to
+        for by_relation in self.cited_by.values():
+            for sources in by_relation.values():
+                linked.update(sources)  # linking to an entry of the record
+        linked.update(m.source for mentions in self.mentions_in.values() for m in mentions)
+        return [i for i in entries if i not in linked]
 
 
 def build_graph(record: Record) -> tuple[Graph, list[Problem]]:

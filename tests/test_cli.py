@@ -31,15 +31,17 @@ def test_validate_reports_errors_with_places_and_exits_1(project: ProjectBuilder
     code, out, err = run("validate", "--root", str(project.root))
     assert code == 1
     assert err == "record/notes/NOTE-1.yaml:3:9: error: cites[0].id: cites NOTE-7, which is not in the record\n"
-    assert out == "1 entries: 1 error, 0 warnings\n"
+    assert out == "orphans (nothing links to or from them): NOTE-1\n1 entries: 1 error, 0 warnings\n"
 
 
 def test_validate_strict_makes_warnings_fatal(project: ProjectBuilder) -> None:
     project.add("NOTE-1", "title: T\nbody: See THEORY-9.\n")
     warning = ("record/notes/NOTE-1.yaml:3:1: warning: body: THEORY-9 is mentioned but not in the record; "
                "add it or write it without its id\n")
-    assert run("validate", "--root", str(project.root)) == (0, warning + "1 entries: 0 errors, 1 warning\n", "")
-    assert run("validate", "--strict", "--root", str(project.root)) == (1, "1 entries: 0 errors, 1 warning\n", warning)
+    orphans = "orphans (nothing links to or from them): NOTE-1\n"
+    summary = "1 entries: 0 errors, 1 warning\n"
+    assert run("validate", "--root", str(project.root)) == (0, warning + orphans + summary, "")
+    assert run("validate", "--strict", "--root", str(project.root)) == (1, orphans + summary, warning)
 
 
 def test_validate_json(project: ProjectBuilder) -> None:
@@ -47,7 +49,7 @@ def test_validate_json(project: ProjectBuilder) -> None:
     code, out, _ = run("validate", "--format", "json", "--root", str(project.root))
     assert code == 1
     assert json.loads(out) == {
-        "ok": False, "entries": 0, "errors": 1, "warnings": 0,
+        "ok": False, "entries": 0, "errors": 1, "warnings": 0, "orphans": [],
         "problems": [{"path": "record/notes/NOTE-1.yaml", "line": 3, "col": 1, "severity": "error",
                       "code": "unknown-field", "field": "titel", "message": "unknown field 'titel'; did you mean 'title'?"}],
     }

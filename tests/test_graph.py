@@ -50,3 +50,14 @@ def test_shipped_record_matches_the_seed_page() -> None:
                                     "THEORY-975", "THEORY-981", "THEORY-1009"]
     assert {p.code for p in result.warnings} == {"dangling-mention"}
     assert len(result.warnings) == 7
+
+
+def test_orphans_are_entries_with_no_link_either_way(project: ProjectBuilder) -> None:
+    project.add("LIT-1", 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}')
+    project.add("NOTE-1", "title: cites\ncites: [{id: LIT-1, as: paper}]\n")
+    project.add("NOTE-2", "title: mentions\nbody: See NOTE-3.\n")
+    project.add("NOTE-3", "title: mentioned\n")
+    project.add("NOTE-4", "title: alone\nbody: Mentions THEORY-404 only, which is not in the record.\n")
+    graph = open_project(root=project.root).graph
+    assert graph.orphans() == ["NOTE-4"]
+    assert graph.orphans() == [i for i in graph.record.entries if not graph.neighbours(i)]
