@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from recordtool.config import Config, Kind
@@ -75,10 +77,18 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     path = config.record / kind.folder / f"{entry_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_template(kind, entry_id, title.strip(), today or dt.date.today())
+    # Written whole to a temporary file, then linked into place: the entry appears complete
+    # or not at all (a full disk, Ctrl-C), and an existing file is never replaced.
+    fd, tmp = tempfile.mkstemp(prefix=f".{entry_id}.", suffix=".tmp", dir=path.parent)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path)
     except FileExistsError:
         raise TemplateError(f"{config.relative(path)} exists already; not overwritten") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
     return path
