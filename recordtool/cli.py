@@ -266,18 +266,29 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     entries are removed. Exits 0 when done, 1 when --check finds a broken link (each printed
     as page:line), 2 on a usage error.
     """
-    from recordtool.site import RenderError
+    from recordtool.config import load_config
+    from recordtool.site import RenderError, snapshot_inputs, unchanged
     from recordtool.site import render as render_site
 
-    project = _open(root)
-    _report_errors(project)
-    try:
-        report = render_site(project, output, check=check)
-    except RenderError as exc:
-        raise click.UsageError(str(exc)) from None
+    # What the last render read and wrote, if all still as it was, means nothing to do: that
+    # is decided from file sizes and times, without opening the project.
+    inputs = snapshot_inputs(root, output)
+    report = unchanged(inputs) if inputs is not None and not check else None
+    if report is not None and inputs is not None:
+        config = load_config(Path(inputs.root))
+        if report.errors:
+            click.echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
+    else:
+        project = _open(root)
+        _report_errors(project)
+        config = project.config
+        try:
+            report = render_site(project, output, check=check, inputs=inputs)
+        except RenderError as exc:
+            raise click.UsageError(str(exc)) from None
     for figure in report.missing:
         click.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
-    where = project.config.relative(report.out)
+    where = config.relative(report.out)
     for link in report.broken or []:
         click.echo(f"{where}/{link}", err=True)
     click.echo(report.summary(where))

@@ -19,6 +19,9 @@ _LINE_START = re.compile(r"^([ \t]*)(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|\d{1,9}[.
                          re.MULTILINE)
 _SPACES = re.compile(r"\s+")
 _STARTERS = frozenset("#-+=0123456789 \t")
+# Any character that ``text`` may have to escape (or a newline): text without one, and not
+# starting a line with a block marker, is already literal and comes back as it is.
+_ANY = re.compile(r"[\\`*\[\]<>|~$_&!\n]")
 
 
 def text(value: str, *, line_start: bool = True) -> str:
@@ -27,6 +30,8 @@ def text(value: str, *, line_start: bool = True) -> str:
     Newlines are kept. With ``line_start`` (the default) ``value`` begins a line, so a
     leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped too (it would open a block).
     """
+    if not _ANY.search(value) and not (line_start and value[:1] in _STARTERS):
+        return value
     out = _ALWAYS.sub(r"\\\1", value) if _ALWAYS.search(value) else value
     if "_" in out:
         out = _UNDERSCORE.sub(r"\\_", out)
@@ -51,7 +56,7 @@ def _escape_line_start(match: re.Match[str]) -> str:
 
 def line(value: str) -> str:
     """``value`` on one line (runs of whitespace made one space), escaped as ``text``."""
-    return text(_SPACES.sub(" ", value).strip())
+    return text(" ".join(value.split()))  # the same as _SPACES.sub(" ", value).strip(), faster
 
 
 def cell(value: str) -> str:
@@ -61,7 +66,7 @@ def cell(value: str) -> str:
 
 def short(value: str, width: int) -> str:
     """``value`` on one line, cut to ``width`` characters with an ellipsis."""
-    collapsed = _SPACES.sub(" ", value).strip()
+    collapsed = " ".join(value.split())
     return collapsed if len(collapsed) <= width else collapsed[: width - 1].rstrip() + "…"
 
 
@@ -103,7 +108,7 @@ _MERMAID_SPECIAL = re.compile("[" + re.escape("".join(_MERMAID)) + "]")
 def mermaid(value: str) -> str:
     """A Mermaid node label (to go inside ``["..."]``): one line, quotes and brackets as
     Mermaid entity codes, so no label can end its node or start markup."""
-    collapsed = _SPACES.sub(" ", value).strip()
+    collapsed = " ".join(value.split())
     if not _MERMAID_SPECIAL.search(collapsed):
         return collapsed
     return "".join(_MERMAID.get(ch, ch) for ch in collapsed)

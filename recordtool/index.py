@@ -57,7 +57,7 @@ def dashboard(ctx: Context) -> str:
             verdict = status.verdict if status is not None else None
             since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
             last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
-            title = escape.cell(escape.short(ctx.title(claim.id), TITLE_WIDTH))
+            title = _title(ctx, claim.id)
             lines.append(f"| {ctx.link(page, claim.id)} | {badge(state)} | {since} | {last} | {title} |")
 
     lines += ["", "## Kinds", ""]
@@ -112,13 +112,22 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str]) -> str:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
     for entry_id in ids:
         entry = entries[entry_id]
-        title = escape.cell(escape.short(ctx.title(entry_id), TITLE_WIDTH))
+        title = _title(ctx, entry_id)
         if claims:
             state = ctx.state(entry_id)
             lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {badge(state) if state else '—'} | {title} |")
         else:
             lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {title} |")
     return "\n".join(lines) + "\n"
+
+
+def _title(ctx: Context, entry_id: str) -> str:
+    """An entry's title in a listing's cell (worked out once: an entry is in several lists)."""
+    titles = ctx.memo("index.title")
+    title = titles.get(entry_id)
+    if title is None:
+        title = titles[entry_id] = escape.cell(escape.short(ctx.title(entry_id), TITLE_WIDTH))
+    return title
 
 
 def wanted(ctx: Context) -> str:

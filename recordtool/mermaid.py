@@ -32,23 +32,28 @@ CLASSES: dict[str, str] = {
 def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     """A ```` ```mermaid ```` block: ``entry_id`` and its neighbourhood, links relative to ``page``."""
     graph = ctx.project.graph
-    entry = ctx.project.record.entries[entry_id]
+    entries = ctx.project.record.entries
+    entry = entries[entry_id]
     neighbours = graph.neighbours(entry_id)
     shown = neighbours[:MAX_NEIGHBOURS]
-    missing = sorted({m.target for m in graph.mentions_out.get(entry_id, []) if not ctx.has(m.target)},
+    mentions_out = graph.mentions_out.get(entry_id, [])
+    missing = sorted({m.target for m in mentions_out if m.target not in entries},
                      key=id_sort_key)[: max(0, MAX_NEIGHBOURS - len(shown))]
     nodes = [entry_id, *shown, *missing]
     name = {node: f"n{i}" for i, node in enumerate(nodes)}
+    labels = ctx.memo("mermaid.label")
 
     lines = ["```mermaid", "graph LR"]
     for node in nodes:
-        if ctx.has(node):
-            label = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
-        else:
-            label = f"{node} (not in the record)"
-        lines.append(f'  {name[node]}["{escape.mermaid(label)}"]')
+        label = labels.get(node)
+        if label is None:
+            if node in entries:
+                text = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
+            else:
+                text = f"{node} (not in the record)"
+            label = labels[node] = escape.mermaid(text)
+        lines.append(f'  {name[node]}["{label}"]')
 
-    edges: list[str] = []
     seen: set[tuple[str, str]] = set()
 
     def edge(source: str, target: str, relation: str | None) -> None:
@@ -56,29 +61,31 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
             return
         seen.add((source, target))
         arrow = f"-->|{relation}|" if relation else "-.->"
-        edges.append(f"  {name[source]} {arrow} {name[target]}")
+        lines.append(f"  {name[source]} {arrow} {name[target]}")
 
     for citation in entry.cites:
         edge(entry_id, citation.id, citation.as_)
     for relation, _label, sources in graph.inverse(entry_id):
         for source in sources:
-            edge(source, entry_id, relation)
+            if source in name:  # most of a much-cited entry's sources are not shown
+                edge(source, entry_id, relation)
     for neighbour in shown:  # citations among the neighbours
-        for citation in ctx.project.record.entries[neighbour].cites:
+        for citation in entries[neighbour].cites:
             if citation.id != entry_id:
                 edge(neighbour, citation.id, citation.as_)
-    for mention in graph.mentions_out.get(entry_id, []):
+    for mention in mentions_out:
         edge(entry_id, mention.target, None)
     for mention in graph.mentions_in.get(entry_id, []):
-        edge(mention.source, entry_id, None)
-    lines.extend(edges)
+        if mention.source in name:
+            edge(mention.source, entry_id, None)
 
-    for node in nodes:
-        if ctx.has(node):
-            lines.append(f'  click {name[node]} "{relative(page, entry_page(node))}"')
     used: dict[str, list[str]] = {}
     for node in nodes:
-        cls = (ctx.state(node) or "entry") if ctx.has(node) else "missing"
+        if node in entries:
+            lines.append(f'  click {name[node]} "{relative(page, entry_page(node))}"')
+            cls = ctx.state(node) or "entry"
+        else:
+            cls = "missing"
         used.setdefault(cls, []).append(name[node])
     for cls in CLASSES:
         if cls in used:

@@ -10,6 +10,7 @@ import posixpath
 
 from recordtool import escape
 from recordtool.evidence import verdict_section
+from recordtool.load import id_sort_key
 from recordtool.mermaid import graph_view
 from recordtool.prose import Style, block, inline
 from recordtool.schema import Entry, Literature, Reference, Theory
@@ -105,12 +106,12 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     if entry.cites:
         cited = []
         for c in entry.cites:
-            what = f" — {escape.cell(ctx.title(c.id))}" if ctx.has(c.id) else " (not in the record)"
+            what = f" — {ctx.title_line(c.id)}" if ctx.has(c.id) else " (not in the record)"
             note = f" ({escape.cell(c.note)})" if c.note else ""
             cited.append(f"{ctx.link(page, c.id)} as {escape.cell(c.as_)}{what}{note}")
         rows.append(("Cites", "<br>".join(cited)))
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
-        cell = ", ".join(f"{ctx.link(page, s)} — {escape.cell(ctx.title(s))}" for s in sources)
+        cell = ", ".join(f"{ctx.link(page, s)} — {ctx.title_line(s)}" for s in sources)
         rows.append((escape.cell(label), cell))
     out = ["| Property | Value |", "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in rows]
@@ -147,11 +148,12 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
         if link.mentions:
             count = len(link.mentions)
             how.append("mentions it" + (f" {count} times" if count > 1 else ""))
-        out.append(f"- {ctx.link(page, link.source)} — {escape.line(ctx.title(link.source))} ({', '.join(how)})")
+        out.append(f"- {ctx.link(page, link.source)} — {ctx.title_line(link.source)} ({', '.join(how)})")
         for mention in link.mentions:
             out.append(f"  - {escape.line(mention.field.replace('_', ' '))}: “{sentence(ctx, mention.sentence, page)}”")
-    dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, []) if not ctx.has(m.target)},
-                      key=_sort)
+    entries = ctx.project.record.entries
+    dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries},
+                      key=id_sort_key)
     if dangling:
         ids = ", ".join(ctx.link(page, d) for d in dangling)
         out += ["", f"Mentioned here but not in the record: {ids}."]
@@ -169,9 +171,3 @@ def sentence(ctx: Context, text: str, page: str) -> str:
         last = match.end()
     out.append(escape.text(text[last:], line_start=False))
     return "".join(out)
-
-
-def _sort(entry_id: str) -> tuple[str, int, str]:
-    from recordtool.load import id_sort_key
-
-    return id_sort_key(entry_id)

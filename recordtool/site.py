@@ -6,32 +6,55 @@ give the same bytes, no clock, no disk); ``write_site`` writes what changed into
 folder, copies the checks' figures, and removes the pages it wrote before that are gone now.
 
 A manifest (``.recordtool-manifest.json`` in the output folder) lists every file recordtool
-wrote, with its key: an unchanged page is not even composed again, and only files the
-manifest lists are ever removed. Nothing is written outside the output folder, which may not
-be the project root or one of the record's entry folders.
+wrote, with its key and a hash of its content: an unchanged page is not even composed again,
+a page composed again the same is not rewritten, and only files the manifest lists are ever
+removed. Nothing is written outside the output folder, which may not be the project root or
+one of the record's entry folders.
+
+A snapshot (``.recordtool-snapshot.json``, next to the manifest; local state, not meant to be
+committed) keeps what the last ``recordtool render`` read and wrote: the size and modification
+time of every input file (entries, verdicts and figures, the checks package, pyproject.toml),
+the versions the claims' fingerprints compare, recordtool's own code, and every file written.
+When all of it is as it was, ``unchanged`` says so without opening the project: the site is
+already what a render would write.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordtool import escape, evidence, index, linkcheck, mermaid, page, prose, sitemap
+from recordtool import __version__
 from recordtool.atomic import write_atomic
-from recordtool.linkcheck import BrokenLink
-from recordtool.sitemap import MANIFEST, Context, entry_page, figure_file
+from recordtool.config import ConfigError, find_root, load_config
 
 if TYPE_CHECKING:
     from recordtool.config import Config
+    from recordtool.linkcheck import BrokenLink
     from recordtool.project import Project
+    from recordtool.sitemap import Context
     from recordtool.verdict import ClaimStatus
+
+# The modules that compose pages (escape, page, prose, ...) import pydantic and markdown-it:
+# they are imported where pages are composed, so that deciding "nothing changed" stays cheap.
+
+MANIFEST = ".recordtool-manifest.json"  # the same as recordtool.sitemap.MANIFEST
+SNAPSHOT = ".recordtool-snapshot.json"
+SNAPSHOT_FORMAT = 1
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
+PACKAGE = Path(__file__).resolve().parent
+# Distributions whose version can change what a page says (parsing YAML and Markdown).
+RENDER_DEPENDENCIES = ("click", "markdown-it-py", "pydantic", "PyYAML")
 
 MANIFEST_FORMAT = 1
 
@@ -40,18 +63,16 @@ class RenderError(Exception):
     """The site cannot be written where asked; the message says why."""
 
 
-def _code_version() -> str:
-    """A hash of the modules that compose pages: pages are composed again when they change."""
-    digest = hashlib.blake2b(digest_size=8)
-    for module in (escape, evidence, index, mermaid, page, prose, sitemap):
-        path = getattr(module, "__file__", None)
-        if path:
-            with contextlib.suppress(OSError), open(path, "rb") as handle:
-                digest.update(handle.read())
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of recordtool's own code (every module: loading and linking shape pages too)
+    and version: pages are composed again when it changes."""
+    digest = hashlib.blake2b(__version__.encode("utf-8"), digest_size=8)
+    for path in sorted(PACKAGE.glob("*.py")):
+        digest.update(path.name.encode("utf-8"))
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-_CODE = _code_version()
 
 
 @dataclass
@@ -74,6 +95,8 @@ class Site:
 @dataclass
 class WriteReport:
     written: list[str] = field(default_factory=list)
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # the new manifest
+    stats: dict[str, list[int]] = field(default_factory=dict)  # file -> [size, mtime_ns] as written
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
@@ -91,6 +114,7 @@ class RenderReport:
     removed: list[str]
     missing: list[str]
     broken: list[BrokenLink] | None = None  # None when links were not checked
+    errors: int = 0  # problems of the record (entries that could not be loaded)
 
     def summary(self, where: str) -> str:
         return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
@@ -99,6 +123,8 @@ class RenderReport:
 
 def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Context:
     """The context pages are composed in; ``out`` places relative links to project files."""
+    from recordtool.sitemap import Context
+
     config = project.config
     rel = config.relative(out if out is not None else config.pages)
     out_rel = None if Path(rel).is_absolute() else rel
@@ -107,15 +133,18 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
 
 def plan_site(ctx: Context) -> Plan:
     """Every page of the site with the key of its inputs; figures to copy."""
+    from recordtool import index, page
+    from recordtool.sitemap import entry_page, figure_file
+
     project = ctx.project
-    shared = repr((_CODE, ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
+    shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     keys: dict[str, str | None] = {}
     owners: dict[str, str] = {}
-    ids = list(project.record.entries)
-    for entry_id in ids:
+    faces: dict[str, str] = {}
+    for entry_id in project.record.entries:
         path = entry_page(entry_id)
-        keys[path] = _entry_key(ctx, entry_id, shared)
+        keys[path] = _entry_key(ctx, entry_id, shared, faces)
         owners[path] = entry_id
     indexes = index.index_pages(ctx)
     for path in indexes:
@@ -138,23 +167,34 @@ def plan_site(ctx: Context) -> Plan:
     return Plan(dict(sorted(keys.items())), compose, dict(sorted(assets.items())))
 
 
-def _entry_key(ctx: Context, entry_id: str, shared: str) -> str:
+def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
+    """A hash of everything ``entry_id``'s page shows: the entry, its status, and of each
+    neighbour what the page shows of it (its "face", worked out once per entry)."""
     project = ctx.project
     graph = project.graph
     entries = project.record.entries
     entry = entries[entry_id]
-    neighbours = graph.neighbours(entry_id)
-    parts: list[Any] = [
-        shared,
+    digest = hashlib.blake2b(shared.encode("utf-8"), digest_size=16)
+    parts: list[str] = [
         entry.model_dump_json(),
         project.record.places[entry_id].path if entry_id in project.record.places else "",
         repr(ctx.statuses.get(entry_id)),
-        [(n, ctx.title(n), ctx.state(n), [(c.id, c.as_) for c in entries[n].cites]) for n in neighbours],
-        [(m.target, m.target in entries) for m in graph.mentions_out.get(entry_id, ())],
-        repr(graph.backlinks(entry_id)),
-        [(c.id, c.id in entries) for c in entry.cites],
     ]
-    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+    for neighbour in graph.neighbours(entry_id):
+        face = faces.get(neighbour)
+        if face is None:
+            cites = [(c.id, c.as_) for c in entries[neighbour].cites]
+            face = faces[neighbour] = repr((neighbour, ctx.title(neighbour), ctx.state(neighbour), cites))
+        parts.append(face)
+    parts.append(repr([(m.target, m.target in entries) for m in graph.mentions_out.get(entry_id, ())]))
+    pattern = ctx.pattern
+    for link in graph.backlinks(entry_id):  # the sentences quoted, with the ids linked in them
+        parts.append(repr((link.source, link.relations,
+                           [(m.field, m.sentence, [(i, i in entries) for i in pattern.findall(m.sentence)])
+                            for m in link.mentions])))
+    parts.append(repr([(c.id, c.id in entries) for c in entry.cites]))
+    digest.update("\0".join(parts).encode("utf-8"))
+    return digest.hexdigest()
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:
@@ -185,20 +225,42 @@ def check_output_folder(config: Config, out: Path) -> Path:
     return target
 
 
+class _Folders:
+    """The folders of the output folder pages go into: each checked (no link leads out of
+    the output folder) and created once per render, not once per page."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._checked: set[str] = {base}
+        self._made: set[str] = {base}
+
+    def inside(self, rel: str) -> str:
+        """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave."""
+        parts = rel.split("/")
+        if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
+            raise RenderError(f"refusing to write '{rel}': not a plain path inside the output folder")
+        path = os.path.join(self.base, *parts)
+        folder = os.path.dirname(path)
+        if folder not in self._checked:
+            real = os.path.realpath(folder)
+            if real != self.base and not real.startswith(self.base + os.sep):
+                raise RenderError(f"refusing to write '{rel}': it leads outside the output folder (a link?)")
+            self._checked.add(folder)
+        return path
+
+    def make(self, folder: str) -> None:
+        if folder not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
+
+
 def _inside(base: str, rel: str) -> str:
     """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave."""
-    parts = rel.split("/")
-    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
-        raise RenderError(f"refusing to write '{rel}': not a plain path inside the output folder")
-    path = os.path.join(base, *parts)
-    real = os.path.realpath(os.path.dirname(path))
-    if real != base and not real.startswith(base + os.sep):
-        raise RenderError(f"refusing to write '{rel}': it leads outside the output folder (a link?)")
-    return path
+    return _Folders(base).inside(rel)
 
 
 def read_manifest(out: Path) -> dict[str, dict[str, Any]]:
-    """The files recordtool wrote into ``out`` last time (path -> key, size); {} if none."""
+    """The files recordtool wrote into ``out`` last time (path -> key, size, hash); {} if none."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -209,43 +271,50 @@ def read_manifest(out: Path) -> dict[str, dict[str, Any]]:
     return {str(k): v for k, v in files.items() if isinstance(v, dict)}
 
 
-def write_site(plan: Plan, out: Path, root: Path) -> WriteReport:
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | None = None) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
-    changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest."""
+    changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
+
+    ``last``: [size, mtime_ns] of each file as the last render wrote it (from its snapshot): a
+    file still so is as written, and its hash in the manifest says whether it changes."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
+    folders = _Folders(base)
     old = read_manifest(out)
-    new: dict[str, dict[str, Any]] = {}
+    last = last or {}
+    new = report.files
     todo: list[str] = []
     for rel, key in plan.keys.items():
-        path = os.path.join(base, *rel.split("/"))
         before = old.get(rel)
         if key is not None and before is not None and before.get("key") == key:
-            try:
-                size = os.stat(path).st_size
-            except OSError:
-                size = -1
-            if size == before.get("size"):
+            stat = _stat(os.path.join(base, *rel.split("/")))
+            # as written last time (or, without a snapshot, of the size written)
+            if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before.get("size"))):
                 new[rel] = before
+                report.stats[rel] = stat
                 report.unchanged += 1
                 continue
         todo.append(rel)
     for rel in todo:
         data = plan.compose(rel).encode("utf-8")
-        new[rel] = {"key": plan.keys[rel], "size": len(data)}
-        _put(base, rel, data, report)
+        new[rel] = {"key": plan.keys[rel], "size": len(data), "hash": content_hash(data)}
+        _put(folders, rel, data, report, old.get(rel), last.get(rel))
     for rel, source in plan.assets.items():
         try:
             data = (root / source).read_bytes()
         except OSError:
             report.missing.append(source)
             continue
-        new[rel] = {"key": None, "size": len(data)}
-        _put(base, rel, data, report)
+        new[rel] = {"key": None, "size": len(data), "hash": content_hash(data)}
+        _put(folders, rel, data, report, old.get(rel), last.get(rel))
     for rel in sorted(set(old) - set(new)):
         try:
-            path = _inside(base, rel)
+            path = folders.inside(rel)
         except RenderError:
             continue  # a damaged manifest never makes us delete outside the folder
         if os.path.isfile(path) and not os.path.islink(path):
@@ -258,38 +327,70 @@ def write_site(plan: Plan, out: Path, root: Path) -> WriteReport:
     return report
 
 
-def _put(base: str, rel: str, data: bytes, report: WriteReport) -> None:
-    path = _inside(base, rel)
+def _stat(path: str) -> list[int] | None:
+    """[size, mtime_ns] of a file, None when there is none."""
     try:
-        with open(path, "rb") as handle:
-            same = handle.read() == data
+        st = os.stat(path)
     except OSError:
-        same = False
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _put(folders: _Folders, rel: str, data: bytes, report: WriteReport, before: dict[str, Any] | None,
+         last: list[int] | None) -> None:
+    path = folders.inside(rel)
+    stat = _stat(path)
+    same = False
+    if stat is not None and stat[0] == len(data):
+        if before is not None and before.get("hash") and stat == last:
+            same = before["hash"] == content_hash(data)  # the file is as written: its hash says
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    same = handle.read() == data
+            except OSError:
+                same = False
     if same:
+        assert stat is not None
+        report.stats[rel] = stat
         report.unchanged += 1
         return
-    _replace(path, data)
+    folders.make(os.path.dirname(path))
+    report.stats[rel] = _replace(path, data)
     report.written.append(rel)
 
 
-def _replace(path: str, data: bytes) -> None:
-    """Write ``path`` atomically: a temporary file in the same folder, renamed over it.
+def _replace(path: str, data: bytes) -> list[int]:
+    """Write ``path`` atomically: a temporary file in the same folder, renamed over it; gives
+    the [size, mtime_ns] of what was written.
 
     Unlike ``recordtool.atomic.write_atomic`` it does not fsync each file: pages are derived
     output, rewritten by the next render, and an fsync per page would cost seconds on a large
     record. A reader still sees the old page or the new one, never half of either.
     """
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    # One temporary name per folder and process, used again for every page: creating a new
+    # name for each page (as mkstemp does) makes the file system ten times slower here.
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".recordtool-{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        fd = os.open(tmp, flags, 0o666)
+    except FileExistsError:  # left by a process of the same id that died: a fresh name then
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return [st.st_size, st.st_mtime_ns]
 
 
 def _prune(base: str, folder: str) -> None:
@@ -303,20 +404,218 @@ def _prune(base: str, folder: str) -> None:
 
 
 def render(project: Project, out: Path | None = None, *, check: bool = False,
-           statuses: dict[str, ClaimStatus] | None = None) -> RenderReport:
+           statuses: dict[str, ClaimStatus] | None = None, inputs: Inputs | None = None) -> RenderReport:
     """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
-    ``check``, parse the written pages and report every link or image that does not resolve."""
+    ``check``, parse the written pages and report every link or image that does not resolve.
+
+    ``inputs``: the snapshot of the inputs taken before ``project`` was opened
+    (``snapshot_inputs``); when given (and ``statuses`` is not), the snapshot is kept for
+    ``unchanged``. Without it, any snapshot in the output folder is removed.
+    """
     config = project.config
     folder = out if out is not None else config.pages
     target = check_output_folder(config, folder)
+    own_statuses = statuses is None
     if statuses is None:
         from recordtool.status import assess
 
         statuses = assess(project)
+    base = os.path.realpath(target)
+    last = _read_snapshot(base).get("outputs")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(base, SNAPSHOT))  # from now on, it no longer holds
     plan = plan_site(context(project, statuses, target))
-    report = write_site(plan, target, config.root)
+    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None)
     broken = None
     if check:
+        from recordtool import linkcheck
+
         broken = linkcheck.check_folder(target, [p for p in plan.keys])
-    return RenderReport(target, len(project.record.entries), len(plan.keys), report.written,
-                        report.unchanged, report.removed, report.missing, broken)
+    result = RenderReport(target, len(project.record.entries), len(plan.keys), report.written,
+                          report.unchanged, report.removed, report.missing, broken, len(project.errors))
+    if inputs is not None and own_statuses and inputs.out == os.path.realpath(target):
+        _keep_snapshot(project, inputs, report, result, sorted(set(plan.assets.values())))
+    return result
+
+
+# The snapshot: deciding "nothing changed" without opening the project ------------------------
+
+
+@dataclass
+class Inputs:
+    """What a render reads, as found on disk before the project is opened."""
+
+    root: str
+    out: str  # the output folder, resolved
+    code: str  # recordtool's code and version
+    files: dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"root": self.root, "out": self.out, "code": self.code, "files": self.files}
+
+
+def snapshot_inputs(root: Path | None = None, out: Path | None = None) -> Inputs | None:
+    """The inputs of a render of the project at ``root`` (or found above the current folder)
+    into ``out``, taken before the project is opened; None when the project or the output
+    folder cannot be used (opening or rendering will say why)."""
+    try:
+        base = root.resolve() if root is not None else find_root(Path.cwd())
+        config = load_config(base)
+        target = check_output_folder(config, out if out is not None else config.pages)
+    except (ConfigError, RenderError, OSError):
+        return None
+    start = time.time_ns()
+    files: dict[str, list[Any]] = {}
+    pyproject = str(config.root / "pyproject.toml")
+    stat = _stat(pyproject)
+    if stat is not None:
+        files[pyproject] = stat
+    for kind in config.kinds.values():
+        _walk(str(config.record / kind.folder), files)
+    _walk(str(config.verdicts), files)
+    _walk(str(config.root / config.checks), files)
+    for path, value in files.items():
+        if value[1] >= start - RACY_NS:  # may change again unseen within its mtime's tick
+            with contextlib.suppress(OSError), open(path, "rb") as handle:
+                value.append(content_hash(handle.read()))
+    return Inputs(str(base), os.path.realpath(target), code_version(), files)
+
+
+def _walk(folder: str, into: dict[str, list[Any]]) -> None:
+    """[size, mtime_ns] of every file under ``folder`` (links to folders not followed, as
+    loading does not; ``__pycache__`` left out: importing a check rewrites it)."""
+    stack = [folder]
+    while stack:
+        try:
+            scan = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scan:
+            for item in scan:
+                if item.is_dir(follow_symlinks=False):
+                    if item.name != "__pycache__":
+                        stack.append(item.path)
+                    continue
+                try:
+                    st = item.stat()
+                except OSError:
+                    into[item.path] = [-1, -1]
+                    continue
+                into[item.path] = [st.st_size, st.st_mtime_ns]
+
+
+def _read_snapshot(base: str) -> dict[str, Any]:
+    try:
+        with open(os.path.join(base, SNAPSHOT), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
+        return {}
+    return data
+
+
+def _versions(packages: list[str]) -> dict[str, str | None]:
+    """Python's and the installed versions of ``packages`` (import names, as fingerprints
+    keep them) and of what pages are made with; read from metadata, never by importing."""
+    from importlib import metadata
+
+    from recordtool.fingerprint import package_version
+
+    out: dict[str, str | None] = {"python": sys.version}
+    for name in packages:
+        out[name] = package_version(name)
+    for dist in RENDER_DEPENDENCIES:
+        try:
+            out[f"dist:{dist}"] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[f"dist:{dist}"] = None
+    return out
+
+
+def _keep_snapshot(project: Project, inputs: Inputs, report: WriteReport, result: RenderReport,
+                   sources: list[str]) -> None:
+    """Keep what this render read and wrote, for ``unchanged``."""
+    from recordtool.fingerprint import Scanner
+
+    config = project.config
+    scanner = Scanner(config)
+    packages: set[str] = set()
+    extra: dict[str, list[Any] | None] = {}
+    modules = {check.module for claim in project.record.claims() for check in claim.checks}
+    for module in sorted(modules):
+        scan = scanner.scan(module)
+        packages |= scan.packages
+        parts = module.split(".")
+        if parts[0] != config.checks:  # outside the checks package, which is snapshot whole
+            for i in range(1, len(parts) + 1):
+                stem = config.root.joinpath(*parts[:i])
+                for path in (str(stem.with_suffix(".py")), str(stem / "__init__.py")):
+                    extra[path] = _stat(path)
+    for source in sources:  # figures named by verdicts, wherever they are
+        path = str(config.root / source)
+        if path not in inputs.files:
+            extra[path] = _stat(path)
+    base = inputs.out
+    outputs = dict(report.stats)
+    manifest = _stat(os.path.join(base, MANIFEST))
+    if manifest is None:
+        return
+    data = {
+        "format": SNAPSHOT_FORMAT,
+        **inputs.as_json(),
+        "extra": extra,
+        "versions": _versions(sorted(packages)),
+        "outputs": outputs,
+        "manifest": manifest,
+        "report": {"entries": result.entries, "pages": result.pages, "unchanged": len(report.files),
+                   "missing": result.missing, "errors": result.errors},
+    }
+    _replace(os.path.join(base, SNAPSHOT), json.dumps(data, separators=(",", ":")).encode("utf-8"))
+
+
+def unchanged(inputs: Inputs) -> RenderReport | None:
+    """What ``render`` would report when the snapshot of the last render still holds (every
+    input and every file written as it was, the same code and versions): nothing to write.
+    None when anything differs; then render."""
+    last = _read_snapshot(inputs.out)
+    if not last or last.get("root") != inputs.root or last.get("out") != inputs.out:
+        return None
+    if last.get("code") != inputs.code:
+        return None
+    files = last.get("files")
+    if not isinstance(files, dict) or len(files) != len(inputs.files):
+        return None
+    for path, now in inputs.files.items():
+        then = files.get(path)
+        if not isinstance(then, list) or then[:2] != now[:2]:
+            return None
+        if len(then) > 2 and (len(now) < 3 or now[2] != then[2]):
+            if len(now) < 3:  # it was racy then, and is old now: check its content
+                try:
+                    with open(path, "rb") as handle:
+                        if content_hash(handle.read()) != then[2]:
+                            return None
+                except OSError:
+                    return None
+            else:
+                return None
+    for path, then in (last.get("extra") or {}).items():
+        if _stat(path) != then:
+            return None
+    outputs = last.get("outputs")
+    if not isinstance(outputs, dict) or _stat(os.path.join(inputs.out, MANIFEST)) != last.get("manifest"):
+        return None
+    for rel, then in outputs.items():
+        if _stat(os.path.join(inputs.out, *rel.split("/"))) != then:
+            return None
+    versions = last.get("versions")
+    if not isinstance(versions, dict):
+        return None
+    packages = [k for k in versions if k != "python" and not k.startswith("dist:")]
+    if _versions(packages) != versions:
+        return None
+    info = last.get("report") or {}
+    return RenderReport(Path(inputs.out), int(info.get("entries", 0)), int(info.get("pages", 0)), [],
+                        int(info.get("unchanged", 0)), [], list(info.get("missing", [])), None,
+                        int(info.get("errors", 0)))

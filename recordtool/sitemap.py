@@ -76,8 +76,20 @@ def relative(from_page: str, to: str) -> str:
     """The link from ``from_page`` to ``to`` (both relative to the output folder, POSIX)."""
     if "/" not in from_page:
         return to
-    base = posixpath.dirname(from_page)
-    return posixpath.relpath(to, base)
+    base = from_page.split("/")[:-1]
+    target = to.split("/")
+    if any(p in _UNPLAIN for p in base) or any(p in _UNPLAIN for p in target):
+        return posixpath.relpath(to, posixpath.dirname(from_page))
+    # posixpath.relpath for plain relative paths, without its abspath calls
+    common = 0
+    for here, there in zip(base, target, strict=False):
+        if here != there:
+            break
+        common += 1
+    return "/".join([".."] * (len(base) - common) + target[common:]) or "."
+
+
+_UNPLAIN = frozenset(("", ".", ".."))
 
 
 def figure_file(figure: str, verdicts: str) -> str | None:
@@ -143,30 +155,55 @@ def number(value: Any) -> str:
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
-    folder is relative to the project root (None when outside it)."""
+    folder is relative to the project root (None when outside it).
+
+    Whatever a page shows of another entry (its title escaped, its state, the link to it) is
+    worked out once per entry and kept here: every page shows its neighbours', and an entry
+    is the neighbour of many.
+    """
 
     project: Project
     statuses: dict[str, ClaimStatus]
     out: str | None = "record/pages"
     verdicts: str = "record/verdicts"
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
+    _lines: dict[str, str] = field(default_factory=dict, repr=False)
+    _states: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _links: dict[str, str] = field(default_factory=dict, repr=False)
+    _pattern: re.Pattern[str] | None = field(default=None, repr=False)
+    _memos: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     @property
     def pattern(self) -> re.Pattern[str]:
-        return self.project.config.id_pattern
+        if self._pattern is None:
+            self._pattern = self.project.config.id_pattern
+        return self._pattern
 
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
 
+    def memo(self, name: str) -> dict[str, str]:
+        """A place to keep what a module works out once per id (``name``: whose it is)."""
+        memo = self._memos.get(name)
+        if memo is None:
+            memo = self._memos[name] = {}
+        return memo
+
     def state(self, entry_id: str) -> str | None:
         """The state of a claim ('unchecked' without a status); None for other entries."""
+        try:
+            return self._states[entry_id]
+        except KeyError:
+            pass
         status = self.statuses.get(entry_id)
+        state: str | None
         if status is not None:
-            return status.state
-        entry = self.project.record.entries.get(entry_id)
-        if isinstance(entry, Theory):
-            return "unchecked"
-        return None
+            state = status.state
+        else:
+            entry = self.project.record.entries.get(entry_id)
+            state = "unchecked" if isinstance(entry, Theory) else None
+        self._states[entry_id] = state
+        return state
 
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""
@@ -177,9 +214,25 @@ class Context:
             self._titles[entry_id] = title
         return title
 
+    def title_line(self, entry_id: str) -> str:
+        """``escape.line(self.title(entry_id))``, worked out once."""
+        line = self._lines.get(entry_id)
+        if line is None:
+            line = self._lines[entry_id] = escape.line(self.title(entry_id))
+        return line
+
     def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        label = escape.line(text) if text is not None else entry_id
+        if text is not None:
+            return self._link(from_page, entry_id, escape.line(text))
+        if "/" in from_page:  # an index page in a folder: links from there are few
+            return self._link(from_page, entry_id, entry_id)
+        link = self._links.get(entry_id)
+        if link is None:
+            link = self._links[entry_id] = self._link(from_page, entry_id, entry_id)
+        return link
+
+    def _link(self, from_page: str, entry_id: str, label: str) -> str:
         if self.has(entry_id):
             return f"[{label}]({relative(from_page, entry_page(entry_id))})"
         return f'[{label}]({relative(from_page, WANTED)} "not in the record")'

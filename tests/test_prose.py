@@ -55,3 +55,29 @@ def test_escaped_text_reads_as_itself() -> None:
 
 def test_mermaid_labels_cannot_end_their_node() -> None:
     assert escape.mermaid('a "b" [c] <d> `e` #f') == "a #quot;b#quot; #91;c#93; #lt;d#gt; #96;e#96; #35;f"
+
+
+def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
+    """``block`` skips the parser for plain paragraphs: the same Markdown either way."""
+    import random
+
+    from markdown_it.tree import SyntaxTreeNode
+
+    from recordtool.prose import _blocks, plain_paragraphs
+
+    def parsed(source: str) -> str:
+        root = SyntaxTreeNode(markdown().parse(source))
+        return "\n".join(_blocks(root.children, style())).rstrip("\n")
+
+    pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
+              "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
+              "`", "|", "\\", "[", "\t", "\r", "    ", "   ", "a.\n2) b", "NOTE-12a", "%", "^", "@"]
+    rng = random.Random(7)
+    plain = 0
+    for _ in range(4000):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        if not source.strip():
+            continue
+        plain += plain_paragraphs(source) is not None
+        assert block(source, style()) == parsed(source), repr(source)
+    assert plain > 300  # the fast path was taken, and often

@@ -1,0 +1,204 @@
+"""`recordtool render` with nothing changed: decided from a snapshot, without opening the
+project; and every kind of change falls through to a real render."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import recordtool.project
+from recordtool import site
+from recordtool.cli import cli
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record, verdict
+
+SUMMARY = "rendered 4 entries into record/pages: {} written, {} unchanged, {} removed\n"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every project the command opens (none when it decides from the snapshot)."""
+    calls: list[Path] = []
+    real = recordtool.project.open_project
+
+    def spy(start: Path | None = None, *, root: Path | None = None) -> recordtool.project.Project:
+        calls.append(root or Path("."))
+        return real(start, root=root)
+
+    monkeypatch.setattr(recordtool.project, "open_project", spy)
+    return calls
+
+
+def _age(root: Path) -> None:
+    """Make every file look written a minute ago (not 'just now', which is checked by content)."""
+    old = (os.stat(root).st_mtime_ns - 60 * 10**9)
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(folder, name), ns=(old, old))
+
+
+def _rendered(project: ProjectBuilder) -> str:
+    small_record(project)
+    root = str(project.root)
+    assert run("render", "--root", root) == (0, SUMMARY.format(11, 0, 0), "")
+    return root
+
+
+def test_unchanged_render_opens_nothing_and_says_unchanged(project: ProjectBuilder, opened: list[Path]) -> None:
+    root = _rendered(project)
+    opened.clear()
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert opened == []
+    assert (project.root / "record" / "pages" / site.SNAPSHOT).is_file()
+
+
+def test_unchanged_render_holds_for_old_files_too(project: ProjectBuilder, opened: list[Path]) -> None:
+    root = _rendered(project)
+    _age(project.root / "record")
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")  # a real one: times changed
+    opened.clear()
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert opened == []
+
+
+def _edit_entry(project: ProjectBuilder) -> None:
+    path = project.path("NOTE-1")
+    path.write_text(path.read_text(encoding="utf-8").replace("Notes on the paper", "Notes, revised"), encoding="utf-8")
+
+
+def _add_entry(project: ProjectBuilder) -> None:
+    project.add("NOTE-2", "title: Another note\ncites: [{id: LIT-1, as: paper}]\n")
+
+
+def _remove_entry(project: ProjectBuilder) -> None:
+    project.path("THEORY-2").unlink()
+
+
+def _write_verdict(project: ProjectBuilder) -> None:
+    folder = project.root / "record" / "verdicts"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "THEORY-1.json").write_text(verdict().to_json(), encoding="utf-8")
+
+
+def _edit_checks(project: ProjectBuilder) -> None:
+    folder = project.root / "checks"
+    folder.mkdir(exist_ok=True)
+    (folder / "demo.py").write_text("def measure(ctx, *, n=2):\n    return {'error': 0.0, 'terms': 5}\n",
+                                    encoding="utf-8")
+
+
+def _delete_page(project: ProjectBuilder) -> None:
+    (project.root / "record" / "pages" / "LIT-1.md").unlink()
+
+
+def _edit_page(project: ProjectBuilder) -> None:
+    page = project.root / "record" / "pages" / "LIT-1.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("A paper", "B paper"), encoding="utf-8")
+
+
+def _edit_pyproject(project: ProjectBuilder) -> None:
+    path = project.root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(text + "\n# a comment\n", encoding="utf-8")
+
+
+CHANGES: dict[str, Callable[[ProjectBuilder], None]] = {
+    "entry edited": _edit_entry,
+    "entry added": _add_entry,
+    "entry removed": _remove_entry,
+    "verdict written": _write_verdict,
+    "checks edited": _edit_checks,
+    "page deleted": _delete_page,
+    "page edited": _edit_page,
+    "pyproject edited": _edit_pyproject,
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_any_change_makes_a_real_render(project: ProjectBuilder, opened: list[Path], change: str) -> None:
+    root = _rendered(project)
+    _age(project.root)  # the change below is then seen by its time, not only by its content
+    run("render", "--root", root)
+    before = {p.name: p.read_bytes() for p in (project.root / "record" / "pages").glob("*.md")}
+    CHANGES[change](project)
+    opened.clear()
+    code, out, _err = run("render", "--root", root)
+    assert code == 0 and opened, f"{change}: not rendered again"
+    # and it wrote what a render from scratch writes
+    fresh = project.root / "fresh"
+    run("render", "--root", root, "-o", str(fresh))
+    after = {p.name: p.read_bytes() for p in (project.root / "record" / "pages").glob("*.md")}
+    assert after == {p.name: p.read_bytes() for p in fresh.glob("*.md")}
+    if change in ("page deleted", "page edited"):
+        assert out == SUMMARY.format(1, 10, 0) and after == before
+    # and then, nothing having changed since, the next one decides from the snapshot
+    opened.clear()
+    code, again, _err = run("render", "--root", root)
+    assert code == 0 and opened == [] and ": 0 written, " in again and again.endswith(" 0 removed\n")
+
+
+def test_a_change_made_just_now_is_seen_by_content(project: ProjectBuilder, opened: list[Path]) -> None:
+    """A file changed within its timestamp's tick, same size, same time: its content decides."""
+    root = _rendered(project)
+    path = project.path("LIT-1")
+    stat = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace("A paper", "B paper"), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    opened.clear()
+    code, _out, _err = run("render", "--root", root)
+    assert code == 0 and opened
+    assert "B paper" in (project.root / "record" / "pages" / "LIT-1.md").read_text(encoding="utf-8")
+
+
+def test_renderer_code_change_makes_a_real_render(project: ProjectBuilder, opened: list[Path],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _rendered(project)
+    monkeypatch.setattr(site, "code_version", lambda: "something else")
+    opened.clear()
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert opened
+
+
+def test_check_always_renders(project: ProjectBuilder, opened: list[Path]) -> None:
+    root = _rendered(project)
+    opened.clear()
+    assert run("render", "--root", root, "--check") == (0, SUMMARY.format(0, 11, 0), "")
+    assert opened
+
+
+def test_library_render_drops_the_snapshot(project: ProjectBuilder) -> None:
+    root = _rendered(project)
+    record = recordtool.project.open_project(root=Path(root))
+    site.render(record)
+    assert not (project.root / "record" / "pages" / site.SNAPSHOT).exists()
+
+
+def test_snapshot_is_only_taken_of_a_usable_project(project: ProjectBuilder) -> None:
+    small_record(project)
+    assert site.snapshot_inputs(project.root, project.root / "record" / "theory") is None
+    inputs = site.snapshot_inputs(project.root)
+    assert inputs is not None and any(p.endswith("LIT-1.yaml") for p in inputs.files)
+    assert site.unchanged(inputs) is None  # never rendered
+
+
+def test_adding_an_id_quoted_in_a_backlink_updates_the_quoting_page(project: ProjectBuilder) -> None:
+    """NOTE-1's backlinks quote THEORY-1's sentence that mentions THEORY-99: once THEORY-99
+    is added, that quote links to its page (the page's key covers the ids it quotes)."""
+    record = small_record(project)
+    site.render(record)
+    page = project.root / "record" / "pages" / "NOTE-1.md"
+    assert '[THEORY-99](wanted.md "not in the record") would extend it.”' in page.read_text(encoding="utf-8")
+    project.add("THEORY-99", "statement: An extension.\n")
+    report = site.render(recordtool.project.open_project(root=project.root))
+    assert "NOTE-1.md" in report.written
+    assert "[THEORY-99](THEORY-99.md) would extend it.”" in page.read_text(encoding="utf-8")
