@@ -46,7 +46,7 @@ class TrainConfig:
     max_steps: int = 2000
     eval_every: int = 50
     eval_batch_size: int = 256
-    target_repeat_loss: float = 2.0  # stop when the predictable repeated tokens cost less (nats)
+    target_repeat_loss: float = 1.6  # stop when the predictable repeated tokens cost less (nats)
     log_every: int = 10
 
 

@@ -99,12 +99,12 @@ def test_path_expansion_is_exact_on_random_models(n_layers: int) -> None:
     tokens = torch.randint(0, 64, (3, 32))
     with torch.no_grad():
         out = model(tokens)
-    terms = circuits.path_logits(model, tokens, out.patterns)
+        terms = circuits.path_logits(model, tokens, out.patterns)
+        groups = circuits.score_groups(model, tokens, out.patterns, n_layers - 1)
     assert len(terms) == (1 + 4) ** n_layers
     assert sum(1 for p in terms if len(p) == 1) == 4 * n_layers
     total = sum(terms.values(), torch.zeros_like(out.logits))
     assert float((total - out.logits).abs().max()) < 1e-9
-    groups = circuits.score_groups(model, tokens, out.patterns, n_layers - 1)
     scores = sum(groups.values(), torch.zeros_like(out.scores[-1]))
     assert float((scores - out.scores[-1]).abs().max()) < 1e-9
 
@@ -115,8 +115,9 @@ def test_path_expansion_misses_with_layer_norm_or_biases(switch: str) -> None:
     config = ModelConfig(dtype="float64", init_std=0.2, **{switch: True})  # type: ignore[arg-type]
     model = AttnOnlyTransformer(config)
     tokens = torch.randint(0, 64, (3, 32))
-    out = model(tokens)
-    total = sum(circuits.path_logits(model, tokens, out.patterns).values(), torch.zeros_like(out.logits))
+    with torch.no_grad():
+        out = model(tokens)
+        total = sum(circuits.path_logits(model, tokens, out.patterns).values(), torch.zeros_like(out.logits))
     assert float((total - out.logits).abs().max()) > 1e-2
 
 
