@@ -1,16 +1,23 @@
-"""Benchmark of `recordtool verify`: the fixed cost per check and the speed-up of -j 2.
+"""Benchmark of `recordtool verify`: the fixed cost per check, -j 2 against -j 1, the shipped record.
 
-    .venv/bin/python benchmarks/bench_verify.py [--noop 8] [--spin 4] [--seconds 1.0]
+    .venv/bin/python benchmarks/bench_verify.py [--noop 8] [--spin 4] [--seconds 1.0] [--no-shipped]
 
-Prints (1) the fixed overhead per check run: the median wall time of a no-op check, which is
-process start, imports and the result's round trip; (2) the wall time of verifying a set of
-CPU-bound fake checks with -j 1 and with -j 2, and their ratio; (3) the time of a
-`recordtool verify` with every verdict fresh (nothing runs).
+Prints (1) the fixed overhead per check run: the median wall time between the ends of
+consecutive no-op checks in one `verify -j 1` (fork or process start, imports, the result's
+round trip, judging and the verdict's write), for checks in a module that imports torch as
+the shipped checks do; runs forked from the fork server, then fresh interpreters
+(RECORDTOOL_FORK_SERVER=0), each with the time to the first result (the server's start and
+the module's import); (2) the wall time of verifying CPU-bound fake checks with -j 1 and
+-j 2; (3) `recordtool verify --force` on the shipped record at -j 1 and -j 2, forked and
+fresh (it reuses the trained models in .recordtool-cache/models: warm that cache first, or
+the first run trains; it rewrites record/verdicts); (4) `recordtool verify` with every
+verdict fresh (nothing runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -18,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -25,30 +33,65 @@ from verify_fakes import check, claim_yaml, make_project
 
 from recordtool.progress import PlainDisplay
 from recordtool.project import open_project
+from recordtool.runner import JobResult
 from recordtool.verify import Options, verify
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = "import torch\n\n\ndef noop(ctx):\n    return {'err': 0.0}\n"
+
+
+class Clock(PlainDisplay):
+    """A quiet display that notes when each run ends."""
+
+    def __init__(self) -> None:
+        super().__init__(open(os.devnull, "w"))  # noqa: SIM115
+        self.ends: list[float] = []
+
+    def finished(self, result: JobResult) -> None:
+        self.ends.append(time.perf_counter())
+
+
+def overhead(root: Path, serve: bool) -> tuple[float, float]:
+    """(median ms between consecutive no-op results, ms to the first result) in one -j 1 run."""
+    os.environ["RECORDTOOL_FORK_SERVER"] = "1" if serve else "0"
+    clock = Clock()
+    start = time.perf_counter()
+    verify(open_project(root=root), Options(jobs=1, force=True), clock)
+    gaps = [b - a for a, b in itertools.pairwise(clock.ends)]
+    return statistics.median(gaps) * 1000, (clock.ends[0] - start) * 1000
+
+
+def shipped(jobs: int, serve: bool) -> tuple[float, str]:
+    env = {**os.environ, "RECORDTOOL_FORK_SERVER": "1" if serve else "0"}
+    t = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "recordtool", "verify", "--force", "--root", str(REPO), "-j", str(jobs)],
+                         capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    last = run.stdout.strip().splitlines()[-1:] or [run.stderr.strip()[-200:]]
+    return wall, last[0]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--noop", type=int, default=8, help="no-op checks for the overhead")
     parser.add_argument("--spin", type=int, default=4, help="CPU-bound checks for -j 1 vs -j 2")
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU time of each spinning check")
+    parser.add_argument("--no-shipped", action="store_true", help="skip verifying the shipped record")
     args = parser.parse_args()
     quiet = PlainDisplay(open(os.devnull, "w"))  # noqa: SIM115
     with tempfile.TemporaryDirectory(prefix="verify-bench-") as tmp:
         root = make_project(Path(tmp) / "noop", {
-            f"THEORY-{i}": claim_yaml(f"THEORY-{i}", check("noop", "noop")) for i in range(1, args.noop + 1)})
-        report = verify(open_project(root=root), Options(jobs=1), quiet)
-        walls = []
-        for i in range(1, args.noop + 1):
-            t = time.perf_counter()
-            verify(open_project(root=root), Options(ids=[f"THEORY-{i}"], force=True), quiet)
-            walls.append(time.perf_counter() - t)
-        inside = statistics.median(
-            c.duration_s for r in report.results if r.status.verdict for c in r.status.verdict.checks)
-        print(f"fixed overhead per check: median {statistics.median(walls) * 1000:.0f} ms wall per no-op check "
-              f"(open project + process start + imports + judging; the check itself {inside * 1000:.2f} ms), "
-              f"n={args.noop}")
+            f"THEORY-{i}": claim_yaml(f"THEORY-{i}", check("noop", "noop").replace("checks.fake", "checks.heavy"))
+            for i in range(1, args.noop + 1)})
+        (root / "checks" / "heavy.py").write_text(HEAVY, encoding="utf-8")
+        results: dict[str, Any] = {}
+        for serve in (True, False):
+            results["forked" if serve else "fresh"] = overhead(root, serve)
+        os.environ.pop("RECORDTOOL_FORK_SERVER")
+        for name, (per_check, first) in results.items():
+            how = "forked from the server" if name == "forked" else "fresh interpreter per check"
+            print(f"fixed overhead per check, {how}: median {per_check:.0f} ms (no-op checks importing torch, "
+                  f"n={args.noop}, -j 1; first result after {first:.0f} ms)")
 
         spin = make_project(Path(tmp) / "spin", {
             f"THEORY-{i}": claim_yaml(f"THEORY-{i}", check("spin", "spin", more=f"params: {{seconds: {args.seconds}}}"))
@@ -60,6 +103,13 @@ def main() -> None:
             times[jobs] = time.perf_counter() - t
         print(f"{args.spin} CPU-bound checks of {args.seconds:g} s: -j 1 {times[1]:.2f} s, -j 2 {times[2]:.2f} s, "
               f"speed-up {times[1] / times[2]:.2f}x")
+
+        if not args.no_shipped:
+            for jobs in (1, 2):
+                for serve in (True, False):
+                    wall, line = shipped(jobs, serve)
+                    how = "forked" if serve else "fresh "
+                    print(f"shipped record, `recordtool verify --force -j {jobs}`, {how}: {wall:.1f} s wall ({line})")
 
         fresh = []
         for _ in range(5):

@@ -1,8 +1,8 @@
-"""The child process that runs one check: ``python -m recordtool.child REQUEST RESULT``.
+"""The processes that run checks: one check per process, started fresh or forked warm.
 
-The parent (``recordtool.runner``) writes a JSON request (the check's ``module:function``,
-params, seed, device, folders, threads), starts this module in a fresh process in the
-project's root, and reads the JSON result this module writes atomically::
+The parent (``recordtool.runner``) writes a JSON request per run of a check (the check's
+``module:function``, params, seed, device, folders, threads) and reads back the JSON result
+written here atomically::
 
     {"status": "ok", "metrics": {...}, "duration_s": 1.2, "device": "cpu"}
     {"status": "error", "error": "Traceback ...", "duration_s": 0.1}
@@ -11,21 +11,56 @@ A crash that leaves no result (``os._exit``, a signal, the OOM killer) is told b
 from the exit status. Only modules inside the record's checks package are run: the module
 named by ``run`` must be in it, and a check that imports local code from outside it (which
 no fingerprint would follow) is refused.
+
+Two ways to start a run, one contract:
+
+``python -m recordtool.child REQUEST RESULT``
+    runs one check in a fresh interpreter (the fallback, and the reference behaviour).
+
+``python -m recordtool.child --serve``
+    a fork server ("zygote"), started in the project's root once per verify run. It reads one
+    JSON line per run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``,
+    imports the check's module the first time it is named (importing is what warms the
+    heavy libraries; the server itself knows none of them and runs no check code), then
+    forks. The forked child starts a session of its own (the parent stops it by its process
+    group), sends its output to the run's log, runs the check as a fresh interpreter would
+    and leaves with ``os._exit``. The server answers on stdout, one JSON line each:
+    ``{"id": 3, "pid": 4242}`` once forked, ``{"id": 3, "exit": -9}`` when reaped (the exit
+    code, negative for a signal), or ``{"id": 3, "fresh": REASON}`` when this run must go to
+    a fresh interpreter instead. At the end of its stdin it kills and reaps every child
+    still running, then exits.
+
+    A module is imported once, and its outcome kept: a forked run of a module that failed
+    to import reports that failure (traceback or contract error) as a fresh process would.
+    The local-imports test looks at the modules an import adds to ``sys.modules``, so it is
+    exact only while no local module from outside the checks package is loaded; once a
+    failed import left one behind, modules not yet imported go to fresh interpreters. The
+    server forks only while it has no other Python thread; otherwise runs go fresh too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import json
 import os
+import random
+import select
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from types import FrameType, ModuleType
+from typing import Any, NoReturn
 
 TRACEBACK_CHARS = 6000
+
+Loader = Callable[[Path, str, str, str], Any]
 
 
 class CheckLoadError(Exception):
@@ -55,21 +90,40 @@ def plain(value: Any, depth: int = 0) -> Any:
 
 def load_check(root: Path, package: str, module: str, function: str) -> Any:
     """Import ``module`` (inside ``package``) and return its ``function``."""
+    refuse_outside(package, module, function)
+    return check_function(import_check(root, package, module)[0], module, function)
+
+
+def refuse_outside(package: str, module: str, function: str) -> None:
     if module.split(".", 1)[0] != package or module == package:
         raise CheckLoadError(f"'{module}:{function}' is outside {package}/; checks run only code inside {package}/")
+
+
+def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set[str]]:
+    """Import the check module ``module`` under the contract; returns it and the names of the
+    modules its import added to ``sys.modules``.
+
+    The test for local imports from outside ``package`` looks only at the modules this
+    import added: exact on a module's first import while no such module is loaded yet.
+    """
     before = set(sys.modules)
     mod = importlib.import_module(module)
+    added = set(sys.modules) - before
     package_dir = (root / package).resolve()
     mod_file = Path(getattr(mod, "__file__", "") or "").resolve()
     if not mod_file.is_relative_to(package_dir):
         raise CheckLoadError(f"'{module}' was imported from {mod_file}, not from {package}/")
-    outside = _local_imports_outside(root, package_dir, set(sys.modules) - before)
+    outside = _local_imports_outside(root, package_dir, added)
     if outside:
         names = ", ".join(f"'{name}' ({path})" for name, path in outside)
         raise CheckLoadError(
             f"'{module}' imports local code from outside {package}/: {names}; move it into {package}/ "
             "so that its changes make verdicts stale"
         )
+    return mod, added
+
+
+def check_function(mod: ModuleType, module: str, function: str) -> Any:
     fn = getattr(mod, function, None)
     if not callable(fn):
         raise CheckLoadError(f"'{module}' has no function '{function}'")
@@ -94,8 +148,9 @@ def _local_imports_outside(root: Path, package_dir: Path, names: set[str]) -> li
     return out
 
 
-def run(request: dict[str, Any]) -> dict[str, Any]:
-    """Run the requested check; never raises (errors go into the result)."""
+def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
+    """Run the requested check; never raises (errors go into the result). ``load`` returns
+    the check function (``load_check``, or the fork server's view of its imported modules)."""
     from recordtool.context import CheckContext
 
     root = Path(request["root"])
@@ -110,7 +165,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
                 handle.write(line + "\n")
 
     try:
-        fn = load_check(root, request["package"], request["module"], request["function"])
+        fn = load(root, request["package"], request["module"], request["function"])
         ctx = CheckContext(
             seed=int(request["seed"]),
             device=str(request["device"]),
@@ -148,12 +203,8 @@ def _device(request: dict[str, Any]) -> str:
     return device
 
 
-def main(argv: list[str]) -> None:
-    request_path, result_path = Path(argv[0]), Path(argv[1])
-    request = json.loads(request_path.read_text(encoding="utf-8"))
-    sys.path[0:1] = [request["root"]]
-    os.chdir(request["root"])
-    result = run(request)
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    """Write ``result`` atomically (a result that is not JSON becomes an error)."""
     from recordtool.atomic import write_atomic
 
     try:
@@ -161,7 +212,182 @@ def main(argv: list[str]) -> None:
     except (TypeError, ValueError) as exc:
         payload = json.dumps({"status": "error", "error": f"the metrics cannot be saved: {exc}",
                               "duration_s": result.get("duration_s", 0.0)})
-    write_atomic(result_path, payload)
+    write_atomic(path, payload)
+
+
+class Server:
+    """The fork server: imports check modules once, forks one child per run (see the module's
+    docstring for the protocol)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.modules: dict[str, ModuleType | BaseException] = {}  # first import's outcome
+        self.tainted = ""  # a module whose failed import left local code from outside loaded
+        self.children: dict[int, int] = {}  # pid -> run id
+        self.proto = -1
+        self.wake = (-1, -1)
+
+    def serve(self) -> NoReturn:
+        # The protocol keeps the real stdout; anything printed here (an import's output)
+        # goes to stderr, the server's log.
+        self.proto = os.dup(1)
+        os.dup2(2, 1)
+        sys.path[0:1] = [str(self.root)]
+        import recordtool.context  # noqa: F401 - imported before any check, as in a fresh child
+
+        gc.disable()  # no holes in shared pages; forked children enable it again
+        warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
+        self.wake = os.pipe()
+        for fd in self.wake:
+            os.set_blocking(fd, False)
+        signal.signal(signal.SIGCHLD, _ignore)
+        signal.set_wakeup_fd(self.wake[1])
+        buffer = b""
+        try:
+            while True:
+                readable, _, _ = select.select([0, self.wake[0]], [], [])
+                if self.wake[0] in readable:
+                    _drain(self.wake[0])
+                self.reap()
+                if 0 not in readable:
+                    continue
+                data = os.read(0, 65536)
+                if not data:
+                    break
+                buffer += data
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        self.handle(json.loads(line))
+                    self.reap()
+        except OSError:
+            pass  # the parent is gone
+        finally:
+            self.stop()
+        os._exit(0)
+
+    def handle(self, message: dict[str, Any]) -> None:
+        job = int(message["id"])
+        request = json.loads(Path(message["request"]).read_text(encoding="utf-8"))
+        package, module = str(request["package"]), str(request["module"])
+        inside = module.split(".", 1)[0] == package and module != package
+        if inside and module not in self.modules:
+            if self.tainted:
+                self.send({"id": job, "fresh": f"'{self.tainted}' left local code from outside {package}/ loaded"})
+                return
+            self.load(package, module)
+        if threading.active_count() > 1:
+            self.send({"id": job, "fresh": "the server has started threads: forking is unsafe"})
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:
+            self.child(message, request)
+        self.children[pid] = job
+        self.send({"id": job, "pid": pid})
+
+    def load(self, package: str, module: str) -> None:
+        """Import ``module`` once, keeping the module or the reason it cannot run."""
+        before = set(sys.modules)
+        try:
+            self.modules[module] = import_check(self.root, package, module)[0]
+        except BaseException as exc:
+            self.modules[module] = exc
+            package_dir = (self.root / package).resolve()
+            if _local_imports_outside(self.root, package_dir, set(sys.modules) - before):
+                self.tainted = module
+
+    def loader(self, root: Path, package: str, module: str, function: str) -> Any:
+        refuse_outside(package, module, function)
+        loaded = self.modules[module]
+        if isinstance(loaded, BaseException):
+            raise loaded
+        return check_function(loaded, module, function)
+
+    def child(self, message: dict[str, Any], request: dict[str, Any]) -> NoReturn:
+        """In the forked child: become a fresh-looking check process, run, leave."""
+        code = 0
+        try:
+            os.setsid()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for fd in (self.proto, *self.wake):
+                os.close(fd)
+            log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            os.close(log)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            gc.enable()
+            random.seed()  # as a fresh interpreter would: not the server's state
+            write_result(Path(message["result"]), run(request, self.loader))
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            # Leave at once: a check's stray threads or atexit hooks must not hang the run.
+            os._exit(code)
+
+    def reap(self) -> None:
+        for pid in list(self.children):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, -1
+            if done:
+                job = self.children.pop(pid)
+                self.send({"id": job, "exit": os.waitstatus_to_exitcode(status) if status >= 0 else None})
+
+    def send(self, message: dict[str, Any]) -> None:
+        os.write(self.proto, (json.dumps(message) + "\n").encode())
+
+    def stop(self) -> None:
+        """Kill every child still running (by its process group) and reap it."""
+        for pid in self.children:
+            _kill_group(pid)
+        for pid in self.children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.children.clear()
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # not yet in its own session
+    except PermissionError:
+        pass
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    pass
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--serve"]:
+        Server(Path.cwd()).serve()
+    request_path, result_path = Path(argv[0]), Path(argv[1])
+    request = json.loads(request_path.read_text(encoding="utf-8"))
+    sys.path[0:1] = [request["root"]]
+    os.chdir(request["root"])
+    write_result(result_path, run(request))
     sys.stdout.flush()
     sys.stderr.flush()
     # Leave at once: a check's stray threads or atexit hooks must not hang the run.

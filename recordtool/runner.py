@@ -1,11 +1,27 @@
 """Running checks in child processes: isolation, timeouts, parallel workers.
 
-Every run of a check (each seed, and each control) is one ``Job``, run by
-``python -m recordtool.child`` in a process of its own (its own session, so a Ctrl-C on the
-terminal reaches only the parent, which stops them). A hang ends in ``timeout``; a crash
+Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
+own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
+them; a timeout kills the run's whole process group). A hang ends in ``timeout``; a crash
 (an exception, ``os._exit``, a signal, memory exhaustion) in ``error`` with the traceback or
-the exit signal; neither stops the run. Up to ``jobs`` children run at once, the slowest
-(by their last duration) started first. The parent never imports the check's code.
+the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
+last duration) started first. The parent never imports the check's code.
+
+Runs are forked from a warm server, not started as fresh interpreters: each ``run`` starts
+one ``python -m recordtool.child --serve`` (see ``recordtool.child``), which imports each
+check module once and forks a child per run, so a run costs a fork instead of an
+interpreter's start and its imports (torch alone is a second). The server reports each
+child's pid as soon as it is forked and its exit status when it ends; the parent keeps the
+timeouts and kills the child's process group itself. A forked run's clock starts when it is
+forked; while a run waits for the server to import its module, that import counts against
+its timeout (an import that hangs ends in ``timeout`` and brings the server down).
+
+The fallback is today's path, one fresh ``python -m recordtool.child REQUEST RESULT`` per
+run: for every run when the server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), for the
+rest of the runs when it dies (a module whose import crashes it), for the runs it was
+running then (run again from the start unless their result was written), and for the runs
+it declines (see ``recordtool.child``). Servers and fresh children get the same
+environment, with a fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
 """
 
 from __future__ import annotations
@@ -14,6 +30,7 @@ import contextlib
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -28,6 +45,13 @@ from recordtool.verdict import RunOutcome
 LOG_TAIL = 4000
 KILL_GRACE_S = 1.0
 POLL_S = 0.01
+STOP_S = 5.0
+HASH_SEED = "0"
+SERVER_ARGS = ["-m", "recordtool.child", "--serve"]
+
+
+def _serve_by_default() -> bool:
+    return os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0"
 
 
 @dataclass
@@ -79,17 +103,122 @@ class NoDisplay:
         pass
 
 
-@dataclass
+@dataclass(eq=False)
 class _Live:
+    """A running job: a fresh child (``proc``) or a run on the server (``pid`` once forked)."""
+
     job: Job
-    proc: subprocess.Popen[bytes]
-    log: IO[bytes]
+    number: int
     files: dict[str, Path]
-    started: float
+    started: float  # for the display and the duration
+    clock: float  # for the timeout: since the start, or since the fork
+    proc: subprocess.Popen[bytes] | None = None
+    log: IO[bytes] | None = None
+    on_server: bool = False
+    pid: int | None = None
+    code: int | None = None  # a forked run's exit status, once reported
+    ended: bool = False
     killed_at: float | None = None
     timed_out: bool = False
     last_progress: str = ""
     progress_size: int = 0
+
+    def poll(self) -> bool:
+        """Whether the run has ended (its exit status is then in ``code``)."""
+        if not self.ended and self.proc is not None and self.proc.poll() is not None:
+            self.code, self.ended = self.proc.returncode, True
+        return self.ended
+
+    def signal(self, sig: int) -> None:
+        """Signal the run's process group (a forked child not yet in its own: the child)."""
+        pid = self.proc.pid if self.proc is not None else self.pid
+        if pid is None:
+            return
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            if self.proc is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+        except PermissionError:
+            pass
+
+
+class _Server:
+    """The parent's end of the fork server: requests in, pids and exit statuses out."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.buffer = b""
+        self.alive = True
+        assert proc.stdout is not None
+        self.out = proc.stdout.fileno()
+        os.set_blocking(self.out, False)
+
+    @classmethod
+    def start(cls, python: str, root: Path, env: dict[str, str], log: Path) -> _Server | None:
+        try:
+            with open(log, "wb") as errors:
+                proc = subprocess.Popen([python, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
+                                        bufsize=0)
+        except OSError:
+            return None
+        return cls(proc)
+
+    def submit(self, item: _Live) -> bool:
+        """Ask for ``item`` to be forked; False when the server is gone."""
+        line = json.dumps({"id": item.number, "request": str(item.files["request"]),
+                           "result": str(item.files["result"]), "log": str(item.files["log"])}) + "\n"
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line.encode())
+        except OSError:
+            self.alive = False
+        return self.alive
+
+    def wait(self, timeout: float) -> None:
+        select.select([self.out], [], [], timeout)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """What the server said since last asked; at its end ``alive`` turns False."""
+        while True:
+            try:
+                data = os.read(self.out, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                self.alive = False
+                break
+            self.buffer += data
+        lines = self.buffer.split(b"\n")
+        self.buffer = lines.pop()
+        out = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if isinstance(message, dict):
+                    out.append(message)
+        return out
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """End the server: at the end of its input it kills and reaps its children."""
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=STOP_S)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        self.alive = False
 
 
 @dataclass
@@ -105,6 +234,7 @@ class Runner:
     threads: int = 1
     display: Display = field(default_factory=NoDisplay)
     python: str = sys.executable
+    serve: bool = field(default_factory=_serve_by_default)  # fork runs from a warm server
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Yield each job's result as it finishes. On KeyboardInterrupt (or when the
@@ -113,41 +243,107 @@ class Runner:
         live: list[_Live] = []
         counter = 0
         self.workdir.mkdir(parents=True, exist_ok=True)
+        server = _Server.start(self.python, self.root, self._env(), self.workdir / "server.log") \
+            if jobs and self.serve else None
         try:
             while pending or live:
                 while pending and len(live) < max(1, self.jobs):
                     job = pending.pop(0)
                     counter += 1
-                    live.append(self._start(job, counter))
+                    item = self._prepare(job, counter)
+                    if server is not None and server.alive and server.submit(item):
+                        item.on_server = True
+                    else:
+                        self._spawn(item)
+                    live.append(item)
                     self.display.started(job)
-                time.sleep(POLL_S)
+                if server is not None and server.alive:
+                    server.wait(POLL_S)
+                else:
+                    time.sleep(POLL_S)
+                if server is not None and (server.alive or any(i.on_server and not i.ended for i in live)):
+                    self._listen(server, live)
                 now = time.monotonic()
+                waiting = [i for i in live if i.on_server and i.pid is None and not i.ended]
                 still: list[_Live] = []
                 for item in live:
-                    if item.proc.poll() is not None:
-                        _signal_group(item.proc, signal.SIGKILL)  # any stray grandchildren
+                    if item.poll():
+                        item.signal(signal.SIGKILL)  # any stray grandchildren
                         result = self._finish(item, now)
                         self.display.finished(result)
                         yield result
                         continue
-                    if item.killed_at is None and now - item.started > item.job.timeout:
+                    if any(item is other for other in waiting[1:]):
+                        pass  # queued behind the import the server is busy with
+                    elif item.killed_at is None and now - item.clock > item.job.timeout:
                         item.timed_out = True
                         item.killed_at = now
-                        _signal_group(item.proc, signal.SIGTERM)
+                        if item.on_server and item.pid is None and server is not None:
+                            server.kill()  # its module's import hangs: the server is stuck
+                        else:
+                            item.signal(signal.SIGTERM)
                     elif item.killed_at is not None and now - item.killed_at > KILL_GRACE_S:
-                        _signal_group(item.proc, signal.SIGKILL)
+                        item.signal(signal.SIGKILL)
                     still.append(item)
                 live = still
                 self.display.tick([(i.job, now - i.started, self._progress(i)) for i in live])
         finally:
             for item in live:
-                _signal_group(item.proc, signal.SIGKILL)
+                item.signal(signal.SIGKILL)
             for item in live:
-                with contextlib.suppress(Exception):
-                    item.proc.wait(timeout=5)
-                item.log.close()
+                if item.proc is not None:
+                    with contextlib.suppress(Exception):
+                        item.proc.wait(timeout=5)
+                if item.log is not None:
+                    item.log.close()
+            if server is not None:
+                server.stop()
 
-    def _start(self, job: Job, number: int) -> _Live:
+    def _listen(self, server: _Server, live: list[_Live]) -> None:
+        """Apply the server's news; when it is gone, move its runs to fresh children."""
+        by_number = {item.number: item for item in live if item.on_server}
+        for message in server.messages():
+            item = by_number.get(int(message.get("id", -1)))
+            if item is None or item.ended:
+                continue
+            if "exit" in message:
+                code = message["exit"]
+                item.code, item.ended = (int(code) if code is not None else None), True
+                continue
+            if "pid" in message:
+                item.pid = int(message["pid"])
+            elif "fresh" in message:
+                self._spawn(item)
+            now = time.monotonic()
+            item.clock = now
+            for other in by_number.values():  # the server turns to the next in its queue
+                if other.on_server and other.pid is None:
+                    other.clock = now
+        if server.alive and server.proc.poll() is None:
+            return
+        server.alive = False
+        server.kill()
+        for item in by_number.values():
+            if item.ended or not item.on_server:
+                continue
+            item.signal(signal.SIGKILL)
+            if item.timed_out:
+                item.ended = True  # the run, or its module's import, ran past the timeout
+            elif item.pid is not None and _has_result(item.files["result"]):
+                item.code, item.ended = 0, True
+            else:
+                self._spawn(item)
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        threads = str(self.threads)
+        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+                    "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED})
+        if self.device == "cpu":
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        return env
+
+    def _prepare(self, job: Job, number: int) -> _Live:
         stem = self.workdir / f"job-{number}"
         files = {name: stem.with_suffix(f".{name}") for name in ("request", "result", "log", "progress")}
         request = {
@@ -164,19 +360,23 @@ class Runner:
             "progress": str(files["progress"]),
         }
         files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
-        env = dict(os.environ)
-        threads = str(self.threads)
-        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": str(job.seed)})
-        if self.device == "cpu":
-            env["CUDA_VISIBLE_DEVICES"] = ""
-        log = open(files["log"], "wb")  # noqa: SIM115 - closed in _finish
-        proc = subprocess.Popen(
-            [self.python, "-m", "recordtool.child", str(files["request"]), str(files["result"])],
-            cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        now = time.monotonic()
+        return _Live(job, number, files, now, now)
+
+    def _spawn(self, item: _Live) -> None:
+        """Run ``item`` in a fresh interpreter (from the start, if it was on the server)."""
+        for name in ("result", "progress"):
+            with contextlib.suppress(OSError):
+                item.files[name].unlink()
+        item.on_server, item.pid, item.code = False, None, None
+        item.last_progress, item.progress_size = "", 0
+        item.log = open(item.files["log"], "wb")  # noqa: SIM115 - closed in _finish
+        item.proc = subprocess.Popen(
+            [self.python, "-m", "recordtool.child", str(item.files["request"]), str(item.files["result"])],
+            cwd=self.root, env=self._env(), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        return _Live(job, proc, log, files, time.monotonic())
+        item.started = item.clock = time.monotonic()
 
     def _progress(self, item: _Live) -> str:
         path = item.files["progress"]
@@ -194,8 +394,9 @@ class Runner:
         return item.last_progress
 
     def _finish(self, item: _Live, now: float) -> JobResult:
-        item.log.close()
-        job, code = item.job, item.proc.returncode
+        if item.log is not None:
+            item.log.close()
+        job, code = item.job, item.code
         elapsed = now - item.started
         log = _tail(item.files["log"])
         if item.timed_out:
@@ -241,6 +442,9 @@ def _tail(path: Path) -> str:
     return ("…" + text) if size > LOG_TAIL else text
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
+def _has_result(path: Path) -> bool:
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(result, dict) and "status" in result

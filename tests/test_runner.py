@@ -1,13 +1,18 @@
-"""Every check runs in a child process: crashes and hangs cost that check, not the run."""
+"""Every check runs in a child process: crashes and hangs cost that check, not the run.
+
+Runs are forked from one warm server per run of the runner; when it cannot serve, they run in
+fresh interpreters with the same results."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
-from verify_fakes import CHECKS, HELPER
+from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
 
+from recordtool import runner as runner_module
 from recordtool.runner import Job, JobResult, Runner, exit_message
 
 
@@ -19,6 +24,9 @@ def root(tmp_path: Path) -> Path:
     (tmp_path / "checks" / "helper.py").write_text(HELPER)
     (tmp_path / "outside.py").write_text("X = 1\n")
     (tmp_path / "checks" / "leaky.py").write_text("import outside\n\ndef measure(ctx):\n    return {'err': 0.0}\n")
+    (tmp_path / "checks" / "leaky2.py").write_text("import outside\n\ndef measure(ctx):\n    return {'err': 0.0}\n")
+    for name, text in {"family": FAMILY, "broken": BROKEN, "crash": CRASH, "slowimport": SLOW_IMPORT}.items():
+        (tmp_path / "checks" / f"{name}.py").write_text(text)
     return tmp_path
 
 
@@ -26,21 +34,30 @@ def job(name: str, function: str, timeout: float = 20, module: str = "checks.fak
     return Job("THEORY-1", name, "", 0, module, function, dict(params), timeout, Path("/nonexistent"))
 
 
-def run_all(root: Path, jobs: list[Job], workers: int = 8) -> dict[str, JobResult]:
+def run_all(root: Path, jobs: list[Job], workers: int = 8, serve: bool = True) -> dict[str, JobResult]:
     for j in jobs:
         j.figures_dir = root / "figures" / j.check
-    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=workers)
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=workers,
+                    serve=serve)
     return {r.job.check: r for r in runner.run(jobs)}
 
 
-def test_every_kind_of_ending_is_kept_apart(root: Path) -> None:
+def in_order(*jobs: Job) -> list[Job]:
+    """Jobs that a runner starts in this order (slowest first)."""
+    for i, j in enumerate(jobs):
+        j.expected_s = float(len(jobs) - i)
+    return list(jobs)
+
+
+@pytest.mark.parametrize("serve", [True, False], ids=["forked", "fresh"])
+def test_every_kind_of_ending_is_kept_apart(root: Path, serve: bool) -> None:
     start = time.monotonic()
     results = run_all(root, [
         job("ok", "ok"), job("boom", "boom"), job("hang", "hang", timeout=1), job("exit3", "exit3"),
         job("killed", "killed"), job("chatty", "chatty"), job("hog", "hog"), job("notmapping", "notmapping"),
         job("outside", "measure", module="checks.leaky"), job("missing", "nope"),
         job("escape", "x", module="os"),
-    ], workers=11)
+    ], workers=11, serve=serve)
     assert time.monotonic() - start < 15
     assert results["ok"].outcome == "ok"
     assert results["ok"].metrics == {"err": 0.001, "curve": [1.0, 2.0]}
@@ -113,3 +130,115 @@ def test_exit_messages() -> None:
     assert exit_message(-9) == "killed by signal SIGKILL (9) (out of memory?)"
     assert exit_message(2, "a\nlast words\n") == (
         "the check's process exited with code 2 before returning; last output: last words")
+
+
+def test_runs_are_forked_from_one_server(root: Path) -> None:
+    results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(3)], workers=2)
+    parents = {r.metrics["ppid"] for r in results.values()}
+    assert len(parents) == 1 and parents != {os.getpid()}
+    assert len({r.metrics["pid"] for r in results.values()}) == 3
+    # each run leads its own session and process group
+    assert all(r.metrics["pid"] == r.metrics["pgid"] == r.metrics["sid"] for r in results.values())
+    assert (root / "checks" / "imports.log").read_text() == "imported\n"  # one import, in the server
+    with pytest.raises(ProcessLookupError):  # the server is gone with the run
+        os.kill(parents.pop(), 0)
+
+
+def test_forked_runs_share_neither_memory_nor_output(root: Path) -> None:
+    jobs = [job(f"s{seed}", "stateful", module="checks.family") for seed in range(3)]
+    for seed, j in enumerate(jobs):
+        j.seed = seed
+    results = run_all(root, [*jobs, job("chatty", "chatty")], workers=1)
+    for seed in range(3):
+        assert results[f"s{seed}"].metrics == {"seen": 1}
+        assert results[f"s{seed}"].log.split() == [f"marker-{seed}"]
+
+
+@pytest.mark.parametrize("server", ["raise SystemExit(1)", "import os, time; os.close(0); time.sleep(1)"],
+                         ids=["exits", "deaf"])
+def test_without_a_server_runs_start_fresh(root: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> None:
+    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(2)]
+                      + [job("boom", "boom")], workers=2)
+    assert {r.metrics["ppid"] for r in results.values() if r.outcome == "ok"} == {os.getpid()}
+    assert (results["boom"].error or "").endswith("ZeroDivisionError: nope")
+    monkeypatch.setenv("RECORDTOOL_FORK_SERVER", "0")
+    assert not Runner(root=root, package="checks", workdir=root / "w", cache_dir=root / "c").serve
+
+
+def test_a_module_that_fails_to_import_is_an_error_and_the_server_goes_on(root: Path) -> None:
+    results = run_all(root, in_order(job("b1", "measure", module="checks.broken"),
+                                     job("b2", "measure", module="checks.broken"),
+                                     job("after", "family", module="checks.family")), workers=1)
+    for name in ("b1", "b2"):
+        assert results[name].outcome == "error"
+        assert (results[name].error or "").startswith("Traceback")
+        assert (results[name].error or "").endswith("ZeroDivisionError: division by zero")
+        assert 'checks/broken.py", line 3' in (results[name].error or "")
+    assert results["after"].metrics["ppid"] != os.getpid()  # forked: the server lives on
+
+
+def test_an_import_that_kills_the_server_falls_back_to_fresh_runs(root: Path) -> None:
+    results = run_all(root, in_order(job("before", "family", module="checks.family"),
+                                     job("crash", "measure", module="checks.crash"),
+                                     job("after", "family", module="checks.family")), workers=1)
+    assert results["before"].outcome == "ok" and results["before"].metrics["ppid"] != os.getpid()
+    assert results["crash"].error == "the check's process exited with code 3 before returning"
+    assert results["after"].metrics["ppid"] == os.getpid()
+
+
+def test_runs_of_a_dead_server_run_again_fresh(root: Path) -> None:
+    results = run_all(root, [job("k", "killserver", module="checks.family"), job("f", "family", module="checks.family")],
+                      workers=2)
+    assert results["k"].outcome == "ok" and results["k"].metrics["ppid"] == os.getpid()
+    assert results["f"].outcome == "ok"
+
+
+def test_local_imports_outside_checks_are_found_on_every_module(root: Path) -> None:
+    results = run_all(root, in_order(job("leaky", "measure", module="checks.leaky"),
+                                     job("leaky2", "measure", module="checks.leaky2"),
+                                     job("ok", "ok")), workers=1)
+    for name in ("leaky", "leaky2"):
+        assert results[name].error == (
+            f"'checks.{name}' imports local code from outside checks/: 'outside' (outside.py); "
+            "move it into checks/ so that its changes make verdicts stale")
+    assert results["ok"].outcome == "ok"
+
+
+def test_a_forked_hang_is_killed_at_its_timeout(root: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "hang.pid"
+    start = time.monotonic()
+    results = run_all(root, [job("hang", "hangpid", timeout=0.5, module="checks.family", path=str(pidfile))])
+    assert time.monotonic() - start < 5
+    assert results["hang"].outcome == "timeout"
+    pid, ppid = map(int, pidfile.read_text().split())
+    assert ppid != os.getpid()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_an_import_that_hangs_times_out(root: Path) -> None:
+    start = time.monotonic()
+    results = run_all(root, in_order(job("slow", "measure", timeout=1, module="checks.slowimport"),
+                                     job("ok", "ok")), workers=2)
+    assert time.monotonic() - start < 8
+    assert results["slow"].outcome == "timeout"
+    assert results["ok"].outcome == "ok"
+
+
+def test_ctrl_c_stops_forked_runs_and_the_server(root: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "hang.pid"
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2)
+    jobs = [job("a", "noop"), job("h", "hangpid", timeout=60, module="checks.family", path=str(pidfile))]
+    for j in jobs:
+        j.figures_dir = root / "figures"
+    gen = runner.run(jobs)
+    assert next(gen).job.check == "a"
+    deadline = time.monotonic() + 10
+    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pid, server = map(int, pidfile.read_text().split())
+    gen.close()
+    for gone in (pid, server):
+        with pytest.raises(ProcessLookupError):
+            os.kill(gone, 0)

@@ -135,3 +135,49 @@ def make_project(tmp: Path, claims: dict[str, str], timeout: float = 30, checks:
 
 def one_claim(tmp: Path, *checks: str, claim_id: str = "THEORY-1", timeout: float = 30, extra: str = "") -> Path:
     return make_project(tmp, {claim_id: claim_yaml(claim_id, "".join(checks), extra=extra)}, timeout=timeout)
+
+
+FAMILY = '''
+import os
+import time
+from pathlib import Path
+
+with open(Path(__file__).with_name("imports.log"), "a") as _log:
+    _log.write("imported\\n")
+
+STATE = []
+
+
+def family(ctx):
+    return {"pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgid(0), "sid": os.getsid(0)}
+
+
+def stateful(ctx):
+    STATE.append(ctx.seed)
+    print(f"marker-{ctx.seed}")
+    return {"seen": len(STATE)}
+
+
+def killserver(ctx):
+    with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+        forked = b"--serve" in handle.read()
+    if forked:
+        os.kill(os.getppid(), 9)
+        time.sleep(10)
+    return {"ppid": os.getppid()}
+
+
+def hangpid(ctx, path=""):
+    Path(path).write_text(f"{os.getpid()} {os.getppid()}")
+    time.sleep(600)
+'''
+"""``checks/family.py``: checks that report where they run (fork server tests)."""
+
+BROKEN = "import checks.helper\n\n1 / 0\n"
+"""``checks/broken.py``: a module whose import raises."""
+
+CRASH = "import os\n\nos._exit(3)\n"
+"""``checks/crash.py``: a module whose import ends the process that imports it."""
+
+SLOW_IMPORT = "import time\n\ntime.sleep(60)\n"
+"""``checks/slowimport.py``: a module whose import hangs."""

@@ -9,7 +9,8 @@ def test_shapes_and_cache() -> None:
     config = ModelConfig(n_layers=2, n_heads=3, d_model=24, d_head=8, d_vocab=11, n_ctx=10)
     model = AttnOnlyTransformer(config)
     tokens = torch.randint(0, 11, (2, 7))
-    out = model(tokens, per_head=True)
+    with torch.no_grad():
+        out = model(tokens, per_head=True)
     assert out.logits.shape == (2, 7, 11)
     assert len(out.patterns) == 2 and out.patterns[0].shape == (2, 3, 7, 7)
     assert len(out.residuals) == 3 and out.residuals[0].shape == (2, 7, 24)
