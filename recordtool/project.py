@@ -32,13 +32,16 @@ class Project:
 
 @contextmanager
 def no_gc_pauses() -> Iterator[None]:
-    """Build many small, acyclic objects without the cyclic collector rescanning them all
-    again and again (it makes loading 100,000 entries two to three times slower)."""
+    """Build many small, long-lived objects without the cyclic collector rescanning them all
+    again and again, during the build and after it: what was built is moved out of the
+    collector's sight (``gc.freeze``). Reference counting still frees it. Without this,
+    validating 100,000 entries takes twice as long, most of it in the collector."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
 
@@ -51,5 +54,5 @@ def open_project(start: Path | None = None, *, root: Path | None = None) -> Proj
     with no_gc_pauses():
         record, problems = load_record(config)
         graph, more = build_graph(record)
-    problems = sorted([*problems, *more], key=Problem.sort_key)
+        problems = sorted([*problems, *more], key=Problem.sort_key)
     return Project(config, record, graph, problems)
