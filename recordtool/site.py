@@ -79,7 +79,8 @@ def code_version() -> str:
 class Plan:
     """Every file of the site: pages with the key of their inputs, and figures to copy."""
 
-    keys: dict[str, str | None]  # page -> key (None: compose every time)
+    pages: list[str]  # every page, sorted
+    key: Callable[[str], str | None]  # page -> the key of its inputs (None: compose every time)
     compose: Callable[[str], str]
     assets: dict[str, str] = field(default_factory=dict)  # output path -> source, relative to the root
 
@@ -139,16 +140,9 @@ def plan_site(ctx: Context) -> Plan:
     project = ctx.project
     shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
-    keys: dict[str, str | None] = {}
-    owners: dict[str, str] = {}
+    owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     faces: dict[str, str] = {}
-    for entry_id in project.record.entries:
-        path = entry_page(entry_id)
-        keys[path] = _entry_key(ctx, entry_id, shared, faces)
-        owners[path] = entry_id
     indexes = index.index_pages(ctx)
-    for path in indexes:
-        keys[path] = None
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -158,13 +152,17 @@ def plan_site(ctx: Context) -> Plan:
             if target is not None:
                 assets[target] = figure
 
+    def key(path: str) -> str | None:
+        owner = owners.get(path)
+        return _entry_key(ctx, owner, shared, faces) if owner is not None else None
+
     def compose(path: str) -> str:
         owner = owners.get(path)
         if owner is not None:
             return page.render_entry(ctx, owner)
         return indexes[path]
 
-    return Plan(dict(sorted(keys.items())), compose, dict(sorted(assets.items())))
+    return Plan(sorted([*owners, *indexes]), key, compose, dict(sorted(assets.items())))
 
 
 def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
@@ -200,7 +198,7 @@ def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:
     """Every page of the site, composed: ``{path: bytes}`` (pure; byte-identical across runs)."""
     plan = plan_site(context(project, statuses, out))
-    return Site({p: plan.compose(p).encode("utf-8") for p in plan.keys}, plan.assets)
+    return Site({p: plan.compose(p).encode("utf-8") for p in plan.pages}, plan.assets)
 
 
 # Writing ------------------------------------------------------------------------------------
@@ -288,22 +286,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     old = read_manifest(out)
     last = last or {}
     new = report.files
-    todo: list[str] = []
-    for rel, key in plan.keys.items():
-        before = old.get(rel)
-        if key is not None and before is not None and before.get("key") == key:
-            stat = _stat(os.path.join(base, *rel.split("/")))
-            # as written last time (or, without a snapshot, of the size written)
-            if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before.get("size"))):
-                new[rel] = before
-                report.stats[rel] = stat
-                report.unchanged += 1
-                continue
-        todo.append(rel)
-    for rel in todo:
-        data = plan.compose(rel).encode("utf-8")
-        new[rel] = {"key": plan.keys[rel], "size": len(data), "hash": content_hash(data)}
-        _put(folders, rel, data, report, old.get(rel), last.get(rel))
+    _write_pages(plan, base, folders, report, old, last)
     for rel, source in plan.assets.items():
         try:
             data = (root / source).read_bytes()
@@ -325,6 +308,82 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     if new != old or not os.path.exists(os.path.join(base, MANIFEST)):
         write_atomic(Path(base) / MANIFEST, manifest)
     return report
+
+
+PARALLEL_MIN = 2_000  # pages; below this a second process costs more than it saves
+
+
+def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
+                 old: dict[str, dict[str, Any]], last: dict[str, list[int]]) -> None:
+    """Work out each page's key; compose and write the pages whose key changed (or whose
+    file is not as written). On a large record, half of the pages go to a forked second
+    process (pages are independent, composing is pure), which nearly halves the time on two
+    cores. Every page is still written atomically; the parent merges what the child did and
+    alone writes the manifest. If the child fails, the parent does its half itself."""
+    def run(rels: list[str], into: WriteReport) -> None:
+        for rel in rels:
+            key = plan.key(rel)
+            before = old.get(rel)
+            if key is not None and before is not None and before.get("key") == key:
+                stat = _stat(os.path.join(base, *rel.split("/")))
+                # as written last time (or, without a snapshot, of the size written)
+                if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before.get("size"))):
+                    into.files[rel] = before
+                    into.stats[rel] = stat
+                    into.unchanged += 1
+                    continue
+            data = plan.compose(rel).encode("utf-8")
+            into.files[rel] = {"key": key, "size": len(data), "hash": content_hash(data)}
+            _put(folders, rel, data, into, before, last.get(rel))
+
+    todo = plan.pages
+
+    if len(todo) < PARALLEL_MIN or _cores() < 2 or not hasattr(os, "fork"):
+        run(todo, report)
+        return
+    mine, theirs = todo[0::2], todo[1::2]
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compose and write its half, send back what it did, leave
+        status = 1
+        try:
+            os.close(read_fd)
+            done = WriteReport()
+            run(theirs, done)
+            payload = json.dumps([done.written, done.files, done.stats, done.unchanged]).encode("utf-8")
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    try:
+        run(mine, report)
+        with os.fdopen(read_fd, "rb") as pipe:
+            payload = pipe.read()
+        _, wait_status = os.waitpid(pid, 0)
+        pid = 0
+    finally:
+        if pid:  # interrupted: stop the child (its pages are whole or absent)
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(wait_status) != 0 or not payload:
+        run(theirs, report)  # the child failed: do its half here
+        return
+    written, files, stats, unchanged = json.loads(payload)
+    report.written.extend(written)
+    report.written.sort()
+    report.files.update(files)
+    report.stats.update(stats)
+    report.unchanged += unchanged
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count() or 1
 
 
 def _stat(path: str) -> list[int] | None:
@@ -430,8 +489,8 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     if check:
         from recordtool import linkcheck
 
-        broken = linkcheck.check_folder(target, [p for p in plan.keys])
-    result = RenderReport(target, len(project.record.entries), len(plan.keys), report.written,
+        broken = linkcheck.check_folder(target, list(plan.pages))
+    result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
                           report.unchanged, report.removed, report.missing, broken, len(project.errors))
     if inputs is not None and own_statuses and inputs.out == os.path.realpath(target):
         _keep_snapshot(project, inputs, report, result, sorted(set(plan.assets.values())))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,52 @@ def test_damaged_manifest_never_deletes_outside_the_folder(project: ProjectBuild
     (out / MANIFEST).write_text('{"files": {"../keep.txt": {"key": "x"}, "/etc/hostname": {}}}', encoding="utf-8")
     render(record, out, statuses=statuses(record))
     assert victim.read_text(encoding="utf-8") == "keep"
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.site as site
+
+    record = small_record(project)
+    out = tmp_path / "pages"
+    serial = render(record, out, statuses=statuses(record))
+    expected = _files(out)
+    shutil.rmtree(out)
+    monkeypatch.setattr(site, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(site, "_cores", lambda: 2)
+    parallel = render(record, out, statuses=statuses(record))
+    assert parallel.written == serial.written and len(parallel.written) == 11
+    assert _files(out) == expected  # pages and manifest alike
+    again = render(record, out, statuses=statuses(record))
+    assert (again.written, again.unchanged) == ([], 11)
+
+
+def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import recordtool.site as site
+
+    record = small_record(project)
+    out = tmp_path / "pages"
+    render(record, out, statuses=statuses(record))
+    expected = _files(out)
+    shutil.rmtree(out)
+    parent = os.getpid()
+    real_put = site._put
+
+    def put_failing_in_child(*args: object, **kwargs: object) -> None:
+        if os.getpid() != parent:
+            raise OSError("disk full")
+        real_put(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(site, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(site, "_cores", lambda: 2)
+    monkeypatch.setattr(site, "_put", put_failing_in_child)
+    result = render(record, out, statuses=statuses(record))
+    assert len(result.written) == 11
+    assert _files(out) == expected
