@@ -44,22 +44,16 @@ class Graph:
     mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
     # Backlinks and neighbours, each computed once per id on first use (a page asks for them
-    # several times, and every page asks for its neighbours'). A graph is complete once
-    # ``build_graph`` returns; whoever changes it after that calls ``forget``.
+    # several times, and every page asks for its neighbours'); a graph is complete once
+    # ``build_graph`` returns. Ids of the record sort by their place in it (already id order).
     _backlinks: dict[str, tuple[Backlink, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _keys: dict[str, tuple[str, int, str]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def forget(self) -> None:
-        """Drop the backlinks and neighbours computed so far (after changing the graph)."""
-        self._backlinks.clear()
-        self._neighbours.clear()
-
-    def _key(self, entry_id: str) -> tuple[str, int, str]:
-        key = self._keys.get(entry_id)
-        if key is None:
-            key = self._keys[entry_id] = id_sort_key(entry_id)
-        return key
+    def _key(self, entry_id: str) -> int:
+        if not self._order:
+            self._order.update((i, n) for n, i in enumerate(self.record.entries))
+        return self._order[entry_id]
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
         """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
@@ -122,7 +116,7 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
         places = record.places[entry_id]
         out: list[Mention] = []
         for name, text in entry.prose():
-            first_line, _style = places.prose.get(name, (0, ""))
+            first_line = places.prose.get(name, 0)
             for found in find_mentions(text, pattern):
                 if found.id == entry_id:
                     continue
@@ -134,12 +128,12 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
                     graph.mentions_in.setdefault(mention.target, []).append(mention)
                 else:
                     graph.dangling.setdefault(mention.target, []).append(mention)
+    graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
     problems = []
-    for target in sorted(graph.dangling, key=id_sort_key):
-        for mention in graph.dangling[target]:
+    for target, mentions in graph.dangling.items():
+        for mention in mentions:
             path = record.places[mention.source].path
             problems.append(Problem(path, mention.line, 1,
                                     f"{target} is mentioned but not in the record; add it or write it without "
                                     "its id", field=mention.field, severity="warning", code="dangling-mention"))
-    graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
     return graph, problems

@@ -33,7 +33,7 @@ class Places:
     path: str
     id: Mark
     cites: tuple[Mark, ...]
-    prose: dict[str, tuple[int, str]]  # field -> (first line of its text, YAML scalar style)
+    prose: dict[str, int]  # prose field -> the line its text starts on
 
 
 @dataclass
@@ -99,7 +99,7 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     loaded: list[tuple[Entry, Places]] = []
     for path, kind in files:
         rel = config.relative(path)
-        entry, places, _source, found = load_entry(path, kind, config, rel)
+        entry, places, found = load_entry(path, kind, config, rel)
         problems.extend(found)
         if entry is None or places is None:
             continue
@@ -116,23 +116,15 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     return record, problems
 
 
-def _read(path: Path) -> Source | SourceError:
+def load_entry(path: Path, kind: Kind, config: Config, rel: str
+               ) -> tuple[Entry | None, Places | None, list[Problem]]:
+    """Read and validate one file; the entry is None when it cannot be used."""
     try:
-        return read_source(path)
+        source = read_source(path)
     except SourceError as exc:
-        return exc
+        return None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)]
     except OSError as exc:
-        return SourceError(f"cannot read: {exc.strerror}", code="io")
-
-
-def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source | SourceError | None = None
-               ) -> tuple[Entry | None, Places | None, Source | None, list[Problem]]:
-    """Validate one file (read it unless ``source`` is given); the entry is None when it
-    cannot be used."""
-    if source is None:
-        source = _read(path)
-    if isinstance(source, SourceError):
-        return None, None, None, [Problem(rel, source.line, source.col, source.message, code=source.code)]
+        return None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror}", code="io")]
     data = source.data
     problems: list[Problem] = []
     model = MODELS[kind.schema]
@@ -141,7 +133,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
     try:
         entry = model.model_validate(data)
     except ValidationError as exc:
-        return None, None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
+        return None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
     marks = _Marks(path, source)
     problems.extend(_identity_problems(entry, path, kind, config, source, rel))
     problems.extend(_relation_problems(entry, config, marks, rel))
@@ -153,7 +145,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
         cites=tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
         prose={name: _prose_start(source, name) for name, _text in entry.prose()},
     )
-    return entry, places, source, problems
+    return entry, places, problems
 
 
 class _Marks:
@@ -178,11 +170,10 @@ def _with_all_marks(path: Path, source: Source) -> Source:
         return source
 
 
-def _prose_start(source: Source, name: str) -> tuple[int, str]:
+def _prose_start(source: Source, name: str) -> int:
     line, _col = source.mark((name,))
-    style = source.styles.get((name,), "")
     # A block scalar ('|' or '>') starts on the line after its indicator.
-    return (line + 1 if style in ("|", ">") else line, style)
+    return line + 1 if source.styles.get((name,)) in ("|", ">") else line
 
 
 def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, source: Source, rel: str
@@ -195,7 +186,7 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
                                 field="id", code="bad-id"))
     elif match["prefix"] != kind.prefix:
         other = config.kinds.get(match["prefix"])
-        where = f"record/{other.folder}/" if other else f"a folder of its own (no kind has prefix {match['prefix']})"
+        where = f"{config.relative(config.record / other.folder)}/" if other else f"a folder of its own (no kind has prefix {match['prefix']})"
         problems.append(Problem(rel, *source.mark(("id",)),
                                 f"{entry.id} has prefix {match['prefix']}, but {kind.folder}/ holds {kind.name} "
                                 f"entries ({kind.prefix}-...); move it to {where} or give it a {kind.prefix}- id",
