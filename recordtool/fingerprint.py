@@ -64,6 +64,8 @@ class Scanner:
         self.root = config.root
         self.package = config.checks
         self._imports: dict[Path, tuple[list[str], set[str]]] = {}
+        self._digests: dict[Path, str] = {}  # of each file read, so one run reads it once
+        self._scans: dict[str, SourceScan] = {}
 
     def module_file(self, module: str) -> Path | None:
         """``checks.model`` -> ``root/checks/model.py`` (or its package's ``__init__.py``)."""
@@ -79,7 +81,18 @@ class Scanner:
             return path.relative_to(self.root).as_posix()
         return "/".join(module.split(".")) + ".py"
 
+    def digest(self, path: Path) -> str:
+        """The digest of a file that ``scan`` listed (read once per scanner)."""
+        if path not in self._digests:
+            self._digests[path] = digest(path.read_bytes())
+        return self._digests[path]
+
     def scan(self, module: str) -> SourceScan:
+        if module not in self._scans:
+            self._scans[module] = self._scan(module)
+        return self._scans[module]
+
+    def _scan(self, module: str) -> SourceScan:
         out = SourceScan()
         seen: set[str] = set()
         todo = [module]
@@ -105,8 +118,10 @@ class Scanner:
     def _read(self, path: Path, module: str) -> tuple[list[str], set[str]]:
         if path in self._imports:
             return self._imports[path]
+        data = path.read_bytes()
+        self._digests[path] = digest(data)
         try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
+            tree = ast.parse(data, filename=str(path))
         except (SyntaxError, ValueError):
             self._imports[path] = ([], set())
             return self._imports[path]
@@ -211,12 +226,14 @@ def fingerprint(claim: Theory, scanner: Scanner) -> tuple[dict[str, str], set[st
         out.update(check_parts(check))
         scan = scanner.scan(check.module)
         for rel, path in scan.files.items():
-            out[f"source:{rel}"] = digest(path.read_bytes())
+            out[f"source:{rel}"] = scanner.digest(path)
         for rel in scan.missing:
             out[f"source:{rel}"] = MISSING
         packages |= scan.packages
-    for name, version in environment(packages).items():
-        if name == "python" or name in packages:
+    out["version:python"] = platform.python_version()
+    for name in sorted(packages):
+        version = package_version(name)
+        if version is not None:
             out[f"version:{name}"] = version
     return out, packages
 

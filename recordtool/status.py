@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING
 
 from recordtool.fingerprint import Scanner, diff, fingerprint
 from recordtool.schema import Theory
-from recordtool.store import load_verdicts, read_store
+from recordtool.store import Store, read_store, verdict_path
 from recordtool.verdict import ClaimStatus, ClaimVerdict, State, state_of
 
 if TYPE_CHECKING:
     from recordtool.project import Project
 
-__all__ = ["assess", "claim_status", "load_verdicts", "summary"]
+__all__ = ["assess", "assess_claims", "claim_status", "summary"]
+
+Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
 
 def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str, str]) -> ClaimStatus:
@@ -42,23 +44,29 @@ def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str])
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
     """Every claim of the record, in record order, with its state now."""
-    config = project.config
     claims = project.record.claims()
-    store = read_store(config, [c.id for c in claims])
+    store = read_store(project.config, [c.id for c in claims])
+    statuses, _prints = assess_claims(project, claims, store)
+    add_dependencies(project, statuses)
+    return statuses
+
+
+def assess_claims(project: Project, claims: list[Theory], store: Store) -> tuple[dict[str, ClaimStatus], Fingerprints]:
+    """The state of each of ``claims`` given the verdicts in ``store``, and the fingerprint
+    each has now (which ``verify`` keeps with a new verdict)."""
+    config = project.config
     scanner = Scanner(config)
-    out: dict[str, ClaimStatus] = {}
+    statuses: dict[str, ClaimStatus] = {}
+    prints: Fingerprints = {}
     for claim in claims:
+        prints[claim.id] = current, _packages = fingerprint(claim, scanner)
         if claim.id in store.damaged:
-            out[claim.id] = ClaimStatus(
-                claim.id, "unchecked", None,
-                [f"verdict file {config.relative(config.verdicts / (claim.id + '.json'))} is damaged: "
-                 f"{store.damaged[claim.id]}"],
-            )
-            continue
-        current, _packages = fingerprint(claim, scanner)
-        out[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current)
-    add_dependencies(project, out)
-    return out
+            where = config.relative(verdict_path(config, claim.id))
+            statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
+                                             [f"verdict file {where} is damaged: {store.damaged[claim.id]}"])
+        else:
+            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current)
+    return statuses, prints
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus]) -> None:

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from recordtool.config import Config
-from recordtool.fingerprint import Scanner, environment, fingerprint
+from recordtool.fingerprint import environment
 from recordtool.judge import judge_check, judge_control, judge_run, skipped_check
 from recordtool.problems import RecordError, did_you_mean
 from recordtool.progress import PlainDisplay
 from recordtool.runner import Job, JobResult, Runner
 from recordtool.schema import CheckSpec, Theory
-from recordtool.status import add_dependencies, claim_status
+from recordtool.status import add_dependencies, assess_claims, claim_status
 from recordtool.store import (
     figures_dir,
     locked,
@@ -192,18 +192,12 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
             report.notes.append(f"no checks, not verified: {', '.join(unchecked)}")
         chosen = [c for c in chosen if c.checks]
 
-    store = read_store(config, [c.id for c in claims])
-    scanner = Scanner(config)
-    statuses: dict[str, ClaimStatus] = {}
-    prints: dict[str, tuple[dict[str, str], set[str]]] = {}
-    for claim in claims:
-        fp, packages = fingerprint(claim, scanner)
-        prints[claim.id] = (fp, packages)
-        if claim.id in store.damaged:
-            statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
-                                             [f"verdict file damaged: {store.damaged[claim.id]}"])
-        else:
-            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), fp)
+    # The selected claims and those they use: enough to say what to run and on what they rest.
+    chosen_ids = {c.id for c in chosen}
+    used = {u.id for c in chosen for u in c.cites if u.as_ == "uses"}
+    needed = [c for c in claims if c.id in chosen_ids or c.id in used]
+    store = read_store(config, [c.id for c in needed])
+    statuses, prints = assess_claims(project, needed, store)
 
     if options.stale or options.failed:
         chosen = [c for c in chosen if
@@ -216,8 +210,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         if not claim.checks:
             continue
         if (options.force or options.failed or status.state in ("stale", "unchecked")
-                or (status.state == "skipped" and status.verdict is not None
-                    and status.verdict.device.split()[0] != options.device)):
+                or (status.state == "skipped" and options.device == "cuda")):  # skipped: no GPU then
             to_run.append(claim)
 
     if to_run:
