@@ -67,8 +67,6 @@ def measure(
             "final_train_loss": log.loss[-1],
             "final_eval_repeat_loss": log.eval_repeat_loss[-1] if log.eval_repeat_loss else math.nan,
             "loss_curve": log.loss,
-            "tokens_per_second": log.tokens_per_second,
-            "model_from_cache": log.from_cache,
         }
         figures.loss_curve(ctx.figure("loss.png"), log.loss_steps, log.loss,
                            log.eval_steps, log.eval_repeat_loss)
@@ -87,7 +85,12 @@ def measure(
     scores = circuits.repeat_scores(patterns, probe_length, window)
     previous, induction = scores["previous"][0], scores["induction"][1]  # (head,)
     prev = int(previous.argmax())
+    best = int(induction.argmax())
     inductive = [h for h in range(H) if float(induction[h]) > threshold]
+    # The criteria below are measured on the induction heads, or, where none passes the
+    # threshold (the controls), on the most induction-like head: a control fails on
+    # measured numbers, never on a value left undefined.
+    candidates = inductive or [best]
     metrics |= {
         "previous_token_score": float(previous[prev]),
         "previous_token_head": prev,
@@ -111,13 +114,13 @@ def measure(
         **{f"{name.lower()}_composition": comp[name].flatten().tolist() for name in comp},
     }
 
-    # The per-induction-head criteria; each summarised by its worst case over those heads.
+    # The per-head criteria; each summarised by its worst case over the candidate heads.
     per_head: dict[str, list[float]] = {k: [] for k in (
         "k_comp", "k_comp_over_baseline", "k_comp_rank", "k_minus_max_qv", "copying",
         "copying_top1", "same_matching", "same_matching_top1", "induction_drop")}
     ablated = circuits.values_ablated(model, probe, [(0, prev)])
     ablated_induction = circuits.repeat_scores(list(ablated), probe_length, window)["induction"][1]
-    for h in inductive:
+    for h in candidates:
         k = float(comp["K"][h, prev])
         per_head["k_comp"].append(k)
         per_head["k_comp_over_baseline"].append(k / baseline["K"])
@@ -132,10 +135,7 @@ def measure(
         per_head["induction_drop"].append(1.0 - float(ablated_induction[h]) / float(induction[h]))
     worst_is_max = {"k_comp_rank"}
     for name, values in per_head.items():
-        if not values:
-            metrics[name] = math.nan
-        else:
-            metrics[name] = max(values) if name in worst_is_max else min(values)
+        metrics[name] = max(values) if name in worst_is_max else min(values)
     metrics["induction_scores_prev_values_ablated"] = ablated_induction.tolist()
 
     # Second-order (virtual-head) terms, patterns frozen, on the training distribution.
@@ -167,7 +167,6 @@ def measure(
     )
 
     # Figures: the previous-token head and the strongest induction head on one [r, r] sequence.
-    best = int(induction.argmax())
     figures.patterns(ctx.figure("patterns.png"), [
         (f"{circuits.head_name((0, prev))} (previous token)", patterns[0][0, prev]),
         (f"{circuits.head_name((1, best))} (induction)", patterns[1][0, best]),

@@ -74,14 +74,12 @@ def measure(
         float(sum((x.norm() ** 2 for p, x in terms.items() if len(p) == k), torch.zeros(())).sqrt())
         for k in range(config.n_layers + 1)
     ]
-    H = config.n_heads
     return {
         "max_abs_error": error,
         "relative_error": error / logit_scale,
         "scores_max_abs_error": scores_error,
         "scores_relative_error": scores_error / score_scale,
         "n_path_terms": len(terms),
-        "expected_path_terms": (1 + H) ** config.n_layers,
         "logit_scale": logit_scale,
         "term_norm_by_order": by_order,
         "score_group_norms": [float(g.norm()) for g in groups.values()],
