@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from recordtool.mentions import markdown
+from recordtool.mentions import SCHEME, markdown
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')
 
 
@@ -62,7 +61,7 @@ def links(text: str) -> list[tuple[int, str]]:
 def resolve(page: str, href: str) -> str | None:
     """Where ``href`` on ``page`` points, relative to the output folder (``../`` when outside
     it); None for what is not a file link (a URL, an anchor on the same page)."""
-    if not href or href.startswith("#") or _SCHEME.match(href) or href.startswith("//"):
+    if not href or href.startswith("#") or SCHEME.match(href) or href.startswith("//"):
         return None
     path = unquote(href.split("#", 1)[0].split("?", 1)[0])
     if not path:

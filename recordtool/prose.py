@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from markdown_it.tree import SyntaxTreeNode
 
 from recordtool import escape
-from recordtool.mentions import is_plain, markdown
+from recordtool.mentions import SCHEME, is_plain, link_target_id, markdown
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
 """An id -> (href, title) for its link, or None to leave it as text."""
@@ -32,7 +32,6 @@ Link = Callable[[str], "tuple[str, str | None] | None"]
 Rewrite = Callable[[str], str]
 """A link destination written in prose -> the destination on the page."""
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass
@@ -288,8 +287,8 @@ def _link(node: SyntaxTreeNode, style: Style, one_line: bool, cell: bool, state:
     href = str(node.attrs.get("href", ""))
     title = node.attrs.get("title")
     inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=True, state=state)
-    target = href.rsplit("/", 1)[-1].removesuffix(".md")
-    if style.pattern.fullmatch(target) and not _SCHEME.match(href):
+    target = link_target_id(href, style.pattern)
+    if target is not None:
         linked = style.link(target)
         if linked is not None:
             href, id_title = linked
@@ -302,6 +301,6 @@ def _link(node: SyntaxTreeNode, style: Style, one_line: bool, cell: bool, state:
 
 def _destination(href: str, style: Style) -> str:
     """A relative destination (not a URL, not an anchor) rewritten for the page."""
-    if not href or href.startswith(("#", "/")) or _SCHEME.match(href) or style.rewrite is None:
+    if not href or href.startswith(("#", "/")) or SCHEME.match(href) or style.rewrite is None:
         return href
     return style.rewrite(href)

@@ -28,6 +28,11 @@ def test_link_targets_to_ids_are_mentions() -> None:
     assert ids("The [induction paper](LIT-1538.md) says so.") == ["LIT-1538"]
 
 
+def test_ids_in_emphasis_are_mentions_as_the_page_links_them() -> None:
+    assert ids("_THEORY-1_ and *NOTE-2* and __LIT-3__") == ["THEORY-1", "NOTE-2", "LIT-3"]
+    assert ids("snake_THEORY-4 is one word") == []
+
+
 def test_ids_inside_words_are_not_mentions() -> None:
     assert ids("XTHEORY-1 and THEORY-12a") == []
 
@@ -65,8 +70,13 @@ def test_plain_paragraphs_take_a_shortcut_with_the_same_result() -> None:
 def test_markdown_constructs_take_the_parser() -> None:
     from recordtool.mentions import is_plain
 
-    for text in ["a `b`", "<b>", "[x](y)", "a \\ b", "&amp;", "| a |", "\tx", "# h", "> q", "- i", "1. i",
+    for text in ["a `b`", "<b>", "_em_", "[x](y)", "a \\ b", "&amp;", "| a |", "\tx", "# h", "> q", "- i", "1. i",
                  "    code", "~~~", "===", "* i", "+ i", "_ _ _"]:
         assert not is_plain(text), text
         assert not is_plain("Plain words.\n" + text), text
     assert is_plain("Plain words, THEORY-1 (and NOTE-2).\n\nMore: LIT-3!")
+
+
+def test_links_to_other_sites_and_link_text_are_not_mentions() -> None:
+    assert ids("[x](https://example.org/NOTE-9) and <https://example.org/THEORY-7>") == []
+    assert ids("[the paper LIT-1](LIT-2.md) says") == ["LIT-2"]
