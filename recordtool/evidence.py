@@ -17,7 +17,7 @@ from recordtool.sitemap import Context, badge, figure_file, number, outcome_badg
 
 if TYPE_CHECKING:
     from recordtool.schema import CheckSpec, Theory
-    from recordtool.verdict import CheckVerdict, ClaimStatus, ClaimVerdict, ControlResult, Run
+    from recordtool.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run
 
 TRACEBACK_LINES = 15
 
@@ -209,7 +209,3 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
-
-
-def state_of(status: ClaimStatus | None) -> str:
-    return status.state if status is not None else "unchecked"

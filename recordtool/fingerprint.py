@@ -30,10 +30,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recordtool.config import Config
-from recordtool.schema import CheckSpec, Theory
+
+if TYPE_CHECKING:  # annotations only: the render's "nothing changed" test must not load pydantic
+    from recordtool.schema import CheckSpec, Theory
 
 MISSING = "missing"
 

@@ -17,7 +17,6 @@ from recordtool.sitemap import (
     WANTED,
     Context,
     badge,
-    entry_page,
     kind_page,
     relative,
     tag_page,
@@ -157,4 +156,4 @@ def index_pages(ctx: Context) -> dict[str, str]:
     return out
 
 
-__all__ = ["dashboard", "entry_page", "index_pages", "kind_pages", "tag_pages", "wanted"]
+__all__ = ["dashboard", "index_pages", "kind_pages", "tag_pages", "wanted"]

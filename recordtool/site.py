@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +49,13 @@ if TYPE_CHECKING:
 # The modules that compose pages (escape, page, prose, ...) import pydantic and markdown-it:
 # they are imported where pages are composed, so that deciding "nothing changed" stays cheap.
 
-MANIFEST = ".recordtool-manifest.json"  # the same as recordtool.sitemap.MANIFEST
+MANIFEST = ".recordtool-manifest.json"
 SNAPSHOT = ".recordtool-snapshot.json"
 SNAPSHOT_FORMAT = 1
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
 PACKAGE = Path(__file__).resolve().parent
 # Distributions whose version can change what a page says (parsing YAML and Markdown).
-RENDER_DEPENDENCIES = ("click", "markdown-it-py", "pydantic", "PyYAML")
+RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")  # they shape pages too
 
 MANIFEST_FORMAT = 1
 
@@ -65,9 +66,14 @@ class RenderError(Exception):
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """A hash of recordtool's own code (every module: loading and linking shape pages too)
-    and version: pages are composed again when it changes."""
+    """A hash of recordtool's own code (every module: loading and linking shape pages too),
+    its version, Python's and those of the packages that parse and load the record: pages are
+    composed again when any of them changes."""
     digest = hashlib.blake2b(__version__.encode("utf-8"), digest_size=8)
+    digest.update(sys.version.encode("utf-8"))
+    for dist in RENDER_DEPENDENCIES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            digest.update(f"{dist}={metadata.version(dist)}".encode())
     for path in sorted(PACKAGE.glob("*.py")):
         digest.update(path.name.encode("utf-8"))
         with contextlib.suppress(OSError):
@@ -250,11 +256,6 @@ class _Folders:
         if folder not in self._made:
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
-
-
-def _inside(base: str, rel: str) -> str:
-    """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave."""
-    return _Folders(base).inside(rel)
 
 
 def read_manifest(out: Path) -> dict[str, dict[str, Any]]:
@@ -575,21 +576,12 @@ def _read_snapshot(base: str) -> dict[str, Any]:
 
 
 def _versions(packages: list[str]) -> dict[str, str | None]:
-    """Python's and the installed versions of ``packages`` (import names, as fingerprints
-    keep them) and of what pages are made with; read from metadata, never by importing."""
-    from importlib import metadata
-
+    """The installed versions of ``packages`` (import names, as fingerprints keep them: they
+    decide staleness); read from metadata, never by importing. Python's and the versions of
+    what pages are made with are in ``code_version``."""
     from recordtool.fingerprint import package_version
 
-    out: dict[str, str | None] = {"python": sys.version}
-    for name in packages:
-        out[name] = package_version(name)
-    for dist in RENDER_DEPENDENCIES:
-        try:
-            out[f"dist:{dist}"] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[f"dist:{dist}"] = None
-    return out
+    return {name: package_version(name) for name in packages}
 
 
 def _keep_snapshot(project: Project, inputs: Inputs, report: WriteReport, result: RenderReport,

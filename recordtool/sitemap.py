@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 INDEX = "index.md"
 WANTED = "wanted.md"
 FIGURES = "figures"
-MANIFEST = ".recordtool-manifest.json"
 
 BADGES: dict[str, str] = {
     "verified": "✅ verified",

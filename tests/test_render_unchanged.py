@@ -123,12 +123,17 @@ CHANGES: dict[str, Callable[[ProjectBuilder], None]] = {
 }
 
 
+def _pages(folder: Path) -> dict[str, bytes]:
+    """Every page under ``folder`` (kinds/ and tags/ included), by its path there."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.md"))}
+
+
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_any_change_makes_a_real_render(project: ProjectBuilder, opened: list[Path], change: str) -> None:
     root = _rendered(project)
     _age(project.root)  # the change below is then seen by its time, not only by its content
     run("render", "--root", root)
-    before = {p.name: p.read_bytes() for p in (project.root / "record" / "pages").glob("*.md")}
+    before = _pages(project.root / "record" / "pages")
     CHANGES[change](project)
     opened.clear()
     code, out, _err = run("render", "--root", root)
@@ -136,8 +141,8 @@ def test_any_change_makes_a_real_render(project: ProjectBuilder, opened: list[Pa
     # and it wrote what a render from scratch writes
     fresh = project.root / "fresh"
     run("render", "--root", root, "-o", str(fresh))
-    after = {p.name: p.read_bytes() for p in (project.root / "record" / "pages").glob("*.md")}
-    assert after == {p.name: p.read_bytes() for p in fresh.glob("*.md")}
+    after = _pages(project.root / "record" / "pages")
+    assert after == _pages(fresh)
     if change in ("page deleted", "page edited"):
         assert out == SUMMARY.format(1, 10, 0) and after == before
     # and then, nothing having changed since, the next one decides from the snapshot

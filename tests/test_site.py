@@ -9,8 +9,7 @@ import pytest
 
 from recordtool.linkcheck import check_pages
 from recordtool.project import open_project
-from recordtool.site import RenderError, render, render_site
-from recordtool.sitemap import MANIFEST
+from recordtool.site import MANIFEST, RenderError, render, render_site
 from recordtool.verdict import ClaimStatus
 from tests.conftest import SHIPPED, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
@@ -147,3 +146,26 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     result = render(record, out, statuses=statuses(record))
     assert len(result.written) == 11
     assert _files(out) == expected
+
+
+def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import recordtool.site as site
+
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    manifest = project.root / "record" / "pages" / MANIFEST
+    before = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    real = site.metadata.version
+    monkeypatch.setattr(site.metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
+    site.code_version.cache_clear()
+    try:
+        again = render(open_project(root=project.root), statuses=statuses(record))
+    finally:
+        site.code_version.cache_clear()
+    after = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    assert (again.written, again.unchanged) == ([], 11)  # composed again, the same bytes
+    entry_pages = [p for p in before if before[p]["key"] is not None]
+    assert len(entry_pages) == 4 and all(after[p]["key"] != before[p]["key"] for p in entry_pages)
