@@ -230,21 +230,18 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     produced its verdict changed: the statement, a check's spec, its code, the environment)
     or `unchecked`.
     """
-    from recordtool.problems import did_you_mean
     from recordtool.status import assess, format_status, status_json
+    from recordtool.verify import VerifyError, find_claims
 
     project = _open(root)
     _report_errors(project)
+    try:
+        chosen = find_claims(ids, project.record.claims()) if ids else None
+    except VerifyError as exc:
+        raise click.BadParameter(str(exc), param_hint="IDS") from None
     statuses = assess(project)
-    if ids:
-        chosen = {}
-        for raw in ids:
-            key = raw if raw in statuses else raw.upper()
-            if key not in statuses:
-                raise click.BadParameter(f"no claim {raw} in the record{did_you_mean(raw.upper(), statuses)}",
-                                         param_hint="IDS")
-            chosen[key] = statuses[key]
-        statuses = chosen
+    if chosen is not None:
+        statuses = {c.id: statuses[c.id] for c in chosen}
     if fmt == "json":
         click.echo(json.dumps(status_json(statuses), indent=2))
     else:

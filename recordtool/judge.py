@@ -82,7 +82,7 @@ def _run_outcome(run: Run) -> Outcome:
     return "pass" if all(e.holds for e in run.expectations) else "fail"
 
 
-def _short_error(error: str | None) -> str:
+def short_error(error: str | None) -> str:
     """The line of an error that says what happened (a traceback's last line)."""
     if not error:
         return "failed without a message"
@@ -148,7 +148,7 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             elif outcome == "timeout":
                 message = f"ran past its {timeout:g} s timeout{where}"
             else:
-                message = _short_error(run.error) + where
+                message = short_error(run.error) + where
             break
     if outcome == "pass":
         passed = [c for c in controls if c.outcome == "passed"]
@@ -161,7 +161,7 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             control = broken[0]
             outcome = control.outcome  # type: ignore[assignment]
             bad = next(r for r in control.runs if r.outcome != "ok")
-            detail = f"ran past its {timeout:g} s timeout" if bad.outcome == "timeout" else _short_error(bad.error)
+            detail = f"ran past its {timeout:g} s timeout" if bad.outcome == "timeout" else short_error(bad.error)
             message = f"control '{control.name}': {detail}"
         elif controls:
             message = f"all expectations hold; {len(controls)} control{'s' if len(controls) != 1 else ''} fail{'' if len(controls) != 1 else 's'} as required"

@@ -11,6 +11,7 @@ import sys
 import time
 from typing import TextIO
 
+from recordtool.judge import short_error
 from recordtool.runner import Job, JobResult
 
 REDRAW_S = 0.1
@@ -20,8 +21,7 @@ def _result_line(result: JobResult) -> str:
     state = {"ok": "done"}.get(result.outcome, result.outcome)
     line = f"{result.job.label}: {state} ({result.duration_s:.1f} s)"
     if result.error and result.outcome != "ok":
-        first = result.error.strip().splitlines()[-1] if result.error.startswith("Traceback") else result.error
-        line += f" — {first.strip()[:160]}"
+        line += f" — {short_error(result.error)[:160]}"
     return line
 
 

@@ -77,11 +77,6 @@ def read_store(config: Config, claim_ids: list[str] | None = None) -> Store:
     return store
 
 
-def load_verdicts(config: Config) -> dict[str, ClaimVerdict]:
-    """The readable verdicts of the store, by claim id (damaged files left out)."""
-    return read_store(config).verdicts
-
-
 def set_aside(config: Config, claim_id: str) -> Path | None:
     """Move a damaged verdict file to ``<ID>.json.damaged-<timestamp>``; returns the new path."""
     path = verdict_path(config, claim_id)

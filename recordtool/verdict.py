@@ -29,7 +29,6 @@ RunOutcome = Literal["ok", "error", "timeout"]
 ControlOutcome = Literal["failed-as-required", "passed", "error", "timeout"]
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
-STATES: tuple[str, ...] = get_args(State)
 
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power says the check cannot tell.

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from recordtool.config import Config
 from recordtool.fingerprint import environment
 from recordtool.judge import judge_check, judge_control, judge_run, skipped_check
-from recordtool.problems import RecordError, did_you_mean
+from recordtool.problems import RecordError, did_you_mean_id
 from recordtool.progress import PlainDisplay
 from recordtool.runner import Job, JobResult, Runner
 from recordtool.schema import CheckSpec, Theory
@@ -66,7 +67,6 @@ class ClaimResult:
     claim: str
     status: ClaimStatus
     ran: bool
-    note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -91,20 +91,22 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def find_claims(ids: Iterable[str], claims: list[Theory]) -> list[Theory]:
+    """The claims named by ``ids`` (any case), in record order; VerifyError for one that is
+    not a claim of the record."""
+    by_id = {c.id: c for c in claims}
+    wanted: set[str] = set()
+    for raw in ids:
+        claim = by_id.get(raw) or by_id.get(raw.upper())
+        if claim is None:
+            raise VerifyError(f"no claim {raw} in the record{did_you_mean_id(raw.upper(), by_id)}")
+        wanted.add(claim.id)
+    return [c for c in claims if c.id in wanted]
+
+
 def select(claims: list[Theory], options: Options) -> list[Theory]:
     """Claims named by id, tag and keyword (all of them when none is given)."""
-    chosen = claims
-    if options.ids:
-        by_id = {c.id: c for c in claims}
-        wanted: list[Theory] = []
-        for raw in options.ids:
-            claim = by_id.get(raw) or by_id.get(raw.upper())
-            if claim is None:
-                raise VerifyError(f"no claim {raw} in the record{did_you_mean(raw.upper(), by_id)}")
-            if claim not in wanted:
-                wanted.append(claim)
-        order = {c.id: i for i, c in enumerate(claims)}
-        chosen = sorted(wanted, key=lambda c: order[c.id])
+    chosen = find_claims(options.ids, claims) if options.ids else claims
     if options.tags:
         chosen = [c for c in chosen if any(t in c.tags for t in options.tags)]
     if options.keyword:
@@ -168,7 +170,6 @@ class _Plan:
     comparable: set[str]  # checks whose previous verdict came from the same spec, code and env
     jobs: list[Job] = field(default_factory=list)
     results: dict[tuple[str, str, int], JobResult] = field(default_factory=dict)
-    started: float = 0.0
 
 
 def verify(project: Any, options: Options, display: PlainDisplay | None = None) -> Report:
@@ -261,7 +262,6 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                             function=check.function, params=params, timeout=timeout,
                             figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, seeds[0]),
                             expected_s=_expected(prev, check.name, variant, seed)))
-            plan.started = time.perf_counter()
             plans[claim.id] = plan
             jobs.extend(plan.jobs)
 
@@ -288,7 +288,6 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
         finished = 0
         runner = Runner(root=config.root, package=config.checks, workdir=workdir, cache_dir=config.cache,
                         device=options.device, jobs=options.jobs, threads=threads, display=display)
-        remaining = {cid: len(p.jobs) for cid, p in plans.items()}
         try:
             for plan in plans.values():
                 if not plan.jobs:
@@ -299,8 +298,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                     finished += 1
                     plan = plans[result.job.claim]
                     plan.results[(result.job.check, result.job.variant, result.job.seed)] = result
-                    remaining[result.job.claim] -= 1
-                    if remaining[result.job.claim] == 0:
+                    if len(plan.results) == len(plan.jobs):
                         finish(plan)
             finally:
                 results.close()

@@ -72,7 +72,8 @@ def test_every_kind_of_ending_is_kept_apart(root: Path, serve: bool) -> None:
     assert results["killed"].outcome == "error"
     assert (results["killed"].error or "").startswith("killed by signal SIGSEGV (11)")
     assert results["chatty"].outcome == "ok"
-    assert len(results["chatty"].log) <= 4001
+    chatty = results["chatty"].log  # 4 MB printed: the last 4000 characters are kept
+    assert len(chatty) == 4001 and chatty.startswith("…") and chatty.endswith("x" * 99 + "\n")
     assert results["hog"].outcome == "error"
     assert "MemoryError" in (results["hog"].error or "")
     assert results["notmapping"].error == "checks.fake:notmapping returned list, not a mapping of metric name to number"
@@ -113,17 +114,25 @@ def test_slowest_start_first(root: Path) -> None:
     assert order == ["new", "slow", "fast"]
 
 
-def test_closing_the_run_stops_children(root: Path) -> None:
-    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2)
-    jobs = [job("a", "noop"), job("h", "hang", timeout=60)]
+def test_closing_the_run_stops_fresh_children(root: Path, tmp_path: Path) -> None:
+    """Without the server (each run its own interpreter), closing the run stops them too."""
+    pidfile = tmp_path / "hang.pid"
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2,
+                    serve=False)
+    jobs = [job("a", "noop"), job("h", "hangpid", timeout=60, module="checks.family", path=str(pidfile))]
     for j in jobs:
         j.figures_dir = root / "figures"
     gen = runner.run(jobs)
-    first = next(gen)
-    assert first.job.check == "a"
+    assert next(gen).job.check == "a"
+    deadline = time.monotonic() + 20
+    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pid, _parent = map(int, pidfile.read_text().split())
     start = time.monotonic()
     gen.close()
     assert time.monotonic() - start < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_exit_messages() -> None:

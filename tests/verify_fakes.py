@@ -97,7 +97,9 @@ def noop(ctx):
 
 
 def torchy(ctx):
-    return {"err": 0.0, "torch": float("torch" in sys.modules)}
+    import torch  # the check's own process imports torch; the parent must not
+
+    return {"err": float(torch.zeros(1).sum()), "torch": float("torch" in sys.modules)}
 '''
 
 HELPER = '''
