@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from checks.train import lab_configs, train  # noqa: E402
 from recordtool.context import CheckContext  # noqa: E402
+from recordtool.schema import CheckSpec  # noqa: E402
 
 CLAIMS = ("THEORY-1342", "THEORY-988", "THEORY-977")
 
@@ -37,14 +38,12 @@ def runs() -> list[tuple[str, Callable[..., Any], dict[str, Any]]]:
     out = []
     for claim in CLAIMS:
         entry = yaml.safe_load((ROOT / "record" / "theory" / f"{claim}.yaml").read_text())
-        for check in entry.get("checks", []):
-            module, function = check["run"].split(":")
-            fn = getattr(importlib.import_module(module), function)
-            params = check.get("params", {})
-            out.append((f"{claim}/{check['name']}", fn, params))
-            for control in check.get("controls", []):
-                out.append((f"{claim}/{check['name']} [{control['name']}]", fn,
-                            {**params, **control["params"]}))
+        for raw in entry.get("checks", []):
+            check = CheckSpec.model_validate(raw)  # as recordtool reads it: control or controls
+            fn = getattr(importlib.import_module(check.module), check.function)
+            out.append((f"{claim}/{check.name}", fn, check.params))
+            for control in check.all_controls:
+                out.append((f"{claim}/{check.name} [{control.name}]", fn, {**check.params, **control.params}))
     return out
 
 

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from checks.model import AttnOnlyTransformer
+from checks.train import language_model_losses
 
 Head = tuple[int, int]
 Path = tuple[Head, ...]  # a chain of heads in increasing layers; () is the direct path
@@ -237,18 +238,12 @@ def repeat_scores(patterns: list[Tensor], length: int, window: int = 4) -> dict[
     }
 
 
-def next_token_loss(logits: Tensor, tokens: Tensor, positions: Tensor | None = None) -> float:
-    """Mean next-token cross-entropy. logits (batch, pos, vocab); positions: an optional
-    (batch, pos-1) bool mask of the predictions to average."""
-    losses = torch.nn.functional.cross_entropy(
-        logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none"
-    )  # (batch, pos-1)
-    return float(losses[positions].mean() if positions is not None else losses.mean())
+def next_token_loss(logits: Tensor, tokens: Tensor) -> float:
+    """Mean next-token cross-entropy (the training loss). logits (batch, pos, vocab)."""
+    return float(language_model_losses(logits, tokens).mean())
 
 
-def path_order_losses(
-    model: AttnOnlyTransformer, tokens: Tensor, positions: Tensor | None = None
-) -> dict[str, float]:
+def path_order_losses(model: AttnOnlyTransformer, tokens: Tensor) -> dict[str, float]:
     """Loss of the path expansion cut at each order, patterns frozen at their values on the
     input: ``direct`` (order 0), ``first_order`` (direct + one term per head), ``full`` (with the
     virtual-head terms too). Sec. "Two-Layer Attention-Only Transformers" (the ablation of
@@ -260,9 +255,9 @@ def path_order_losses(
     first = direct + sum((x for p, x in terms.items() if len(p) == 1), torch.zeros_like(direct))
     full = first + sum((x for p, x in terms.items() if len(p) >= 2), torch.zeros_like(direct))
     return {
-        "direct": next_token_loss(direct, tokens, positions),
-        "first_order": next_token_loss(first, tokens, positions),
-        "full": next_token_loss(full, tokens, positions),
+        "direct": next_token_loss(direct, tokens),
+        "first_order": next_token_loss(first, tokens),
+        "full": next_token_loss(full, tokens),
     }
 
 
@@ -271,8 +266,13 @@ def values_ablated(
 ) -> Tensor:
     """The patterns per layer, stacked (layer, batch, head, query_pos, key_pos), with the given
     heads' values zeroed (their outputs removed from the residual stream)."""
+    with torch.no_grad():
+        return torch.stack(model(tokens, value_scale=ablation_scale(model, heads)).patterns)
+
+
+def ablation_scale(model: AttnOnlyTransformer, heads: Iterable[Head]) -> Tensor:
+    """The ``value_scale`` that zeroes the given heads' values: (layer, head) ones and zeros."""
     scale = torch.ones(model.config.n_layers, model.config.n_heads, dtype=model.W_E.dtype)
     for layer, h in heads:
         scale[layer, h] = 0.0
-    with torch.no_grad():
-        return torch.stack(model(tokens, value_scale=scale).patterns)
+    return scale

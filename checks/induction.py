@@ -150,8 +150,7 @@ def measure(
         "virtual_cost_fraction": cost / gain if gain > 0 else math.nan,
     }
     with torch.no_grad():
-        scale = torch.ones(model_config.n_layers, H, dtype=torch.float64)
-        scale[0, prev] = 0.0
+        scale = circuits.ablation_scale(model, [(0, prev)])
         metrics["loss_prev_values_ablated"] = circuits.next_token_loss(
             model(batch, value_scale=scale).logits, batch
         )

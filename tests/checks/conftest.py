@@ -12,21 +12,22 @@ import yaml
 
 from checks import induction
 from recordtool.context import CheckContext
-from recordtool.expect import parse_expectation
+from recordtool.expect import Expectation
+from recordtool.schema import CheckSpec
 
 RECORD = Path(__file__).resolve().parents[2] / "record" / "theory"
 
 
-def load_check(claim: str, name: str) -> dict[str, Any]:
-    """The check ``name`` of claim ``claim`` as its YAML writes it."""
+def load_check(claim: str, name: str) -> CheckSpec:
+    """The check ``name`` of claim ``claim``, read and validated as recordtool does."""
     entry = yaml.safe_load((RECORD / f"{claim}.yaml").read_text())
     (check,) = [c for c in entry["checks"] if c["name"] == name]
-    return check
+    return CheckSpec.model_validate(check)
 
 
-def failing(expect: dict[str, str], metrics: dict[str, Any]) -> list[str]:
+def failing(expect: dict[str, Expectation], metrics: dict[str, Any]) -> list[str]:
     """The names of the expectations ``metrics`` does not meet."""
-    return [k for k, text in expect.items() if not parse_expectation(text).holds(float(metrics[k]))]
+    return [k for k, expectation in expect.items() if not expectation.holds(float(metrics[k]))]
 
 
 @pytest.fixture(scope="session")
@@ -39,15 +40,15 @@ def lab_ctx(tmp_path_factory: pytest.TempPathFactory) -> CheckContext:
 def lab_metrics(lab_ctx: CheckContext) -> dict[str, Any]:
     """THEORY-977's check on the lab model, as the YAML calls it (this trains the model)."""
     check = load_check("THEORY-977", "induction-by-k-composition")
-    return induction.measure(lab_ctx, **check["params"])
+    return induction.measure(lab_ctx, **check.params)
 
 
 @pytest.fixture
-def check_spec() -> Callable[[str, str], dict[str, Any]]:
+def check_spec() -> Callable[[str, str], CheckSpec]:
     return load_check
 
 
 @pytest.fixture
-def unmet() -> Callable[[dict[str, str], dict[str, Any]], list[str]]:
+def unmet() -> Callable[[dict[str, Expectation], dict[str, Any]], list[str]]:
     """``unmet(expect, metrics)``: the expectations the metrics do not meet."""
     return failing

@@ -6,9 +6,11 @@ from typing import Any
 
 from checks import path_expansion
 from recordtool.context import CheckContext
+from recordtool.expect import Expectation
+from recordtool.schema import CheckSpec
 
-Spec = Callable[[str, str], dict[str, Any]]
-Unmet = Callable[[dict[str, str], dict[str, Any]], list[str]]
+Spec = Callable[[str, str], CheckSpec]
+Unmet = Callable[[dict[str, Expectation], dict[str, Any]], list[str]]
 
 
 def test_expansion_is_exact_on_a_random_model_and_misses_under_controls(
@@ -16,13 +18,13 @@ def test_expansion_is_exact_on_a_random_model_and_misses_under_controls(
 ) -> None:
     check = check_spec("THEORY-988", "exact-expansion-random")
     ctx = CheckContext.for_testing(tmp_path)
-    metrics = path_expansion.measure(ctx, **check["params"])
-    assert unmet(check["expect"], metrics) == []
+    metrics = path_expansion.measure(ctx, **check.params)
+    assert unmet(check.expect, metrics) == []
     assert metrics["n_path_terms"] == 1 + 2 * 4 + 4**2
-    assert [c["name"] for c in check["controls"]] == ["layer-norm", "biases"]
-    for control in check["controls"]:
-        under = path_expansion.measure(ctx, **{**check["params"], **control["params"]})
-        assert "max_abs_error" in unmet(check["expect"], under)
+    assert [c.name for c in check.all_controls] == ["layer-norm", "biases"]
+    for control in check.all_controls:
+        under = path_expansion.measure(ctx, **{**check.params, **control.params})
+        assert "max_abs_error" in unmet(check.expect, under)
         assert under["max_abs_error"] > 1e-2  # misses by far
 
 
@@ -30,8 +32,8 @@ def test_expansion_is_exact_on_the_trained_model(
     lab_ctx: CheckContext, lab_metrics: dict[str, Any], check_spec: Spec, unmet: Unmet
 ) -> None:
     check = check_spec("THEORY-988", "exact-expansion-trained")
-    metrics = path_expansion.measure(lab_ctx, **check["params"])
-    assert unmet(check["expect"], metrics) == []
+    metrics = path_expansion.measure(lab_ctx, **check.params)
+    assert unmet(check.expect, metrics) == []
     assert metrics["training_steps"] == lab_metrics["training_steps"]  # the same cached model
 
 
@@ -42,9 +44,9 @@ def test_expansion_misses_on_trained_models_with_layer_norm_or_biases(
     keep the suite fast: the miss comes from the architecture, not from the training length."""
     check = check_spec("THEORY-988", "exact-expansion-trained")
     ctx = CheckContext.for_testing(tmp_path, threads=1)
-    for control in check["controls"]:
-        params = {**check["params"], **control["params"], "max_steps": 40}
+    for control in check.all_controls:
+        params = {**check.params, **control.params, "max_steps": 40}
         under = path_expansion.measure(ctx, **params)
         assert under["training_steps"] == 40
-        assert "max_abs_error" in unmet(check["expect"], under)
+        assert "max_abs_error" in unmet(check.expect, under)
         assert under["max_abs_error"] > 1e-2

@@ -15,9 +15,9 @@ def test_separation_holds_and_its_control_fails(
 ) -> None:
     check = check_spec("THEORY-1342", "selection-transport-separation")
     ctx = CheckContext.for_testing(tmp_path)
-    metrics = separation.measure(ctx, **check["params"])
-    assert unmet(check["expect"], metrics) == []
+    metrics = separation.measure(ctx, **check.params)
+    assert unmet(check.expect, metrics) == []
     assert metrics["pattern_shift_ov"] == 0.0  # bit-for-bit
-    (control,) = check["controls"]
-    under = separation.measure(ctx, **{**check["params"], **control["params"]})
-    assert unmet(check["expect"], under) == ["pattern_shift_ov"]
+    (control,) = check.all_controls
+    under = separation.measure(ctx, **{**check.params, **control.params})
+    assert unmet(check.expect, under) == ["pattern_shift_ov"]
