@@ -133,7 +133,7 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
     from recordtool.sitemap import Context
 
     config = project.config
-    rel = config.relative(out if out is not None else config.pages)
+    rel = config.relative((out if out is not None else config.pages).resolve())
     out_rel = None if Path(rel).is_absolute() else rel
     return Context(project, statuses, out=out_rel, verdicts=config.relative(config.verdicts))
 
