@@ -8,11 +8,13 @@ and a "wanted" entry), never invented.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from recordtool.load import Record, id_sort_key
 from recordtool.mentions import find_mentions
+from recordtool.parallel import in_two
 from recordtool.problems import Problem
 
 
@@ -105,22 +107,32 @@ class Graph:
         return [i for i in entries if i not in linked]
 
 
+PARALLEL_MIN = 2_000  # entries; below this a second process costs more than it saves
+
+
+def _scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]]]:
+    """The mentions in the prose of each entry of ``ids``: (target, field, line, sentence),
+    as plain data (half of them may be scanned in another process)."""
+    pattern = record.config.id_pattern
+    out = []
+    for entry_id in ids:
+        first_lines = record.places[entry_id].prose
+        out.append([(found.id, name, first_lines.get(name, 0) + found.line, found.sentence)
+                    for name, text in record.entries[entry_id].prose()
+                    for found in find_mentions(text, pattern) if found.id != entry_id])
+    return out
+
+
 def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings."""
     graph = Graph(record)
-    pattern = record.config.id_pattern
-    for entry_id, entry in record.entries.items():
-        for citation in entry.cites:
+    ids = list(record.entries)
+    scanned = in_two(functools.partial(_scan, record), ids, min_items=PARALLEL_MIN)
+    for entry_id, found in zip(ids, scanned, strict=True):
+        for citation in record.entries[entry_id].cites:
             if citation.id in record.entries and citation.id != entry_id:
                 graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
-        places = record.places[entry_id]
-        out: list[Mention] = []
-        for name, text in entry.prose():
-            first_line = places.prose.get(name, 0)
-            for found in find_mentions(text, pattern):
-                if found.id == entry_id:
-                    continue
-                out.append(Mention(entry_id, found.id, name, first_line + found.line, found.sentence))
+        out = [Mention(entry_id, *mention) for mention in found]
         if out:
             graph.mentions_out[entry_id] = out
             for mention in out:

@@ -156,4 +156,11 @@ def index_pages(ctx: Context) -> dict[str, str]:
     return out
 
 
-__all__ = ["dashboard", "index_pages", "kind_pages", "tag_pages", "wanted"]
+def index_paths(ctx: Context) -> list[str]:
+    """The paths of ``index_pages`` without composing them."""
+    tags = {t for e in ctx.project.record.entries.values() for t in e.tags}
+    return [INDEX, WANTED, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
+            *(tag_page(t) for t in sorted(tags))]
+
+
+__all__ = ["dashboard", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]

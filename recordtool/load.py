@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.config import Config, Kind
 from recordtool.expect import ExpectationSyntaxError
+from recordtool.parallel import in_two
 from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.schema import MODELS, Entry, Theory
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
@@ -34,6 +35,7 @@ class Places:
     id: Mark
     cites: tuple[Mark, ...]
     prose: dict[str, int]  # prose field -> the line its text starts on
+    digest: str = ""  # a hash of the file's bytes: the same bytes make the same entry
 
 
 @dataclass
@@ -97,9 +99,10 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     record = Record(config)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
-    for path, kind in files:
+    sources = in_two(_read_sources, [str(path) for path, _kind in files], min_items=PARALLEL_MIN)
+    for (path, kind), read in zip(files, sources, strict=True):
         rel = config.relative(path)
-        entry, places, found = load_entry(path, kind, config, rel)
+        entry, places, found = load_entry(path, kind, config, rel, _source(read))
         problems.extend(found)
         if entry is None or places is None:
             continue
@@ -116,15 +119,41 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     return record, problems
 
 
-def load_entry(path: Path, kind: Kind, config: Config, rel: str
+# Files read as plain data, so that a second process can read half of them (``in_two``):
+# ("source", data, marks, key_marks, styles, digest), ("error", message, line, col, code) or ("io", why).
+_Read = tuple[Any, ...]
+PARALLEL_MIN = 1_000  # files; below this a second process costs more than it saves
+
+
+def _read_sources(paths: list[str]) -> list[_Read]:
+    out: list[_Read] = []
+    for path in paths:
+        try:
+            source = read_source(Path(path))
+        except SourceError as exc:
+            out.append(("error", exc.message, exc.line, exc.col, exc.code))
+        except OSError as exc:
+            out.append(("io", exc.strerror or str(exc)))
+        else:
+            out.append(("source", source.data, source.marks, source.key_marks, source.styles, source.digest))
+    return out
+
+
+def _source(read: _Read) -> Source | SourceError | OSError:
+    if read[0] == "source":
+        return Source(*read[1:])
+    if read[0] == "error":
+        return SourceError(read[1], read[2], read[3], code=read[4])
+    return OSError(0, read[1])
+
+
+def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source | SourceError | OSError
                ) -> tuple[Entry | None, Places | None, list[Problem]]:
-    """Read and validate one file; the entry is None when it cannot be used."""
-    try:
-        source = read_source(path)
-    except SourceError as exc:
-        return None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)]
-    except OSError as exc:
-        return None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror}", code="io")]
+    """Validate one file, given what reading it gave; the entry is None when it cannot be used."""
+    if isinstance(source, SourceError):
+        return None, None, [Problem(rel, source.line, source.col, source.message, code=source.code)]
+    if isinstance(source, OSError):
+        return None, None, [Problem(rel, 0, 0, f"cannot read: {source.strerror}", code="io")]
     data = source.data
     problems: list[Problem] = []
     model = MODELS[kind.schema]
@@ -144,6 +173,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str
         id=source.mark(("id",)),
         cites=tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
         prose={name: _prose_start(source, name) for name, _text in entry.prose()},
+        digest=source.digest,
     )
     return entry, places, problems
 

@@ -36,15 +36,14 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     entry = entries[entry_id]
     neighbours = graph.neighbours(entry_id)
     shown = neighbours[:MAX_NEIGHBOURS]
-    mentions_out = graph.mentions_out.get(entry_id, [])
+    mentions_out = graph.mentions_out.get(entry_id, ())
     missing = sorted({m.target for m in mentions_out if m.target not in entries},
                      key=id_sort_key)[: max(0, MAX_NEIGHBOURS - len(shown))]
-    nodes = [entry_id, *shown, *missing]
-    name = {node: f"n{i}" for i, node in enumerate(nodes)}
+    name = {node: f"n{i}" for i, node in enumerate([entry_id, *shown, *missing])}
     labels = ctx.memo("mermaid.label")
 
     lines = ["```mermaid", "graph LR"]
-    for node in nodes:
+    for node, short_name in name.items():
         label = labels.get(node)
         if label is None:
             if node in entries:
@@ -52,45 +51,45 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
             else:
                 text = f"{node} (not in the record)"
             label = labels[node] = escape.mermaid(text)
-        lines.append(f'  {name[node]}["{label}"]')
+        lines.append(f'  {short_name}["{label}"]')
 
-    seen: set[tuple[str, str]] = set()
-
-    def edge(source: str, target: str, relation: str | None) -> None:
-        if source not in name or target not in name or (source, target) in seen:
-            return
-        seen.add((source, target))
-        arrow = f"-->|{relation}|" if relation else "-.->"
-        lines.append(f"  {name[source]} {arrow} {name[target]}")
-
+    # Each pair of nodes gets one arrow: the first found, in this order.
+    edges: dict[tuple[str, str], str] = {}
     for citation in entry.cites:
-        edge(entry_id, citation.id, citation.as_)
+        if citation.id in name:
+            edges.setdefault((entry_id, citation.id), f"-->|{citation.as_}|")
     for relation, _label, sources in graph.inverse(entry_id):
+        arrow = f"-->|{relation}|"
         for source in sources:
             if source in name:  # most of a much-cited entry's sources are not shown
-                edge(source, entry_id, relation)
+                edges.setdefault((source, entry_id), arrow)
     for neighbour in shown:  # citations among the neighbours
         for citation in entries[neighbour].cites:
-            if citation.id != entry_id:
-                edge(neighbour, citation.id, citation.as_)
+            if citation.id != entry_id and citation.id in name:
+                edges.setdefault((neighbour, citation.id), f"-->|{citation.as_}|")
     for mention in mentions_out:
-        edge(entry_id, mention.target, None)
-    for mention in graph.mentions_in.get(entry_id, []):
+        if mention.target in name:
+            edges.setdefault((entry_id, mention.target), "-.->")
+    for mention in graph.mentions_in.get(entry_id, ()):
         if mention.source in name:
-            edge(mention.source, entry_id, None)
+            edges.setdefault((mention.source, entry_id), "-.->")
+    lines.extend(f"  {name[source]} {arrow} {name[target]}" for (source, target), arrow in edges.items())
 
     used: dict[str, list[str]] = {}
-    for node in nodes:
+    nested = "/" in page
+    for node, short_name in name.items():
         if node in entries:
-            lines.append(f'  click {name[node]} "{relative(page, entry_page(node))}"')
+            href = relative(page, entry_page(node)) if nested else entry_page(node)
+            lines.append(f'  click {short_name} "{href}"')
             cls = ctx.state(node) or "entry"
         else:
             cls = "missing"
-        used.setdefault(cls, []).append(name[node])
-    for cls in CLASSES:
+        used.setdefault(cls, []).append(short_name)
+    for cls, style in CLASSES.items():
         if cls in used:
-            lines.append(f"  classDef {cls.replace('-', '_')} {CLASSES[cls]}")
-            lines.append(f"  class {','.join(used[cls])} {cls.replace('-', '_')}")
+            css = cls.replace("-", "_")
+            lines.append(f"  classDef {css} {style}")
+            lines.append(f"  class {','.join(used[cls])} {css}")
     lines.append(f"  style {name[entry_id]} stroke-width:3px")
     lines.append("```")
     out = "\n".join(lines)

@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordtool import __version__
+from recordtool import __version__, parallel
 from recordtool.atomic import write_atomic
 from recordtool.config import ConfigError, find_root, load_config
 
@@ -89,6 +89,7 @@ class Plan:
     key: Callable[[str], str | None]  # page -> the key of its inputs (None: compose every time)
     compose: Callable[[str], str]
     assets: dict[str, str] = field(default_factory=dict)  # output path -> source, relative to the root
+    indexes: list[str] = field(default_factory=list)  # the index pages (composed together, on first need)
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def plan_site(ctx: Context) -> Plan:
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     faces: dict[str, str] = {}
-    indexes = index.index_pages(ctx)
+    indexes: dict[str, str] = {}
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -166,39 +167,41 @@ def plan_site(ctx: Context) -> Plan:
         owner = owners.get(path)
         if owner is not None:
             return page.render_entry(ctx, owner)
+        if not indexes:
+            indexes.update(index.index_pages(ctx))
         return indexes[path]
 
-    return Plan(sorted([*owners, *indexes]), key, compose, dict(sorted(assets.items())))
+    paths = index.index_paths(ctx)
+    return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths))
 
 
 def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
-    """A hash of everything ``entry_id``'s page shows: the entry, its status, and of each
-    neighbour what the page shows of it (its "face", worked out once per entry)."""
-    project = ctx.project
-    graph = project.graph
-    entries = project.record.entries
-    entry = entries[entry_id]
-    digest = hashlib.blake2b(shared.encode("utf-8"), digest_size=16)
-    parts: list[str] = [
-        entry.model_dump_json(),
-        project.record.places[entry_id].path if entry_id in project.record.places else "",
-        repr(ctx.statuses.get(entry_id)),
-    ]
-    for neighbour in graph.neighbours(entry_id):
-        face = faces.get(neighbour)
-        if face is None:
-            cites = [(c.id, c.as_) for c in entries[neighbour].cites]
-            face = faces[neighbour] = repr((neighbour, ctx.title(neighbour), ctx.state(neighbour), cites))
-        parts.append(face)
-    parts.append(repr([(m.target, m.target in entries) for m in graph.mentions_out.get(entry_id, ())]))
-    pattern = ctx.pattern
-    for link in graph.backlinks(entry_id):  # the sentences quoted, with the ids linked in them
-        parts.append(repr((link.source, link.relations,
-                           [(m.field, m.sentence, [(i, i in entries) for i in pattern.findall(m.sentence)])
-                            for m in link.mentions])))
-    parts.append(repr([(c.id, c.id in entries) for c in entry.cites]))
-    digest.update("\0".join(parts).encode("utf-8"))
-    return digest.hexdigest()
+    """A hash of everything ``entry_id``'s page shows: the entry, its status, what the page
+    shows of each neighbour (worked out once per entry, its "face"), and whether each id the
+    page names is in the record (a link, or "not in the record").
+
+    An entry is known by the bytes of its file (and the file's path): the same bytes give the
+    same entry, so its face needs no more to stand for its title, its citations and the
+    sentences of it a page quotes."""
+    graph = ctx.project.graph
+    entries = ctx.project.record.entries
+    parts = [shared, faces.get(entry_id) or _face(ctx, entry_id, faces), repr(ctx.statuses.get(entry_id))]
+    parts += [faces.get(n) or _face(ctx, n, faces) for n in graph.neighbours(entry_id)]
+    parts += [m.target if m.target in entries else f"!{m.target}" for m in graph.mentions_out.get(entry_id, ())]
+    parts += [c.id if c.id in entries else f"!{c.id}" for c in entries[entry_id].cites]
+    findall = ctx.pattern.findall
+    for link in graph.backlinks(entry_id):  # the ids in the sentences quoted, linked or not
+        for mention in link.mentions:
+            parts += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _face(ctx: Context, entry_id: str, faces: dict[str, str]) -> str:
+    """What pages show of an entry, as a string: its id, file, content and state."""
+    places = ctx.project.record.places.get(entry_id)
+    content = places.digest if places is not None and places.digest else ctx.project.record.entries[entry_id].model_dump_json()
+    face = faces[entry_id] = f"{entry_id} {places.path if places is not None else ''} {content} {ctx.state(entry_id)}"
+    return face
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:
@@ -295,7 +298,12 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
             report.missing.append(source)
             continue
         new[rel] = {"key": None, "size": len(data), "hash": content_hash(data)}
-        _put(folders, rel, data, report, old.get(rel), last.get(rel))
+        stat, written = _put(folders, rel, data, old.get(rel), last.get(rel))
+        report.stats[rel] = stat
+        if written:
+            report.written.append(rel)
+        else:
+            report.unchanged += 1
     for rel in sorted(set(old) - set(new)):
         try:
             path = folders.inside(rel)
@@ -317,11 +325,12 @@ PARALLEL_MIN = 2_000  # pages; below this a second process costs more than it sa
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: dict[str, dict[str, Any]], last: dict[str, list[int]]) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
-    file is not as written). On a large record, half of the pages go to a forked second
-    process (pages are independent, composing is pure), which nearly halves the time on two
-    cores. Every page is still written atomically; the parent merges what the child did and
-    alone writes the manifest. If the child fails, the parent does its half itself."""
-    def run(rels: list[str], into: WriteReport) -> None:
+    file is not as written). On a large record the pages are shared with a second process
+    (``parallel.in_two``; pages are independent, composing is pure), which nearly halves the
+    time on two cores. Every page is still written atomically; this process alone writes
+    the manifest."""
+    def run(rels: list[str]) -> list[tuple[dict[str, Any], list[int], bool]]:
+        done = []
         for rel in rels:
             key = plan.key(rel)
             before = old.get(rel)
@@ -329,62 +338,26 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                 stat = _stat(os.path.join(base, *rel.split("/")))
                 # as written last time (or, without a snapshot, of the size written)
                 if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before.get("size"))):
-                    into.files[rel] = before
-                    into.stats[rel] = stat
-                    into.unchanged += 1
+                    done.append((before, stat, False))
                     continue
             data = plan.compose(rel).encode("utf-8")
-            into.files[rel] = {"key": key, "size": len(data), "hash": content_hash(data)}
-            _put(folders, rel, data, into, before, last.get(rel))
+            stat, written = _put(folders, rel, data, before, last.get(rel))
+            done.append(({"key": key, "size": len(data), "hash": content_hash(data)}, stat, written))
+        return done
 
-    todo = plan.pages
-
-    if len(todo) < PARALLEL_MIN or _cores() < 2 or not hasattr(os, "fork"):
-        run(todo, report)
-        return
-    mine, theirs = todo[0::2], todo[1::2]
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compose and write its half, send back what it did, leave
-        status = 1
-        try:
-            os.close(read_fd)
-            done = WriteReport()
-            run(theirs, done)
-            payload = json.dumps([done.written, done.files, done.stats, done.unchanged]).encode("utf-8")
-            with os.fdopen(write_fd, "wb") as out:
-                out.write(payload)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_fd)
-    try:
-        run(mine, report)
-        with os.fdopen(read_fd, "rb") as pipe:
-            payload = pipe.read()
-        _, wait_status = os.waitpid(pid, 0)
-        pid = 0
-    finally:
-        if pid:  # interrupted: stop the child (its pages are whole or absent)
-            with contextlib.suppress(ProcessLookupError, ChildProcessError):
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(wait_status) != 0 or not payload:
-        run(theirs, report)  # the child failed: do its half here
-        return
-    written, files, stats, unchanged = json.loads(payload)
-    report.written.extend(written)
+    # The index pages are composed together (they share their tallies): one chunk of their own.
+    indexes = set(plan.indexes)
+    chunks = [plan.indexes, *parallel.chunked([rel for rel in plan.pages if rel not in indexes])]
+    order = [rel for chunk in chunks for rel in chunk]
+    for rel, (entry, stat, written) in zip(order, parallel.in_two(run, order, min_items=PARALLEL_MIN,
+                                                                      chunks=chunks), strict=True):
+        report.files[rel] = entry
+        report.stats[rel] = stat
+        if written:
+            report.written.append(rel)
+        else:
+            report.unchanged += 1
     report.written.sort()
-    report.files.update(files)
-    report.stats.update(stats)
-    report.unchanged += unchanged
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        return os.cpu_count() or 1
 
 
 def _stat(path: str) -> list[int] | None:
@@ -396,8 +369,10 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _put(folders: _Folders, rel: str, data: bytes, report: WriteReport, before: dict[str, Any] | None,
-         last: list[int] | None) -> None:
+def _put(folders: _Folders, rel: str, data: bytes, before: dict[str, Any] | None,
+         last: list[int] | None) -> tuple[list[int], bool]:
+    """Write ``data`` to ``rel`` unless the file already holds it: its [size, mtime_ns] then,
+    and whether it was written."""
     path = folders.inside(rel)
     stat = _stat(path)
     same = False
@@ -412,12 +387,9 @@ def _put(folders: _Folders, rel: str, data: bytes, report: WriteReport, before: 
                 same = False
     if same:
         assert stat is not None
-        report.stats[rel] = stat
-        report.unchanged += 1
-        return
+        return stat, False
     folders.make(os.path.dirname(path))
-    report.stats[rel] = _replace(path, data)
-    report.written.append(rel)
+    return _replace(path, data), True
 
 
 def _replace(path: str, data: bytes) -> list[int]:

@@ -9,6 +9,7 @@ dates, so a bad date is reported like any other bad value.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +43,14 @@ class SourceError(Exception):
 
 @dataclass
 class Source:
-    """A file's data and the marks (line, col; 1-based) of its values and keys, by field path."""
+    """A file's data and the marks (line, col; 1-based) of its values and keys, by field path;
+    ``digest``: a hash of the file's bytes (what the data came from, for keys of pages)."""
 
     data: dict[str, Any]
     marks: dict[Loc, Mark]
     key_marks: dict[Loc, Mark]
     styles: dict[Loc, str]
+    digest: str = ""
 
     def mark(self, loc: Loc, *, key: bool = False) -> Mark:
         """The closest known place for ``loc``: the value, else its key, else its parent."""
@@ -124,7 +127,8 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
     builder = _Builder(depth=1_000 if all_marks else 2)
     data = builder.build(node, ())
     assert isinstance(data, dict)
-    return Source(data, builder.marks, builder.key_marks, builder.styles)
+    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return Source(data, builder.marks, builder.key_marks, builder.styles, digest)
 
 
 class _Loader(_BaseLoader):

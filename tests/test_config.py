@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
 
-from recordtool.config import ConfigError, config_from_table, find_root, load_config
+from recordtool.config import ConfigError, config_from_table, find_root, id_regex, load_config
 from tests.conftest import SHIPPED
 
 
@@ -14,6 +16,18 @@ def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:
     assert sorted(config.kinds) == ["LIT", "NOTE", "THEORY"]
     assert config.relations["source"] == "Cited as 'source' by"
     assert config.id_pattern.findall("THEORY-988, LIT-1534; NOTE-1189") == ["THEORY-988", "LIT-1534", "NOTE-1189"]
+
+
+@pytest.mark.parametrize("prefixes", [["LIT", "NOTE", "THEORY"], ["T", "TH", "THEORY", "X1"], ["A"]])
+def test_the_id_regex_matches_what_a_plain_lookbehind_matches(prefixes: list[str]) -> None:
+    plain = re.compile(rf"(?<![A-Za-z0-9_])(?:{'|'.join(sorted(prefixes, key=len, reverse=True))})-\d+\b")
+    fast = id_regex(prefixes)
+    rng = random.Random(0)
+    alphabet = "".join(sorted(set("".join(prefixes)))) + "-0123456789 _aé.[](`*"
+    for _ in range(50_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        assert [m.span() for m in fast.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+    assert fast.findall("xLIT-1 _LIT-2 (LIT-3) LIT-4x LIT-5_ éLIT-6") == (["LIT-3", "LIT-6"] if "LIT" in prefixes else [])
 
 
 def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:

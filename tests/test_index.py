@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from recordtool.index import dashboard, kind_pages, tag_pages, wanted
+from recordtool.index import dashboard, index_pages, index_paths, kind_pages, tag_pages, wanted
+from recordtool.project import open_project
 from recordtool.site import context
 from recordtool.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
@@ -39,3 +40,12 @@ def test_wanted_lists_dangling_mentions_with_who_mentions_them(project: ProjectB
     assert "## THEORY-99\n\nMentioned by 1 entry:\n\n" in page
     assert ("- [THEORY-1](THEORY-1.md) (body): “Checked as [NOTE-1](NOTE-1.md) suggests; "
             "[THEORY-99](wanted.md \"not in the record\") would extend it.”") in page
+
+
+def test_index_paths_are_the_index_pages_without_composing_them(project: ProjectBuilder) -> None:
+    small_record(project)
+    project.add("NOTE-2", "title: Tagged\ntags: [gamma/deep]\n")
+    record = open_project(root=project.root)
+    ctx = context(record, statuses(record))
+    assert index_paths(ctx) == list(index_pages(ctx))
+    assert "tags/gamma/deep.md" in index_paths(ctx)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -174,3 +175,35 @@ def test_ids_sort_by_prefix_then_number() -> None:
 def test_problem_formats_place_and_field() -> None:
     problem = Problem("record/theory/THEORY-988.yaml", 12, 5, "unknown relation 'x'", field="cites[0].as")
     assert str(problem) == "record/theory/THEORY-988.yaml:12:5: error: cites[0].as: unknown relation 'x'"
+
+
+def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.load as load
+    from recordtool import parallel
+
+    for n in range(1, 9):
+        project.add(f"NOTE-{n}", f"title: Note {n}\nbody: |\n  Line one.\n  Mentions NOTE-{n + 1}.\n")
+    project.add("NOTE-20", "title: T\ntitel: U\n")
+    project.add("NOTE-21", raw=b"id: [unclosed\n")
+    project.add("NOTE-22", raw=b"\xff\xfe")
+    serial = open_project(root=project.root)
+    monkeypatch.setattr(load, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    log = project.root / "readers.log"
+    real = load._read_sources
+
+    def read(paths: list[str]) -> list[tuple[object, ...]]:
+        time.sleep(0.01)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return real(paths)
+
+    monkeypatch.setattr(load, "_read_sources", read)
+    shared = open_project(root=project.root)
+    assert len(set(log.read_text(encoding="utf-8").split())) == 2  # both processes read files
+    assert shared.record.entries == serial.record.entries
+    assert shared.record.places == serial.record.places
+    assert [str(p) for p in shared.problems] == [str(p) for p in serial.problems]
+    assert len(serial.errors) == 3

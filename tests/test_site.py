@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,39 @@ def test_only_changed_pages_are_rewritten_and_deleted_ones_removed(project: Proj
     assert not [p for p in out.rglob("*.tmp")]
 
 
+def test_an_incremental_render_is_the_same_as_a_fresh_one_after_each_edit(project: ProjectBuilder) -> None:
+    """Page keys are right: whatever changes, a page whose key did not change needs no
+    recomposing, so rendering over the last output gives what rendering afresh gives."""
+    small_record(project)
+    out = project.root / "record" / "pages"
+    verified = ClaimStatus("THEORY-1", "verified", verdict())
+
+    def edit(entry_id: str, old: str, new: str) -> None:
+        path = project.path(entry_id)
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new), encoding="utf-8")
+
+    edits = [
+        lambda: None,
+        lambda: project.add("THEORY-99", "statement: Now in the record."),  # a dangling mention resolves
+        lambda: edit("NOTE-1", "Its claim is THEORY-1.", "Its claim, THEORY-1, is bold."),  # a quoted sentence
+        lambda: edit("LIT-1", "See NOTE-1.", "See NOTE-1. THEORY-1 with THEORY-98 extends it."),
+        lambda: project.add("THEORY-98", "statement: The extension."),  # an id in a quoted sentence resolves
+        lambda: edit("THEORY-1", "title: The claim", "title: The claim | renamed"),  # a neighbour's title
+        lambda: project.path("THEORY-2").unlink(),  # a backlink goes
+        lambda: None,  # the claim is verified now (below)
+    ]
+    for step, change in enumerate(edits):
+        change()
+        record = open_project(root=project.root)
+        states = statuses(record, THEORY_1=verified) if step == len(edits) - 1 else statuses(record)
+        render(record, statuses=states)
+        fresh = render_site(record, states, out)
+        written = {rel: data for rel, data in _files(out).items() if rel != MANIFEST}
+        assert written == fresh.pages, f"after edit {step}"
+
+
 def test_figures_are_copied_into_the_output_folder(project: ProjectBuilder) -> None:
     record = small_record(project)
     figure = project.root / "record" / "verdicts" / "figures" / "THEORY-1" / "exact" / "loss.png"
@@ -105,6 +140,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.parallel as parallel
     import recordtool.site as site
 
     record = small_record(project)
@@ -113,9 +149,21 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
     expected = _files(out)
     shutil.rmtree(out)
     monkeypatch.setattr(site, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(site, "_cores", lambda: 2)
-    parallel = render(record, out, statuses=statuses(record))
-    assert parallel.written == serial.written and len(parallel.written) == 11
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
+    log = tmp_path / "writers.log"
+    real_put = site._put
+
+    def put(*args: object, **kwargs: object) -> tuple[list[int], bool]:
+        time.sleep(0.01)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return real_put(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(site, "_put", put)
+    shared = render(record, out, statuses=statuses(record))
+    assert len(set(log.read_text(encoding="utf-8").split())) == 2  # both processes wrote pages
+    assert shared.written == serial.written and len(shared.written) == 11
     assert _files(out) == expected  # pages and manifest alike
     again = render(record, out, statuses=statuses(record))
     assert (again.written, again.unchanged) == ([], 11)
@@ -123,8 +171,7 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
 
 def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
+    import recordtool.parallel as parallel
     import recordtool.site as site
 
     record = small_record(project)
@@ -135,13 +182,14 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     parent = os.getpid()
     real_put = site._put
 
-    def put_failing_in_child(*args: object, **kwargs: object) -> None:
+    def put_failing_in_child(*args: object, **kwargs: object) -> tuple[list[int], bool]:
         if os.getpid() != parent:
             raise OSError("disk full")
-        real_put(*args, **kwargs)  # type: ignore[arg-type]
+        return real_put(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(site, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(site, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(site, "_put", put_failing_in_child)
     result = render(record, out, statuses=statuses(record))
     assert len(result.written) == 11
@@ -174,7 +222,6 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
 def test_output_is_byte_identical_across_processes(tmp_path: Path) -> None:
     """Two renders of the shipped record in fresh processes with different hash seeds (so a
     set's order, say, cannot leak into a page) write the same bytes."""
-    import os
     import subprocess
     import sys
 

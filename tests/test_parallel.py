@@ -1,0 +1,102 @@
+"""Work shared with a forked child: the same results, in order, whatever the child does."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from recordtool import parallel
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+
+
+def square_with_pid(items: list[int]) -> list[tuple[int, int]]:
+    return [(i * i, os.getpid()) for i in items]
+
+
+def slow_square_with_pid(items: list[int]) -> list[tuple[int, int]]:
+    time.sleep(0.005)  # long enough that the child, once started, takes some chunks
+    return square_with_pid(items)
+
+
+def test_results_come_back_in_order_and_both_processes_work() -> None:
+    items = list(range(1_000))
+    results = parallel.in_two(slow_square_with_pid, items, min_items=1, chunks=parallel.chunked(items, 10))
+    assert [r[0] for r in results] == [i * i for i in items]
+    pids = {r[1] for r in results}
+    assert os.getpid() in pids and len(pids) == 2  # the child did some of the chunks
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # and it was reaped
+
+
+def test_small_work_stays_here() -> None:
+    results = parallel.in_two(square_with_pid, list(range(100)), min_items=101)
+    assert {r[1] for r in results} == {os.getpid()}
+    one_chunk = parallel.in_two(square_with_pid, list(range(100)), min_items=1, chunks=[list(range(100))])
+    assert {r[1] for r in one_chunk} == {os.getpid()}
+
+
+def test_one_core_or_running_threads_keep_the_work_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = list(range(200))
+    chunks = parallel.chunked(items, 10)
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
+    assert {r[1] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)} == {os.getpid()}
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert {r[1] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)} == {os.getpid()}
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_failing_child_changes_nothing_but_who_did_the_work() -> None:
+    parent = os.getpid()
+
+    def fails_in_the_child(items: list[int]) -> list[tuple[int, int]]:
+        if os.getpid() != parent:
+            raise OSError("disk full")
+        return square_with_pid(items)
+
+    items = list(range(500))
+    results = parallel.in_two(fails_in_the_child, items, min_items=1, chunks=parallel.chunked(items, 10))
+    assert results == [(i * i, parent) for i in items]
+
+
+def test_a_child_whose_results_marshal_cannot_carry_is_redone_here() -> None:
+    parent = os.getpid()
+
+    def objects(items: list[int]) -> list[object]:
+        return [object() if os.getpid() != parent else i for i in items]  # marshal refuses object()
+
+    items = list(range(300))
+    assert parallel.in_two(objects, items, min_items=1, chunks=parallel.chunked(items, 10)) == items
+
+
+def test_an_error_here_stops_the_child_and_goes_on() -> None:
+    parent = os.getpid()
+
+    def fails_here(items: list[int]) -> list[int]:
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+        return items
+
+    items = list(range(300))
+    with pytest.raises(KeyboardInterrupt):
+        parallel.in_two(fails_here, items, min_items=1, chunks=parallel.chunked(items, 10))
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left behind
+
+
+def test_chunks_are_few_enough_for_the_queue() -> None:
+    assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
+    many = parallel.chunked(list(range(1_000_000)), 1)
+    assert len(many) <= 8_192 and sum(len(c) for c in many) == 1_000_000
