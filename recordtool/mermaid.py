@@ -63,10 +63,17 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
         for source in sources:
             if source in name:  # most of a much-cited entry's sources are not shown
                 edges.setdefault((source, entry_id), arrow)
-    for neighbour in shown:  # citations among the neighbours
-        for citation in entries[neighbour].cites:
-            if citation.id != entry_id and citation.id in name:
-                edges.setdefault((neighbour, citation.id), f"-->|{citation.as_}|")
+    # Citations among the neighbours (most cite none of the others: a set says so at once).
+    others = frozenset(name) - {entry_id}
+    cited = ctx.memo("mermaid.cited")
+    for neighbour in shown:
+        ids = cited.get(neighbour)
+        if ids is None:
+            ids = cited[neighbour] = frozenset(c.id for c in entries[neighbour].cites)
+        if not others.isdisjoint(ids):
+            for citation in entries[neighbour].cites:
+                if citation.id != entry_id and citation.id in name:
+                    edges.setdefault((neighbour, citation.id), f"-->|{citation.as_}|")
     for mention in mentions_out:
         if mention.target in name:
             edges.setdefault((entry_id, mention.target), "-.->")
@@ -77,11 +84,12 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 
     used: dict[str, list[str]] = {}
     nested = "/" in page
+    states = ctx.states
     for node, short_name in name.items():
         if node in entries:
             href = relative(page, entry_page(node)) if nested else entry_page(node)
             lines.append(f'  click {short_name} "{href}"')
-            cls = ctx.state(node) or "entry"
+            cls = states[node] or "entry"
         else:
             cls = "missing"
         used.setdefault(cls, []).append(short_name)

@@ -313,10 +313,16 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
             os.unlink(path)
             report.removed.append(rel)
             _prune(base, os.path.dirname(path))
-    manifest = json.dumps({"format": MANIFEST_FORMAT, "files": new}, sort_keys=True, indent=1) + "\n"
     if new != old or not os.path.exists(os.path.join(base, MANIFEST)):
-        write_atomic(Path(base) / MANIFEST, manifest)
+        write_atomic(Path(base) / MANIFEST, _manifest_text(new))
     return report
+
+
+def _manifest_text(files: dict[str, dict[str, Any]]) -> str:
+    """The manifest as JSON with one line per file (a render's change reads as a short diff),
+    written with the C encoder: ``indent`` would take the pure-Python one, ten times slower."""
+    lines = [f"\n {json.dumps(rel)}: {json.dumps(files[rel], sort_keys=True)}" for rel in sorted(files)]
+    return f'{{"format": {MANIFEST_FORMAT}, "files": {{' + ",".join(lines) + ("\n" if lines else "") + "}}\n"
 
 
 PARALLEL_MIN = 2_000  # pages; below this a second process costs more than it saves

@@ -167,10 +167,10 @@ class Context:
     verdicts: str = "record/verdicts"
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
     _lines: dict[str, str] = field(default_factory=dict, repr=False)
-    _states: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _states: dict[str, str | None] | None = field(default=None, repr=False)
     _links: dict[str, str] = field(default_factory=dict, repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
-    _memos: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -181,28 +181,26 @@ class Context:
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
 
-    def memo(self, name: str) -> dict[str, str]:
+    def memo(self, name: str) -> dict[str, Any]:
         """A place to keep what a module works out once per id (``name``: whose it is)."""
         memo = self._memos.get(name)
         if memo is None:
             memo = self._memos[name] = {}
         return memo
 
+    @property
+    def states(self) -> dict[str, str | None]:
+        """The state of every entry (``state``), worked out at once on first use."""
+        if self._states is None:
+            states: dict[str, str | None] = {
+                i: "unchecked" if isinstance(e, Theory) else None for i, e in self.project.record.entries.items()}
+            states.update((i, status.state) for i, status in self.statuses.items())
+            self._states = states
+        return self._states
+
     def state(self, entry_id: str) -> str | None:
         """The state of a claim ('unchecked' without a status); None for other entries."""
-        try:
-            return self._states[entry_id]
-        except KeyError:
-            pass
-        status = self.statuses.get(entry_id)
-        state: str | None
-        if status is not None:
-            state = status.state
-        else:
-            entry = self.project.record.entries.get(entry_id)
-            state = "unchecked" if isinstance(entry, Theory) else None
-        self._states[entry_id] = state
-        return state
+        return self.states.get(entry_id)
 
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""

@@ -142,11 +142,19 @@ class _Loader(_BaseLoader):
             return "tag:yaml.org,2002:seq"
         if not implicit[0] or (value and value[0] not in _MAYBE_TYPED):
             return "tag:yaml.org,2002:str"
+        if value[0] in _WORDY:  # a word is a bool or null only when it is one of these
+            return _WORDS.get(value, "tag:yaml.org,2002:str")
         return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 # Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.
 _MAYBE_TYPED = frozenset("0123456789+-.~nNtTfFyYoO=<")
+_WORDY = frozenset("nNtTfFyYoO")
+_WORDS = {
+    **{w: "tag:yaml.org,2002:bool" for w in ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
+                                             "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF")},
+    **{w: "tag:yaml.org,2002:null" for w in ("null", "Null", "NULL")},
+}
 
 
 class _Builder:

@@ -71,13 +71,16 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
 
     pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
               "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
-              "`", "|", "\\", "[", "\t", "\r", "    ", "   ", "a.\n2) b", "NOTE-12a", "%", "^", "@"]
+              "`", "|", "\\", "[", "\t", "\r", "    ", "   ", "a.\n2) b", "NOTE-12a", "%", "^", "@",
+              "`code`", "`LIT-1`", "` a `", "`  `", "`#`", "``x``", "`a\nb`"]
     rng = random.Random(7)
-    plain = 0
-    for _ in range(4000):
+    plain = code = 0
+    for _ in range(20_000):
         source = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         if not source.strip():
             continue
         plain += plain_paragraphs(source) is not None
+        code += plain_paragraphs(source) is not None and "`" in source
         assert block(source, style()) == parsed(source), repr(source)
-    assert plain > 300  # the fast path was taken, and often
+    assert plain > 2_000  # the fast path was taken, and often
+    assert code > 300  # with code spans too

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -113,7 +114,9 @@ def test_figures_are_copied_into_the_output_folder(project: ProjectBuilder) -> N
     report = render(record, out, statuses=statuses(record, THEORY_1=status), check=True)
     assert (out / "figures" / "THEORY-1" / "exact" / "loss.png").read_bytes() == b"\x89PNG fake"
     assert report.broken == []
-    assert "figures/THEORY-1/exact/loss.png" in (out / MANIFEST).read_text(encoding="utf-8")
+    manifest = (out / MANIFEST).read_text(encoding="utf-8")
+    assert '\n "figures/THEORY-1/exact/loss.png": {"hash": ' in manifest  # one line per file
+    assert len(manifest.splitlines()) == len(json.loads(manifest)["files"]) + 2
 
 
 @pytest.mark.parametrize("where", [".", "record", "record/theory", "record/verdicts", "checks", ".."])
@@ -198,8 +201,6 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
 
 def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
     import recordtool.site as site
 
     record = small_record(project)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import datetime
+
 import pytest
+import yaml
 
 from recordtool.source import SourceError, parse_source
 
@@ -17,6 +20,20 @@ def test_marks_are_one_based_line_and_column() -> None:
 def test_scalars_resolve_like_yaml_but_dates_stay_text() -> None:
     source = parse_source(b"a: 1\nb: 1.5\nc: true\nd: null\ne: 2026-10-26\nf: word\ng: '3'\nh: 0x10\n")
     assert source.data == {"a": 1, "b": 1.5, "c": True, "d": None, "e": "2026-10-26", "f": "word", "g": "3", "h": 16}
+
+
+@pytest.mark.parametrize("word", [
+    "yes", "Yes", "YES", "yEs", "no", "NO", "nO", "true", "True", "TRUE", "tRUE", "false", "FALSE", "on", "On", "ON",
+    "oN", "off", "Off", "OFF", "null", "Null", "NULL", "nULL", "~", "y", "n", "note", "topic-18", "theory", "Yesterday",
+    "offset", "nothing", "0", "-1", "+1", "1.5", ".5", ".inf", "-.inf", ".nan", "1_000", "0o17", "0b101", "1:30",
+    "2026-10-26", "o", "t", "F"])
+def test_plain_words_resolve_as_safe_yaml_resolves_them(word: str) -> None:
+    expected = yaml.safe_load(f"v: {word}")["v"]
+    if isinstance(expected, datetime.date):
+        expected = word  # dates stay text; the schema parses them
+    got = parse_source(f"v: {word}\n".encode()).data["v"]
+    assert got == expected or (got != got and expected != expected)  # NaN is NaN
+    assert type(got) is type(expected)
 
 
 def test_byte_order_mark_is_accepted() -> None:
