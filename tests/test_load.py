@@ -207,3 +207,12 @@ def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
     assert shared.record.places == serial.record.places
     assert [str(p) for p in shared.problems] == [str(p) for p in serial.problems]
     assert len(serial.errors) == 3
+
+
+def test_a_named_pipe_in_the_record_is_reported_not_waited_on(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", GOOD_NOTE)
+    os.mkfifo(project.root / "record" / "notes" / "NOTE-2.yaml")
+    result = open_project(root=project.root)
+    assert [str(p) for p in result.errors] == [
+        "record/notes/NOTE-2.yaml:1:1: error: file is empty; an entry is a YAML mapping that starts with 'id: ...'"]
+    assert list(result.record.entries) == ["NOTE-1"]
