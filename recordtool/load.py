@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.config import Config, Kind
 from recordtool.expect import ExpectationSyntaxError
-from recordtool.parallel import in_two
+from recordtool.parallel import chunked, chunks_in_two
 from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.schema import MODELS, Entry, Theory
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
@@ -97,20 +97,29 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found."""
     files, problems = entry_files(config)
     record = Record(config)
+    # Files are read (in two processes on a large record) and validated chunk by chunk, so
+    # that only one chunk's parsed YAML is held at a time; then taken in file order.
+    read: list[tuple[Entry | None, Places | None, list[Problem]]] = [(None, None, [])] * len(files)
+
+    def read_files(indices: list[int]) -> list[_Read]:
+        return _read_sources([str(files[i][0]) for i in indices])
+
+    chunks = chunked(list(range(len(files))))
+    for number, sources in chunks_in_two(read_files, chunks, min_items=PARALLEL_MIN):
+        for i, source in zip(chunks[number], sources, strict=True):
+            path, kind = files[i]
+            read[i] = load_entry(path, kind, config, config.relative(path), _source(source))
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
-    sources = in_two(_read_sources, [str(path) for path, _kind in files], min_items=PARALLEL_MIN)
-    for (path, kind), read in zip(files, sources, strict=True):
-        rel = config.relative(path)
-        entry, places, found = load_entry(path, kind, config, rel, _source(read))
+    for entry, places, found in read:
         problems.extend(found)
         if entry is None or places is None:
             continue
         if entry.id in seen:
-            problems.append(Problem(rel, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
+            problems.append(Problem(places.path, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
                                     "ids are unique: rename one file and its id", field="id", code="duplicate-id"))
             continue
-        seen[entry.id] = rel
+        seen[entry.id] = places.path
         loaded.append((entry, places))
     for entry, places in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
         record.entries[entry.id] = entry
@@ -119,7 +128,7 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     return record, problems
 
 
-# Files read as plain data, so that a second process can read half of them (``in_two``):
+# Files read as plain data, so that a second process can read some of them (``chunks_in_two``):
 # ("source", data, marks, key_marks, styles, digest), ("error", message, line, col, code) or ("io", why).
 _Read = tuple[Any, ...]
 PARALLEL_MIN = 1_000  # files; below this a second process costs more than it saves

@@ -100,3 +100,27 @@ def test_chunks_are_few_enough_for_the_queue() -> None:
     assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
     many = parallel.chunked(list(range(1_000_000)), 1)
     assert len(many) <= 8_192 and sum(len(c) for c in many) == 1_000_000
+
+
+def test_what_a_child_sent_before_failing_is_kept_and_the_rest_done_here() -> None:
+    parent = os.getpid()
+    calls = [0]
+
+    def fails_on_its_third_chunk(items: list[int]) -> list[tuple[int, int]]:
+        calls[0] += 1  # counted in each process on its own (the child has a copy)
+        if os.getpid() != parent and calls[0] == 3:
+            os._exit(3)  # dies as abruptly as it can, with the chunk half done
+        return slow_square_with_pid(items)
+
+    items = list(range(400))
+    results = parallel.in_two(fails_on_its_third_chunk, items, min_items=1, chunks=parallel.chunked(items, 10))
+    assert [r[0] for r in results] == [i * i for i in items]
+    by_child = [r for r in results if r[1] != parent]
+    assert len(by_child) == 20  # the child's first two chunks, sent before it died
+
+
+def test_chunks_come_as_they_are_done_each_once() -> None:
+    items = list(range(500))
+    chunks = parallel.chunked(items, 10)
+    seen = [number for number, _results in parallel.chunks_in_two(slow_square_with_pid, chunks, min_items=1)]
+    assert sorted(seen) == list(range(len(chunks)))
