@@ -1,6 +1,13 @@
 """Benchmark `recordtool render` on synthetic records.
 
-    python benchmarks/bench_render.py [--sizes 1000,10000] [--keep DIR]
+    python benchmarks/bench_render.py [--sizes 1000,10000] [--repeat N] [--keep DIR]
+
+On this machine's disk (ext4 without a journal), creating a file costs ten times more in
+the minutes after many files were deleted: the kernel's inode allocator steps over every
+recently deleted inode (``recently_deleted`` in ``perf``). So every render here goes into a
+folder never used before, the benchmark removes what it wrote only at the end, and it first
+prints what creating a file costs now. Run it again only a few minutes after the last run (or
+after deleting many files), or read its figures with that one in mind.
 
 For each size, in a fresh child process (so peak memory is per size): generate a record
 with ``benchmarks/synthetic.py``, open it (load + graph), assess the claims, render every page
@@ -79,6 +86,20 @@ def _tree_pss_kib(pid: int) -> int:
     return total
 
 
+def _create_cost_us(folder: Path, n: int = 2_000) -> float:
+    """The median time to create an empty file in ``folder`` now (µs): the state of the file
+    system, which this machine's timings depend on. The files stay (deleting them would
+    slow what follows); they go with the rest at the end."""
+    probe = folder / f"out-probe-{os.getpid()}"
+    probe.mkdir(parents=True)
+    times = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        os.close(os.open(probe / f"{i}.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        times.append(time.perf_counter() - t0)
+    return 1e6 * statistics.median(times)
+
+
 def command(root: Path, out: Path) -> tuple[float, float, float, str]:
     """Run ``recordtool render`` in a fresh process: (seconds, peak MiB of its largest process,
     peak MiB of all its processes together, its summary line).
@@ -125,6 +146,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="render-bench-") as tmp:
         folder = args.keep or Path(tmp)
+        print(f"creating a file here takes {_create_cost_us(folder):.0f} µs (a quiet ext4: about 25 µs; "
+              "up to 350 µs in the minutes after many files were deleted: see this script's docstring)\n")
         print(f"{'entries':>8} {'open s':>8} {'render s':>9} {'ms/entry':>9} {'unchanged s':>12} {'peak MiB':>9}")
         for n in [int(s) for s in args.sizes.split(",")]:
             out = subprocess.run([sys.executable, __file__, "--child", str(n), "--keep", str(folder)],

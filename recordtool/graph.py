@@ -38,6 +38,9 @@ class Backlink:
     mentions: tuple[Mention, ...]
 
 
+RECENT = 256  # backlinks and neighbours kept for this many ids at most
+
+
 @dataclass
 class Graph:
     record: Record
@@ -45,9 +48,9 @@ class Graph:
     mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    # Backlinks and neighbours, each computed once per id on first use (a page asks for them
-    # several times, and every page asks for its neighbours'); a graph is complete once
-    # ``build_graph`` returns. Ids of the record sort by their place in it (already id order).
+    # Backlinks and neighbours, kept for the last ids asked about (a page asks for its own
+    # several times; keeping them for every id would hold a copy of the graph); a graph is
+    # complete once ``build_graph`` returns. Ids of the record sort by their place in it.
     _backlinks: dict[str, tuple[Backlink, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -67,6 +70,8 @@ class Graph:
         """Every entry that cites or mentions ``entry_id``, each once, in id order."""
         cached = self._backlinks.get(entry_id)
         if cached is None:
+            if len(self._backlinks) >= RECENT:
+                self._backlinks.clear()
             cached = self._backlinks[entry_id] = tuple(self._compute_backlinks(entry_id))
         return list(cached)
 
@@ -85,6 +90,8 @@ class Graph:
         """Ids linked to ``entry_id`` either way (citations and mentions), in the record."""
         cached = self._neighbours.get(entry_id)
         if cached is None:
+            if len(self._neighbours) >= RECENT:
+                self._neighbours.clear()
             cached = self._neighbours[entry_id] = tuple(self._compute_neighbours(entry_id))
         return list(cached)
 

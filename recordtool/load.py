@@ -27,7 +27,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Places:
     """Where an entry's parts are in its file (1-based line, col), kept for later stages."""
 

@@ -44,14 +44,7 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 
     lines = ["```mermaid", "graph LR"]
     for node, short_name in name.items():
-        label = labels.get(node)
-        if label is None:
-            if node in entries:
-                text = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
-            else:
-                text = f"{node} (not in the record)"
-            label = labels[node] = escape.mermaid(text)
-        lines.append(f'  {short_name}["{label}"]')
+        lines.append(f'  {short_name}["{labels.get(node) or label(ctx, node)}"]')
 
     # Each pair of nodes gets one arrow: the first found, in this order.
     edges: dict[tuple[str, str], str] = {}
@@ -68,9 +61,7 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     cited = ctx.memo("mermaid.cited")
     for neighbour in shown:
         ids = cited.get(neighbour)
-        if ids is None:
-            ids = cited[neighbour] = frozenset(c.id for c in entries[neighbour].cites)
-        if not others.isdisjoint(ids):
+        if not others.isdisjoint(ids if ids is not None else cited_ids(ctx, neighbour)):
             for citation in entries[neighbour].cites:
                 if citation.id != entry_id and citation.id in name:
                     edges.setdefault((neighbour, citation.id), f"-->|{citation.as_}|")
@@ -105,3 +96,20 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     if hidden > 0:
         out += f"\n\nThe graph shows {len(shown)} of {len(neighbours)} linked entries; Backlinks lists them all."
     return out
+
+
+def label(ctx: Context, node: str) -> str:
+    """A node's label: its id and title (worked out once per entry)."""
+    if ctx.has(node):
+        text = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
+    else:
+        text = f"{node} (not in the record)"
+    found: str = ctx.memo("mermaid.label").setdefault(node, escape.mermaid(text))
+    return found
+
+
+def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
+    """The ids ``entry_id`` cites (worked out once per entry; a tuple is a third of a set)."""
+    found: tuple[str, ...] = ctx.memo("mermaid.cited").setdefault(
+        entry_id, tuple(c.id for c in ctx.project.record.entries[entry_id].cites))
+    return found

@@ -167,9 +167,11 @@ def plan_site(ctx: Context) -> Plan:
         owner = owners.get(path)
         if owner is not None:
             return page.render_entry(ctx, owner)
-        if not indexes:
+        text = indexes.pop(path, None)  # each is composed once: let it go once written
+        if text is None:
             indexes.update(index.index_pages(ctx))
-        return indexes[path]
+            text = indexes.pop(path)
+        return text
 
     paths = index.index_paths(ctx)
     return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths))
