@@ -20,7 +20,7 @@ from recordtool.config import Config, Kind
 from recordtool.expect import ExpectationSyntaxError
 from recordtool.parallel import chunked, chunks_in_two
 from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
-from recordtool.schema import MODELS, Entry, Theory
+from recordtool.schema import MODELS, Entry, Theory, compact
 from recordtool.source import Loc, Mark, Source, SourceError, read_source
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -172,6 +172,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
         entry = model.model_validate(data)
     except ValidationError as exc:
         return None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
+    compact(entry)
     marks = _Marks(path, source)
     problems.extend(_identity_problems(entry, path, kind, config, source, rel))
     problems.extend(_relation_problems(entry, config, marks, rel))

@@ -214,3 +214,28 @@ class Theory(Entry):
 
 
 MODELS: dict[str, type[Entry]] = {"literature": Literature, "note": Note, "theory": Theory}
+
+
+# One set of field names per distinct set, shared by every model that has it (see ``compact``).
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
+def compact(model: BaseModel) -> None:
+    """Let ``model``, and the models inside it, share their set of explicitly set field names
+    with every model that has the same: a set per model instance is, after its text, the
+    largest part of an entry's memory (100,000 entries: about 130 MB). The models are frozen,
+    so nothing changes these sets (pydantic's ``model_copy`` copies one before changing it)."""
+    names = model.__pydantic_fields_set__
+    key = frozenset(names)
+    shared = _FIELD_SETS.get(key)
+    if shared is None:
+        shared = _FIELD_SETS[key] = set(key)
+    object.__setattr__(model, "__pydantic_fields_set__", shared)
+    for value in model.__dict__.values():
+        if isinstance(value, BaseModel):
+            compact(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, BaseModel):
+                    compact(item)
+

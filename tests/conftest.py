@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +76,41 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
         return project
 
     return build
+
+
+class ChildFirst:
+    """Wraps a function that work shared with a forked child calls (``recordtool.parallel``),
+    so that the child surely does some of it, however busy the machine: this process waits,
+    at its first call, until the child has made ``lead`` calls (10 s at most). Each call
+    also notes which process made it, in ``pids()``."""
+
+    def __init__(self, func: Callable[..., Any], lead: int = 1) -> None:
+        self.func = func
+        self.lead = lead
+        self.parent = os.getpid()
+        self.signals, self.signal = os.pipe()
+        self.calls, self.call = os.pipe()
+        self.waited = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        os.write(self.call, os.getpid().to_bytes(4, "little"))
+        if os.getpid() != self.parent:
+            result = self.func(*args, **kwargs)
+            os.write(self.signal, b".")
+            return result
+        if not self.waited:
+            self.waited = True
+            got, deadline = 0, time.monotonic() + 10
+            while got < self.lead and time.monotonic() < deadline:
+                if select.select([self.signals], [], [], 0.05)[0]:
+                    got += len(os.read(self.signals, 64))
+        return self.func(*args, **kwargs)
+
+    def pids(self) -> set[int]:
+        """The processes that made calls so far."""
+        os.set_blocking(self.calls, False)
+        data = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self.calls, 65536):
+                data += chunk
+        return {int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)}

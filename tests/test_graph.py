@@ -1,15 +1,12 @@
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
 
 import pytest
 
 from recordtool.graph import Backlink, Mention
-from recordtool.load import Record
 from recordtool.project import open_project
-from tests.conftest import SHIPPED, ProjectBuilder
+from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 
 
 def test_inverse_citations_backlinks_and_mentions(minimal: Callable[[], ProjectBuilder]) -> None:
@@ -76,20 +73,10 @@ def test_scanning_in_two_processes_gives_the_same_graph(monkeypatch: pytest.Monk
     monkeypatch.setattr(graph_module, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
-    pids = os.pipe()
-    real = graph_module._scan
-
-    def scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]]]:
-        time.sleep(0.01)
-        os.write(pids[1], os.getpid().to_bytes(4, "little"))
-        return real(record, ids)
-
-    monkeypatch.setattr(graph_module, "_scan", scan)
+    scanner = ChildFirst(graph_module._scan)
+    monkeypatch.setattr(graph_module, "_scan", scanner)
     shared = open_project(root=SHIPPED)
-    os.close(pids[1])
-    with os.fdopen(pids[0], "rb") as readers:
-        data = readers.read()
-    assert len({data[i:i + 4] for i in range(0, len(data), 4)}) == 2  # both processes scanned entries
+    assert len(scanner.pids()) == 2  # both processes scanned entries
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems

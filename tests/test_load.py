@@ -12,7 +12,7 @@ from recordtool.config import load_config
 from recordtool.load import id_sort_key, load_record
 from recordtool.problems import Problem
 from recordtool.project import open_project
-from tests.conftest import SHIPPED, ProjectBuilder
+from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 
 
 def errors_of(root: Path) -> list[str]:
@@ -191,18 +191,10 @@ def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
     monkeypatch.setattr(load, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
-    log = project.root / "readers.log"
-    real = load._read_sources
-
-    def read(paths: list[str]) -> list[tuple[object, ...]]:
-        time.sleep(0.01)
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return real(paths)
-
-    monkeypatch.setattr(load, "_read_sources", read)
+    reader = ChildFirst(load._read_sources)
+    monkeypatch.setattr(load, "_read_sources", reader)
     shared = open_project(root=project.root)
-    assert len(set(log.read_text(encoding="utf-8").split())) == 2  # both processes read files
+    assert len(reader.pids()) == 2  # both processes read files
     assert shared.record.entries == serial.record.entries
     assert shared.record.places == serial.record.places
     assert [str(p) for p in shared.problems] == [str(p) for p in serial.problems]

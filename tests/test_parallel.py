@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import pytest
 
 from recordtool import parallel
+from tests.conftest import ChildFirst
 
 
 @pytest.fixture(autouse=True)
@@ -20,14 +20,9 @@ def square_with_pid(items: list[int]) -> list[tuple[int, int]]:
     return [(i * i, os.getpid()) for i in items]
 
 
-def slow_square_with_pid(items: list[int]) -> list[tuple[int, int]]:
-    time.sleep(0.005)  # long enough that the child, once started, takes some chunks
-    return square_with_pid(items)
-
-
 def test_results_come_back_in_order_and_both_processes_work() -> None:
     items = list(range(1_000))
-    results = parallel.in_two(slow_square_with_pid, items, min_items=1, chunks=parallel.chunked(items, 10))
+    results = parallel.in_two(ChildFirst(square_with_pid), items, min_items=1, chunks=parallel.chunked(items, 10))
     assert [r[0] for r in results] == [i * i for i in items]
     pids = {r[1] for r in results}
     assert os.getpid() in pids and len(pids) == 2  # the child did some of the chunks
@@ -110,10 +105,11 @@ def test_what_a_child_sent_before_failing_is_kept_and_the_rest_done_here() -> No
         calls[0] += 1  # counted in each process on its own (the child has a copy)
         if os.getpid() != parent and calls[0] == 3:
             os._exit(3)  # dies as abruptly as it can, with the chunk half done
-        return slow_square_with_pid(items)
+        return square_with_pid(items)
 
     items = list(range(400))
-    results = parallel.in_two(fails_on_its_third_chunk, items, min_items=1, chunks=parallel.chunked(items, 10))
+    results = parallel.in_two(ChildFirst(fails_on_its_third_chunk, lead=2), items, min_items=1,
+                              chunks=parallel.chunked(items, 10))
     assert [r[0] for r in results] == [i * i for i in items]
     by_child = [r for r in results if r[1] != parent]
     assert len(by_child) == 20  # the child's first two chunks, sent before it died
@@ -122,5 +118,5 @@ def test_what_a_child_sent_before_failing_is_kept_and_the_rest_done_here() -> No
 def test_chunks_come_as_they_are_done_each_once() -> None:
     items = list(range(500))
     chunks = parallel.chunked(items, 10)
-    seen = [number for number, _results in parallel.chunks_in_two(slow_square_with_pid, chunks, min_items=1)]
+    seen = [number for number, _results in parallel.chunks_in_two(ChildFirst(square_with_pid), chunks, min_items=1)]
     assert sorted(seen) == list(range(len(chunks)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from recordtool.linkcheck import check_pages
 from recordtool.project import open_project
 from recordtool.site import MANIFEST, RenderError, render, render_site
 from recordtool.verdict import ClaimStatus
-from tests.conftest import SHIPPED, ProjectBuilder
+from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -154,18 +153,10 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
     monkeypatch.setattr(site, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    log = tmp_path / "writers.log"
-    real_put = site._put
-
-    def put(*args: object, **kwargs: object) -> tuple[list[int], bool]:
-        time.sleep(0.01)
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return real_put(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(site, "_put", put)
+    writer = ChildFirst(site._put)
+    monkeypatch.setattr(site, "_put", writer)
     shared = render(record, out, statuses=statuses(record))
-    assert len(set(log.read_text(encoding="utf-8").split())) == 2  # both processes wrote pages
+    assert len(writer.pids()) == 2  # both processes wrote pages
     assert shared.written == serial.written and len(shared.written) == 11
     assert _files(out) == expected  # pages and manifest alike
     again = render(record, out, statuses=statuses(record))
