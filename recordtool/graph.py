@@ -135,11 +135,13 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
     graph = Graph(record)
     ids = list(record.entries)
     scanned = in_two(functools.partial(_scan, record), ids, min_items=PARALLEL_MIN)
+    same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
     for entry_id, found in zip(ids, scanned, strict=True):
         for citation in record.entries[entry_id].cites:
             if citation.id in record.entries and citation.id != entry_id:
                 graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
-        out = [Mention(entry_id, *mention) for mention in found]
+        out = [Mention(entry_id, same.get(target, target), name, line, sentence)
+               for target, name, line, sentence in found]
         if out:
             graph.mentions_out[entry_id] = out
             for mention in out:

@@ -103,7 +103,7 @@ class Site:
 @dataclass
 class WriteReport:
     written: list[str] = field(default_factory=list)
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # the new manifest
+    files: dict[str, Written] = field(default_factory=dict)  # the new manifest
     stats: dict[str, list[int]] = field(default_factory=dict)  # file -> [size, mtime_ns] as written
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
@@ -263,7 +263,12 @@ class _Folders:
             self._made.add(folder)
 
 
-def read_manifest(out: Path) -> dict[str, dict[str, Any]]:
+Written = tuple[str | None, int, str]
+"""What the manifest keeps of a file written: the key of its inputs (None for a copied figure),
+its size and the hash of its content."""
+
+
+def read_manifest(out: Path) -> dict[str, Written]:
     """The files recordtool wrote into ``out`` last time (path -> key, size, hash); {} if none."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
@@ -272,7 +277,13 @@ def read_manifest(out: Path) -> dict[str, dict[str, Any]]:
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict):
         return {}
-    return {str(k): v for k, v in files.items() if isinstance(v, dict)}
+    written: dict[str, Written] = {}
+    for rel, v in files.items():
+        if isinstance(v, dict):
+            key, size, digest = v.get("key"), v.get("size"), v.get("hash")
+            if (key is None or isinstance(key, str)) and isinstance(size, int) and isinstance(digest, str):
+                written[str(rel)] = (key, size, digest)
+    return written
 
 
 def content_hash(data: bytes) -> str:
@@ -299,7 +310,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
         except OSError:
             report.missing.append(source)
             continue
-        new[rel] = {"key": None, "size": len(data), "hash": content_hash(data)}
+        new[rel] = (None, len(data), content_hash(data))
         stat, written = _put(folders, rel, data, old.get(rel), last.get(rel))
         report.stats[rel] = stat
         if written:
@@ -320,10 +331,10 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     return report
 
 
-def _manifest_text(files: dict[str, dict[str, Any]]) -> str:
+def _manifest_text(files: dict[str, Written]) -> str:
     """The manifest as JSON with one line per file (a render's change reads as a short diff),
     written with the C encoder: ``indent`` would take the pure-Python one, ten times slower."""
-    lines = [f"\n {json.dumps(rel)}: {json.dumps(files[rel], sort_keys=True)}" for rel in sorted(files)]
+    lines = [f"\n {json.dumps(rel)}: {json.dumps({'hash': h, 'key': k, 'size': n})}" for rel, (k, n, h) in sorted(files.items())]
     return f'{{"format": {MANIFEST_FORMAT}, "files": {{' + ",".join(lines) + ("\n" if lines else "") + "}}\n"
 
 
@@ -331,26 +342,26 @@ PARALLEL_MIN = 2_000  # pages; below this a second process costs more than it sa
 
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
-                 old: dict[str, dict[str, Any]], last: dict[str, list[int]]) -> None:
+                 old: dict[str, Written], last: dict[str, list[int]]) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). On a large record the pages are shared with a second process
     (``parallel.in_two``; pages are independent, composing is pure), which nearly halves the
     time on two cores. Every page is still written atomically; this process alone writes
     the manifest."""
-    def run(rels: list[str]) -> list[tuple[dict[str, Any], list[int], bool]]:
+    def run(rels: list[str]) -> list[tuple[Written, list[int], bool]]:
         done = []
         for rel in rels:
             key = plan.key(rel)
             before = old.get(rel)
-            if key is not None and before is not None and before.get("key") == key:
+            if key is not None and before is not None and before[0] == key:
                 stat = _stat(os.path.join(base, *rel.split("/")))
                 # as written last time (or, without a snapshot, of the size written)
-                if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before.get("size"))):
+                if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before[1])):
                     done.append((before, stat, False))
                     continue
             data = plan.compose(rel).encode("utf-8")
             stat, written = _put(folders, rel, data, before, last.get(rel))
-            done.append(({"key": key, "size": len(data), "hash": content_hash(data)}, stat, written))
+            done.append(((key, len(data), content_hash(data)), stat, written))
         return done
 
     # The index pages are composed together (they share their tallies): one chunk of their own.
@@ -377,7 +388,7 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _put(folders: _Folders, rel: str, data: bytes, before: dict[str, Any] | None,
+def _put(folders: _Folders, rel: str, data: bytes, before: Written | None,
          last: list[int] | None) -> tuple[list[int], bool]:
     """Write ``data`` to ``rel`` unless the file already holds it: its [size, mtime_ns] then,
     and whether it was written."""
@@ -385,8 +396,8 @@ def _put(folders: _Folders, rel: str, data: bytes, before: dict[str, Any] | None
     stat = _stat(path)
     same = False
     if stat is not None and stat[0] == len(data):
-        if before is not None and before.get("hash") and stat == last:
-            same = before["hash"] == content_hash(data)  # the file is as written: its hash says
+        if before is not None and before[2] and stat == last:
+            same = before[2] == content_hash(data)  # the file is as written: its hash says
         else:
             try:
                 with open(path, "rb") as handle:
