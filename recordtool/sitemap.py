@@ -206,16 +206,18 @@ class Context:
         """An entry's title on one line (a claim without a title: its statement)."""
         title = self._titles.get(entry_id)
         if title is None:
-            entry = self.project.record.entries[entry_id]
-            title = " ".join(entry.display_title.split())
-            self._titles[entry_id] = title
+            display = self.project.record.entries[entry_id].display_title
+            title = " ".join(display.split())
+            self._titles[entry_id] = title = display if title == display else title  # no second copy
         return title
 
     def title_line(self, entry_id: str) -> str:
         """``escape.line(self.title(entry_id))``, worked out once."""
         line = self._lines.get(entry_id)
         if line is None:
-            line = self._lines[entry_id] = escape.line(self.title(entry_id))
+            title = self.title(entry_id)
+            line = escape.line(title)
+            self._lines[entry_id] = line = title if line == title else line  # no second copy
         return line
 
     def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
