@@ -5,7 +5,8 @@
 Each measurement runs the real command in a fresh process (imports included) on a
 synthetic record (benchmarks/synthetic.py, generated once into benchmarks/out/). Prints the
 median wall time, time per entry (flat when growth is linear) and peak resident memory
-(of the command and the worker processes it starts). Also times `recordtool --help` and
+(of the largest of the command's processes: on a large record a forked second process reads
+half of the files, early, while the first holds little). Also times `recordtool --help` and
 `validate` on the shipped record.
 """
 
