@@ -311,7 +311,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
             report.missing.append(source)
             continue
         new[rel] = (None, len(data), content_hash(data))
-        stat, written = _put(folders, rel, data, old.get(rel), last.get(rel))
+        stat, written = _put(folders, rel, data, new[rel][2], old.get(rel), last.get(rel))
         report.stats[rel] = stat
         if written:
             report.written.append(rel)
@@ -334,7 +334,8 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
 def _manifest_text(files: dict[str, Written]) -> str:
     """The manifest as JSON with one line per file (a render's change reads as a short diff),
     written with the C encoder: ``indent`` would take the pure-Python one, ten times slower."""
-    lines = [f"\n {json.dumps(rel)}: {json.dumps({'hash': h, 'key': k, 'size': n})}" for rel, (k, n, h) in sorted(files.items())]
+    lines = [f"\n {json.dumps(rel)}: {json.dumps({'hash': digest, 'key': key, 'size': size})}"
+             for rel, (key, size, digest) in sorted(files.items())]
     return f'{{"format": {MANIFEST_FORMAT}, "files": {{' + ",".join(lines) + ("\n" if lines else "") + "}}\n"
 
 
@@ -360,8 +361,9 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                     done.append((before, stat, False))
                     continue
             data = plan.compose(rel).encode("utf-8")
-            stat, written = _put(folders, rel, data, before, last.get(rel))
-            done.append(((key, len(data), content_hash(data)), stat, written))
+            digest = content_hash(data)
+            stat, written = _put(folders, rel, data, digest, before, last.get(rel))
+            done.append(((key, len(data), digest), stat, written))
         return done
 
     # The index pages are composed together (they share their tallies): one chunk of their own.
@@ -388,16 +390,16 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _put(folders: _Folders, rel: str, data: bytes, before: Written | None,
+def _put(folders: _Folders, rel: str, data: bytes, digest: str, before: Written | None,
          last: list[int] | None) -> tuple[list[int], bool]:
-    """Write ``data`` to ``rel`` unless the file already holds it: its [size, mtime_ns] then,
-    and whether it was written."""
+    """Write ``data`` (whose hash is ``digest``) to ``rel`` unless the file already holds it:
+    its [size, mtime_ns] then, and whether it was written."""
     path = folders.inside(rel)
     stat = _stat(path)
     same = False
     if stat is not None and stat[0] == len(data):
         if before is not None and before[2] and stat == last:
-            same = before[2] == content_hash(data)  # the file is as written: its hash says
+            same = before[2] == digest  # the file is as written: its hash says
         else:
             try:
                 with open(path, "rb") as handle:
