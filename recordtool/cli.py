@@ -261,7 +261,7 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     body with every id linked, and its backlinks; a claim's page shows its verdict and the
     evidence for it. Only pages whose content changed are rewritten; pages of deleted
     entries are removed. Exits 0 when done, 1 when --check finds a broken link (each printed
-    as page:line), 2 on a usage error.
+    as page:line), 2 on a usage error, 130 on Ctrl-C.
     """
     from recordtool.config import load_config
     from recordtool.site import RenderError, snapshot_inputs, unchanged
@@ -283,6 +283,10 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
             report = render_site(project, output, check=check, inputs=inputs)
         except RenderError as exc:
             raise click.UsageError(str(exc)) from None
+        except KeyboardInterrupt:
+            click.echo("interrupted: the pages written so far are whole, the others as they were; "
+                       "render again to finish", err=True)
+            sys.exit(130)
     for figure in report.missing:
         click.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     where = config.relative(report.out)

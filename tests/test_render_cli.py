@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from recordtool.cli import cli
@@ -45,6 +46,19 @@ def test_refused_output_folder_is_a_usage_error(project: ProjectBuilder) -> None
     code, _out, err = run("render", "--root", str(project.root), "-o", str(project.root / "record" / "theory"))
     assert code == 2
     assert "holds the record's own files" in err
+
+
+def test_ctrl_c_exits_130_and_says_what_is_left(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.site as site
+
+    small_record(project)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "render", interrupted)
+    assert run("render", "--root", str(project.root)) == (
+        130, "", "interrupted: the pages written so far are whole, the others as they were; render again to finish\n")
 
 
 def test_help_is_the_docstring() -> None:
