@@ -267,26 +267,26 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     from recordtool.site import RenderError, snapshot_inputs, unchanged
     from recordtool.site import render as render_site
 
-    # What the last render read and wrote, if all still as it was, means nothing to do: that
-    # is decided from file sizes and times, without opening the project.
-    inputs = snapshot_inputs(root, output)
-    report = unchanged(inputs) if inputs is not None and not check else None
-    if report is not None and inputs is not None:
-        config = load_config(Path(inputs.root))
-        if report.errors:
-            click.echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
-    else:
-        project = _open(root)
-        _report_errors(project)
-        config = project.config
-        try:
+    try:
+        # What the last render read and wrote, if all still as it was, means nothing to do:
+        # that is decided from file sizes and times, without opening the project.
+        inputs = snapshot_inputs(root, output)
+        report = unchanged(inputs) if inputs is not None and not check else None
+        if report is not None and inputs is not None:
+            config = load_config(Path(inputs.root))
+            if report.errors:
+                click.echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
+        else:
+            project = _open(root)
+            _report_errors(project)
+            config = project.config
             report = render_site(project, output, check=check, inputs=inputs)
-        except RenderError as exc:
-            raise click.UsageError(str(exc)) from None
-        except KeyboardInterrupt:
-            click.echo("interrupted: the pages written so far are whole, the others as they were; "
-                       "render again to finish", err=True)
-            sys.exit(130)
+    except RenderError as exc:
+        raise click.UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted: the pages written so far are whole, the others as they were; "
+                   "render again to finish", err=True)
+        sys.exit(130)
     for figure in report.missing:
         click.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     where = config.relative(report.out)
