@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from recordtool.load import Record, id_sort_key
 from recordtool.mentions import find_mentions
@@ -39,6 +41,7 @@ class Backlink:
 
 
 RECENT = 256  # backlinks and neighbours kept for this many ids at most
+T = TypeVar("T")
 
 
 @dataclass
@@ -68,12 +71,7 @@ class Graph:
 
     def backlinks(self, entry_id: str) -> list[Backlink]:
         """Every entry that cites or mentions ``entry_id``, each once, in id order."""
-        cached = self._backlinks.get(entry_id)
-        if cached is None:
-            if len(self._backlinks) >= RECENT:
-                self._backlinks.clear()
-            cached = self._backlinks[entry_id] = tuple(self._compute_backlinks(entry_id))
-        return list(cached)
+        return list(_recent(self._backlinks, entry_id, self._compute_backlinks))
 
     def _compute_backlinks(self, entry_id: str) -> list[Backlink]:
         relations: dict[str, list[str]] = defaultdict(list)
@@ -88,12 +86,7 @@ class Graph:
 
     def neighbours(self, entry_id: str) -> list[str]:
         """Ids linked to ``entry_id`` either way (citations and mentions), in the record."""
-        cached = self._neighbours.get(entry_id)
-        if cached is None:
-            if len(self._neighbours) >= RECENT:
-                self._neighbours.clear()
-            cached = self._neighbours[entry_id] = tuple(self._compute_neighbours(entry_id))
-        return list(cached)
+        return list(_recent(self._neighbours, entry_id, self._compute_neighbours))
 
     def _compute_neighbours(self, entry_id: str) -> list[str]:
         entry = self.record.entries[entry_id]
@@ -112,6 +105,16 @@ class Graph:
                 linked.update(sources)  # linking to an entry of the record
         linked.update(m.source for mentions in self.mentions_in.values() for m in mentions)
         return [i for i in entries if i not in linked]
+
+
+def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[str], list[T]]) -> tuple[T, ...]:
+    """``compute(entry_id)``, kept in ``cache`` with those of the last ``RECENT`` ids."""
+    found = cache.get(entry_id)
+    if found is None:
+        if len(cache) >= RECENT:
+            cache.clear()
+        found = cache[entry_id] = tuple(compute(entry_id))
+    return found
 
 
 PARALLEL_MIN = 2_000  # entries; below this a second process costs more than it saves

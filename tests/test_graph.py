@@ -80,3 +80,20 @@ def test_scanning_in_two_processes_gives_the_same_graph(monkeypatch: pytest.Monk
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems
+
+
+def test_backlinks_and_neighbours_are_kept_for_recent_ids_only(project: ProjectBuilder,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.graph as graph_module
+
+    for n in range(1, 8):
+        project.add(f"NOTE-{n}", f"title: T\nbody: After NOTE-{n + 1}.\n")
+    graph = open_project(root=project.root).graph
+    fresh = {i: (graph.backlinks(i), graph.neighbours(i)) for i in graph.record.entries}
+    monkeypatch.setattr(graph_module, "RECENT", 3)
+    graph = open_project(root=project.root).graph
+    for _ in range(2):
+        for i in graph.record.entries:
+            assert (graph.backlinks(i), graph.neighbours(i)) == fresh[i]
+            assert len(graph._backlinks) <= 3 and len(graph._neighbours) <= 3
+    assert graph.neighbours("NOTE-3") == ["NOTE-2", "NOTE-4"]
