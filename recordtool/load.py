@@ -35,7 +35,7 @@ class Places:
     id: Mark
     cites: tuple[Mark, ...]
     prose: dict[str, int]  # prose field -> the line its text starts on
-    digest: str = ""  # a hash of the file's bytes: the same bytes make the same entry
+    digest: str  # a hash of the file's bytes: the same bytes make the same entry
 
 
 @dataclass

@@ -179,18 +179,17 @@ def plan_site(ctx: Context) -> Plan:
 
 def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
     """A hash of everything ``entry_id``'s page shows: the entry, its status, what the page
-    shows of each neighbour (worked out once per entry, its "face"), and whether each id the
-    page names is in the record (a link, or "not in the record").
+    shows of each neighbour (worked out once per entry, its "face"), and whether each id of a
+    quoted sentence is in the record (a link, or "not in the record").
 
     An entry is known by the bytes of its file (and the file's path): the same bytes give the
     same entry, so its face needs no more to stand for its title, its citations and the
-    sentences of it a page quotes."""
+    sentences of it a page quotes. Whether an id the entry cites or mentions is in the record
+    needs no more either: it is exactly whether that id is among the neighbours."""
     graph = ctx.project.graph
     entries = ctx.project.record.entries
     parts = [shared, faces.get(entry_id) or _face(ctx, entry_id, faces), repr(ctx.statuses.get(entry_id))]
     parts += [faces.get(n) or _face(ctx, n, faces) for n in graph.neighbours(entry_id)]
-    parts += [m.target if m.target in entries else f"!{m.target}" for m in graph.mentions_out.get(entry_id, ())]
-    parts += [c.id if c.id in entries else f"!{c.id}" for c in entries[entry_id].cites]
     findall = ctx.pattern.findall
     for link in graph.backlinks(entry_id):  # the ids in the sentences quoted, linked or not
         for mention in link.mentions:
@@ -200,9 +199,8 @@ def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) 
 
 def _face(ctx: Context, entry_id: str, faces: dict[str, str]) -> str:
     """What pages show of an entry, as a string: its id, file, content and state."""
-    places = ctx.project.record.places.get(entry_id)
-    content = places.digest if places is not None and places.digest else ctx.project.record.entries[entry_id].model_dump_json()
-    face = faces[entry_id] = f"{entry_id} {places.path if places is not None else ''} {content} {ctx.state(entry_id)}"
+    places = ctx.project.record.places[entry_id]
+    face = faces[entry_id] = f"{entry_id} {places.path} {places.digest} {ctx.state(entry_id)}"
     return face
 
 

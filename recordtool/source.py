@@ -51,7 +51,7 @@ class Source:
     marks: dict[Loc, Mark]
     key_marks: dict[Loc, Mark]
     styles: dict[Loc, str]
-    digest: str = ""
+    digest: str
 
     def mark(self, loc: Loc, *, key: bool = False) -> Mark:
         """The closest known place for ``loc``: the value, else its key, else its parent."""
