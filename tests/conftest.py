@@ -82,8 +82,8 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
 class ChildFirst:
     """Wraps a function that work shared with a forked child calls (``recordtool.parallel``),
     so that the child surely does some of it, however busy the machine: this process waits,
-    at its first call, until the child has made ``lead`` calls (10 s at most). Each call
-    also notes which process made it, in ``pids()``."""
+    at its first call, until the child has started ``lead`` calls (10 s at most). Each call
+    notes, before it starts, which process made it: ``pids()``."""
 
     def __init__(self, func: Callable[..., Any], lead: int = 1) -> None:
         # recordtool.parallel does not fork while other threads run (a test left one behind?)
@@ -91,29 +91,28 @@ class ChildFirst:
         self.func = func
         self.lead = lead
         self.parent = os.getpid()
-        self.signals, self.signal = os.pipe()
         self.calls, self.call = os.pipe()
+        os.set_blocking(self.calls, False)
+        self.seen: list[int] = []
         self.waited = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         os.write(self.call, os.getpid().to_bytes(4, "little"))
-        if os.getpid() != self.parent:
-            result = self.func(*args, **kwargs)
-            os.write(self.signal, b".")
-            return result
-        if not self.waited:
+        if os.getpid() == self.parent and not self.waited:
             self.waited = True
-            got, deadline = 0, time.monotonic() + 10
-            while got < self.lead and time.monotonic() < deadline:
-                if select.select([self.signals], [], [], 0.05)[0]:
-                    got += len(os.read(self.signals, 64))
+            deadline = time.monotonic() + 10
+            while sum(pid != self.parent for pid in self._read()) < self.lead and time.monotonic() < deadline:
+                select.select([self.calls], [], [], 0.05)
         return self.func(*args, **kwargs)
 
-    def pids(self) -> set[int]:
-        """The processes that made calls so far."""
-        os.set_blocking(self.calls, False)
+    def _read(self) -> list[int]:
         data = b""
         with contextlib.suppress(BlockingIOError):
             while chunk := os.read(self.calls, 65536):
                 data += chunk
-        return {int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)}
+        self.seen += [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+        return self.seen
+
+    def pids(self) -> set[int]:
+        """The processes that made calls so far."""
+        return set(self._read())

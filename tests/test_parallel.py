@@ -30,27 +30,39 @@ def test_results_come_back_in_order_and_both_processes_work() -> None:
         os.waitpid(-1, os.WNOHANG)  # and it was reaped
 
 
+@pytest.fixture
+def no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if anything forks."""
+    def refuse() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", refuse)
+
+
+@pytest.mark.usefixtures("no_fork")
 def test_small_work_stays_here() -> None:
     results = parallel.in_two(square_with_pid, list(range(100)), min_items=101)
-    assert {r[1] for r in results} == {os.getpid()}
+    assert [r[0] for r in results] == [i * i for i in range(100)]
     one_chunk = parallel.in_two(square_with_pid, list(range(100)), min_items=1, chunks=[list(range(100))])
-    assert {r[1] for r in one_chunk} == {os.getpid()}
+    assert [r[0] for r in one_chunk] == [i * i for i in range(100)]
 
 
+@pytest.mark.usefixtures("no_fork")
 def test_one_core_or_running_threads_keep_the_work_here(monkeypatch: pytest.MonkeyPatch) -> None:
     items = list(range(200))
     chunks = parallel.chunked(items, 10)
     monkeypatch.setattr(parallel, "cores", lambda: 1)
-    assert {r[1] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)} == {os.getpid()}
+    assert [r[0] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)] == [i * i for i in items]
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert {r[1] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)} == {os.getpid()}
+        results = parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)
     finally:
         stop.set()
         thread.join()
+    assert [r[0] for r in results] == [i * i for i in items]
 
 
 def test_a_failing_child_changes_nothing_but_who_did_the_work() -> None:
@@ -62,7 +74,9 @@ def test_a_failing_child_changes_nothing_but_who_did_the_work() -> None:
         return square_with_pid(items)
 
     items = list(range(500))
-    results = parallel.in_two(fails_in_the_child, items, min_items=1, chunks=parallel.chunked(items, 10))
+    work = ChildFirst(fails_in_the_child)
+    results = parallel.in_two(work, items, min_items=1, chunks=parallel.chunked(items, 10))
+    assert len(work.pids()) == 2  # the child took a chunk, and failed on it
     assert results == [(i * i, parent) for i in items]
 
 
@@ -73,7 +87,9 @@ def test_a_child_whose_results_marshal_cannot_carry_is_redone_here() -> None:
         return [object() if os.getpid() != parent else i for i in items]  # marshal refuses object()
 
     items = list(range(300))
-    assert parallel.in_two(objects, items, min_items=1, chunks=parallel.chunked(items, 10)) == items
+    work = ChildFirst(objects)
+    assert parallel.in_two(work, items, min_items=1, chunks=parallel.chunked(items, 10)) == items
+    assert len(work.pids()) == 2  # the child made results that could not be sent
 
 
 def test_an_error_here_stops_the_child_and_goes_on() -> None:
@@ -108,8 +124,8 @@ def test_what_a_child_sent_before_failing_is_kept_and_the_rest_done_here() -> No
         return square_with_pid(items)
 
     items = list(range(400))
-    results = parallel.in_two(ChildFirst(fails_on_its_third_chunk, lead=2), items, min_items=1,
-                              chunks=parallel.chunked(items, 10))
+    results = parallel.in_two(ChildFirst(fails_on_its_third_chunk, lead=3), items, min_items=1,
+                              chunks=parallel.chunked(items, 10))  # here waits until the child is dying
     assert [r[0] for r in results] == [i * i for i in items]
     by_child = [r for r in results if r[1] != parent]
     assert len(by_child) == 20  # the child's first two chunks, sent before it died

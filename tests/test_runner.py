@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -114,11 +115,11 @@ def test_slowest_start_first(root: Path) -> None:
     assert order == ["new", "slow", "fast"]
 
 
-def test_closing_the_run_stops_fresh_children(root: Path, tmp_path: Path) -> None:
-    """Without the server (each run its own interpreter), closing the run stops them too."""
-    pidfile = tmp_path / "hang.pid"
+def hanging_run(root: Path, pidfile: Path, *, serve: bool) -> tuple[Generator[JobResult, None, None], int, int]:
+    """A run of a quick check and one that hangs, started: the run (the quick one's result
+    taken), the hanging check's pid and its parent's (the server's, when forked from one)."""
     runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2,
-                    serve=False)
+                    serve=serve)
     jobs = [job("a", "noop"), job("h", "hangpid", timeout=60, module="checks.family", path=str(pidfile))]
     for j in jobs:
         j.figures_dir = root / "figures"
@@ -127,7 +128,13 @@ def test_closing_the_run_stops_fresh_children(root: Path, tmp_path: Path) -> Non
     deadline = time.monotonic() + 20
     while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    pid, _parent = map(int, pidfile.read_text().split())
+    pid, parent = map(int, pidfile.read_text().split())
+    return gen, pid, parent
+
+
+def test_closing_the_run_stops_fresh_children(root: Path, tmp_path: Path) -> None:
+    """Without the server (each run its own interpreter), closing the run stops them too."""
+    gen, pid, _parent = hanging_run(root, tmp_path / "hang.pid", serve=False)
     start = time.monotonic()
     gen.close()
     assert time.monotonic() - start < 5
@@ -236,17 +243,7 @@ def test_an_import_that_hangs_times_out(root: Path) -> None:
 
 
 def test_ctrl_c_stops_forked_runs_and_the_server(root: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "hang.pid"
-    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2)
-    jobs = [job("a", "noop"), job("h", "hangpid", timeout=60, module="checks.family", path=str(pidfile))]
-    for j in jobs:
-        j.figures_dir = root / "figures"
-    gen = runner.run(jobs)
-    assert next(gen).job.check == "a"
-    deadline = time.monotonic() + 10
-    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    pid, server = map(int, pidfile.read_text().split())
+    gen, pid, server = hanging_run(root, tmp_path / "hang.pid", serve=True)
     gen.close()
     for gone in (pid, server):
         with pytest.raises(ProcessLookupError):

@@ -184,8 +184,10 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     monkeypatch.setattr(site, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(site, "_put", put_failing_in_child)
+    writer = ChildFirst(put_failing_in_child)
+    monkeypatch.setattr(site, "_put", writer)
     result = render(record, out, statuses=statuses(record))
+    assert len(writer.pids()) == 2  # the child tried to write a page, and failed
     assert len(result.written) == 11
     assert _files(out) == expected
 
