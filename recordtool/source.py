@@ -85,11 +85,7 @@ def read_bytes(path: Path | str) -> bytes:
     try:
         size = os.fstat(fd).st_size
         if size > MAX_BYTES:
-            raise SourceError(
-                f"file is {size / 1e6:.1f} MB, over the {MAX_BYTES / 1e6:.0f} MB limit for one entry; "
-                "keep data out of the record and link to it instead",
-                code="too-large",
-            )
+            raise _too_large(size)
         raw = os.read(fd, size + 1)  # a regular file gives less than asked only at its end
         if len(raw) > size:  # it grew since: read on, up to just over the limit
             parts = [raw]
@@ -101,9 +97,13 @@ def read_bytes(path: Path | str) -> bytes:
     finally:
         os.close(fd)
     if len(raw) > MAX_BYTES:
-        raise SourceError(f"file is over the {MAX_BYTES / 1e6:.0f} MB limit for one entry; keep data out of "
-                          "the record and link to it instead", code="too-large")
+        raise _too_large(len(raw))
     return raw
+
+
+def _too_large(size: int) -> SourceError:
+    return SourceError(f"file is {size / 1e6:.1f} MB, over the {MAX_BYTES / 1e6:.0f} MB limit for one entry; "
+                       "keep data out of the record and link to it instead", code="too-large")
 
 
 def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
