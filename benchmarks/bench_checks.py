@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checks.train import lab_configs, train  # noqa: E402
-from recordtool.context import CheckContext  # noqa: E402
-from recordtool.schema import CheckSpec  # noqa: E402
+from recordtool.record.schema import CheckSpec  # noqa: E402
+from recordtool.verify.context import CheckContext  # noqa: E402
 
 CLAIMS = ("THEORY-1342", "THEORY-988", "THEORY-977")
 

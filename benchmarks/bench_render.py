@@ -44,9 +44,9 @@ def measure(n: int, folder: Path) -> dict[str, float]:
     sys.path.insert(0, str(HERE))
     from synthetic import generate_record  # type: ignore[import-not-found]
 
-    from recordtool.project import open_project
-    from recordtool.site import render
-    from recordtool.status import assess
+    from recordtool.record.project import open_project
+    from recordtool.render.site import render
+    from recordtool.verify.status import assess
 
     root = folder / f"r{n}"
     generate_record(root, n)

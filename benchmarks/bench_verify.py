@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from verify_fakes import check, claim_yaml, make_project
 
-from recordtool.progress import PlainDisplay
-from recordtool.project import open_project
-from recordtool.runner import JobResult
-from recordtool.verify import Options, verify
+from recordtool.record.project import open_project
+from recordtool.verify.progress import PlainDisplay
+from recordtool.verify.runner import JobResult
+from recordtool.verify.session import Options, verify
 
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = "import torch\n\n\ndef noop(ctx):\n    return {'err': 0.0}\n"

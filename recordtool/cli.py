@@ -16,12 +16,12 @@ import click
 from recordtool import __version__
 
 if TYPE_CHECKING:
-    from recordtool.project import Project
+    from recordtool.record.project import Project
 
 
 def _open(root: Path | None) -> Project:
-    from recordtool.config import ConfigError
-    from recordtool.project import open_project
+    from recordtool.record.config import ConfigError
+    from recordtool.record.project import open_project
 
     try:
         return open_project(root=root) if root else open_project()
@@ -119,7 +119,7 @@ def show(root: Path | None, entry_id: str) -> None:
     project = _open(root)
     entry = project.record.entries.get(entry_id.upper()) or project.record.entries.get(entry_id)
     if entry is None:
-        from recordtool.problems import did_you_mean_id
+        from recordtool.record.problems import did_you_mean_id
 
         hint = did_you_mean_id(entry_id.upper(), project.record.entries)
         raise click.ClickException(f"no entry {entry_id} in the record{hint}")
@@ -137,7 +137,7 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 
     Writes a valid file from a template and prints its path; never overwrites a file.
     """
-    from recordtool.template import TemplateError, create_entry
+    from recordtool.record.template import TemplateError, create_entry
 
     project = _open(root)
     kind = project.config.kind_named(kind_name)
@@ -183,10 +183,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     claim is verified (or skipped), 1 otherwise, 2 on a usage error, 130 on Ctrl-C (the
     verdicts already finished are kept).
     """
-    from recordtool.progress import make_display
-    from recordtool.store import StoreError
-    from recordtool.verify import Options, VerifyError, format_report, report_json
-    from recordtool.verify import verify as run_verify
+    from recordtool.verify.progress import make_display
+    from recordtool.verify.session import Options, VerifyError, format_report, report_json
+    from recordtool.verify.session import verify as run_verify
+    from recordtool.verify.store import StoreError
 
     project = _open(root)
     if project.errors:
@@ -206,7 +206,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         click.echo(f"note: {note}", err=True)
     if junit_xml is not None:
         from recordtool.atomic import write_atomic
-        from recordtool.junit import junit_xml as to_junit
+        from recordtool.verify.junit import junit_xml as to_junit
 
         write_atomic(junit_xml, to_junit(r.status for r in report.results))
     if fmt == "json":
@@ -230,8 +230,8 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     produced its verdict changed: the statement, a check's spec, its code, the environment)
     or `unchecked`.
     """
-    from recordtool.status import assess, format_status, status_json
-    from recordtool.verify import VerifyError, find_claims
+    from recordtool.verify.session import VerifyError, find_claims
+    from recordtool.verify.status import assess, format_status, status_json
 
     project = _open(root)
     _report_errors(project)
@@ -263,9 +263,9 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     entries are removed. Exits 0 when done, 1 when --check finds a broken link (each printed
     as page:line), 2 on a usage error, 130 on Ctrl-C.
     """
-    from recordtool.config import load_config
-    from recordtool.site import RenderError, snapshot_inputs, unchanged
-    from recordtool.site import render as render_site
+    from recordtool.record.config import load_config
+    from recordtool.render.site import RenderError, snapshot_inputs, unchanged
+    from recordtool.render.site import render as render_site
 
     try:
         # What the last render read and wrote, if all still as it was, means nothing to do:

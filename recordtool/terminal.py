@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from recordtool.graph import Graph
-from recordtool.schema import Literature, Theory
+from recordtool.record.graph import Graph
+from recordtool.record.schema import Literature, Theory
 
 
 def _wrap(text: str, indent: str = "  ") -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from recordtool.project import Project, open_project
-from recordtool.verdict import (
+from recordtool.record.project import Project, open_project
+from recordtool.verify.verdict import (
     CheckVerdict,
     ClaimStatus,
     ClaimVerdict,

@@ -113,7 +113,7 @@ def test_new_never_overwrites(project: ProjectBuilder) -> None:
 
 
 def test_new_refuses_an_existing_file(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.template as template
+    import recordtool.record.template as template
 
     project.add("NOTE-1", "title: T\n")
     monkeypatch.setattr(template, "next_id", lambda config, kind: "NOTE-1")

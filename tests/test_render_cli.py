@@ -49,7 +49,7 @@ def test_refused_output_folder_is_a_usage_error(project: ProjectBuilder) -> None
 
 
 def test_ctrl_c_exits_130_and_says_what_is_left(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.site as site
+    import recordtool.render.site as site
 
     small_record(project)
 

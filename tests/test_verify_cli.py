@@ -87,7 +87,7 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
 
 def test_fresh_verify_is_fast_and_never_imports_torch(tmp_path: Path) -> None:
     root = one_claim(tmp_path, check("small", "torchy"))
-    script = ("import sys, time\nfrom recordtool.project import open_project\nfrom recordtool.verify import Options, verify\n"
+    script = ("import sys, time\nfrom recordtool.record.project import open_project\nfrom recordtool.verify.session import Options, verify\n"
               f"t=time.perf_counter(); r = verify(open_project(root=__import__('pathlib').Path({str(root)!r})), Options())\n"
               "print(r.ok, r.checks_run, 'torch' in sys.modules or 'checks.fake' in sys.modules, "
               "time.perf_counter()-t)\n")

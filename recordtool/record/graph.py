@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from recordtool.load import Record, id_sort_key
-from recordtool.mentions import find_mentions
 from recordtool.parallel import in_two
-from recordtool.problems import Problem
+from recordtool.record.load import Record, id_sort_key
+from recordtool.record.mentions import find_mentions
+from recordtool.record.problems import Problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from recordtool.config import Config, Kind
-from recordtool.expect import ExpectationSyntaxError
 from recordtool.parallel import chunked, chunks_in_two
-from recordtool.problems import Problem, did_you_mean, did_you_mean_id, field_path
-from recordtool.schema import MODELS, Entry, Theory, compact
-from recordtool.source import Loc, Mark, Source, SourceError, read_source
+from recordtool.record.config import Config, Kind
+from recordtool.record.expect import ExpectationSyntaxError
+from recordtool.record.problems import Problem, did_you_mean, did_you_mean_id, field_path
+from recordtool.record.schema import MODELS, Entry, Theory, compact
+from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")

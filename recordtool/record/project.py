@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from recordtool.config import Config, find_root, load_config
-from recordtool.graph import Graph, build_graph
-from recordtool.load import Record, load_record
-from recordtool.problems import Problem
+from recordtool.record.config import Config, find_root, load_config
+from recordtool.record.graph import Graph, build_graph
+from recordtool.record.load import Record, load_record
+from recordtool.record.problems import Problem
 
 
 @dataclass

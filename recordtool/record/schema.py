@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from recordtool.expect import Expectation, parse_expectation
+from recordtool.record.expect import Expectation, parse_expectation
 
 STATUSES = ("active", "superseded", "retracted", "draft")
 Status = Literal["active", "superseded", "retracted", "draft"]

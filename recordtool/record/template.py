@@ -9,8 +9,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from recordtool.config import Config, Kind
-from recordtool.load import _ID, entry_files
+from recordtool.record.config import Config, Kind
+from recordtool.record.load import _ID, entry_files
 
 
 class TemplateError(Exception):

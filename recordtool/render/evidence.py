@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from recordtool import escape
-from recordtool.expect import ExpectationSyntaxError, parse_expectation
-from recordtool.sitemap import Context, badge, figure_file, number, outcome_badge, relative
+from recordtool.record.expect import ExpectationSyntaxError, parse_expectation
+from recordtool.render import escape
+from recordtool.render.sitemap import Context, badge, figure_file, number, outcome_badge, relative
 
 if TYPE_CHECKING:
-    from recordtool.schema import CheckSpec, Theory
-    from recordtool.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run
+    from recordtool.record.schema import CheckSpec, Theory
+    from recordtool.verify.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run
 
 TRACEBACK_LINES = 15
 

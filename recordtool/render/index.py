@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from recordtool import escape
-from recordtool.load import id_sort_key
-from recordtool.page import sentence
-from recordtool.schema import Theory
-from recordtool.sitemap import (
+from recordtool.record.load import id_sort_key
+from recordtool.record.schema import Theory
+from recordtool.render import escape
+from recordtool.render.page import sentence
+from recordtool.render.sitemap import (
     INDEX,
     STATE_ORDER,
     WANTED,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from recordtool.mentions import SCHEME, markdown
+from recordtool.record.mentions import SCHEME, markdown
 
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')
 

@@ -8,9 +8,9 @@ GitHub and Obsidian both draw a ```` ```mermaid ```` block.
 
 from __future__ import annotations
 
-from recordtool import escape
-from recordtool.load import id_sort_key
-from recordtool.sitemap import Context, entry_page, relative
+from recordtool.record.load import id_sort_key
+from recordtool.render import escape
+from recordtool.render.sitemap import Context, entry_page, relative
 
 MAX_NEIGHBOURS = 40
 LABEL_WIDTH = 48

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import posixpath
 
-from recordtool import escape
-from recordtool.evidence import verdict_section
-from recordtool.load import id_sort_key
-from recordtool.mermaid import graph_view
-from recordtool.prose import Style, block, inline
-from recordtool.schema import Entry, Literature, Reference, Theory
-from recordtool.sitemap import (
+from recordtool.record.load import id_sort_key
+from recordtool.record.schema import Entry, Literature, Reference, Theory
+from recordtool.render import escape
+from recordtool.render.evidence import verdict_section
+from recordtool.render.mermaid import graph_view
+from recordtool.render.prose import Style, block, inline
+from recordtool.render.sitemap import (
     WANTED,
     Context,
     badge,

@@ -1,7 +1,7 @@
 """Prose for pages: an entry's Markdown, parsed and written back with every id linked.
 
 The body, statement and status note of an entry are Markdown. To put them on a page they are
-parsed with the shared markdown-it parser (``recordtool.mentions.markdown``) and written back
+parsed with the shared markdown-it parser (``recordtool.record.mentions.markdown``) and written back
 as Markdown from the syntax tree, so that
 
 - every id in prose text becomes a link (``[THEORY-988](THEORY-988.md)``), and never one
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from markdown_it.tree import SyntaxTreeNode
 
-from recordtool import escape
-from recordtool.mentions import SCHEME, is_plain, link_target_id, markdown
+from recordtool.record.mentions import SCHEME, is_plain, link_target_id, markdown
+from recordtool.render import escape
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
 """An id -> (href, title) for its link, or None to leave it as text."""

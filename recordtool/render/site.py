@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from recordtool import __version__, parallel
 from recordtool.atomic import write_atomic
-from recordtool.config import ConfigError, find_root, load_config
+from recordtool.record.config import ConfigError, find_root, load_config
 
 if TYPE_CHECKING:
-    from recordtool.config import Config
-    from recordtool.linkcheck import BrokenLink
-    from recordtool.project import Project
-    from recordtool.sitemap import Context
-    from recordtool.verdict import ClaimStatus
+    from recordtool.record.config import Config
+    from recordtool.record.project import Project
+    from recordtool.render.linkcheck import BrokenLink
+    from recordtool.render.sitemap import Context
+    from recordtool.verify.verdict import ClaimStatus
 
 # The modules that compose pages (escape, page, prose, ...) import pydantic and markdown-it:
 # they are imported where pages are composed, so that deciding "nothing changed" stays cheap.
@@ -53,7 +53,7 @@ MANIFEST = ".recordtool-manifest.json"
 SNAPSHOT = ".recordtool-snapshot.json"
 SNAPSHOT_FORMAT = 1
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # recordtool/, every stage
 # Distributions whose version can change what a page says (parsing YAML and Markdown).
 RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")  # they shape pages too
 
@@ -74,8 +74,8 @@ def code_version() -> str:
     for dist in RENDER_DEPENDENCIES:
         with contextlib.suppress(metadata.PackageNotFoundError):
             digest.update(f"{dist}={metadata.version(dist)}".encode())
-    for path in sorted(PACKAGE.glob("*.py")):
-        digest.update(path.name.encode("utf-8"))
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -131,7 +131,7 @@ class RenderReport:
 
 def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Context:
     """The context pages are composed in; ``out`` places relative links to project files."""
-    from recordtool.sitemap import Context
+    from recordtool.render.sitemap import Context
 
     config = project.config
     rel = config.relative((out if out is not None else config.pages).resolve())
@@ -141,8 +141,8 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
 
 def plan_site(ctx: Context) -> Plan:
     """Every page of the site with the key of its inputs; figures to copy."""
-    from recordtool import index, page
-    from recordtool.sitemap import entry_page, figure_file
+    from recordtool.render import index, page
+    from recordtool.render.sitemap import entry_page, figure_file
 
     project = ctx.project
     shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
@@ -468,7 +468,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     target = check_output_folder(config, folder)
     own_statuses = statuses is None
     if statuses is None:
-        from recordtool.status import assess
+        from recordtool.verify.status import assess
 
         statuses = assess(project)
     base = os.path.realpath(target)
@@ -479,7 +479,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     report = write_site(plan, target, config.root, last if isinstance(last, dict) else None)
     broken = None
     if check:
-        from recordtool import linkcheck
+        from recordtool.render import linkcheck
 
         broken = linkcheck.check_folder(target, list(plan.pages))
     result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
@@ -570,7 +570,7 @@ def _versions(packages: list[str]) -> dict[str, str | None]:
     """The installed versions of ``packages`` (import names, as fingerprints keep them: they
     decide staleness); read from metadata, never by importing. Python's and the versions of
     what pages are made with are in ``code_version``."""
-    from recordtool.fingerprint import package_version
+    from recordtool.verify.fingerprint import package_version
 
     return {name: package_version(name) for name in packages}
 
@@ -578,7 +578,7 @@ def _versions(packages: list[str]) -> dict[str, str | None]:
 def _keep_snapshot(project: Project, inputs: Inputs, report: WriteReport, result: RenderReport,
                    sources: list[str]) -> None:
     """Keep what this render read and wrote, for ``unchanged``."""
-    from recordtool.fingerprint import Scanner
+    from recordtool.verify.fingerprint import Scanner
 
     config = project.config
     scanner = Scanner(config)

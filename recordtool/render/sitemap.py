@@ -18,12 +18,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from recordtool import escape
-from recordtool.schema import Theory
+from recordtool.record.schema import Theory
+from recordtool.render import escape
 
 if TYPE_CHECKING:
-    from recordtool.project import Project
-    from recordtool.verdict import ClaimStatus
+    from recordtool.record.project import Project
+    from recordtool.verify.verdict import ClaimStatus
 
 INDEX = "index.md"
 WANTED = "wanted.md"

@@ -1,6 +1,6 @@
 """The processes that run checks: one check per process, started fresh or forked warm.
 
-The parent (``recordtool.runner``) writes a JSON request per run of a check (the check's
+The parent (``recordtool.verify.runner``) writes a JSON request per run of a check (the check's
 ``module:function``, params, seed, device, folders, threads) and reads back the JSON result
 written here atomically::
 
@@ -14,10 +14,10 @@ no fingerprint would follow) is refused.
 
 Two ways to start a run, one contract:
 
-``python -m recordtool.child REQUEST RESULT``
+``python -m recordtool.verify.child REQUEST RESULT``
     runs one check in a fresh interpreter (the fallback, and the reference behaviour).
 
-``python -m recordtool.child --serve``
+``python -m recordtool.verify.child --serve``
     a fork server ("zygote"), started in the project's root once per verify run. It reads one
     JSON line per run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``,
     imports the check's module the first time it is named (importing is what warms the
@@ -133,7 +133,7 @@ def check_function(mod: ModuleType, module: str, function: str) -> Any:
 def _local_imports_outside(root: Path, package_dir: Path, names: set[str]) -> list[tuple[str, str]]:
     root = root.resolve()
     prefixes = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix) if p}
-    tool = Path(__file__).resolve().parent
+    tool = Path(__file__).resolve().parents[1]  # recordtool/
     out = []
     for name in sorted(names):
         file = getattr(sys.modules.get(name), "__file__", None)
@@ -151,7 +151,7 @@ def _local_imports_outside(root: Path, package_dir: Path, names: set[str]) -> li
 def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
     """Run the requested check; never raises (errors go into the result). ``load`` returns
     the check function (``load_check``, or the fork server's view of its imported modules)."""
-    from recordtool.context import CheckContext
+    from recordtool.verify.context import CheckContext
 
     root = Path(request["root"])
     start = time.perf_counter()
@@ -233,7 +233,7 @@ class Server:
         self.proto = os.dup(1)
         os.dup2(2, 1)
         sys.path[0:1] = [str(self.root)]
-        import recordtool.context  # noqa: F401 - imported before any check, as in a fresh child
+        import recordtool.verify.context  # noqa: F401 - imported before any check, as in a fresh child
 
         gc.disable()  # no holes in shared pages; forked children enable it again
         warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)

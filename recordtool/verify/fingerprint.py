@@ -32,10 +32,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordtool.config import Config
+from recordtool.record.config import Config
 
 if TYPE_CHECKING:  # annotations only: the render's "nothing changed" test must not load pydantic
-    from recordtool.schema import CheckSpec, Theory
+    from recordtool.record.schema import CheckSpec, Theory
 
 MISSING = "missing"
 

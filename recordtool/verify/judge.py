@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from recordtool.fingerprint import canonical
-from recordtool.schema import CheckSpec
-from recordtool.verdict import (
+from recordtool.record.schema import CheckSpec
+from recordtool.verify.fingerprint import canonical
+from recordtool.verify.verdict import (
     CheckVerdict,
     ControlOutcome,
     ControlResult,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
-from recordtool.verdict import ClaimStatus
+from recordtool.verify.verdict import ClaimStatus
 
 
 def junit_xml(statuses: Iterable[ClaimStatus]) -> str:

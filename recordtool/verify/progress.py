@@ -11,8 +11,8 @@ import sys
 import time
 from typing import TextIO
 
-from recordtool.judge import short_error
-from recordtool.runner import Job, JobResult
+from recordtool.verify.judge import short_error
+from recordtool.verify.runner import Job, JobResult
 
 REDRAW_S = 0.1
 

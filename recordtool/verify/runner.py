@@ -8,7 +8,7 @@ the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest 
 last duration) started first. The parent never imports the check's code.
 
 Runs are forked from a warm server, not started as fresh interpreters: each ``run`` starts
-one ``python -m recordtool.child --serve`` (see ``recordtool.child``), which imports each
+one ``python -m recordtool.verify.child --serve`` (see ``recordtool.verify.child``), which imports each
 check module once and forks a child per run, so a run costs a fork instead of an
 interpreter's start and its imports (torch alone is a second). The server reports each
 child's pid as soon as it is forked and its exit status when it ends; the parent keeps the
@@ -16,11 +16,11 @@ timeouts and kills the child's process group itself. A forked run's clock starts
 forked; while a run waits for the server to import its module, that import counts against
 its timeout (an import that hangs ends in ``timeout`` and brings the server down).
 
-The fallback is today's path, one fresh ``python -m recordtool.child REQUEST RESULT`` per
+The fallback is today's path, one fresh ``python -m recordtool.verify.child REQUEST RESULT`` per
 run: for every run when the server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), for the
 rest of the runs when it dies (a module whose import crashes it), for the runs it was
 running then (run again from the start unless their result was written), and for the runs
-it declines (see ``recordtool.child``). Servers and fresh children get the same
+it declines (see ``recordtool.verify.child``). Servers and fresh children get the same
 environment, with a fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
 """
 
@@ -40,14 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from recordtool.verdict import RunOutcome
+from recordtool.verify.verdict import RunOutcome
 
 LOG_TAIL = 4000
 KILL_GRACE_S = 1.0
 POLL_S = 0.01
 STOP_S = 5.0
 HASH_SEED = "0"
-SERVER_ARGS = ["-m", "recordtool.child", "--serve"]
+SERVER_ARGS = ["-m", "recordtool.verify.child", "--serve"]
 
 
 def _serve_by_default() -> bool:
@@ -372,7 +372,7 @@ class Runner:
         item.last_progress, item.progress_size = "", 0
         item.log = open(item.files["log"], "wb")  # noqa: SIM115 - closed in _finish
         item.proc = subprocess.Popen(
-            [self.python, "-m", "recordtool.child", str(item.files["request"]), str(item.files["result"])],
+            [self.python, "-m", "recordtool.verify.child", str(item.files["request"]), str(item.files["result"])],
             cwd=self.root, env=self._env(), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )

@@ -3,8 +3,8 @@
 Gather first, then run: the selection, every claim's fingerprint and its verdict's state
 are decided without running or importing anything (so a verify with nothing changed
 returns at once). The claims left to run become jobs (each check under each seed, and each
-control) for ``recordtool.runner``; as soon as all of a claim's jobs are done it is judged
-(``recordtool.judge``) and its verdict written (``recordtool.store``), so a Ctrl-C keeps
+control) for ``recordtool.verify.runner``; as soon as all of a claim's jobs are done it is judged
+(``recordtool.verify.judge``) and its verdict written (``recordtool.verify.store``), so a Ctrl-C keeps
 every verdict already finished.
 """
 
@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordtool.config import Config
-from recordtool.fingerprint import environment
-from recordtool.judge import judge_check, judge_control, judge_run, skipped_check
-from recordtool.problems import RecordError, did_you_mean_id
-from recordtool.progress import PlainDisplay
-from recordtool.runner import Job, JobResult, Runner
-from recordtool.schema import CheckSpec, Theory
-from recordtool.status import add_dependencies, assess_claims, claim_status
-from recordtool.store import (
+from recordtool.record.config import Config
+from recordtool.record.problems import RecordError, did_you_mean_id
+from recordtool.record.schema import CheckSpec, Theory
+from recordtool.verify.fingerprint import environment
+from recordtool.verify.judge import judge_check, judge_control, judge_run, skipped_check
+from recordtool.verify.progress import PlainDisplay
+from recordtool.verify.runner import Job, JobResult, Runner
+from recordtool.verify.status import add_dependencies, assess_claims, claim_status
+from recordtool.verify.store import (
     figures_dir,
     locked,
     read_store,
@@ -37,7 +37,14 @@ from recordtool.store import (
     verdict_path,
     write_verdict,
 )
-from recordtool.verdict import CheckVerdict, ClaimStatus, ClaimVerdict, ControlResult, Run, worst
+from recordtool.verify.verdict import (
+    CheckVerdict,
+    ClaimStatus,
+    ClaimVerdict,
+    ControlResult,
+    Run,
+    worst,
+)
 
 FAILED_OUTCOMES = ("fail", "error", "timeout", "no-power")
 
@@ -173,7 +180,7 @@ class _Plan:
 
 
 def verify(project: Any, options: Options, display: PlainDisplay | None = None) -> Report:
-    """Verify the selected claims of ``project`` (a ``recordtool.project.Project``)."""
+    """Verify the selected claims of ``project`` (a ``recordtool.record.project.Project``)."""
     t0 = time.perf_counter()
     if project.errors:
         raise RecordError(project.errors)
@@ -408,7 +415,7 @@ def format_report(report: Report) -> str:
 
 
 def report_json(report: Report) -> dict[str, Any]:
-    from recordtool.status import status_json
+    from recordtool.verify.status import status_json
 
     data = status_json({r.claim: r.status for r in report.results})
     ran = {r.claim for r in report.results if r.ran}

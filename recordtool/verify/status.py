@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from recordtool.fingerprint import Scanner, diff, fingerprint
-from recordtool.schema import Theory
-from recordtool.store import Store, read_store, verdict_path
-from recordtool.verdict import ClaimStatus, ClaimVerdict, State, state_of
+from recordtool.record.schema import Theory
+from recordtool.verify.fingerprint import Scanner, diff, fingerprint
+from recordtool.verify.store import Store, read_store, verdict_path
+from recordtool.verify.verdict import ClaimStatus, ClaimVerdict, State, state_of
 
 if TYPE_CHECKING:
-    from recordtool.project import Project
+    from recordtool.record.project import Project
 
 __all__ = ["assess", "assess_claims", "claim_status", "summary"]
 

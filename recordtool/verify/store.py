@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recordtool.atomic import write_atomic
-from recordtool.config import Config
-from recordtool.verdict import ClaimVerdict, VerdictError
+from recordtool.record.config import Config
+from recordtool.verify.verdict import ClaimVerdict, VerdictError
 
 SUFFIX = ".json"
 

@@ -129,7 +129,7 @@ class ClaimVerdict:
     verified_at: when these numbers were measured (ISO 8601 UTC, ``2026-11-29T14:03:00Z``).
     since:       when this outcome began (kept across reruns with the same outcome).
     fingerprint: hashes of what produced the verdict (``statement``, ``check:<name>``,
-                 ``source:<path>``, ``version:<package>``); see ``recordtool.fingerprint``.
+                 ``source:<path>``, ``version:<package>``); see ``recordtool.verify.fingerprint``.
     """
 
     claim: str

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from checks import induction
-from recordtool.context import CheckContext
-from recordtool.expect import Expectation
-from recordtool.schema import CheckSpec
+from recordtool.record.expect import Expectation
+from recordtool.record.schema import CheckSpec
+from recordtool.verify.context import CheckContext
 
 RECORD = Path(__file__).resolve().parents[2] / "record" / "theory"
 

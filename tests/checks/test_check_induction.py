@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from checks import induction
-from recordtool.context import CheckContext
-from recordtool.expect import Expectation
-from recordtool.schema import CheckSpec
+from recordtool.record.expect import Expectation
+from recordtool.record.schema import CheckSpec
+from recordtool.verify.context import CheckContext
 
 Spec = Callable[[str, str], CheckSpec]
 Unmet = Callable[[dict[str, Expectation], dict[str, Any]], list[str]]

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from checks import separation
-from recordtool.context import CheckContext
+from recordtool.verify.context import CheckContext
 
 
 def test_separation_holds_and_its_control_fails(

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from recordtool.config import ConfigError, config_from_table, find_root, id_regex, load_config
+from recordtool.record.config import (
+    ConfigError,
+    config_from_table,
+    find_root,
+    id_regex,
+    load_config,
+)
 from tests.conftest import SHIPPED
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from recordtool.expect import Expectation, ExpectationSyntaxError, parse_expectation
+from recordtool.record.expect import Expectation, ExpectationSyntaxError, parse_expectation
 
 
 @pytest.mark.parametrize(("text", "value", "holds"), [

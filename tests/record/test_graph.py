@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 import pytest
 
-from recordtool.graph import Backlink, Mention
-from recordtool.project import open_project
+from recordtool.record.graph import Backlink, Mention
+from recordtool.record.project import open_project
 from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 
 
@@ -66,7 +66,7 @@ def test_orphans_are_entries_with_no_link_either_way(project: ProjectBuilder) ->
 
 
 def test_scanning_in_two_processes_gives_the_same_graph(monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.graph as graph_module
+    import recordtool.record.graph as graph_module
     from recordtool import parallel
 
     serial = open_project(root=SHIPPED)
@@ -84,7 +84,7 @@ def test_scanning_in_two_processes_gives_the_same_graph(monkeypatch: pytest.Monk
 
 def test_backlinks_and_neighbours_are_kept_for_recent_ids_only(project: ProjectBuilder,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.graph as graph_module
+    import recordtool.record.graph as graph_module
 
     for n in range(1, 8):
         project.add(f"NOTE-{n}", f"title: T\nbody: After NOTE-{n + 1}.\n")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recordtool.config import load_config
-from recordtool.load import id_sort_key, load_record
-from recordtool.problems import Problem
-from recordtool.project import open_project
+from recordtool.record.config import load_config
+from recordtool.record.load import id_sort_key, load_record
+from recordtool.record.problems import Problem
+from recordtool.record.project import open_project
 from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 
 
@@ -179,7 +179,7 @@ def test_problem_formats_place_and_field() -> None:
 
 def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.load as load
+    import recordtool.record.load as load
     from recordtool import parallel
 
     for n in range(1, 9):

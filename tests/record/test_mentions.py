@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from recordtool.mentions import find_mentions
+from recordtool.record.mentions import find_mentions
 
 IDS = re.compile(r"\b(?:THEORY|NOTE|LIT)-\d+\b")
 
@@ -52,7 +52,7 @@ def test_lists_and_emphasis_keep_mentions() -> None:
 def test_plain_paragraphs_take_a_shortcut_with_the_same_result() -> None:
     import random
 
-    from recordtool.mentions import is_plain, markdown_mentions, plain_mentions
+    from recordtool.record.mentions import is_plain, markdown_mentions, plain_mentions
 
     rng = random.Random(0)
     pieces = ["word", "the", "THEORY-1", "NOTE-22", "LIT-3.", "Then", "(see", "LIT-4)", "end.", "Next!", "q?",
@@ -68,7 +68,7 @@ def test_plain_paragraphs_take_a_shortcut_with_the_same_result() -> None:
 
 
 def test_markdown_constructs_take_the_parser() -> None:
-    from recordtool.mentions import is_plain
+    from recordtool.record.mentions import is_plain
 
     for text in ["a `b`", "<b>", "_em_", "[x](y)", "a \\ b", "&amp;", "| a |", "\tx", "# h", "> q", "- i", "1. i",
                  "    code", "~~~", "===", "* i", "+ i", "_ _ _"]:

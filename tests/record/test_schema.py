@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from recordtool.schema import Literature, Theory, compact
+from recordtool.record.schema import Literature, Theory, compact
 
 CLAIM = {
     "id": "THEORY-1", "kind": "theory", "statement": "A claim.", "cites": [{"id": "LIT-1", "as": "source"}],

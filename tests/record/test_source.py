@@ -5,7 +5,7 @@ import datetime
 import pytest
 import yaml
 
-from recordtool.source import SourceError, parse_source
+from recordtool.record.source import SourceError, parse_source
 
 
 def test_marks_are_one_based_line_and_column() -> None:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from recordtool.index import dashboard, index_pages, index_paths, kind_pages, tag_pages, wanted
-from recordtool.project import open_project
-from recordtool.site import context
-from recordtool.verdict import ClaimStatus
+from recordtool.record.project import open_project
+from recordtool.render.index import (
+    dashboard,
+    index_pages,
+    index_paths,
+    kind_pages,
+    tag_pages,
+    wanted,
+)
+from recordtool.render.site import context
+from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from recordtool.linkcheck import BrokenLink, check_folder, check_pages, links
-from recordtool.project import open_project
-from recordtool.site import render
+from recordtool.record.project import open_project
+from recordtool.render.linkcheck import BrokenLink, check_folder, check_pages, links
+from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from recordtool.mentions import markdown
-from recordtool.page import render_entry
-from recordtool.project import open_project
-from recordtool.site import context
-from recordtool.verdict import ClaimStatus
+from recordtool.record.mentions import markdown
+from recordtool.record.project import open_project
+from recordtool.render.page import render_entry
+from recordtool.render.site import context
+from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import SHIPPED, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 

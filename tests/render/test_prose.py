@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from recordtool import escape
-from recordtool.mentions import markdown
-from recordtool.prose import Style, block, inline
+from recordtool.record.mentions import markdown
+from recordtool.render import escape
+from recordtool.render.prose import Style, block, inline
 
 PATTERN = re.compile(r"\b(?:LIT|NOTE|THEORY)-\d+\b")
 
@@ -63,7 +63,7 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
 
     from markdown_it.tree import SyntaxTreeNode
 
-    from recordtool.prose import _blocks, plain_paragraphs
+    from recordtool.render.prose import _blocks, plain_paragraphs
 
     def parsed(source: str) -> str:
         root = SyntaxTreeNode(markdown().parse(source))

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import recordtool.project
-from recordtool import site
+import recordtool.record.project
 from recordtool.cli import cli
+from recordtool.render import site
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, verdict
 
@@ -28,13 +28,13 @@ def run(*args: str) -> tuple[int, str, str]:
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every project the command opens (none when it decides from the snapshot)."""
     calls: list[Path] = []
-    real = recordtool.project.open_project
+    real = recordtool.record.project.open_project
 
-    def spy(start: Path | None = None, *, root: Path | None = None) -> recordtool.project.Project:
+    def spy(start: Path | None = None, *, root: Path | None = None) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
         return real(start, root=root)
 
-    monkeypatch.setattr(recordtool.project, "open_project", spy)
+    monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls
 
 
@@ -183,7 +183,7 @@ def test_check_always_renders(project: ProjectBuilder, opened: list[Path]) -> No
 
 def test_library_render_drops_the_snapshot(project: ProjectBuilder) -> None:
     root = _rendered(project)
-    record = recordtool.project.open_project(root=Path(root))
+    record = recordtool.record.project.open_project(root=Path(root))
     site.render(record)
     assert not (project.root / "record" / "pages" / site.SNAPSHOT).exists()
 
@@ -204,6 +204,6 @@ def test_adding_an_id_quoted_in_a_backlink_updates_the_quoting_page(project: Pro
     page = project.root / "record" / "pages" / "NOTE-1.md"
     assert '[THEORY-99](wanted.md "not in the record") would extend it.”' in page.read_text(encoding="utf-8")
     project.add("THEORY-99", "statement: An extension.\n")
-    report = site.render(recordtool.project.open_project(root=project.root))
+    report = site.render(recordtool.record.project.open_project(root=project.root))
     assert "NOTE-1.md" in report.written
     assert "[THEORY-99](THEORY-99.md) would extend it.”" in page.read_text(encoding="utf-8")

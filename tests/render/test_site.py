@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from recordtool.linkcheck import check_pages
-from recordtool.project import open_project
-from recordtool.site import MANIFEST, RenderError, render, render_site
-from recordtool.verdict import ClaimStatus
+from recordtool.record.project import open_project
+from recordtool.render.linkcheck import check_pages
+from recordtool.render.site import MANIFEST, RenderError, render, render_site
+from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 
@@ -143,7 +143,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.parallel as parallel
-    import recordtool.site as site
+    import recordtool.render.site as site
 
     record = small_record(project)
     out = tmp_path / "pages"
@@ -166,7 +166,7 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
 def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.parallel as parallel
-    import recordtool.site as site
+    import recordtool.render.site as site
 
     record = small_record(project)
     out = tmp_path / "pages"
@@ -194,7 +194,7 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
 
 def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.site as site
+    import recordtool.render.site as site
 
     record = small_record(project)
     render(record, statuses=statuses(record))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recordtool.config import load_config
-from recordtool.fingerprint import Scanner, diff, environment
+from recordtool.record.config import load_config
+from recordtool.verify.fingerprint import Scanner, diff, environment
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -66,7 +66,7 @@ def test_environment_reads_metadata_without_importing_torch() -> None:
     import sys
 
     # in a fresh process: this one may have imported torch already (the lab's tests do)
-    code = ("import sys; from recordtool.fingerprint import environment\n"
+    code = ("import sys; from recordtool.verify.fingerprint import environment\n"
             "v = environment(['click', 'torch']); print(sorted(v), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['click', 'python', 'recordtool', 'torch'] False"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from recordtool.judge import judge_check, judge_control, judge_run
-from recordtool.schema import CheckSpec
-from recordtool.verdict import CheckVerdict
+from recordtool.record.schema import CheckSpec
+from recordtool.verify.judge import judge_check, judge_control, judge_run
+from recordtool.verify.verdict import CheckVerdict
 
 SPEC = CheckSpec(name="small", run="checks.fake:ok", expect={"err": "< 0.5", "n": ">= 2"},
                  control={"name": "broken", "params": {"broken": True}})

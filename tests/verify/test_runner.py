@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
 
-from recordtool import runner as runner_module
-from recordtool.runner import Job, JobResult, Runner, exit_message
+from recordtool.verify import runner as runner_module
+from recordtool.verify.runner import Job, JobResult, Runner, exit_message
 
 
 @pytest.fixture

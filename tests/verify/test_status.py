@@ -6,9 +6,9 @@ from pathlib import Path
 
 from verify_fakes import check, claim_yaml, make_project
 
-from recordtool.project import open_project
-from recordtool.status import assess, format_status
-from recordtool.verify import Options, verify
+from recordtool.record.project import open_project
+from recordtool.verify.session import Options, verify
+from recordtool.verify.status import assess, format_status
 
 CLAIM = claim_yaml("THEORY-1", check("small", "ok", more="params: {scale: 1.0}\ncontrol: {params: {broken: true}}"))
 USER = claim_yaml("THEORY-2", check("small", "noop"), statement="Uses the first.",

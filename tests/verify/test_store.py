@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from verify_fakes import check, one_claim
 
-from recordtool.config import load_config
-from recordtool.project import open_project
-from recordtool.status import assess
-from recordtool.store import StoreError, locked, read_store, verdict_path
-from recordtool.verify import Options, verify
+from recordtool.record.config import load_config
+from recordtool.record.project import open_project
+from recordtool.verify.session import Options, verify
+from recordtool.verify.status import assess
+from recordtool.verify.store import StoreError, locked, read_store, verdict_path
 
 
 def test_lock_refuses_a_second_run(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from recordtool.verdict import (
+from recordtool.verify.verdict import (
     CheckVerdict,
     ClaimVerdict,
     ControlResult,
