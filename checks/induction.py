@@ -24,7 +24,7 @@ from checks import circuits, figures
 from checks.data import repeated_random_tokens
 from checks.model import AttnOnlyTransformer
 from checks.train import lab_configs, load_or_train
-from recordtool.context import CheckContext
+from recordtool import CheckContext
 
 Metrics = dict[str, float | int | bool | list[float]]
 

@@ -15,7 +15,7 @@ import torch
 from checks import circuits
 from checks.model import AttnOnlyTransformer, ModelConfig
 from checks.train import lab_configs, load_or_train
-from recordtool.context import CheckContext
+from recordtool import CheckContext
 
 
 def measure(

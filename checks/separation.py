@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from checks.model import AttnOnlyTransformer, ModelConfig
-from recordtool.context import CheckContext
+from recordtool import CheckContext
 
 
 def _random_invertible(d: int, generator: torch.Generator, dtype: torch.dtype) -> Tensor:

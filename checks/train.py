@@ -34,7 +34,7 @@ from checks import data as data_module
 from checks import model as model_module
 from checks.data import RepeatData
 from checks.model import AttnOnlyTransformer, ModelConfig
-from recordtool.atomic import write_atomic
+from recordtool import write_atomic
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The schema of an entry: what each field of a YAML entry must be.
 
 One model per kind of schema (literature, note, theory) over a common base. Checks of a
-claim follow the contract in DESIGN.md; their expectations are parsed here, so a typo in
+claim follow the check contract (docs/checks.md); their expectations are parsed here, so a typo in
 ``"< 1e-9"`` is an error at load time, long before anything runs.
 """
 
@@ -78,7 +78,7 @@ class Control(_Strict):
 
 
 class CheckSpec(_Strict):
-    """One executable check of a claim (DESIGN.md, "Checks")."""
+    """One executable check of a claim (docs/checks.md)."""
 
     name: str
     run: str

@@ -1,4 +1,4 @@
-"""The context a check function receives (the check contract of DESIGN.md).
+"""The context a check function receives (the check contract, docs/checks.md).
 
 A check is a plain function ``measure(ctx, **params) -> dict[str, number | list[number]]``.
 It measures; the claim's YAML judges. The context carries everything a check may need from

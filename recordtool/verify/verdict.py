@@ -5,7 +5,7 @@ A claim's verdict is computed, never typed by hand. One ``ClaimVerdict`` per cla
 without re-running anything. ``ClaimStatus`` is what holds *now*: the verdict, and whether
 anything that produced it has changed since (then ``stale``, with the reasons).
 
-Outcome of one check (DESIGN.md, "Checks"):
+Outcome of one check (docs/verdicts.md):
 
     pass      every expectation holds, and under each control at least one fails
     fail      an expectation does not hold
