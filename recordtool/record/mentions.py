@@ -17,7 +17,42 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
+# A full stop that ends an abbreviation does not end the sentence: "Musat et al. (2023)",
+# "e.g. THEORY-1", "Fig. 3", "vs. GPT-2", and a single capital's "N. Elhage". When an
+# abbreviation does end a sentence the quote is one sentence longer, which reads better than
+# one cut in the middle of a name.
+ABBREVIATIONS = frozenset((
+    "al", "cf", "vs", "etc", "viz", "resp", "approx", "ca", "esp", "incl", "fig", "figs", "eq", "eqs",
+    "sec", "secs", "ch", "chap", "vol", "vols", "pp", "p", "ref", "refs", "thm", "dr", "mr", "mrs", "ms",
+    "prof", "st", "jr", "sr", "univ", "dept", "ed", "eds"))
+_LAST_WORD = re.compile(r"(?<![\w.])[\w.]+$")
+_LETTERS = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # e.g, i.e, U.S, a.k.a (before their last stop)
+_WORD_BEFORE = 12  # characters before a full stop that can hold an abbreviation ("a.k.a", "approx")
 MAX_SENTENCE = 280
+
+
+def sentence_gaps(text: str) -> list[tuple[int, int]]:
+    """The gaps between the sentences of ``text`` (start, end), in order: after ``.``, ``!`` or
+    ``?`` and before a capital, a parenthesis or a quote, except after an abbreviation."""
+    gaps = []
+    for match in _SENTENCE_END.finditer(text):
+        at = match.start()
+        if text[at] == "." and _is_abbreviation(text[max(0, at - _WORD_BEFORE):at]):
+            continue
+        gaps.append((at + 1, match.end()))
+    return gaps
+
+
+def _is_abbreviation(before: str) -> bool:
+    """Whether the word that ends ``before`` (the text up to a full stop) is an abbreviation:
+    one of ``ABBREVIATIONS``, letters with stops between them, or a capital's initial."""
+    found = _LAST_WORD.search(before)
+    if found is None:
+        return False
+    word = found.group(0)
+    if len(word) == 1:
+        return word.isupper()
+    return word.lower() in ABBREVIATIONS or _LETTERS.fullmatch(word) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +128,7 @@ def plain_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
             parts = [line.strip() for line in lines[first:last + 1]]
             joined = " ".join(parts)
             offsets = list(itertools.accumulate((len(part) + 1 for part in parts[:-1]), initial=0))
-            paragraphs[first] = (joined, offsets, [(b.start() + 1, b.end()) for b in _SENTENCE_END.finditer(joined)])
+            paragraphs[first] = (joined, offsets, sentence_gaps(joined))
         joined, offsets, bounds = paragraphs[first]
         line = lines[number]
         column = at - starts[number] - (len(line) - len(line.lstrip()))
@@ -162,7 +197,7 @@ def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str])
     if not hits:
         return []
     hits.sort()
-    bounds = [(b.start() + 1, b.end()) for b in _SENTENCE_END.finditer(joined)]
+    bounds = sentence_gaps(joined)
     return [Found(entry_id, line, _sentence(joined, at, bounds)) for at, entry_id, line in hits]
 
 
@@ -173,8 +208,14 @@ def _sentence(text: str, at: int, bounds: list[tuple[int, int]]) -> str:
     start = bounds[i - 1][1] if i > 0 else 0
     end = bounds[i][0] if i < len(bounds) else len(text)
     sentence = " ".join(text[start:end].split())
-    if len(sentence) > MAX_SENTENCE:
-        rel = at - start
-        lo = max(0, rel - MAX_SENTENCE // 2)
-        sentence = ("…" if lo else "") + sentence[lo:lo + MAX_SENTENCE].strip() + "…"
+    if len(sentence) > MAX_SENTENCE:  # a window around the id, cut between words
+        lo = max(0, min(at - start - MAX_SENTENCE // 2, len(sentence) - MAX_SENTENCE))
+        hi = lo + MAX_SENTENCE
+        if lo > 0:
+            space = sentence.find(" ", lo, at - start)
+            lo = space + 1 if space >= 0 else lo
+        if hi < len(sentence):
+            space = sentence.rfind(" ", max(lo, at - start), hi)
+            hi = space if space >= 0 else hi
+        sentence = ("…" if lo > 0 else "") + sentence[lo:hi].strip() + ("…" if hi < len(sentence) else "")
     return sentence

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from recordtool.record.mentions import find_mentions
 
 IDS = re.compile(r"\b(?:THEORY|NOTE|LIT)-\d+\b")
@@ -45,6 +47,33 @@ def test_lines_and_sentences() -> None:
     ]
 
 
+ABBREVIATED = [
+    "Musat et al. (2023)", "Musat et al. Their", "e.g. GPT-2", "i.e. The", "Fig. (3)", "fig. A", "Figs. A", "Eq. (2)",
+    "Eqs. (2)", "vs. GPT", "etc. And", "cf. The", "approx. The", "Sec. (4)", "resp. The", "N. Elhage", "U.S. The",
+    "a.k.a. The", "Prof. Olah", "Dr. Who", "pp. (4)", "viz. The",
+]
+
+
+@pytest.mark.parametrize("abbreviated", ABBREVIATED)
+@pytest.mark.parametrize("plain", [True, False])
+def test_sentences_do_not_end_at_abbreviations(abbreviated: str, plain: bool) -> None:
+    # the second form goes through the Markdown parser (a link makes the prose not plain)
+    text = f"Before. See THEORY-1 and {abbreviated} more here. After."
+    if not plain:
+        text = text.replace("THEORY-1", "[THEORY-1](THEORY-1.md)")
+    (found,) = find_mentions(text, IDS)
+    quoted = found.sentence.replace("[THEORY-1](THEORY-1.md)", "THEORY-1")
+    assert quoted == f"See THEORY-1 and {abbreviated} more here."
+
+
+@pytest.mark.parametrize("ending", ["in 2021. The", "the end. (Then", "a word. “Quoted", "why? The", "so! The",
+                                    "fig.5. The", "as usual. The", "a vital. The", "of Table 2. The"])
+def test_sentences_still_end_at_ordinary_words(ending: str) -> None:
+    text = f"See THEORY-1 {ending} next."
+    (found,) = find_mentions(text, IDS)
+    assert found.sentence == f"See THEORY-1 {ending.rsplit(' ', 1)[0]}"
+
+
 def test_lists_and_emphasis_keep_mentions() -> None:
     assert ids("- item *THEORY-1*\n- **NOTE-2**\n\n> quoted LIT-3") == ["THEORY-1", "NOTE-2", "LIT-3"]
 
@@ -80,3 +109,15 @@ def test_markdown_constructs_take_the_parser() -> None:
 def test_links_to_other_sites_and_link_text_are_not_mentions() -> None:
     assert ids("[x](https://example.org/NOTE-9) and <https://example.org/THEORY-7>") == []
     assert ids("[the paper LIT-1](LIT-2.md) says") == ["LIT-2"]
+
+
+def test_a_long_sentence_is_cut_between_words_around_the_id() -> None:
+    from recordtool.record.mentions import MAX_SENTENCE
+
+    words = [f"word{i}" for i in range(120)]
+    words[60] = "THEORY-1"
+    (found,) = find_mentions(" ".join(words) + ".", IDS)
+    assert "THEORY-1" in found.sentence and len(found.sentence) <= MAX_SENTENCE + 2
+    inner = found.sentence.strip("…")
+    assert found.sentence.startswith("…") and found.sentence.endswith("…")
+    assert all(w in words for w in inner.split())  # whole words only
