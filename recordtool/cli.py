@@ -264,8 +264,10 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     as page:line), 2 on a usage error, 130 on Ctrl-C.
     """
     from recordtool.record.config import load_config
-    from recordtool.render.site import RenderError, snapshot_inputs, unchanged
     from recordtool.render.site import render as render_site
+    from recordtool.render.site import unchanged
+    from recordtool.render.snapshot import snapshot_inputs
+    from recordtool.render.write import RenderError
 
     try:
         # What the last render read and wrote, if all still as it was, means nothing to do:

@@ -11,7 +11,7 @@ from recordtool.render.index import (
     tag_pages,
     wanted,
 )
-from recordtool.render.site import context
+from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict

@@ -10,7 +10,7 @@ import pytest
 from recordtool.record.mentions import markdown
 from recordtool.record.project import open_project
 from recordtool.render.page import render_entry
-from recordtool.render.site import context
+from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import SHIPPED, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import recordtool.record.project
 from recordtool.cli import cli
-from recordtool.render import site
+from recordtool.render import plan, site, snapshot
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, verdict
 
@@ -58,7 +58,7 @@ def test_unchanged_render_opens_nothing_and_says_unchanged(project: ProjectBuild
     opened.clear()
     assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
     assert opened == []
-    assert (project.root / "record" / "pages" / site.SNAPSHOT).is_file()
+    assert (project.root / "record" / "pages" / snapshot.SNAPSHOT).is_file()
 
 
 def test_unchanged_render_holds_for_old_files_too(project: ProjectBuilder, opened: list[Path]) -> None:
@@ -168,7 +168,7 @@ def test_a_change_made_just_now_is_seen_by_content(project: ProjectBuilder, open
 def test_renderer_code_change_makes_a_real_render(project: ProjectBuilder, opened: list[Path],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     root = _rendered(project)
-    monkeypatch.setattr(site, "code_version", lambda: "something else")
+    monkeypatch.setattr(plan, "code_version", lambda: "something else")
     opened.clear()
     assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
     assert opened
@@ -185,13 +185,13 @@ def test_library_render_drops_the_snapshot(project: ProjectBuilder) -> None:
     root = _rendered(project)
     record = recordtool.record.project.open_project(root=Path(root))
     site.render(record)
-    assert not (project.root / "record" / "pages" / site.SNAPSHOT).exists()
+    assert not (project.root / "record" / "pages" / snapshot.SNAPSHOT).exists()
 
 
 def test_snapshot_is_only_taken_of_a_usable_project(project: ProjectBuilder) -> None:
     small_record(project)
-    assert site.snapshot_inputs(project.root, project.root / "record" / "theory") is None
-    inputs = site.snapshot_inputs(project.root)
+    assert snapshot.snapshot_inputs(project.root, project.root / "record" / "theory") is None
+    inputs = snapshot.snapshot_inputs(project.root)
     assert inputs is not None and any(p.endswith("LIT-1.yaml") for p in inputs.files)
     assert site.unchanged(inputs) is None  # never rendered
 

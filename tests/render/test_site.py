@@ -11,7 +11,10 @@ import pytest
 
 from recordtool.record.project import open_project
 from recordtool.render.linkcheck import check_pages
-from recordtool.render.site import MANIFEST, RenderError, render, render_site
+from recordtool.render.manifest import MANIFEST
+from recordtool.render.plan import render_site
+from recordtool.render.site import render
+from recordtool.render.write import RenderError
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import SHIPPED, ChildFirst, ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
@@ -143,18 +146,18 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.parallel as parallel
-    import recordtool.render.site as site
+    import recordtool.render.write as write
 
     record = small_record(project)
     out = tmp_path / "pages"
     serial = render(record, out, statuses=statuses(record))
     expected = _files(out)
     shutil.rmtree(out)
-    monkeypatch.setattr(site, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(write, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    writer = ChildFirst(site._put)
-    monkeypatch.setattr(site, "_put", writer)
+    writer = ChildFirst(write._put)
+    monkeypatch.setattr(write, "_put", writer)
     shared = render(record, out, statuses=statuses(record))
     assert len(writer.pids()) == 2  # both processes wrote pages
     assert shared.written == serial.written and len(shared.written) == 11
@@ -166,7 +169,7 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
 def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.parallel as parallel
-    import recordtool.render.site as site
+    import recordtool.render.write as write
 
     record = small_record(project)
     out = tmp_path / "pages"
@@ -174,18 +177,18 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     expected = _files(out)
     shutil.rmtree(out)
     parent = os.getpid()
-    real_put = site._put
+    real_put = write._put
 
     def put_failing_in_child(*args: object, **kwargs: object) -> tuple[list[int], bool]:
         if os.getpid() != parent:
             raise OSError("disk full")
         return real_put(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(site, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(write, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     writer = ChildFirst(put_failing_in_child)
-    monkeypatch.setattr(site, "_put", writer)
+    monkeypatch.setattr(write, "_put", writer)
     result = render(record, out, statuses=statuses(record))
     assert len(writer.pids()) == 2  # the child tried to write a page, and failed
     assert len(result.written) == 11
@@ -194,19 +197,19 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
 
 def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.render.site as site
+    import recordtool.render.plan as plan
 
     record = small_record(project)
     render(record, statuses=statuses(record))
     manifest = project.root / "record" / "pages" / MANIFEST
     before = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-    real = site.metadata.version
-    monkeypatch.setattr(site.metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
-    site.code_version.cache_clear()
+    real = plan.metadata.version
+    monkeypatch.setattr(plan.metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
+    plan.code_version.cache_clear()
     try:
         again = render(open_project(root=project.root), statuses=statuses(record))
     finally:
-        site.code_version.cache_clear()
+        plan.code_version.cache_clear()
     after = json.loads(manifest.read_text(encoding="utf-8"))["files"]
     assert (again.written, again.unchanged) == ([], 11)  # composed again, the same bytes
     entry_pages = [p for p in before if before[p]["key"] is not None]

@@ -1,0 +1,90 @@
+"""The rendered site: ``render`` plans the pages (``plan``), writes what changed (``write``,
+keeping the ``manifest``), and keeps the ``snapshot`` that lets the next render say "nothing
+changed" without opening the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from recordtool.render import snapshot
+from recordtool.render.plan import context, plan_site
+from recordtool.render.write import check_output_folder, write_site
+
+if TYPE_CHECKING:
+    from recordtool.record.project import Project
+    from recordtool.render.linkcheck import BrokenLink
+    from recordtool.verify.verdict import ClaimStatus
+
+
+@dataclass
+class RenderReport:
+    """What `recordtool render` did."""
+
+    out: Path
+    entries: int
+    pages: int
+    written: list[str]
+    unchanged: int
+    removed: list[str]
+    missing: list[str]
+    broken: list[BrokenLink] | None = None  # None when links were not checked
+    errors: int = 0  # problems of the record (entries that could not be loaded)
+
+    def summary(self, where: str) -> str:
+        return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
+                f"{len(self.written)} written, {self.unchanged} unchanged, {len(self.removed)} removed")
+
+
+def render(project: Project, out: Path | None = None, *, check: bool = False,
+           statuses: dict[str, ClaimStatus] | None = None, inputs: snapshot.Inputs | None = None) -> RenderReport:
+    """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
+    ``check``, parse the written pages and report every link or image that does not resolve.
+
+    ``inputs``: the snapshot of the inputs taken before ``project`` was opened
+    (``snapshot_inputs``); when given (and ``statuses`` is not), the snapshot is kept for
+    ``unchanged``. Without it, any snapshot in the output folder is removed.
+    """
+    config = project.config
+    folder = out if out is not None else config.pages
+    target = check_output_folder(config, folder)
+    own_statuses = statuses is None
+    if statuses is None:
+        from recordtool.verify.status import assess
+
+        statuses = assess(project)
+    base = os.path.realpath(target)
+    last = snapshot.read_snapshot(base).get("outputs")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
+    plan = plan_site(context(project, statuses, target))
+    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None)
+    broken = None
+    if check:
+        from recordtool.render import linkcheck
+
+        broken = linkcheck.check_folder(target, list(plan.pages))
+    result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
+                          report.unchanged, report.removed, report.missing, broken, len(project.errors))
+    if inputs is not None and own_statuses and inputs.out == os.path.realpath(target):
+        summary = {"entries": result.entries, "pages": result.pages, "unchanged": len(report.files),
+                   "missing": result.missing, "errors": result.errors}
+        snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())))
+    return result
+
+
+
+def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:
+    """What ``render`` would report when the snapshot of the last render still holds (every
+    input and every file written as it was, the same code and versions): nothing to write.
+    None when anything differs; then render."""
+    info = snapshot.last_report(inputs)
+    if info is None:
+        return None
+    return RenderReport(Path(inputs.out), int(info.get("entries", 0)), int(info.get("pages", 0)), [],
+                        int(info.get("unchanged", 0)), [], list(info.get("missing", [])), None,
+                        int(info.get("errors", 0)))
