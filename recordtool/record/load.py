@@ -277,6 +277,67 @@ def _check_problems(entry: Theory, config: Config, mark: _Marks, rel: str) -> li
                                     f"'{check.run}' is outside {config.checks}/; checks run only code inside "
                                     f"the record's {config.checks} package: write '{config.checks}.module:function'",
                                     field=f"checks[{i}].run", code="run-outside-checks"))
+    problems.extend(_clause_problems(entry, mark, rel))
+    return problems
+
+
+def _clause_problems(entry: Theory, mark: _Marks, rel: str) -> list[Problem]:
+    """Expectations and observations against the claim's clauses (docs/verdicts.md): every
+    clause id they name exists, a claim of several clauses says which each one tests, and
+    a clause that nothing tests is warned about."""
+    problems = []
+    known = entry.clause_ids
+    shown = ", ".join(known)
+    named: set[str] = set()
+
+    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
+        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+
+    for i, check in enumerate(entry.checks):
+        for metric, expect in check.expect.items():
+            loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
+            field = f"checks[{i}].expect.{metric}"
+            if not expect.clause and len(known) > 1:
+                example = f'{{is: "{expect}", clause: {known[0]}}}'
+                written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
+                problems.append(Problem(rel, *mark(loc),
+                                        f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
+                                        f"{metric}: {example} (clauses: {shown})",
+                                        field=field, code="expectation-without-clause"))
+            for clause in expect.clause:
+                if clause in known:
+                    named.add(clause)
+                else:
+                    problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+            if not expect.clause and len(known) == 1:
+                named.add(known[0])
+            if expect.null is not None and expect.null == metric:
+                problems.append(Problem(rel, *mark((*loc, "null")),
+                                        f"'{metric}' is its own null; name the metric the check returns for the "
+                                        f"null hypothesis, e.g. {metric}_null",
+                                        field=f"{field}.null", code="bad-null"))
+        for metric, clauses in check.observe.items():
+            loc = ("checks", i, "observe", metric)
+            field = f"checks[{i}].observe.{metric}"
+            if metric in check.expect:
+                problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
+                                        field=field, code="observed-and-expected"))
+            for clause in clauses:
+                if clause in known:
+                    named.add(clause)
+                else:
+                    problems.append(unknown(clause, loc, field))
+    if entry.checks:
+        for clause in known:
+            if clause not in named:
+                loc = ("clauses", clause) if entry.clauses else ("statement",)
+                problems.append(Problem(rel, *mark(loc),
+                                        f"clause '{clause}' is tested by no expectation and observed by no check: "
+                                        "it stays untested and the claim cannot be verified; name it in an "
+                                        f"expectation's 'clause:' or under 'observe:'",
+                                        field=f"clauses.{clause}" if entry.clauses else "statement",
+                                        severity="warning", code="untested-clause"))
     return problems
 
 

@@ -11,7 +11,16 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from recordtool.record.expect import Expectation, parse_expectation
 
@@ -19,6 +28,8 @@ STATUSES = ("active", "superseded", "retracted", "draft")
 Status = Literal["active", "superseded", "retracted", "draft"]
 
 _CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_CLAUSE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+STATEMENT_CLAUSE = "statement"  # the one clause of a claim that declares no ``clauses:``
 _METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
@@ -47,6 +58,96 @@ def _expectation(value: Any) -> Any:
 
 
 ExpectationField = Annotated[Expectation, BeforeValidator(_expectation)]
+
+
+def _clause_list(value: Any) -> Any:
+    """``clause: a`` or ``clause: [a, b]``: a list of clause ids either way."""
+    if isinstance(value, str):
+        return [value]
+    return value
+
+
+def _clause_ids(value: list[str]) -> list[str]:
+    for clause in value:
+        if not _CLAUSE.match(clause):
+            raise ValueError(f"'{clause}' is not a clause id; use lowercase words joined by dashes, e.g. previous-token")
+    if len(set(value)) != len(value):
+        raise ValueError("a clause is named twice; name each once")
+    return value
+
+
+ClauseList = Annotated[list[str], BeforeValidator(_clause_list)]
+
+
+class Expect(_Strict):
+    """One expectation of a check, on one metric (docs/verdicts.md).
+
+    Written as a plain comparison (``err: "< 1e-9"``, only in a claim of one clause) or as a
+    mapping ``{is: "> 2", clause: k-composition, null: k_comp_null}``: the comparison, the
+    clause(s) it tests (all of them when omitted, which only a one-clause claim may do) and,
+    optionally, the metric the check also returns for the value under the null hypothesis.
+    """
+
+    is_: ExpectationField = Field(alias="is")
+    clause: ClauseList = Field(default_factory=list)
+    null: str | None = None
+    _plain: bool = PrivateAttr(default=False)  # written as a plain comparison
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
+
+    @field_validator("clause")
+    @classmethod
+    def _clauses(cls, value: list[str]) -> list[str]:
+        return _clause_ids(value)
+
+    @field_validator("null")
+    @classmethod
+    def _null(cls, value: str | None) -> str | None:
+        if value is not None and not _METRIC.match(value):
+            raise ValueError(f"'{value}' is not a metric name; use letters, digits and underscores")
+        return value
+
+    @property
+    def plain(self) -> bool:
+        """Whether the YAML wrote this expectation as a plain comparison (``err: "< 1"``)."""
+        return self._plain
+
+    @property
+    def expectation(self) -> Expectation:
+        return self.is_
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` satisfies the comparison (never for NaN)."""
+        return self.is_.holds(value)
+
+    def key(self) -> Any:
+        """What identifies this expectation (for fingerprints): the comparison as written,
+        and its clauses and null when given."""
+        if not self.clause and self.null is None:
+            return str(self.is_)
+        return {"is": str(self.is_), "clause": list(self.clause), "null": self.null}
+
+    def __str__(self) -> str:
+        return str(self.is_)
+
+
+def _expect(value: Any) -> Any:
+    if isinstance(value, (Expect, dict)):
+        return value
+    expect = Expect.model_validate({"is": value if isinstance(value, Expectation) else parse_expectation(value)})
+    expect._plain = True
+    return expect
+
+
+ExpectField = Annotated[Expect, BeforeValidator(_expect)]
+ClauseRef = Annotated[list[str], BeforeValidator(_clause_list)]
+
+
+class Tolerance(_Strict):
+    """How close two runs' numbers must be to count as the same: ``|a - b| <= abs + rel * max(|a|, |b|)``."""
+
+    rel: float = Field(default=1e-6, ge=0)
+    abs: float = Field(default=1e-9, ge=0)
 
 
 class Citation(_Strict):
@@ -83,7 +184,13 @@ class CheckSpec(_Strict):
     name: str
     run: str
     params: dict[str, Any] = Field(default_factory=dict)
-    expect: dict[str, ExpectationField] = Field(min_length=1)
+    expect: dict[str, ExpectField] = Field(min_length=1)
+    observe: dict[str, ClauseRef] = Field(default_factory=dict)
+    degenerate: dict[str, ExpectationField] = Field(default_factory=dict)
+    seeds: int = Field(default=1, ge=1)
+    quorum: int | None = Field(default=None, ge=1)
+    threads: int = Field(default=1, ge=1)
+    tolerance: Tolerance = Field(default_factory=Tolerance)
     control: Control | None = None
     controls: list[Control] = Field(default_factory=list)
     timeout: float | None = Field(default=None, gt=0)
@@ -109,12 +216,28 @@ class CheckSpec(_Strict):
             raise ValueError(f"'{value}' is not 'module:function'; write e.g. 'checks.path_expansion:measure'")
         return value
 
-    @field_validator("expect")
+    @field_validator("expect", "observe", "degenerate")
     @classmethod
-    def _metric_names(cls, value: dict[str, Expectation]) -> dict[str, Expectation]:
+    def _metric_names(cls, value: dict[str, Any]) -> dict[str, Any]:
         for metric in value:
             if not _METRIC.match(metric):
                 raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
+        return value
+
+    @field_validator("observe")
+    @classmethod
+    def _observed_clauses(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for clauses in value.values():
+            _clause_ids(clauses)
+        return value
+
+    @field_validator("quorum")
+    @classmethod
+    def _quorum(cls, value: int | None, info: ValidationInfo) -> int | None:
+        seeds = info.data.get("seeds")
+        if value is not None and isinstance(seeds, int) and value > seeds:
+            raise ValueError(f"quorum {value} is more than the {seeds} seed{'s' if seeds != 1 else ''} the check "
+                             f"runs on; give seeds: {value} or more, or a quorum of at most {seeds}")
         return value
 
     @model_validator(mode="after")
@@ -125,6 +248,11 @@ class CheckSpec(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("controls need distinct names")
         return self
+
+    def required(self, seeds: int) -> int:
+        """How many of ``seeds`` seeds an expectation must hold on: the quorum (at most
+        ``seeds``, when ``verify --seeds`` runs fewer), else all of them."""
+        return seeds if self.quorum is None else min(self.quorum, seeds)
 
     @property
     def all_controls(self) -> list[Control]:
@@ -192,7 +320,30 @@ class Theory(Entry):
 
     title: str = ""
     statement: str = Field(min_length=1)
+    clauses: dict[str, str] = Field(default_factory=dict)
     checks: list[CheckSpec] = Field(default_factory=list)
+
+    @field_validator("clauses")
+    @classmethod
+    def _clause_texts(cls, value: dict[str, str]) -> dict[str, str]:
+        _clause_ids(list(value))
+        for clause, text in value.items():
+            if not text.strip():
+                raise ValueError(f"clause '{clause}' has no text; say what the clause claims")
+        return value
+
+    @property
+    def clause_ids(self) -> list[str]:
+        """The claim's clauses in order: those of ``clauses:``, else the one ``statement``."""
+        return list(self.clauses) or [STATEMENT_CLAUSE]
+
+    def clause_text(self, clause: str) -> str:
+        return self.clauses.get(clause, self.statement if clause == STATEMENT_CLAUSE else "")
+
+    def clauses_of(self, expect: Expect) -> list[str]:
+        """The clauses an expectation tests: those it names, else every clause (which
+        validation allows only for a claim of one clause)."""
+        return list(expect.clause) or self.clause_ids
 
     @property
     def display_title(self) -> str:

@@ -208,3 +208,67 @@ def test_a_named_pipe_in_the_record_is_reported_not_waited_on(project: ProjectBu
     assert [str(p) for p in result.errors] == [
         "record/notes/NOTE-2.yaml:1:1: error: file is empty; an entry is a YAML mapping that starts with 'id: ...'"]
     assert list(result.record.entries) == ["NOTE-1"]
+
+
+CLAUSED = """\
+statement: A and B and C.
+clauses:
+  first-part: A holds.
+  second-part: B holds.
+  third: C holds.
+checks:
+  - name: c
+    run: checks.m:f
+    expect:
+      a: {is: "> 1", clause: frist-part}
+      b: "< 2"
+      c: {is: "> 1", clause: [second-part, zzz], null: c}
+      d: {is: "> 1"}
+    observe:
+      e: second-prt
+      a: first-part
+"""
+
+
+def test_clause_problems_have_places_and_hints(project: ProjectBuilder) -> None:
+    project.add("THEORY-1", CLAUSED)
+    problems = [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path]
+    assert problems == [
+        "record/theory/THEORY-1.yaml:6:10: warning: clauses.third: clause 'third' is tested by no expectation and "
+        "observed by no check: it stays untested and the claim cannot be verified; name it in an expectation's "
+        "'clause:' or under 'observe:'",
+        "record/theory/THEORY-1.yaml:11:30: error: checks[0].expect.a.clause: unknown clause 'frist-part'; "
+        "did you mean 'first-part'?",
+        "record/theory/THEORY-1.yaml:12:10: error: checks[0].expect.b: a plain comparison in a claim of 3 clauses; "
+        'say which clause it tests: b: {is: "< 2", clause: first-part} (clauses: first-part, second-part, third)',
+        "record/theory/THEORY-1.yaml:13:30: error: checks[0].expect.c.clause: unknown clause 'zzz'; "
+        "the claim's clauses: first-part, second-part, third",
+        "record/theory/THEORY-1.yaml:13:56: error: checks[0].expect.c.null: 'c' is its own null; name the metric "
+        "the check returns for the null hypothesis, e.g. c_null",
+        "record/theory/THEORY-1.yaml:14:10: error: checks[0].expect.d: an expectation without 'clause:' in a claim "
+        'of 3 clauses; say which clause it tests: d: {is: "> 1", clause: first-part} (clauses: first-part, '
+        "second-part, third)",
+        "record/theory/THEORY-1.yaml:16:10: error: checks[0].observe.e: unknown clause 'second-prt'; "
+        "did you mean 'second-part'?",
+        "record/theory/THEORY-1.yaml:17:10: error: checks[0].observe.a: 'a' is both expected and observed; keep one",
+    ]
+
+
+def test_quorum_above_seeds_is_an_error_at_the_quorum(project: ProjectBuilder) -> None:
+    project.add("THEORY-1", "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n    seeds: 2\n    quorum: 3\n"
+                            "    expect: {err: \"< 1\"}\n")
+    assert errors_of(project.root) == [
+        "record/theory/THEORY-1.yaml:7:13: error: checks[0].quorum: quorum 3 is more than the 2 seeds the check "
+        "runs on; give seeds: 3 or more, or a quorum of at most 2"]
+
+
+def test_plain_expectations_in_a_one_clause_claim_stay_valid(project: ProjectBuilder) -> None:
+    project.add("THEORY-1", "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n"
+                            "    expect: {err: \"< 1\", n: {is: \">= 2\", clause: statement}}\n"
+                            "    observe: {curve: statement}\n")
+    assert [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == []
+
+
+def test_a_statement_no_check_tests_is_not_warned_about_when_the_claim_has_no_checks(project: ProjectBuilder) -> None:
+    project.add("THEORY-1", "statement: S\nclauses: {a: A., b: B.}\n")
+    assert [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == []

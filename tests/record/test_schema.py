@@ -41,3 +41,58 @@ def test_models_with_other_fields_set_keep_their_own() -> None:
     assert paper.model_fields_set == {"id", "kind", "title", "reference"}
     assert paper.reference.model_fields_set == {"authors", "year", "title"}
     assert claim.model_fields_set == {"id", "kind", "statement", "cites", "checks"}
+
+
+def test_a_claim_without_clauses_is_one_clause_and_plain_expectations_test_it() -> None:
+    claim = Theory.model_validate(CLAIM)
+    check = claim.checks[0]
+    assert claim.clause_ids == ["statement"]
+    assert claim.clause_text("statement") == "A claim."
+    expect = check.expect["error"]
+    assert (expect.plain, expect.clause, expect.null, str(expect)) == (True, [], None, "< 1e-9")
+    assert expect.holds(1e-10) and not expect.holds(float("nan"))
+    assert claim.clauses_of(expect) == ["statement"]
+    assert (check.seeds, check.quorum, check.threads, check.required(1)) == (1, None, 1, 1)
+    assert (check.tolerance.rel, check.tolerance.abs) == (1e-6, 1e-9)
+
+
+def test_clauses_and_the_mapping_form_of_expectations() -> None:
+    claim = Theory.model_validate({
+        **CLAIM,
+        "clauses": {"previous-token": "A head attends to the previous token.", "k-composition": "Heads K-compose."},
+        "checks": [{"name": "induction", "run": "checks.demo:measure", "seeds": 3, "quorum": 2, "threads": 2,
+                    "tolerance": {"rel": 1e-3},
+                    "expect": {"score": {"is": "> 0.4", "clause": "previous-token"},
+                               "k_comp": {"is": "> 2", "clause": ["previous-token", "k-composition"],
+                                          "null": "k_comp_null"}},
+                    "observe": {"window": "k-composition"},
+                    "degenerate": {"loss_drop": "< 0.1"}}],
+    })
+    check = claim.checks[0]
+    assert claim.clause_ids == ["previous-token", "k-composition"]
+    assert check.expect["score"].clause == ["previous-token"] and not check.expect["score"].plain
+    assert claim.clauses_of(check.expect["k_comp"]) == ["previous-token", "k-composition"]
+    assert check.expect["k_comp"].null == "k_comp_null"
+    assert check.expect["k_comp"].key() == {"is": "> 2", "clause": ["previous-token", "k-composition"],
+                                             "null": "k_comp_null"}
+    assert check.observe == {"window": ["k-composition"]}
+    assert check.degenerate["loss_drop"].holds(0.05)
+    assert (check.seeds, check.quorum, check.threads, check.required(3), check.required(1)) == (3, 2, 2, 2, 1)
+    assert (check.tolerance.rel, check.tolerance.abs) == (1e-3, 1e-9)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"seeds": 2, "quorum": 3}, "quorum 3 is more than the 2 seeds the check runs on; give seeds: 3 or more, "
+                                "or a quorum of at most 2"),
+    ({"seeds": 0}, "greater than or equal to 1"),
+    ({"threads": 0}, "greater than or equal to 1"),
+    ({"tolerance": {"rel": -1}}, "greater than or equal to 0"),
+    ({"expect": {"e": {"is": "< 1", "clause": "Bad Clause"}}},
+     "'Bad Clause' is not a clause id; use lowercase words joined by dashes, e.g. previous-token"),
+    ({"expect": {"e": {"is": "<< 1"}}}, "'<< 1' is not an expectation"),
+    ({"expect": {"e": {"is": "< 1", "clause": ["a", "a"]}}}, "a clause is named twice; name each once"),
+])
+def test_bad_check_fields_are_refused(change: dict[str, object], message: str) -> None:
+    data = {**CLAIM, "checks": [{**CLAIM["checks"][0], **change}]}  # type: ignore[index]
+    with pytest.raises(ValidationError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Theory.model_validate(data)
