@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-SHIPPED = Path(__file__).resolve().parents[1]
-
 PYPROJECT = """\
 [tool.recordtool]
 record = "record"

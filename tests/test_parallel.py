@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import threading
 
 import pytest
@@ -94,15 +95,21 @@ def test_a_child_whose_results_marshal_cannot_carry_is_redone_here() -> None:
 
 def test_an_error_here_stops_the_child_and_goes_on() -> None:
     parent = os.getpid()
+    hold, release = os.pipe()  # the child waits on its first chunk, so this process surely takes one
 
     def fails_here(items: list[int]) -> list[int]:
         if os.getpid() == parent:
             raise KeyboardInterrupt
+        select.select([hold], [], [])  # never written: the child waits until it is stopped
         return items
 
     items = list(range(300))
-    with pytest.raises(KeyboardInterrupt):
-        parallel.in_two(fails_here, items, min_items=1, chunks=parallel.chunked(items, 10))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parallel.in_two(fails_here, items, min_items=1, chunks=parallel.chunked(items, 10))
+    finally:
+        os.close(hold)
+        os.close(release)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind
 

@@ -181,14 +181,21 @@ def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> No
     assert not list((root / ".recordtool-cache" / "verify-runs").iterdir())
 
 
-@pytest.mark.skipif(not (os.environ.get("CI") or os.environ.get("RECORDTOOL_E2E") == "1"),
-                    reason="end-to-end on the shipped record (about 90 s of training): runs in CI, or set RECORDTOOL_E2E=1")
-def test_shipped_record_end_to_end(tmp_path: Path) -> None:
-    """CI runs this once: verify the shipped record from scratch (trains the toy models on CPU)."""
+def test_the_shipped_record_validates_renders_and_verifies_clean(tmp_path: Path) -> None:
+    """The one test that reads the shipped record, and only to see that it is sound (no count,
+    id or warning of it is pinned anywhere in tests/): it validates without errors and renders
+    without a broken link; in CI (or with RECORDTOOL_E2E=1) its checks are verified from
+    scratch too (trains the toy models on CPU, about 90 s) and a second verify runs nothing."""
     repo = Path(__file__).resolve().parents[1]
     root = tmp_path / "repo"
     shutil.copytree(repo, root, ignore=shutil.ignore_patterns(".venv", ".git", "pages", "verdicts", "__pycache__",
                                                                 ".recordtool-cache*", "*.egg-info", "out"))
+    validate = subprocess.run([*RECORDTOOL, "validate", "--root", str(root)], capture_output=True, text=True)
+    assert validate.returncode == 0 and " 0 errors, " in validate.stdout, validate.stdout + validate.stderr
+    render = subprocess.run([*RECORDTOOL, "render", "--root", str(root), "--check"], capture_output=True, text=True)
+    assert render.returncode == 0, render.stdout + render.stderr
+    if not (os.environ.get("CI") or os.environ.get("RECORDTOOL_E2E") == "1"):
+        pytest.skip("verifying the shipped record trains its models (about 90 s): runs in CI, or set RECORDTOOL_E2E=1")
     run = subprocess.run([*RECORDTOOL, "verify", "--root", str(root), "-j", "2"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     again = subprocess.run([*RECORDTOOL, "verify", "--root", str(root)], capture_output=True, text=True)

@@ -13,7 +13,7 @@ from recordtool.record.config import (
     id_regex,
     load_config,
 )
-from tests.conftest import SHIPPED
+from tests.conftest import ProjectBuilder
 
 
 def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:
@@ -59,5 +59,5 @@ def test_bad_configuration_says_how_to_fix_it(tmp_path: Path, table: dict[str, o
     assert str(info.value) == message
 
 
-def test_find_root_walks_up_to_the_configured_project() -> None:
-    assert find_root(SHIPPED / "record" / "theory") == SHIPPED
+def test_find_root_walks_up_to_the_configured_project(project: ProjectBuilder) -> None:
+    assert find_root(project.root / "record" / "theory") == project.root

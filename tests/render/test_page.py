@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from recordtool.record.mentions import markdown
-from recordtool.record.project import open_project
+from recordtool.record.project import Project, open_project
 from recordtool.render.page import render_entry
 from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
-from tests.conftest import SHIPPED, ProjectBuilder
+from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -22,32 +22,68 @@ def _section(page: str, heading: str) -> str:
     return page[start:end if end != -1 else None].strip()
 
 
-def test_shipped_lit_1534_carries_every_element_of_the_seed_page() -> None:
-    project = open_project(root=SHIPPED)
-    ctx = context(project, statuses(project), SHIPPED / "record" / "pages")
-    page = render_entry(ctx, "LIT-1534")
+def seed_record(project: ProjectBuilder) -> Project:
+    """A paper with every element of the seed page: a status note, a version, tags, a full
+    reference, a reading note, three claims drawn from it, a heading and a missing id."""
+    project.add("LIT-7", """
+        title: A Framework for Circuits
+        status: active
+        status_note: read 2026-10-26 (NOTE-3) in full; worth reading for THEORY-12.
+        version: 2
+        tags: [representation-learning, compositionality]
+        reference:
+          authors: ["Doe, J.", "Roe, R."]
+          et_al: true
+          year: 2021
+          title: A framework for circuits
+          venue: Circuits Thread
+          date: 2021-12-22
+          url: https://example.org/framework
+        body: |
+          Read in full on 2026-10-26 (NOTE-3). Claims drawn from it: THEORY-12 and THEORY-100.
+
+          ## Why this is here
+
+          LIT-8 builds on it, and THEORY-404 would use it.
+    """)
+    project.add("LIT-8", """
+        title: A later paper
+        reference: {authors: ["Poe, E."], year: 2022, title: A later paper}
+        body: Takes its mechanism from LIT-7.
+    """)
+    project.add("NOTE-3", """
+        title: Doe, Roe et al. — A framework for circuits
+        cites: [{id: LIT-7, as: paper}]
+        body: Reading note on LIT-7.
+    """)
+    for n in (100, 9, 12):
+        project.add(f"THEORY-{n}", f"statement: Claim {n}, drawn from LIT-7.\ncites: [{{id: LIT-7, as: source}}]\n")
+    return open_project(root=project.root)
+
+
+def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBuilder) -> None:
+    record = seed_record(project)
+    page = render_entry(context(record, statuses(record)), "LIT-7")
     lines = page.split("\n")
-    assert lines[0] == "# LIT-1534: A Mathematical Framework for Transformer Circuits"
+    assert lines[0] == "# LIT-7: A Framework for Circuits"
     assert lines[2] == "1 min read"
-    assert "| Status | Active — read 2026-10-26 ([NOTE-1189](NOTE-1189.md)) in full" in page
+    assert ("| Status | Active — read 2026-10-26 ([NOTE-3](NOTE-3.md)) in full; worth reading for "
+            "[THEORY-12](THEORY-12.md). |") in page
     assert "| Version | 2 |" in page
     assert ("| Tags | [representation-learning](tags/representation-learning.md), "
-            "[compositionality](tags/compositionality.md), "
-            "[anthology-candidate](tags/anthology-candidate.md) |") in page
-    assert ("| Cited as 'paper' by | [NOTE-1189](NOTE-1189.md) — Elhage, Nanda, Olsson et al. — "
-            "A mathematical framework for transformer circuits |") in page
+            "[compositionality](tags/compositionality.md) |") in page
+    assert "| Cited as 'paper' by | [NOTE-3](NOTE-3.md) — Doe, Roe et al. — A framework for circuits |" in page
     cited = next(line for line in lines if line.startswith("| Cited as 'source' by |"))
-    assert re.findall(r"\[(THEORY-\d+)\]", cited) == ["THEORY-977", "THEORY-988", "THEORY-1342"]
+    assert re.findall(r"\[(THEORY-\d+)\]", cited) == ["THEORY-9", "THEORY-12", "THEORY-100"]
     assert "## Graph view\n\n```mermaid\ngraph LR\n" in page
-    assert ("Elhage, N., Nanda, N., Olsson, C., Henighan, T., Joseph, N., Mann, B., et al. (2021). "
-            "A mathematical framework for transformer circuits. *Transformer Circuits Thread*, "
-            "22 December 2021. <https://transformer-circuits.pub/2021/framework/index.html>") in page
-    assert "Read in full on 2026-10-26 ([NOTE-1189](NOTE-1189.md)). Two accounts" in page
+    assert ("Doe, J., Roe, R., et al. (2021). A framework for circuits. *Circuits Thread*, "
+            "22 December 2021. <https://example.org/framework>") in page
+    assert "Read in full on 2026-10-26 ([NOTE-3](NOTE-3.md)). Claims drawn from it" in page
     assert "## Why this is here" in page
-    assert '[THEORY-973](wanted.md "not in the record")' in page
+    assert '[THEORY-404](wanted.md "not in the record")' in page
     backlinks = _section(page, "Backlinks")
     assert re.findall(r"^- \[([A-Z]+-\d+)\]", backlinks, re.MULTILINE) == [
-        "LIT-1538", "NOTE-1189", "THEORY-977", "THEORY-988", "THEORY-1342"]
+        "LIT-8", "NOTE-3", "THEORY-9", "THEORY-12", "THEORY-100"]
     # the parser sees the properties table, one graph view and no raw HTML from the record
     tokens = markdown().parse(page)
     assert sum(t.type == "table_open" for t in tokens) == 1
