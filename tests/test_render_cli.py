@@ -37,7 +37,7 @@ def test_check_exits_1_with_each_broken_link(project: ProjectBuilder) -> None:
     code, out, err = run("render", "--root", str(project.root), "--check")
     assert code == 1
     assert out == "rendered 5 entries into record/pages: 12 written, 0 unchanged, 0 removed\n"
-    assert err == ("record/pages/NOTE-2.md:22: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
+    assert err == ("record/pages/NOTE-2.md:30: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
                    "1 broken link\n")
 
 

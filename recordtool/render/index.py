@@ -48,16 +48,23 @@ def dashboard(ctx: Context) -> str:
     else:
         lines.append("The record holds no claims.")
 
+    unsettled: Counter[str] = Counter(c.status for c in claims if c.status != "active")
+    if unsettled:
+        lines += ["", f"Of these, {_not_active(unsettled)}: its verdict is on the statement as it stands."
+                  if sum(unsettled.values()) == 1 else
+                  f"Of these, {_not_active(unsettled)}: their verdicts are on the statements as they stand."]
+
     if claims:
-        lines += ["", "## Claims", "", "| Claim | Verdict | Since | Last verified | Statement |",
-                  "| --- | --- | --- | --- | --- |"]
+        lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Statement |",
+                  "| --- | --- | --- | --- | --- | --- |"]
         for claim, state in zip(claims, states, strict=True):
             status = ctx.statuses.get(claim.id)
             verdict = status.verdict if status is not None else None
             since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
             last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
             title = _title(ctx, claim.id)
-            lines.append(f"| {ctx.link(page, claim.id)} | {badge(state)} | {since} | {last} | {title} |")
+            lines.append(f"| {ctx.link(page, claim.id)} | {_status(claim.status)} | {badge(state)} | {since} | {last} "
+                         f"| {title} |")
 
     lines += ["", "## Kinds", ""]
     for kind in ctx.project.config.kinds.values():
@@ -71,6 +78,22 @@ def dashboard(ctx: Context) -> str:
     lines.append(f"[{len(wanted)} ids]({relative(page, WANTED)}) are mentioned but not in the record."
                  if wanted else f"Every id mentioned is in the record ([wanted]({relative(page, WANTED)})).")
     return "\n".join(lines) + "\n"
+
+
+def _not_active(counts: Counter[str]) -> str:
+    """``1 is a draft, 2 are retracted``: how many claims are in each status but active."""
+    parts = []
+    for status in sorted(counts):
+        n = counts[status]
+        what = ("a draft" if n == 1 else "drafts") if status == "draft" else escape.line(status)
+        parts.append(f"{n} {'is' if n == 1 else 'are'} {what}")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def _status(status: str) -> str:
+    """An entry's status in a listing: plain when active, in bold when not (a draft's
+    verdict is on a statement still being written)."""
+    return status if status == "active" else f"**{escape.cell(status)}**"
 
 
 def tag_counts(ctx: Context) -> dict[str, int]:
@@ -114,9 +137,10 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str]) -> str:
         title = _title(ctx, entry_id)
         if claims:
             state = ctx.state(entry_id)
-            lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {badge(state) if state else '—'} | {title} |")
+            lines.append(f"| {ctx.link(page, entry_id)} | {_status(entry.status)} | {badge(state) if state else '—'} "
+                         f"| {title} |")
         else:
-            lines.append(f"| {ctx.link(page, entry_id)} | {entry.status} | {title} |")
+            lines.append(f"| {ctx.link(page, entry_id)} | {_status(entry.status)} | {title} |")
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from recordtool.record.mentions import SCHEME, markdown
+from recordtool.render.frontmatter import blanked
 
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')
 
@@ -37,7 +38,7 @@ class BrokenLink:
 def links(text: str) -> list[tuple[int, str]]:
     """Every (line, destination) of links, images and Mermaid clicks in ``text`` (1-based lines)."""
     out: list[tuple[int, str]] = []
-    for token in markdown().parse(text):
+    for token in markdown().parse(blanked(text)):
         if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
             first = (token.map[0] if token.map else 0) + 2
             for offset, text_line in enumerate(token.content.split("\n")):

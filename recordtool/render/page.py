@@ -12,9 +12,11 @@ from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Entry, Literature, Reference, Theory
 from recordtool.render import escape
 from recordtool.render.evidence import verdict_section
+from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
 from recordtool.render.prose import Style, block, inline
 from recordtool.render.sitemap import (
+    INDEX,
     WANTED,
     Context,
     badge,
@@ -38,8 +40,8 @@ def render_entry(ctx: Context, entry_id: str) -> str:
 
     heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
     words = sum(len(text.split()) for _name, text in entry.prose())
-    lines = [f"# {entry_id}: {escape.line(heading)}", ""]
-    meta = [reading_time(words)]
+    lines = [*front_matter(ctx, entry), "", f"# {entry_id}: {escape.line(heading)}", ""]
+    meta = [f"[The record]({relative(page, INDEX)})", reading_time(words)]
     state = ctx.state(entry_id)
     if state is not None:
         meta.append(badge(state))

@@ -23,10 +23,24 @@ def test_dashboard_counts_per_verdict_with_denominators(project: ProjectBuilder)
     page = dashboard(ctx)
     assert page.startswith("# The record\n\n4 entries: 1 literature, 1 note, 2 theory.\n")
     assert "| ✅ verified | 1 of 2 | 50% |\n| ⚪ unchecked | 1 of 2 | 50% |" in page
-    assert "| [THEORY-1](THEORY-1.md) | ✅ verified | 2026-11-28 | 2026-11-29 | The claim |" in page
-    assert "| [THEORY-2](THEORY-2.md) | ⚪ unchecked | — | — | A second claim that uses the first. |" in page
+    assert "| [THEORY-1](THEORY-1.md) | active | ✅ verified | 2026-11-28 | 2026-11-29 | The claim |" in page
+    assert "| [THEORY-2](THEORY-2.md) | active | ⚪ unchecked | — | — | A second claim that uses the first. |" in page
+    assert "Of these" not in page  # every claim is active
     assert "[alpha](tags/alpha.md) (2), [beta](tags/beta.md) (1)" in page
     assert "[1 ids](wanted.md) are mentioned but not in the record." in page
+
+
+def test_dashboard_says_which_claims_are_drafts(project: ProjectBuilder) -> None:
+    small_record(project)
+    project.add("THEORY-3", "statement: A draft, cut off …\nstatus: draft\n")
+    project.add("THEORY-4", "statement: Replaced.\nstatus: superseded\n")
+    record = open_project(root=project.root)
+    states = {"THEORY_3": ClaimStatus("THEORY-3", "verified", verdict("THEORY-3"))}
+    page = dashboard(context(record, statuses(record, **states)))
+    assert "| [THEORY-3](THEORY-3.md) | **draft** | ✅ verified | 2026-11-28 | 2026-11-29 | A draft, cut off … |" in page
+    assert "| [THEORY-4](THEORY-4.md) | **superseded** | ⚪ unchecked |" in page
+    assert ("Of these, 1 is a draft and 1 is superseded: their verdicts are on the statements as they stand."
+            in page)
 
 
 def test_kind_and_tag_pages_link_back_up(project: ProjectBuilder) -> None:

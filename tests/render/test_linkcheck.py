@@ -39,5 +39,7 @@ def test_check_finds_a_planted_broken_link(project: ProjectBuilder) -> None:
     # and a broken link written in an entry's body is found by render --check too
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     report = render(open_project(root=project.root), statuses=statuses(record), check=True)
+    written = (out / "NOTE-2.md").read_text(encoding="utf-8").split("\n")
+    line = next(n for n, text in enumerate(written, 1) if "nothere.csv" in text)
     assert [str(b) for b in report.broken or []] == [
-        "NOTE-2.md:22: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist"]
+        f"NOTE-2.md:{line}: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist"]

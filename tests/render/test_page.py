@@ -9,6 +9,7 @@ import pytest
 
 from recordtool.record.mentions import markdown
 from recordtool.record.project import Project, open_project
+from recordtool.render.frontmatter import blanked
 from recordtool.render.page import render_entry
 from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
@@ -64,9 +65,11 @@ def seed_record(project: ProjectBuilder) -> Project:
 def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBuilder) -> None:
     record = seed_record(project)
     page = render_entry(context(record, statuses(record)), "LIT-7")
+    assert page.startswith('---\nid: "LIT-7"\n')
     lines = page.split("\n")
-    assert lines[0] == "# LIT-7: A Framework for Circuits"
-    assert lines[2] == "1 min read"
+    top = lines.index("---", 1) + 2
+    assert lines[top] == "# LIT-7: A Framework for Circuits"
+    assert lines[top + 2] == "[The record](index.md) · 1 min read"
     assert ("| Status | Active — read 2026-10-26 ([NOTE-3](NOTE-3.md)) in full; worth reading for "
             "[THEORY-12](THEORY-12.md). |") in page
     assert "| Version | 2 |" in page
@@ -85,7 +88,7 @@ def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBui
     assert re.findall(r"^- \[([A-Z]+-\d+)\]", backlinks, re.MULTILINE) == [
         "LIT-8", "NOTE-3", "THEORY-9", "THEORY-12", "THEORY-100"]
     # the parser sees the properties table, one graph view and no raw HTML from the record
-    tokens = markdown().parse(page)
+    tokens = markdown().parse(blanked(page))
     assert sum(t.type == "table_open" for t in tokens) == 1
     assert [t.info for t in tokens if t.type == "fence"] == ["mermaid"]
 
@@ -94,7 +97,7 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
     record = small_record(project)
     ctx = context(record, statuses(record))
     lit = render_entry(ctx, "LIT-1")
-    assert lit.split("\n")[:3] == ["# LIT-1: A paper", "", "1 min read"]
+    assert "\n---\n\n# LIT-1: A paper\n\n[The record](index.md) · 1 min read\n" in lit
     rows = [line for line in lit.split("\n") if line.startswith("| ")]
     assert rows == [
         "| Property | Value |",
@@ -131,7 +134,7 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
     assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md "not in the record") would extend it.' in claim
     assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md "not in the record").')
     second = render_entry(ctx, "THEORY-2")
-    assert second.startswith("# THEORY-2: A second claim that uses the first.\n")
+    assert "\n---\n\n# THEORY-2: A second claim that uses the first.\n" in second
 
 
 def test_unchecked_claim_shows_its_checks_as_not_run(project: ProjectBuilder) -> None:
@@ -147,7 +150,7 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     record = small_record(project)
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png"]))
     page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
-    assert page.split("\n")[2] == "1 min read · ✅ verified"
+    assert "\n[The record](index.md) · 1 min read · ✅ verified\n" in page
     assert "| Verdict | ✅ verified |" in page
     v = _section(page, "Verdict")
     assert "**✅ verified** since 2026-11-28T10:00:00Z, last verified 2026-11-29T14:03:00Z." in v
@@ -198,7 +201,7 @@ def test_special_characters_in_titles_cannot_break_tables_or_inject_html(project
     record = open_project(root=project.root)
     for entry_id in ("LIT-1", "NOTE-1"):
         page = render_entry(context(record, statuses(record)), entry_id)
-        tokens = markdown().parse(page)
+        tokens = markdown().parse(blanked(page))
         assert not [t for t in tokens if t.type == "html_block"]
         inline_html = [c.content for t in tokens if t.children for c in t.children if c.type == "html_inline"]
         assert set(inline_html) <= {"<br>"}

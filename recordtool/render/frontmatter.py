@@ -1,0 +1,74 @@
+"""Front matter: an entry's properties as YAML at the top of its page.
+
+Obsidian shows them in its Properties view and Dataview queries them (``TABLE verdict FROM ""
+WHERE kind = "theory" AND verdict != "verified"``); GitHub shows them as a table. The page's
+own properties table stays, for every other viewer.
+
+The YAML is strict and plain: one ``key: value`` per line, every string double-quoted with
+the escapes YAML and JSON share (so no title can end the block, start a comment or read as a
+number, a date or ``null``), dates and versions bare, tags as a block list of Obsidian tags.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from recordtool.record.schema import Entry
+from recordtool.render.sitemap import Context
+
+# Characters YAML does not allow raw in a double-quoted scalar, or reads as line breaks
+# (NEL, the line and paragraph separators), or drops (the byte-order mark); json.dumps with
+# ensure_ascii=False escapes only the C0 controls, quotes and backslashes.
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+_NUMERIC_TAG = re.compile(r"^[0-9/-]+$")
+
+
+def quoted(value: str) -> str:
+    """``value`` as a double-quoted YAML scalar (also a JSON string): it reads back as itself."""
+    out = json.dumps(value, ensure_ascii=False)
+    if _UNSAFE.search(out):
+        out = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", out)
+    return out
+
+
+def obsidian_tag(tag: str) -> str:
+    """A record tag as an Obsidian tag: the same, except that a tag of digits only (which
+    Obsidian does not take as a tag) gets a leading underscore."""
+    return "_" + tag if _NUMERIC_TAG.match(tag) else tag
+
+
+def front_matter(ctx: Context, entry: Entry) -> list[str]:
+    """The lines of ``entry``'s front matter, ``---`` to ``---``."""
+    kind = ctx.project.config.kind_of(entry.id)
+    lines = ["---", f"id: {quoted(entry.id)}", f"title: {quoted(ctx.title(entry.id))}",
+             f"kind: {quoted(kind.name if kind is not None else entry.kind)}",
+             f"status: {quoted(entry.status)}", f"version: {entry.version}"]
+    if entry.tags:
+        lines.append("tags:")
+        lines += [f"  - {quoted(obsidian_tag(t))}" for t in entry.tags]
+    if entry.created:
+        lines.append(f"created: {entry.created.isoformat()}")
+    if entry.updated:
+        lines.append(f"updated: {entry.updated.isoformat()}")
+    state = ctx.state(entry.id)
+    if state is not None:
+        lines.append(f"verdict: {quoted(state)}")
+        status = ctx.statuses.get(entry.id)
+        verdict = status.verdict if status is not None else None
+        if verdict is not None and state != "stale":  # a stale verdict's outcome no longer holds
+            lines.append(f"since: {quoted(verdict.since)}")
+    lines.append("---")
+    return lines
+
+
+def blanked(page: str) -> str:
+    """``page`` with its front matter's lines left empty (the same line numbers): the Markdown
+    that viewers render, which is what a parser must see (a title in the front matter is a
+    YAML string, never a link or HTML)."""
+    if not page.startswith("---\n"):
+        return page
+    end = page.find("\n---\n", 3)
+    if end == -1:
+        return page
+    return "\n" * page.count("\n", 0, end + 5) + page[end + 5:]
