@@ -9,7 +9,7 @@ from recordtool.record.mentions import markdown
 from recordtool.record.project import open_project
 from recordtool.render.frontmatter import blanked, obsidian_tag, quoted
 from recordtool.render.page import render_entry
-from recordtool.render.site import context
+from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
