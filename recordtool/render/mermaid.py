@@ -1,19 +1,43 @@
 """The graph view of a page: a Mermaid diagram of an entry's neighbourhood.
 
-The entry, what it cites and mentions, what cites and mentions it, and the ids it mentions
-that are not in the record; citations are solid arrows labelled with their relation, mentions
-dotted. Claims are coloured by their state; every node in the record is clickable (its page).
-GitHub and Obsidian both draw a ```` ```mermaid ```` block.
+The entry, what it cites and mentions, and what cites and mentions it; citations are solid
+arrows labelled with their relation, mentions dotted. Claims are coloured by their state; every
+node in the record is clickable (its page). GitHub, Obsidian and MkDocs draw a
+```` ```mermaid ```` block.
+
+Made to stay legible and stable as the record grows:
+
+- A node's name is derived from its entry's id (``THEORY-977`` is ``THEORY_977``), so adding
+  an entry changes only the lines that show it, on the pages that show it.
+- At most ``MAX_NEIGHBOURS`` neighbours are drawn, the nearest first (typed citations either
+  way, then ids this entry mentions, then entries that mention it); one node says how many
+  more there are (Backlinks lists them all). Ids mentioned but not in the record are one node
+  ("7 ids not in the record").
+- Labels are the id over a title cut to two short lines, and the diagram has at most
+  ``MAX_RANKS`` columns: links among the neighbours are drawn only while they add none. Its
+  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``).
+- A legend under the diagram says what the arrows and the colours mean.
 """
 
 from __future__ import annotations
 
-from recordtool.record.load import id_sort_key
-from recordtool.render import escape
-from recordtool.render.sitemap import Context, entry_page, relative
+import re
+import textwrap
+from collections.abc import Iterable
 
-MAX_NEIGHBOURS = 40
-LABEL_WIDTH = 48
+from recordtool.render import escape
+from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative
+
+# At most this many neighbours, plus the entry, one node for the ids not in the record and one
+# for the rest: 15 nodes. A column of 12 two-line nodes is about 12 x 70 px high, and the
+# diagram keeps its natural size (Mermaid shrinks a diagram only to fit its width).
+MAX_NEIGHBOURS = 12
+# Three columns (what cites the entry, the entry, what it cites) of nodes about 26 characters
+# wide (~230 px) with the relation labels between them (~110 px) make ~900 px: GitHub's page
+# width. A fourth column would make Mermaid shrink the text to about three quarters.
+MAX_RANKS = 3
+LINE_WIDTH = 26  # characters per line of a node's title
+TITLE_LINES = 2
 
 CLASSES: dict[str, str] = {
     "verified": "fill:#d4edda,stroke:#2e7d32,color:#1b3d1f",
@@ -26,85 +50,207 @@ CLASSES: dict[str, str] = {
     "unchecked": "fill:#f5f5f5,stroke:#9e9e9e,color:#424242",
     "entry": "fill:#e8f0fe,stroke:#3f51b5,color:#1a237e",
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
+    "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
+COLOURS = {"verified": "green", "failed": "red", "no-power": "yellow", "error": "purple", "timeout": "orange",
+           "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
+           "entry": "blue", "missing": "white, dashed border"}
+WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)
+MORE_NODE = "more_"
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$")
+
+
+def node(entry_id: str) -> str:
+    """The Mermaid name of ``entry_id``'s node, derived from the id alone: ``THEORY-977`` is
+    ``THEORY_977``. Distinct ids have distinct names, none a Mermaid keyword (``end``)."""
+    if _PLAIN_ID.match(entry_id):
+        return entry_id.replace("-", "_") if "-" in entry_id else "_" + entry_id
+    return "__" + entry_id.encode("utf-8").hex()
 
 
 def graph_view(ctx: Context, entry_id: str, page: str) -> str:
-    """A ```` ```mermaid ```` block: ``entry_id`` and its neighbourhood, links relative to ``page``."""
+    """A ```` ```mermaid ```` block: ``entry_id`` and its neighbourhood, links relative to
+    ``page``, and the legend under it."""
     graph = ctx.project.graph
     entries = ctx.project.record.entries
     entry = entries[entry_id]
     neighbours = graph.neighbours(entry_id)
-    shown = neighbours[:MAX_NEIGHBOURS]
     mentions_out = graph.mentions_out.get(entry_id, ())
-    missing = sorted({m.target for m in mentions_out if m.target not in entries},
-                     key=id_sort_key)[: max(0, MAX_NEIGHBOURS - len(shown))]
-    name = {node: f"n{i}" for i, node in enumerate([entry_id, *shown, *missing])}
-    labels = ctx.memo("mermaid.label")
+    mentions_in = graph.mentions_in.get(entry_id, ())
+
+    # Nearest first: typed citations either way, then what this entry mentions, then what
+    # mentions it; each group in the record's order. The nodes are drawn in the record's order.
+    cited = {c.id for c in entry.cites}
+    citing = {s for _relation, _label, sources in graph.inverse(entry_id) for s in sources}
+    mentioned = {m.target for m in mentions_out}
+    if len(neighbours) > MAX_NEIGHBOURS:
+        def distance(n: str) -> int:
+            return 0 if n in cited or n in citing else 1 if n in mentioned else 2
+        order = {n: i for i, n in enumerate(neighbours)}
+        nearest = set(sorted(neighbours, key=lambda n: (distance(n), order[n]))[:MAX_NEIGHBOURS])
+        shown = [n for n in neighbours if n in nearest]
+    else:
+        shown = neighbours
+    dangling = sorted({m.target for m in mentions_out if m.target not in entries})
+    names = {n: node(n) for n in [entry_id, *shown]}
+    center = names[entry_id]
 
     lines = ["```mermaid", "graph LR"]
-    for node, short_name in name.items():
-        lines.append(f'  {short_name}["{labels.get(node) or label(ctx, node)}"]')
+    labels = ctx.memo("mermaid.label")
+    for n, name in names.items():
+        lines.append(f'  {name}["{labels.get(n) or label(ctx, n)}"]')
+    if dangling:
+        text = (f"{escape.mermaid(dangling[0])}<br/>not in the record" if len(dangling) == 1
+                else f"{len(dangling)} ids<br/>not in the record")
+        lines.append(f'  {WANTED_NODE}["{text}"]')
+    hidden = len(neighbours) - len(shown)
+    if hidden:
+        lines.append(f'  {MORE_NODE}["{hidden} more linked<br/>entries: see Backlinks"]')
 
-    # Each pair of nodes gets one arrow: the first found, in this order.
+    # Each pair of nodes gets one arrow, the first found in this order (a citation over a
+    # mention the other way: so each neighbour is on one side of the entry); mentions both
+    # ways are one arrow with two heads.
     edges: dict[tuple[str, str], str] = {}
+
+    def add(source: str, target: str, arrow: str) -> None:
+        if (source, target) in edges:
+            return
+        back = edges.get((target, source))
+        if back is None:
+            edges[(source, target)] = arrow
+        elif back == "-.->" and arrow == "-.->":
+            edges[(target, source)] = "<-.->"
+
     for citation in entry.cites:
-        if citation.id in name:
-            edges.setdefault((entry_id, citation.id), f"-->|{citation.as_}|")
+        if citation.id in names:
+            add(entry_id, citation.id, f"-->|{escape.mermaid(citation.as_)}|")
     for relation, _label, sources in graph.inverse(entry_id):
-        arrow = f"-->|{relation}|"
         for source in sources:
-            if source in name:  # most of a much-cited entry's sources are not shown
-                edges.setdefault((source, entry_id), arrow)
-    # Citations among the neighbours (most cite none of the others: a set says so at once).
-    others = frozenset(name) - {entry_id}
-    cited = ctx.memo("mermaid.cited")
-    for neighbour in shown:
-        ids = cited.get(neighbour)
-        if not others.isdisjoint(ids if ids is not None else cited_ids(ctx, neighbour)):
-            for citation in entries[neighbour].cites:
-                if citation.id != entry_id and citation.id in name:
-                    edges.setdefault((neighbour, citation.id), f"-->|{citation.as_}|")
+            if source in names:  # most of a much-cited entry's sources are not shown
+                add(source, entry_id, f"-->|{escape.mermaid(relation)}|")
     for mention in mentions_out:
-        if mention.target in name:
-            edges.setdefault((entry_id, mention.target), "-.->")
-    for mention in graph.mentions_in.get(entry_id, ()):
-        if mention.source in name:
-            edges.setdefault((mention.source, entry_id), "-.->")
-    lines.extend(f"  {name[source]} {arrow} {name[target]}" for (source, target), arrow in edges.items())
+        if mention.target in names:
+            add(entry_id, mention.target, "-.->")
+    for mention in mentions_in:
+        if mention.source in names:
+            add(mention.source, entry_id, "-.->")
+    among, dropped = _among(ctx, entry_id, shown, names, edges, bool(dangling))
+    edges.update(among)
+    lines.extend(f"  {names[source]} {arrow} {names[target]}" for (source, target), arrow in edges.items())
+    if dangling:
+        lines.append(f"  {center} -.-> {WANTED_NODE}")
 
     used: dict[str, list[str]] = {}
     nested = "/" in page
     states = ctx.states
-    for node, short_name in name.items():
-        if node in entries:
-            href = relative(page, entry_page(node)) if nested else entry_page(node)
-            lines.append(f'  click {short_name} "{href}"')
-            cls = states[node] or "entry"
-        else:
-            cls = "missing"
-        used.setdefault(cls, []).append(short_name)
+    for n, name in names.items():
+        href = relative(page, entry_page(n)) if nested else entry_page(n)
+        lines.append(f'  click {name} "{href}"')
+        used.setdefault(states.get(n) or "entry", []).append(name)
+    if dangling:
+        lines.append(f'  click {WANTED_NODE} "{relative(page, WANTED)}"')
+        used["missing"] = [WANTED_NODE]
+    if hidden:
+        used["more"] = [MORE_NODE]
     for cls, style in CLASSES.items():
         if cls in used:
             css = cls.replace("-", "_")
             lines.append(f"  classDef {css} {style}")
-            lines.append(f"  class {','.join(used[cls])} {css}")
-    lines.append(f"  style {name[entry_id]} stroke-width:3px")
+            lines.extend(f"  class {name} {css}" for name in used[cls])  # a line each: a new node adds one
+    lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
     out = "\n".join(lines)
-    hidden = len(neighbours) - len(shown)
-    if hidden > 0:
-        out += f"\n\nThe graph shows {len(shown)} of {len(neighbours)} linked entries; Backlinks lists them all."
+    out += "\n\n" + legend(used, solid=any(a.startswith("-->") for a in edges.values()),
+                           dotted=bool(dangling) or any(a.endswith("-.->") for a in edges.values()))
+    if hidden:
+        out += f" The graph shows the {len(shown)} nearest of {len(neighbours)} linked entries; Backlinks lists them all."
+    if dropped:
+        out += (f" {dropped} citation{'s' if dropped > 1 else ''} among these entries {'are' if dropped > 1 else 'is'} "
+                "left out to keep the graph three columns wide; the citing entries' pages show "
+                f"{'them' if dropped > 1 else 'it'}.")
     return out
 
 
-def label(ctx: Context, node: str) -> str:
-    """A node's label: its id and title (worked out once per entry)."""
-    if ctx.has(node):
-        text = f"{node}: {escape.short(ctx.title(node), LABEL_WIDTH)}"
-    else:
-        text = f"{node} (not in the record)"
-    found: str = ctx.memo("mermaid.label").setdefault(node, escape.mermaid(text))
+def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
+           edges: dict[tuple[str, str], str], wanted: bool) -> tuple[dict[tuple[str, str], str], int]:
+    """Citations among the neighbours, each kept only if the diagram still has at most
+    ``MAX_RANKS`` columns and no cycle, and how many were left out (most neighbours cite none
+    of the others: a set says so at once)."""
+    entries = ctx.project.record.entries
+    others = frozenset(names) - {entry_id}
+    memo = ctx.memo("mermaid.cited")
+    found: list[tuple[str, str, str]] = []
+    for neighbour in shown:
+        ids = memo.get(neighbour)
+        if not others.isdisjoint(ids if ids is not None else cited_ids(ctx, neighbour)):
+            for citation in entries[neighbour].cites:
+                if citation.id != entry_id and citation.id in names and (neighbour, citation.id) not in edges \
+                        and (citation.id, neighbour) not in edges:
+                    found.append((neighbour, citation.id, f"-->|{escape.mermaid(citation.as_)}|"))
+    if not found:
+        return {}, 0
+    # The columns: what points at the entry, the entry, what it points at (one side each).
+    after: dict[str, set[str]] = {n: set() for n in names}
+    if wanted:  # the node of the ids not in the record, on the entry's right
+        after[entry_id].add(WANTED_NODE)
+        after[WANTED_NODE] = set()
+    for source, target in edges:
+        after[source].add(target)
+    kept: dict[tuple[str, str], str] = {}
+    for source, target, arrow in found:
+        after[source].add(target)
+        longest = _longest_path(after)
+        if longest is not None and longest <= MAX_RANKS - 1:
+            kept[(source, target)] = arrow
+        else:
+            after[source].discard(target)
+    return kept, len(found) - len(kept)
+
+
+def _longest_path(after: dict[str, set[str]]) -> int | None:
+    """The number of arrows on the longest path of the graph ``after`` (node -> nodes it
+    points at); None when it has a cycle."""
+    incoming = {n: 0 for n in after}
+    for targets in after.values():
+        for t in targets:
+            incoming[t] += 1
+    ready = [n for n, k in incoming.items() if k == 0]
+    depth = dict.fromkeys(after, 0)
+    seen = 0
+    while ready:
+        n = ready.pop()
+        seen += 1
+        for t in after[n]:
+            depth[t] = max(depth[t], depth[n] + 1)
+            incoming[t] -= 1
+            if incoming[t] == 0:
+                ready.append(t)
+    return max(depth.values(), default=0) if seen == len(after) else None
+
+
+def legend(classes: Iterable[str], *, solid: bool, dotted: bool) -> str:
+    """One line saying what the arrows and the colours of a diagram mean (only those it has)."""
+    parts = []
+    if solid:
+        parts.append("solid arrow: a citation, labelled with its relation")
+    if dotted:
+        parts.append("dotted arrow: a mention in prose")
+    parts += [f"{BADGES.get(c, _NAMES.get(c, c))}: {COLOURS[c]}" for c in CLASSES if c in classes and c in COLOURS]
+    return "*Legend* — " + "; ".join(parts) + "." if parts else ""
+
+
+_NAMES = {"entry": "not a claim", "missing": "not in the record"}
+
+
+def label(ctx: Context, entry_id: str) -> str:
+    """A node's label: its id over its title in two short lines (worked out once per entry)."""
+    lines = textwrap.wrap(ctx.title(entry_id), LINE_WIDTH, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > TITLE_LINES:
+        last = " ".join(lines[TITLE_LINES - 1:])
+        cut = textwrap.shorten(last, LINE_WIDTH, placeholder=" …")
+        lines = [*lines[:TITLE_LINES - 1], cut if cut != "…" else escape.short(last, LINE_WIDTH)]
+    text = "<br/>".join(escape.mermaid(line) for line in [entry_id, *lines])
+    found: str = ctx.memo("mermaid.label").setdefault(entry_id, text)
     return found
 
 

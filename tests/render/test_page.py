@@ -165,7 +165,7 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
     # THEORY-2 uses THEORY-1: its page colours THEORY-1 as verified in the graph view
     other = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-2")
-    assert "class n1 verified" in other
+    assert "class THEORY_1 verified" in other
 
 
 def test_stale_claim_says_why(project: ProjectBuilder) -> None:

@@ -1,0 +1,111 @@
+"""The graph view: node names from ids, a stable diff, a bound on nodes and columns, a legend."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from recordtool.record.project import open_project
+from recordtool.render.mermaid import MAX_NEIGHBOURS, MAX_RANKS, _longest_path, graph_view, node
+from recordtool.render.plan import context, render_site
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record, statuses
+
+EDGE = re.compile(r"^  (\S+) (<?-\.->|-->\|[^|]*\|) (\S+)$")
+NODE = re.compile(r'^  (\S+)\["')
+
+
+def _block(page: str) -> list[str]:
+    start = page.index("```mermaid\n")
+    return page[start:page.index("\n```", start)].split("\n")[1:]
+
+
+def test_node_names_come_from_the_id_alone() -> None:
+    assert node("THEORY-977") == "THEORY_977"
+    assert node("LIT-1") == "LIT_1"
+    assert node("end") == "_end"  # never a Mermaid keyword
+    names = [node(i) for i in ["A-1", "A1", "a-1", "A_1", "A-1-2", "A-12", "é-1", "end", "_end"]]
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"\w+", n) for n in names)
+
+
+def test_adding_an_entry_changes_only_the_pages_that_show_it(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    before = render_site(record, statuses(record)).pages
+    project.add("NOTE-2", """
+        title: A second note
+        tags: [alpha]
+        cites: [{id: LIT-1, as: paper}]
+        body: On LIT-1 and THEORY-2.
+    """)
+    record = open_project(root=project.root)
+    after = render_site(record, statuses(record)).pages
+    changed = {p for p in after if before.get(p) != after[p]}
+    # its own page, the pages of what it cites and mentions, and the lists it is in
+    assert changed == {"NOTE-2.md", "LIT-1.md", "THEORY-2.md", "index.md", "kinds/note.md", "tags/alpha.md"}
+    # on a neighbour's page, the graph view gains lines about the new entry and loses none
+    old, new = _block(before["LIT-1.md"].decode()), _block(after["LIT-1.md"].decode())
+    assert [line for line in old if line not in new] == []
+    added = [line for line in new if line not in old]
+    assert added and all("NOTE_2" in line for line in added)
+
+
+def _hub(project: ProjectBuilder, citing: int, mentioning: int, missing: int) -> str:
+    """LIT-1 cited by ``citing`` notes (each citing the one before it too), mentioned by
+    ``mentioning`` others, and mentioning ``missing`` ids not in the record; its page."""
+    ids = " ".join(f"THEORY-{900 + i}" for i in range(missing))
+    project.add("LIT-1", f"title: The hub\nreference: {{authors: [A], year: 2020, title: T}}\nbody: Mentions {ids}.\n")
+    for i in range(citing):
+        cites = "[{id: LIT-1, as: paper}" + (f", {{id: NOTE-{i - 1}, as: paper}}" if i else "") + "]"
+        project.add(f"NOTE-{i}", f"title: Note {i} with a long title that must be cut short\ncites: {cites}\n")
+    for i in range(mentioning):
+        project.add(f"NOTE-{1000 + i}", f"title: Mentioning {i}\nbody: See LIT-1.\n")
+    record = open_project(root=project.root)
+    return graph_view(context(record, statuses(record)), "LIT-1", "LIT-1.md")
+
+
+@pytest.mark.parametrize("neighbours", [30, 100])
+def test_a_large_neighbourhood_stays_legible(project: ProjectBuilder, neighbours: int) -> None:
+    view = _hub(project, citing=neighbours - 5, mentioning=5, missing=7)
+    lines = _block(view)
+    nodes = [m.group(1) for line in lines if (m := NODE.match(line))]
+    # the entry, the nearest neighbours, one node for the ids not in the record, one for the rest
+    assert len(nodes) == MAX_NEIGHBOURS + 3
+    assert "wanted_" in nodes and "more_" in nodes
+    assert f'  more_["{neighbours - MAX_NEIGHBOURS} more linked<br/>entries: see Backlinks"]' in lines
+    assert '  wanted_["7 ids<br/>not in the record"]' in lines
+    # nearest first: the citing notes, not the ones that only mention it
+    assert not [n for n in nodes if re.fullmatch(r"NOTE_1\d\d\d", n)]
+    # at most three columns: the longest chain of arrows has two
+    after: dict[str, set[str]] = {n: set() for n in nodes}
+    for line in lines:
+        m = EDGE.match(line)
+        if m:
+            after[m.group(1)].add(m.group(3))
+    assert _longest_path(after) == MAX_RANKS - 1
+    # labels: the id over at most two lines of at most 26 characters
+    for line in lines:
+        m = NODE.match(line)
+        if m and m.group(1) not in ("wanted_", "more_"):
+            parts = line.split('["', 1)[1].rstrip('"]').split("<br/>")
+            assert len(parts) <= 3 and all(len(p) <= 26 for p in parts[1:])
+    assert f"The graph shows the {MAX_NEIGHBOURS} nearest of {neighbours} linked entries" in view
+    assert len(view) < 4_000  # the same size at 30 and at 100 neighbours
+
+
+def test_the_legend_says_what_is_drawn(project: ProjectBuilder) -> None:
+    view = _hub(project, citing=2, mentioning=1, missing=1)
+    assert '  wanted_["THEORY-900<br/>not in the record"]' in _block(view)
+    legend = view.split("```\n\n", 1)[1]
+    assert legend.startswith("*Legend* — solid arrow: a citation, labelled with its relation; dotted arrow: "
+                             "a mention in prose; not a claim: blue; not in the record: white, dashed border.")
+    assert "more linked" not in view
+
+
+def test_mentions_both_ways_are_one_arrow(project: ProjectBuilder) -> None:
+    project.add("NOTE-1", "title: One\nbody: See NOTE-2.\n")
+    project.add("NOTE-2", "title: Two\nbody: See NOTE-1.\n")
+    record = open_project(root=project.root)
+    lines = _block(graph_view(context(record, statuses(record)), "NOTE-1", "NOTE-1.md"))
+    assert [line for line in lines if EDGE.match(line)] == ["  NOTE_1 <-.-> NOTE_2"]
