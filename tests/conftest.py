@@ -79,9 +79,11 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
 
 class ChildFirst:
     """Wraps a function that work shared with a forked child calls (``recordtool.parallel``),
-    so that the child surely does some of it, however busy the machine: this process waits,
-    at its first call, until the child has started ``lead`` calls (10 s at most). Each call
-    notes, before it starts, which process made it: ``pids()``."""
+    so that both processes surely do some of it, however busy the machine: this process
+    waits, at its first call, until the child has started ``lead`` calls, and the child waits,
+    before its call after those, until this process has started one (10 s at most each; the
+    child's first ``lead`` calls never wait, so neither waits for the other in a circle).
+    Each call notes, before it starts, which process made it: ``pids()``."""
 
     def __init__(self, func: Callable[..., Any], lead: int = 1) -> None:
         # recordtool.parallel does not fork while other threads run (a test left one behind?)
@@ -91,16 +93,22 @@ class ChildFirst:
         self.parent = os.getpid()
         self.calls, self.call = os.pipe()
         os.set_blocking(self.calls, False)
+        self.here_started, self.start_here = os.pipe()  # written once this process makes a call; the child waits on it
         self.seen: list[int] = []
         self.waited = False
+        self.made = 0  # calls made by this process (the child counts its own, in its copy)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         os.write(self.call, os.getpid().to_bytes(4, "little"))
+        self.made += 1
         if os.getpid() == self.parent and not self.waited:
             self.waited = True
+            os.write(self.start_here, b"x")
             deadline = time.monotonic() + 10
             while sum(pid != self.parent for pid in self._read()) < self.lead and time.monotonic() < deadline:
                 select.select([self.calls], [], [], 0.05)
+        elif os.getpid() != self.parent and self.made == self.lead + 1:
+            select.select([self.here_started], [], [], 10)  # this process had no chunk yet: leave it one
         return self.func(*args, **kwargs)
 
     def _read(self) -> list[int]:

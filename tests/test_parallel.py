@@ -143,3 +143,23 @@ def test_chunks_come_as_they_are_done_each_once() -> None:
     chunks = parallel.chunked(items, 10)
     seen = [number for number, _results in parallel.chunks_in_two(ChildFirst(square_with_pid), chunks, min_items=1)]
     assert sorted(seen) == list(range(len(chunks)))
+
+
+def test_both_processes_work_even_when_this_one_is_slow_after_forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case that made tests flaky on a busy machine: the child could take every chunk
+    before this process took one. ChildFirst holds the child back until this one has a chunk."""
+    import time
+
+    real_fork = os.fork
+
+    def slow_fork() -> int:
+        pid = real_fork()
+        if pid:
+            time.sleep(0.3)  # as if descheduled right after the fork
+        return pid
+
+    monkeypatch.setattr(os, "fork", slow_fork)
+    items = list(range(100))
+    results = parallel.in_two(ChildFirst(square_with_pid), items, min_items=1, chunks=parallel.chunked(items, 10))
+    assert [r[0] for r in results] == [i * i for i in items]
+    assert len({r[1] for r in results}) == 2

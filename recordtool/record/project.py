@@ -12,6 +12,7 @@ from recordtool.record.config import Config, find_root, load_config
 from recordtool.record.graph import Graph, build_graph
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
+from recordtool.record.static import static_problems
 
 
 @dataclass
@@ -54,5 +55,5 @@ def open_project(start: Path | None = None, *, root: Path | None = None) -> Proj
     with no_gc_pauses():
         record, problems = load_record(config)
         graph, more = build_graph(record)
-        problems = sorted([*problems, *more], key=Problem.sort_key)
+        problems = sorted([*problems, *more, *static_problems(config, record)], key=Problem.sort_key)
     return Project(config, record, graph, problems)

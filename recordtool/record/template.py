@@ -11,6 +11,7 @@ from pathlib import Path
 
 from recordtool.record.config import Config, Kind
 from recordtool.record.load import _ID, entry_files
+from recordtool.record.static import PLACEHOLDER_AUTHOR, PLACEHOLDER_BODY, PLACEHOLDER_STATEMENT
 
 
 class TemplateError(Exception):
@@ -48,7 +49,7 @@ def render_template(kind: Kind, entry_id: str, title: str, today: dt.date) -> st
     if kind.schema == "literature":
         lines += [
             "reference:",
-            "  authors: [\"Surname, I.\"]",
+            f"  authors: [{_quote(PLACEHOLDER_AUTHOR)}]",
             f"  year: {today.year}",
             f"  title: {_quote(title)}",
             "  venue: null",
@@ -57,15 +58,16 @@ def render_template(kind: Kind, entry_id: str, title: str, today: dt.date) -> st
     if kind.schema == "theory":
         lines += [
             "statement: >-",
-            "  The claim itself, in one paragraph. Changing this text makes its verdict stale.",
+            f"  {PLACEHOLDER_STATEMENT} Changing this text makes its verdict stale.",
             "checks: []",
             "#  - name: my-check",
             "#    run: checks.my_module:measure",
             "#    params: {}",
             "#    expect: {metric: \"< 1e-9\"}",
-            "#    control: {params: {}}",
+            "#    controls:",
+            "#      - {name: untrained, params: {train: false}}",
         ]
-    lines += ["body: |", "  Write the body here, in Markdown. Mention other entries by id."]
+    lines += ["body: |", f"  {PLACEHOLDER_BODY} Mention other entries by id."]
     return "\n".join(lines) + "\n"
 
 

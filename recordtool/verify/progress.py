@@ -2,7 +2,10 @@
 
 On a terminal, finished checks scroll up as lines and the running ones stay at the bottom,
 redrawn a few times a second (name, state, elapsed, the check's last progress line). When
-the output is not a terminal (CI, a pipe), each finished check is one plain line.
+the output is not a terminal (CI, a pipe, ``nohup``), each run is a plain line when it starts
+and one when it ends, and a run still going says so every ``HEARTBEAT_S`` seconds with what
+the check last reported (``ctx.progress``: "step 300/1000, loss 2.31"), so a log is never
+silent for long.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from recordtool.verify.judge import short_error
 from recordtool.verify.runner import Job, JobResult
 
 REDRAW_S = 0.1
+HEARTBEAT_S = 30.0  # at most this long between two lines about a running run, off a terminal
 
 
 def _result_line(result: JobResult) -> str:
@@ -26,19 +30,27 @@ def _result_line(result: JobResult) -> str:
 
 
 class PlainDisplay:
-    """One line per finished run (and per finished claim), for logs and pipes."""
+    """For logs and pipes: a line when a run starts, one when it ends, a heartbeat between."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.stream = stream or sys.stderr
+        self.heartbeat_s = heartbeat_s
+        self.beats: dict[str, float] = {}  # a running run's label -> the elapsed time it last said so at
 
     def started(self, job: Job) -> None:
-        pass
+        self.beats[job.label] = 0.0
+        print(f"{job.label}: started", file=self.stream, flush=True)
 
     def finished(self, result: JobResult) -> None:
+        self.beats.pop(result.job.label, None)
         print(_result_line(result), file=self.stream, flush=True)
 
     def tick(self, running: list[tuple[Job, float, str]]) -> None:
-        pass
+        for job, elapsed, progress in running:
+            if elapsed - self.beats.get(job.label, 0.0) >= self.heartbeat_s:
+                self.beats[job.label] = elapsed
+                said = f", {progress}" if progress else ", nothing reported yet"
+                print(f"{job.label}: running {elapsed:.0f} s{said}", file=self.stream, flush=True)
 
     def claim(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
@@ -49,6 +61,9 @@ class PlainDisplay:
 
 class LiveDisplay(PlainDisplay):
     """Running checks redrawn in place at the bottom of the terminal."""
+
+    def started(self, job: Job) -> None:
+        pass  # shown among the running ones at the next redraw
 
     def __init__(self, stream: TextIO | None = None, width: int = 100) -> None:
         super().__init__(stream)
