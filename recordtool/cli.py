@@ -161,9 +161,11 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @click.option("--failed", is_flag=True, help="Only claims whose last verdict did not pass; rerun them.")
 @click.option("--force", is_flag=True, help="Rerun claims whose verdict is fresh too.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Checks run in parallel (the slowest first).")
-@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run each check under seeds 0..N-1 and keep every seed's numbers.")
+              help="Check runs at once (the slowest first); each run has its check's own `threads:`, "
+                   "so -j changes no number.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Run every check on seeds 0..N-1 instead of its own `seeds:` (a quick look; the verdict "
+                   "is then stale until a plain verify runs each check on its own seeds).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
               help="Seconds per check run, overriding `timeout:` in the YAML and the project's default.")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
@@ -173,15 +175,16 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
               help="Also write a JUnit XML report, one test case per check.")
 def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
-           failed: bool, force: bool, jobs: int, seeds: int, timeout: float | None, device: str, fmt: str,
+           failed: bool, force: bool, jobs: int, seeds: int | None, timeout: float | None, device: str, fmt: str,
            junit_xml: Path | None) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
-    Each check (and each control) runs in a child process; a hang ends in `timeout`, a
-    crash in `error`, and neither stops the run. Claims whose verdict is fresh (nothing
-    that produced it has changed) are not rerun unless --force. Exits 0 when every selected
-    claim is verified (or skipped), 1 otherwise, 2 on a usage error, 130 on Ctrl-C (the
-    verdicts already finished are kept).
+    Each check runs on its `seeds:` (default 1), and so does each control, every run in a
+    child process; a hang ends in `timeout`, a crash in `error`, and neither stops the run.
+    Claims whose verdict is fresh (nothing that produced it has changed) are not rerun
+    unless --force. Exits 0 when every selected claim is verified (every clause; or
+    skipped), 1 otherwise, 2 on a usage error, 130 on Ctrl-C (the verdicts already finished
+    are kept). The rules: docs/verdicts.md.
     """
     from recordtool.verify.progress import make_display
     from recordtool.verify.session import Options, VerifyError, format_report, report_json
@@ -210,7 +213,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
 
         write_atomic(junit_xml, to_junit(r.status for r in report.results))
     if fmt == "json":
-        click.echo(json.dumps(report_json(report), indent=2))
+        click.echo(json.dumps(report_json(report), indent=2, allow_nan=False))
     else:
         click.echo(format_report(report))
     sys.exit(130 if report.interrupted else 0 if report.ok else 1)
@@ -226,9 +229,11 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     """Show what holds now: every claim's verdict, and why a stale one is stale.
 
     Reads the verdicts in record/verdicts/ and the check sources; runs nothing. A claim is
-    `verified`, `failed`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
+    `verified` (every clause), `partly-verified` ("partly verified: 4 of 5 clauses"),
+    `contradicted`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
     produced its verdict changed: the statement, a check's spec, its code, the environment)
-    or `unchecked`.
+    or `unchecked`. --why adds each clause's verdict and each expectation's power and
+    spread over seeds (docs/verdicts.md).
     """
     from recordtool.verify.session import VerifyError, find_claims
     from recordtool.verify.status import assess, format_status, status_json
@@ -243,7 +248,7 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     if chosen is not None:
         statuses = {c.id: statuses[c.id] for c in chosen}
     if fmt == "json":
-        click.echo(json.dumps(status_json(statuses), indent=2))
+        click.echo(json.dumps(status_json(statuses), indent=2, allow_nan=False))
     else:
         click.echo(format_status(statuses, why=why))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from verify_fakes import CHECKS, check, claim_yaml, make_project, one_claim
+from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project, one_claim
 
 from recordtool.cli import cli
 
@@ -35,24 +36,26 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     control = "control: {params: {broken: true}}"
     claims = {
         "THEORY-1": claim_yaml("THEORY-1", check("small", "ok", more=control)),
-        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail")),
+        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=POWER)),
         "THEORY-3": claim_yaml("THEORY-3", check("small", "always", more=control)),
-        "THEORY-4": claim_yaml("THEORY-4", check("boom", "boom") + check("nan", "nan")),
+        "THEORY-4": claim_yaml("THEORY-4", check("boom", "boom") + check("nan", "nan", more=POWER)),
         "THEORY-5": claim_yaml("THEORY-5", check("hang", "hang", more="timeout: 1")),
         "THEORY-6": claim_yaml("THEORY-6", check("exit", "exit3") + check("signal", "killed")),
         "THEORY-7": claim_yaml("THEORY-7", check("text", "text") + check("missing", "nothing")),
-        "THEORY-8": claim_yaml("THEORY-8", check("chatty", "chatty") + check("gpu", "noop", more="needs: [gpu]")),
+        "THEORY-8": claim_yaml("THEORY-8", check("chatty", "chatty", more=POWER)
+                               + check("gpu", "noop", more="needs: [gpu]")),
     }
     root = make_project(tmp_path, claims)
     code, out, err = invoke(root, "verify", "-j", "4")
     assert code == 1
     got = lines(out)
     assert [line.split()[:3] for line in got[:8]] == [
-        ["THEORY-1", "verified", "ran"], ["THEORY-2", "failed", "ran"], ["THEORY-3", "no-power", "ran"],
-        ["THEORY-4", "failed", "ran"], ["THEORY-5", "timeout", "ran"], ["THEORY-6", "error", "ran"],
+        ["THEORY-1", "verified", "ran"], ["THEORY-2", "contradicted", "ran"], ["THEORY-3", "no", "power"],
+        ["THEORY-4", "contradicted", "ran"], ["THEORY-5", "timeout", "ran"], ["THEORY-6", "error", "ran"],
         ["THEORY-7", "error", "ran"], ["THEORY-8", "skipped", "ran"]]
     assert got[1].endswith(" — small: fail: err = 0.9, expected < 0.5")
-    assert got[2].endswith(" — small: no-power: control 'control' passed too: the check cannot tell")
+    assert got[2].endswith(" — small: no-power: no expectation has power: none fails on every seed of a control "
+                           "or of its null")
     assert got[3].endswith(" — boom: error: raised ZeroDivisionError: nope; nan: fail: err = nan, expected < 0.5")
     assert got[4].endswith(" — hang: timeout: ran past its 1 s timeout")
     assert got[5].endswith(" — exit: error: the check's process exited with code 3 before returning; "
@@ -60,8 +63,8 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     assert got[6].endswith(" — text: error: metric 'err' is the string 'small', not a number; "
                            "missing: error: metric 'err' missing (the check returned: other)")
     assert got[7].endswith(" — gpu: skipped: needs a GPU; run with --device cuda on a machine with one")
-    assert got[8].startswith("verified 1 of 8 selected claims (2 error, 2 failed, 1 no-power, 1 skipped, 1 timeout); "
-                             "ran 13 check runs in ")
+    assert got[8].startswith("verified 1 of 8 selected claims (2 contradicted, 2 error, 1 no-power, 1 skipped, "
+                             "1 timeout); ran 16 check runs in ")
     assert "THEORY-5 hang seed 0: timeout" in err
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
     assert verdict["checks"][0]["figures"] == ["record/verdicts/figures/THEORY-1/small/plot.png",
@@ -76,25 +79,27 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
 
     # --failed reruns the failing ones only; a selection of passing claims exits 0.
     code, out, _ = invoke(root, "verify", "--failed", "-k", "theory-2")
-    assert code == 1 and lines(out)[0].split()[:3] == ["THEORY-2", "failed", "ran"]
+    assert code == 1 and lines(out)[0].split()[:3] == ["THEORY-2", "contradicted", "ran"]
     code, out, _ = invoke(root, "verify", "THEORY-1", "THEORY-8")
     assert code == 0, out
 
     code, out, _ = invoke(root, "status")
-    assert lines(out)[-1] == ("verified 1 of 8 claims (2 error, 2 failed, 1 no-power, 1 skipped, 1 timeout); "
+    assert lines(out)[-1] == ("verified 1 of 8 claims (2 contradicted, 2 error, 1 no-power, 1 skipped, 1 timeout); "
                               "checks of fresh verdicts: 2 of 12 pass")
 
 
 def test_fresh_verify_is_fast_and_never_imports_torch(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("small", "torchy"))
+    root = one_claim(tmp_path, check("small", "torchy", more=POWER + "\nthreads: 2"))
     script = ("import sys, time\nfrom recordtool.record.project import open_project\nfrom recordtool.verify.session import Options, verify\n"
               f"t=time.perf_counter(); r = verify(open_project(root=__import__('pathlib').Path({str(root)!r})), Options())\n"
               "print(r.ok, r.checks_run, 'torch' in sys.modules or 'checks.fake' in sys.modules, "
               "time.perf_counter()-t)\n")
     first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert first.stdout.split()[:3] == ["True", "1", "False"]
+    assert first.stdout.split()[:3] == ["True", "2", "False"]  # the check and its control
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
     assert verdict["checks"][0]["runs"][0]["metrics"]["torch"] == 1.0  # the check did import torch
+    # torch runs with the check's threads (forked from a server that has one), whatever -j is
+    assert verdict["checks"][0]["runs"][0]["metrics"]["threads"] == 2.0 and verdict["checks"][0]["threads"] == 2
     again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     ok, runs, torch, seconds = again.stdout.split()
     assert (ok, runs, torch) == ("True", "0", "False")
@@ -102,20 +107,32 @@ def test_fresh_verify_is_fast_and_never_imports_torch(tmp_path: Path) -> None:
 
 
 def test_seeds_and_nondeterminism(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("seeded", "seeded"), check("random", "random"))
-    code, _, _ = invoke(root, "verify", "--seeds", "3")
+    root = one_claim(tmp_path, check("seeded", "seeded", more=POWER + "\nseeds: 2"),
+                     check("random", "random", more=POWER))
+    code, _, _ = invoke(root, "verify")
     assert code == 0
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
-    assert verdict["seeds"] == [0, 1, 2]
-    assert [r["metrics"]["err"] for r in verdict["checks"][0]["runs"]] == [0.0, 0.001, 0.002]
-    code, out, _ = invoke(root, "verify", "--seeds", "3", "--force", "--format", "json")
+    assert verdict["seeds"] == [0, 1]  # the checks' own seeds: 2 and 1
+    assert [[r["seed"] for r in c["runs"]] for c in verdict["checks"]] == [[0, 1], [0]]
+    assert [[r["seed"] for r in c["controls"][0]["runs"]] for c in verdict["checks"]] == [[0, 1], [0]]
+
+    code, out, _ = invoke(root, "verify", "--seeds", "3", "--format", "json")  # overrides every check's
     data = json.loads(out)
     checks = {c["name"]: c for c in data["claims"][0]["checks"]}
-    assert not checks["seeded"]["nondeterministic"]
+    assert checks["seeded"]["seeds"] == checks["random"]["seeds"] == [0, 1, 2]
+    assert checks["seeded"]["expectations"][0]["spread"] == [0.0, 0.001, 0.002]
+    assert not checks["seeded"]["nondeterministic"]  # seeds 0 and 1 compared with the last run
     assert checks["random"]["nondeterministic"]
-    assert checks["random"]["message"] == ("all expectations hold (no control); seed 0 gave different numbers "
-                                           "than last time (nondeterministic)")
+    assert re.fullmatch(r"1 expectation with power holds on every one of 3 seeds; seed 0 gave different numbers "
+                        r"than last time \(err \S+ then \S+, beyond the tolerance\): nondeterministic",
+                        checks["random"]["message"])
     assert data["ok"] and data["claims"][0]["ran"]
+    # a verdict on other seeds than the checks declare is stale until a plain verify
+    code, out, _ = invoke(root, "status", "--why")
+    assert "    stale: check 'random': ran on 3 seeds, declares 1" in lines(out)
+    assert "    stale: check 'seeded': ran on 3 seeds, declares 2" in lines(out)
+    code, out, _ = invoke(root, "verify")
+    assert code == 0 and "ran 6 check runs" in out
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -142,24 +159,28 @@ def test_record_errors_refuse_to_verify(tmp_path: Path) -> None:
 
 def test_junit_and_tag_selection(tmp_path: Path) -> None:
     root = make_project(tmp_path, {
-        "THEORY-1": claim_yaml("THEORY-1", check("small", "noop"), extra="tags: [fast]\n"),
-        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail")),
+        "THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER), extra="tags: [fast]\n"),
+        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=POWER)),
     })
     report = tmp_path / "junit.xml"
     code, out, _ = invoke(root, "verify", "--tag", "fast", "--junit-xml", str(report))
     assert code == 0 and len(lines(out)) == 2
     xml = report.read_text()
-    assert '<testsuite name="recordtool verify" tests="1" failures="0" errors="0" skipped="0"' in xml
+    assert '<testsuite name="recordtool verify" tests="2" failures="0" errors="0" skipped="0"' in xml
     code, out, _ = invoke(root, "verify", "--stale", "--junit-xml", str(report))
-    assert code == 1 and lines(out)[0].startswith("THEORY-2  failed")
-    assert '<failure type="fail" message="err = 0.9, expected &lt; 0.5" />' in report.read_text()
+    assert code == 1 and lines(out)[0].startswith("THEORY-2  contradicted")
+    xml = report.read_text()
+    assert '<failure type="fail" message="err = 0.9, expected &lt; 0.5" />' in xml
+    assert ('<failure type="contradicted" message="clause \'statement\' is contradicted (small: err fails)" />'
+            in xml)
+    assert '<property name="claim-result" value="contradicted" />' in xml
 
 
 def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> None:
     pidfile = tmp_path / "hang.pid"
     checks = CHECKS + f"\n\ndef hangpid(ctx):\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
     root = make_project(tmp_path, {
-        "THEORY-1": claim_yaml("THEORY-1", check("small", "noop")),
+        "THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER)),
         "THEORY-2": claim_yaml("THEORY-2", check("hang", "hangpid")),
     }, checks=checks)
     proc = subprocess.Popen([*RECORDTOOL, "verify", "--root", str(root), "-j", "2"],
@@ -200,3 +221,62 @@ def test_the_shipped_record_validates_renders_and_verifies_clean(tmp_path: Path)
     assert run.returncode == 0, run.stdout + run.stderr
     again = subprocess.run([*RECORDTOOL, "verify", "--root", str(root)], capture_output=True, text=True)
     assert again.returncode == 0 and "ran 0 check runs" in again.stdout
+
+
+def _without_timings(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in ("duration_s", "verified_at")}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+def test_jobs_change_no_number(tmp_path: Path) -> None:
+    root = one_claim(tmp_path, check("threads", "threads", expect='{threads: "== 2"}', more="threads: 2\nseeds: 2\n"
+                                     "control: {params: {}}"),
+                     check("seeded", "seeded", more=POWER + "\nseeds: 3\nquorum: 2"))
+    path = root / "record" / "verdicts" / "THEORY-1.json"
+    code, out, _ = invoke(root, "verify", "-j", "1")
+    # threads == 2 holds under its control too: no power, it decides nothing; seeded verifies the claim
+    assert code == 0, out
+    first = path.read_text()
+    code, out, _ = invoke(root, "verify", "--force", "-j", "2")
+    assert "ran 10 check runs" in out
+    second = path.read_text()
+    assert _without_timings(json.loads(first)) == _without_timings(json.loads(second))
+    data = json.loads(second)
+    assert [c["threads"] for c in data["checks"]] == [2, 1]
+    assert [r["metrics"]["threads"] for r in data["checks"][0]["runs"]] == [2.0, 2.0]
+    assert (data["result"], [e["state"] for c in data["checks"] for e in c["expectations"]]) == (
+        "verified", ["no-power", "holds"])
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_provenance_is_dirty_when_a_covered_file_differs_from_the_commit(tmp_path: Path) -> None:
+    checks = CHECKS.replace("from checks import helper", "from checks import helper\nimport checks.extra  # noqa")
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER))},
+                        checks=checks)
+    (root / "checks" / "extra.py").write_text("X = 1\n")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "start")
+    path = root / "record" / "verdicts" / "THEORY-1.json"
+    (root / "notes.txt").write_text("not covered\n")  # an untracked file the fingerprint does not cover
+    invoke(root, "verify")
+    assert json.loads(path.read_text())["git_dirty"] is False
+    _git(root, "rm", "-q", "--cached", "checks/extra.py")  # still there, now untracked
+    _git(root, "commit", "-qm", "untrack extra")
+    invoke(root, "verify", "--force")
+    assert json.loads(path.read_text())["git_dirty"] is True
+    _git(root, "add", "checks/extra.py")
+    _git(root, "commit", "-qm", "track extra")
+    invoke(root, "verify", "--force")
+    assert json.loads(path.read_text())["git_dirty"] is False
+    (root / "record" / "theory" / "THEORY-1.yaml").write_text(
+        claim_yaml("THEORY-1", check("small", "noop", more=POWER), statement="Modified."))
+    invoke(root, "verify")
+    assert json.loads(path.read_text())["git_dirty"] is True

@@ -26,11 +26,11 @@ def always(ctx, broken=False):
     return {"err": 0.0}
 
 
-def fail(ctx):
+def fail(ctx, broken=False):
     return {"err": 0.9}
 
 
-def nan(ctx):
+def nan(ctx, broken=False):
     return {"err": float("nan")}
 
 
@@ -63,10 +63,10 @@ def killed(ctx):
     time.sleep(5)
 
 
-def chatty(ctx):
+def chatty(ctx, broken=False):
     for _ in range(40000):
         print("x" * 99)
-    return {"err": 0.0}
+    return {"err": 1.0 if broken else 0.0}
 
 
 def hog(ctx):
@@ -76,12 +76,41 @@ def hog(ctx):
     return {"err": float(len(blocks))}
 
 
-def random(ctx):
-    return {"err": int.from_bytes(os.urandom(4), "little") / 2**40}
+def random(ctx, broken=False):
+    return {"err": int.from_bytes(os.urandom(4), "little") / 2**40 + (1.0 if broken else 0.0)}
 
 
-def seeded(ctx):
-    return {"err": ctx.seed / 1000}
+def seeded(ctx, broken=False):
+    return {"err": ctx.seed / 1000 + (1.0 if broken else 0.0)}
+
+
+def jitter(ctx, rel=0.0, broken=False):
+    """0.1 on a first run, 0.1 * (1 + rel) on every later one (a file in the cache counts)."""
+    marker = ctx.cache_dir / f"jitter-{ctx.seed}"
+    again = marker.exists()
+    ctx.cache_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text("ran")
+    return {"err": 0.1 * (1 + rel) if again else 0.1, "inf": float("inf"), "nan": float("nan"),
+            "zero": 0.0 if not again else 1e-12}
+
+
+def threads(ctx):
+    return {"err": 0.0, "threads": float(ctx.threads)}
+
+
+def numbers(ctx, broken=False, **values):
+    """Returns ``values`` as they are, ``seed_<n>_<metric>`` overriding ``metric`` on seed n;
+    a control (``broken``) returns ``broken_<metric>`` instead where given."""
+    out = {}
+    for key, value in values.items():
+        if key.startswith(("seed_", "broken_")):
+            continue
+        out[key] = value
+        if broken and f"broken_{key}" in values:
+            out[key] = values[f"broken_{key}"]
+        if not broken and f"seed_{ctx.seed}_{key}" in values:
+            out[key] = values[f"seed_{ctx.seed}_{key}"]
+    return {k: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in out.items()}
 
 
 def spin(ctx, seconds=0.5):
@@ -92,14 +121,15 @@ def spin(ctx, seconds=0.5):
     return {"err": 0.0}
 
 
-def noop(ctx):
-    return {"err": 0.0}
+def noop(ctx, broken=False):
+    return {"err": 1.0 if broken else 0.0}
 
 
-def torchy(ctx):
+def torchy(ctx, broken=False):
     import torch  # the check's own process imports torch; the parent must not
 
-    return {"err": float(torch.zeros(1).sum()), "torch": float("torch" in sys.modules)}
+    return {"err": float(torch.zeros(1).sum()) + (1.0 if broken else 0.0), "torch": float("torch" in sys.modules),
+            "threads": float(torch.get_num_threads())}
 '''
 
 HELPER = '''
@@ -111,6 +141,10 @@ def small():
 def claim_yaml(claim_id: str, checks: str, statement: str = "The error is small.", extra: str = "") -> str:
     return (f"id: {claim_id}\nkind: theory\nstatement: {statement}\n{extra}checks:\n"
             + textwrap.indent(textwrap.dedent(checks).strip("\n"), "  ") + "\n")
+
+
+POWER = "control: {params: {broken: true}}"
+"""A control under which the fake checks that take ``broken`` fail ``err < 0.5``: power."""
 
 
 def check(name: str, run: str, expect: str = '{err: "< 0.5"}', more: str = "") -> str:

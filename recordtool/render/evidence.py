@@ -59,7 +59,7 @@ def _headline(state: str, verdict: ClaimVerdict | None) -> str:
     if verdict is None:
         return line + " — never checked; run `recordtool verify` to check it."
     if state == "stale":
-        return (line + f" — the last verdict, {outcome_badge(verdict.outcome)} on {_day(verdict.verified_at)}, "
+        return (line + f" — the last verdict, {badge(verdict.result)} on {_day(verdict.verified_at)}, "
                 "no longer applies: something that produced it has changed.")
     return line + f" since {_day(verdict.since)}, last verified {_day(verdict.verified_at)}."
 

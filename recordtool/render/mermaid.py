@@ -41,7 +41,8 @@ TITLE_LINES = 2
 
 CLASSES: dict[str, str] = {
     "verified": "fill:#d4edda,stroke:#2e7d32,color:#1b3d1f",
-    "failed": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
+    "partly-verified": "fill:#fff9c4,stroke:#9e9d24,color:#3e3c00",
+    "contradicted": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
     "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
     "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
     "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",

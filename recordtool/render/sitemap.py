@@ -31,7 +31,8 @@ FIGURES = "figures"
 
 BADGES: dict[str, str] = {
     "verified": "✅ verified",
-    "failed": "❌ failed",
+    "partly-verified": "🟡 partly verified",
+    "contradicted": "❌ contradicted",
     "no-power": "➖ no power",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
@@ -39,7 +40,8 @@ BADGES: dict[str, str] = {
     "stale": "⚠️ stale",
     "unchecked": "⚪ unchecked",
 }
-STATE_ORDER = ("verified", "failed", "no-power", "error", "timeout", "skipped", "stale", "unchecked")
+STATE_ORDER = ("verified", "partly-verified", "contradicted", "no-power", "error", "timeout", "skipped", "stale",
+               "unchecked")
 OUTCOME_BADGES: dict[str, str] = {
     "pass": "✅ pass",
     "fail": "❌ fail",

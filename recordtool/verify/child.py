@@ -174,6 +174,14 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             threads=int(request["threads"]),
             progress=progress,
         )
+        # A forked run starts with the server's thread count: give it the job's, for libraries
+        # the check imports from now on and for torch if its module imported it already (a
+        # check sets torch's threads from ctx.threads itself too; recordtool never imports torch).
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[name] = str(ctx.threads)
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(ctx.threads)
         start = time.perf_counter()
         value = fn(ctx, **request["params"])
         duration = time.perf_counter() - start

@@ -3,10 +3,13 @@
 A claim's fingerprint is a flat mapping, one key per thing that produced its verdict::
 
     statement                      hash of the claim's statement
+    clauses                        hash of its clauses (when it has ``clauses:``)
     check:<name>:run               the check's ``module:function``
     check:<name>:params            its params
     check:<name>:expect            its expectations
     check:<name>:controls          its controls (names and params)
+    check:<name>:seeds, :threads   how many seeds it ran on, and its threads per run (numbers)
+    check:<name>:observe, ...      its observe, degenerate, quorum and tolerance, when given
     source:checks/circuits.py      hash of each source file the check module runs: the module,
                                    every module inside checks/ it imports (transitively, found
                                    by reading ``import`` statements with ``ast``, never by
@@ -210,22 +213,38 @@ def environment(packages: Iterable[str] = ()) -> dict[str, str]:
     return versions
 
 
-def check_parts(check: CheckSpec) -> dict[str, str]:
-    """The spec of one check, as the fingerprint keys of its parts."""
-    return {
+def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
+    """The spec of one check, as the fingerprint keys of its parts; ``seeds`` and ``threads``
+    are kept as numbers (``seeds``: how many it runs on, the check's own unless given)."""
+    parts = {
         f"check:{check.name}:run": digest(check.run),
         f"check:{check.name}:params": digest(canonical(check.params)),
-        f"check:{check.name}:expect": digest(canonical({m: str(e) for m, e in check.expect.items()})),
+        f"check:{check.name}:expect": digest(canonical({m: e.key() for m, e in check.expect.items()})),
         f"check:{check.name}:controls": digest(canonical([[c.name, c.params] for c in check.all_controls])),
+        f"check:{check.name}:seeds": str(seeds if seeds is not None else check.seeds),
+        f"check:{check.name}:threads": str(check.threads),
     }
+    # set only when given, so that adding none of them changes no fingerprint
+    if check.observe:
+        parts[f"check:{check.name}:observe"] = digest(canonical(check.observe))
+    if check.degenerate:
+        parts[f"check:{check.name}:degenerate"] = digest(canonical({m: str(e) for m, e in check.degenerate.items()}))
+    if check.quorum is not None:
+        parts[f"check:{check.name}:quorum"] = str(check.quorum)
+    if "tolerance" in check.model_fields_set:
+        parts[f"check:{check.name}:tolerance"] = digest(canonical(check.tolerance.model_dump()))
+    return parts
 
 
-def fingerprint(claim: Theory, scanner: Scanner) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint, and the third-party packages its checks import."""
+def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+    """The claim's fingerprint, and the third-party packages its checks import (``seeds``:
+    the number of seeds every check runs on, when ``verify --seeds`` overrides theirs)."""
     out = {"statement": digest(" ".join(claim.statement.split()))}
+    if claim.clauses:
+        out["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
     packages: set[str] = set()
     for check in claim.checks:
-        out.update(check_parts(check))
+        out.update(check_parts(check, seeds))
         scan = scanner.scan(check.module)
         for rel, path in scan.files.items():
             out[f"source:{rel}"] = scanner.digest(path)
@@ -253,6 +272,8 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
         kind, _, rest = key.partition(":")
         if kind == "statement":
             reasons.append("statement changed")
+        elif kind == "clauses":
+            reasons.append("clauses changed")
         elif kind == "check":
             name, _, part = rest.rpartition(":")
             if name not in old_checks:
@@ -264,6 +285,12 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
             elif part == "params":
                 reasons.append(f"check '{name}': " + _params_change((old_params or {}).get(name),
                                                                     (new_params or {}).get(name)))
+            elif part in ("seeds", "threads") and before is None:
+                reasons.append(f"check '{name}': {part} {after} (not recorded before)")
+            elif part == "seeds" and after is not None:
+                reasons.append(f"check '{name}': ran on {before} seed{'s' if before != '1' else ''}, declares {after}")
+            elif part in ("threads", "quorum") and before is not None and after is not None:
+                reasons.append(f"check '{name}': {part} {before} -> {after}")
             else:
                 reasons.append(f"check '{name}': {part} changed")
         elif kind == "source":
@@ -288,7 +315,7 @@ def _check_names(fp: dict[str, str]) -> set[str]:
 
 def _order(key: str) -> tuple[int, str]:
     kind = key.partition(":")[0]
-    return ({"statement": 0, "check": 1, "source": 2, "version": 3}.get(kind, 4), key)
+    return ({"statement": 0, "clauses": 0, "check": 1, "source": 2, "version": 3}.get(kind, 4), key)
 
 
 def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:

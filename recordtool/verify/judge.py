@@ -1,25 +1,35 @@
 """Judging: the numbers a check measured against the expectations its claim states.
 
-Pure functions, no I/O. A run's metric that is missing or not a number is an error that
-names it; NaN never satisfies an expectation. A check passes when every expectation holds
-(under every seed) and, under each control, at least one fails; when a control passes too,
-the check has no power to tell.
+Pure functions, no I/O; the rules are in docs/verdicts.md. A run's metric that is missing or
+not a number is an error that names it; NaN never satisfies an expectation. Each expectation
+holds when it holds on at least the quorum of the seeds (all of them by default), and counts
+only when it has power: some control, or its declared null, fails it on every seed. A check
+passes when every expectation with power holds; with none, it has no power to tell. Clauses
+are judged from the expectations and observations that name them, the claim from its clauses.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from recordtool.record.schema import CheckSpec
+from recordtool.record.schema import STATEMENT_CLAUSE, CheckSpec, Theory, Tolerance
 from recordtool.verify.fingerprint import canonical
 from recordtool.verify.verdict import (
     CheckVerdict,
+    ClauseState,
+    ClauseVerdict,
     ControlOutcome,
     ControlResult,
+    Evidence,
     ExpectationResult,
+    ExpectationState,
+    ExpectationVerdict,
+    ObservationVerdict,
     Outcome,
+    Result,
     Run,
     RunOutcome,
     worst,
@@ -50,28 +60,45 @@ def as_number(value: Any) -> float | None:
 
 
 def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[str, Any],
-              duration_s: float, error: str | None = None, log: str = "") -> Run:
-    """One run's metrics against the check's expectations."""
+              duration_s: float, error: str | None = None, log: str = "", *, main: bool = True) -> Run:
+    """One run's metrics against the check's expectations (and, on the ``main`` run, against
+    their declared nulls); flags the run degenerate when it meets a ``degenerate:`` condition."""
     duration_s = round(duration_s, 4)
     if outcome != "ok":
         return Run(seed, outcome, dict(metrics), [], duration_s, error, log)
     results: list[ExpectationResult] = []
     problems: list[str] = []
-    for metric, expectation in spec.expect.items():
+
+    def number_of(metric: str, why: str = "") -> float | None:
         if metric not in metrics:
             returned = ", ".join(sorted(metrics)) or "nothing"
-            problems.append(f"metric '{metric}' missing (the check returned: {returned})")
-            results.append(ExpectationResult(metric, str(expectation), None, False))
-            continue
+            problems.append(f"metric '{metric}' missing{why} (the check returned: {returned})")
+            return None
         number = as_number(metrics[metric])
         if number is None:
             problems.append(f"metric '{metric}' is {describe(metrics[metric])}, not a number")
-            results.append(ExpectationResult(metric, str(expectation), None, False))
-            continue
-        results.append(ExpectationResult(metric, str(expectation), number, expectation.holds(number)))
+        return number
+
+    for metric, expect in spec.expect.items():
+        number = number_of(metric)
+        result = ExpectationResult(metric, str(expect), number, number is not None and expect.holds(number))
+        if main and expect.null is not None:
+            null = number_of(expect.null, f", the null of '{metric}'")
+            result.null = null
+            result.null_holds = None if null is None else expect.holds(null)
+        results.append(result)
+    if main:
+        for metric in spec.observe:
+            if metric not in metrics:
+                number_of(metric, ", observed")
+    degenerate: list[str] = []
+    for metric, condition in spec.degenerate.items():
+        number = number_of(metric, ", named under degenerate")
+        if number is not None and condition.holds(number):
+            degenerate.append(f"{metric} {condition}")
     if problems:
-        return Run(seed, "error", dict(metrics), results, duration_s, "; ".join(problems), log)
-    return Run(seed, "ok", dict(metrics), results, duration_s, None, log)
+        return Run(seed, "error", dict(metrics), results, duration_s, "; ".join(problems), log, degenerate)
+    return Run(seed, "ok", dict(metrics), results, duration_s, None, log, degenerate)
 
 
 def _run_outcome(run: Run) -> Outcome:
@@ -98,9 +125,49 @@ def _fmt(x: float | None) -> str:
     return f"{x:.6g}"
 
 
-def _failing(run: Run) -> str:
-    bad = [e for e in run.expectations if not e.holds]
-    return ", ".join(f"{e.metric} = {_fmt(e.measured)}, expected {e.expect}" for e in bad)
+def _result(run: Run, metric: str) -> ExpectationResult | None:
+    return next((e for e in run.expectations if e.metric == metric), None)
+
+
+def spread(values: list[float]) -> tuple[list[float] | None, int]:
+    """``[min, median, max]`` of ``values`` with NaN left out, and how many were NaN."""
+    numbers = sorted(v for v in values if not math.isnan(v))
+    nans = len(values) - len(numbers)
+    if not numbers:
+        return None, nans
+    return [numbers[0], float(statistics.median(numbers)), numbers[-1]], nans
+
+
+def close(a: Any, b: Any, tolerance: Tolerance) -> bool:
+    """Whether two metric values are the same within ``tolerance``:
+    ``|a - b| <= abs + rel * max(|a|, |b|)``; NaN equals NaN, an infinity only itself; lists
+    element by element; anything else exactly."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y, tolerance) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        x, y = float(a), float(b)
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        if math.isinf(x) or math.isinf(y):
+            return x == y
+        return abs(x - y) <= tolerance.abs + tolerance.rel * max(abs(x), abs(y))
+    return canonical(a) == canonical(b)
+
+
+def first_difference(old: Mapping[str, Any], new: Mapping[str, Any], tolerance: Tolerance) -> str | None:
+    """The first metric (by name) whose values differ beyond ``tolerance``, described; None
+    when all are the same."""
+    for metric in sorted(set(old) | set(new)):
+        if metric not in old or metric not in new:
+            return f"{metric} {'appeared' if metric not in old else 'disappeared'}"
+        if not close(old[metric], new[metric], tolerance):
+            a, b = as_number(old[metric]), as_number(new[metric])
+            if a is not None and b is not None:
+                return f"{metric} {_fmt(a)} then {_fmt(b)}"
+            return f"{metric} changed"
+    return None
 
 
 def judge_control(name: str, params: dict[str, Any], runs: list[Run]) -> ControlResult:
@@ -116,65 +183,137 @@ def judge_control(name: str, params: dict[str, Any], runs: list[Run]) -> Control
     return ControlResult(name, params, outcome, runs)
 
 
-def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Metrics equal value for value (NaN equal to NaN)."""
-    def norm(value: Any) -> Any:
-        if isinstance(value, float) and math.isnan(value):
-            return "NaN"
-        if isinstance(value, list):
-            return [norm(v) for v in value]
-        return value
+def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run],
+                        controls: list[ControlResult]) -> list[ExpectationVerdict]:
+    """Each expectation over the seeds of the main run, with what gives it power."""
+    required = spec.required(len(runs))
+    out: list[ExpectationVerdict] = []
+    for metric, expect in spec.expect.items():
+        measured = [r for r in (_result(run, metric) for run in runs) if r is not None]
+        holds_on = sum(1 for r in measured if r.holds)
+        power: list[str] = []
+        for control in controls:
+            judged = [_result(run, metric) for run in control.runs]
+            if judged and all(run.outcome == "ok" for run in control.runs) and all(
+                    r is not None and not r.holds for r in judged):
+                power.append(f"control '{control.name}'")
+        if expect.null is not None and measured and len(measured) == len(runs) and all(
+                r.null is not None and r.null_holds is False for r in measured):
+            power.append(f"null {expect.null}")
+        values, nans = spread([r.measured for r in measured if r.measured is not None])
+        state: ExpectationState = ("no-power" if not power else "holds" if holds_on >= required else "fails")
+        out.append(ExpectationVerdict(metric, str(expect), list(expect.clause) or list(clause_ids), expect.null,
+                                      state, holds_on, len(runs), required, power, values, nans))
+    return out
 
-    return canonical({k: norm(v) for k, v in a.items()}) == canonical({k: norm(v) for k, v in b.items()})
+
+def _observations(spec: CheckSpec, runs: list[Run]) -> list[ObservationVerdict]:
+    out = []
+    for metric, clauses in spec.observe.items():
+        numbers = [as_number(run.metrics.get(metric)) for run in runs if run.outcome == "ok"]
+        values, nans = spread([n for n in numbers if n is not None])
+        out.append(ObservationVerdict(metric, list(clauses), values, nans))
+    return out
+
+
+def _failure(e: ExpectationVerdict, runs: list[Run]) -> str:
+    """Why an expectation with power fails: the value on the first seed it fails, and, with
+    a quorum, on how many seeds it holds."""
+    bad = next(((run.seed, r) for run in runs if (r := _result(run, e.metric)) is not None and not r.holds), None)
+    text = f"{e.metric} = {_fmt(bad[1].measured)}, expected {e.expect}" if bad else f"{e.metric}: expected {e.expect}"
+    if e.seeds > 1 and bad is not None:
+        text += f" (seed {bad[0]})"
+    if e.required < e.seeds:
+        text += f"; holds on {e.holds_on} of {e.seeds} seeds, quorum {e.required}"
+    return text
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _degenerate_note(runs: list[Run], controls: list[ControlResult]) -> str:
+    notes = []
+    for name, group in [("the main run", runs), *((f"control '{c.name}'", c.runs) for c in controls)]:
+        seeds = [str(r.seed) for r in group if r.degenerate]
+        if seeds:
+            notes.append(f"{name} is degenerate on seed{'s' if len(seeds) != 1 else ''} {', '.join(seeds)}")
+    return "; ".join(notes)
 
 
 def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult], *, timeout: float,
-                figures: list[str], duration_s: float, previous: CheckVerdict | None = None) -> CheckVerdict:
-    """The check's outcome from its runs (one per seed) and its controls.
+                figures: list[str], duration_s: float, previous: CheckVerdict | None = None,
+                clause_ids: list[str] | None = None) -> CheckVerdict:
+    """The check's outcome from its runs (one per seed) and its controls (docs/verdicts.md).
 
-    ``previous``: the last verdict of this same check (same spec, code and environment);
-    a seed whose numbers differ from it marks the check nondeterministic.
+    ``clause_ids``: the claim's clauses (an expectation that names none tests them all).
+    ``previous``: the last verdict of this same check (same spec, code and environment); a
+    seed whose numbers differ from it beyond the check's tolerance marks the check
+    nondeterministic.
     """
+    clause_ids = clause_ids or [STATEMENT_CLAUSE]
     several = len(runs) > 1
     outcomes = [_run_outcome(r) for r in runs]
-    outcome = worst(outcomes) if runs else "error"
+    broken: list[Outcome] = [o for o in outcomes if o in ("error", "timeout")]
+    outcome: Outcome = worst(broken) if broken else "pass" if runs else "error"
     message = ""
-    where = ""
-    for run, run_outcome in zip(runs, outcomes, strict=True):
-        if run_outcome == outcome and outcome != "pass":
-            where = f" (seed {run.seed})" if several else ""
-            if outcome == "fail":
-                message = _failing(run) + where
-            elif outcome == "timeout":
-                message = f"ran past its {timeout:g} s timeout{where}"
-            else:
-                message = short_error(run.error) + where
-            break
-    if outcome == "pass":
-        passed = [c for c in controls if c.outcome == "passed"]
-        broken = [c for c in controls if c.outcome in ("error", "timeout")]
-        if passed:
-            outcome = "no-power"
-            names = ", ".join(f"'{c.name}'" for c in passed)
-            message = f"control {names} passed too: the check cannot tell"
-        elif broken:
-            control = broken[0]
-            outcome = control.outcome  # type: ignore[assignment]
+    expectations = _judge_expectations(spec, clause_ids, runs, controls)
+    if outcome != "pass":
+        for run, run_outcome in zip(runs, outcomes, strict=True):
+            if run_outcome == outcome:
+                where = f" (seed {run.seed})" if several else ""
+                if outcome == "timeout":
+                    message = f"ran past its {timeout:g} s timeout{where}"
+                else:
+                    message = short_error(run.error) + where
+                break
+        if not runs:
+            message = "no run"
+    else:
+        powered = [e for e in expectations if e.power]
+        failing = [e for e in powered if e.state == "fails"]
+        unpowered = [e for e in expectations if not e.power]
+        broken_controls = [c for c in controls if c.outcome in ("error", "timeout")]
+        if failing:
+            outcome = "fail"
+            message = "; ".join(_failure(e, runs) for e in failing)
+        elif broken_controls:
+            control = broken_controls[0]
+            outcome = cast(Outcome, control.outcome)
             bad = next(r for r in control.runs if r.outcome != "ok")
             detail = f"ran past its {timeout:g} s timeout" if bad.outcome == "timeout" else short_error(bad.error)
             message = f"control '{control.name}': {detail}"
-        elif controls:
-            message = f"all expectations hold; {len(controls)} control{'s' if len(controls) != 1 else ''} fail{'' if len(controls) != 1 else 's'} as required"
+        elif not powered:
+            outcome = "no-power"
+            if not controls and not any(e.null for e in expectations):
+                message = "no expectation has power: the check has no control and no null"
+            else:
+                message = "no expectation has power: none fails on every seed of a control or of its null"
         else:
-            message = "all expectations hold (no control)"
+            message = f"{_plural(len(powered), 'expectation')} with power hold{'s' if len(powered) == 1 else ''}"
+            if several:
+                message += f" on {'every one' if spec.required(len(runs)) == len(runs) else f'at least {spec.required(len(runs))}'} of {len(runs)} seeds"
+        if outcome in ("pass", "fail") and unpowered:
+            names = ", ".join(e.metric for e in unpowered)
+            message += f"; {len(unpowered)} without power decide{'s' if len(unpowered) == 1 else ''} nothing ({names})"
+    if outcome in ("error", "timeout"):
+        for e in expectations:
+            e.state = cast(ExpectationState, outcome)
+    degenerate = _degenerate_note(runs, controls)
+    if degenerate:
+        message += f"; {degenerate}"
     nondeterministic = False
     if previous is not None:
         before = {r.seed: r for r in previous.runs if r.outcome == "ok"}
         for run in runs:
             old = before.get(run.seed)
-            if run.outcome == "ok" and old is not None and not same_numbers(old.metrics, run.metrics):
+            if run.outcome != "ok" or old is None:
+                continue
+            difference = first_difference(old.metrics, run.metrics, spec.tolerance)
+            if difference is not None:
                 nondeterministic = True
-                message += f"; seed {run.seed} gave different numbers than last time (nondeterministic)"
+                message += (f"; seed {run.seed} gave different numbers than last time ({difference}, beyond "
+                            f"the tolerance): nondeterministic")
                 break
     return CheckVerdict(
         name=spec.name,
@@ -187,8 +326,58 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
         figures=figures,
         duration_s=round(duration_s, 4),
         nondeterministic=nondeterministic,
+        expectations=expectations,
+        observations=_observations(spec, runs),
+        threads=spec.threads,
+        required=spec.required(len(runs)) if runs else spec.required(spec.seeds),
     )
 
 
-def skipped_check(spec: CheckSpec, why: str) -> CheckVerdict:
-    return CheckVerdict(spec.name, spec.run, dict(spec.params), "skipped", why, [], [], [], 0.0, False)
+CLAUSE_ORDER: tuple[ClauseState, ...] = ("contradicted", "error", "timeout", "skipped", "verified", "observed")
+
+
+def judge_clauses(claim: Theory, checks: list[CheckVerdict]) -> list[ClauseVerdict]:
+    """Each clause of ``claim`` from what its checks' expectations and observations found."""
+    out = []
+    for clause in claim.clause_ids:
+        evidence: list[Evidence] = []
+        for check in checks:
+            evidence += [Evidence(check.name, e.metric, "expect", e.state)
+                         for e in check.expectations if clause in e.clauses]
+            evidence += [Evidence(check.name, o.metric, "observe", "observed")
+                         for o in check.observations if clause in o.clauses]
+        states = {_clause_state(e.state) for e in evidence}
+        state: ClauseState = next((s for s in CLAUSE_ORDER if s in states), "untested")
+        out.append(ClauseVerdict(clause, claim.clause_text(clause), state, evidence))
+    return out
+
+
+def _clause_state(state: str) -> ClauseState:
+    return cast(ClauseState, {"holds": "verified", "fails": "contradicted", "no-power": "observed"}.get(state, state))
+
+
+def claim_result(clauses: list[ClauseVerdict], checks: list[CheckVerdict]) -> Result:
+    """The claim's result from its clauses (docs/verdicts.md)."""
+    states = [c.state for c in clauses]
+    outcomes = {c.outcome for c in checks}
+    if "contradicted" in states:
+        return "contradicted"
+    for broken in ("error", "timeout"):
+        if broken in outcomes or broken in states:
+            return cast(Result, broken)
+    verified = states.count("verified")
+    if clauses and verified == len(clauses):
+        return "verified"
+    if verified:
+        return "partly-verified"
+    if "skipped" in outcomes:
+        return "skipped"
+    return "no-power"
+
+
+def skipped_check(spec: CheckSpec, why: str, clause_ids: list[str] | None = None) -> CheckVerdict:
+    clause_ids = clause_ids or [STATEMENT_CLAUSE]
+    expectations = [ExpectationVerdict(metric, str(e), list(e.clause) or list(clause_ids), e.null, "skipped", 0, 0,
+                                       spec.required(spec.seeds), [], None) for metric, e in spec.expect.items()]
+    return CheckVerdict(spec.name, spec.run, dict(spec.params), "skipped", why, [], [], [], 0.0, False,
+                        expectations, [], spec.threads, spec.required(spec.seeds))

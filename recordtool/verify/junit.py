@@ -1,7 +1,11 @@
 """JUnit XML of a verify run (``--junit-xml PATH``), for CI systems that show test reports.
 
 One test case per check: ``classname`` the claim, ``name`` the check; ``fail`` and
-``no-power`` are failures, ``error`` and ``timeout`` errors, ``skipped`` skipped.
+``no-power`` are failures, ``error`` and ``timeout`` errors, ``skipped`` skipped. Then one
+test case per clause, ``name`` ``clause <id>``: ``verified`` passes, ``contradicted``,
+``observed`` and ``untested`` are failures (the claim is not verified), the others as their
+check's. The claim's result (``partly verified: 4 of 5 clauses``) is each case's
+``claim-result`` property.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def junit_xml(statuses: Iterable[ClaimStatus]) -> str:
             total += check.duration_s
             case = ET.SubElement(suite, "testcase", classname=status.claim, name=check.name,
                                  time=f"{check.duration_s:.3f}")
+            _result(case, verdict.summary)
             if check.outcome in ("fail", "no-power"):
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", type=check.outcome, message=check.message)
@@ -42,6 +47,22 @@ def junit_xml(statuses: Iterable[ClaimStatus]) -> str:
             elif check.outcome == "skipped":
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=check.message)
+        for clause in verdict.clauses:
+            counts["tests"] += 1
+            case = ET.SubElement(suite, "testcase", classname=status.claim, name=f"clause {clause.clause}", time="0")
+            _result(case, verdict.summary)
+            by = "; ".join(f"{e.check}: {e.metric} {e.state.replace('-', ' ')}" for e in clause.evidence)
+            message = f"clause '{clause.clause}' is {clause.state}" + (f" ({by})" if by else
+                                                                       ": no expectation or observation names it")
+            if clause.state in ("contradicted", "observed", "untested"):
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", type=clause.state, message=message)
+            elif clause.state in ("error", "timeout"):
+                counts["errors"] += 1
+                ET.SubElement(case, "error", type=clause.state, message=message)
+            elif clause.state == "skipped":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=message)
     for key, value in counts.items():
         suite.set(key, str(value))
     suite.set("time", f"{total:.3f}")
@@ -49,3 +70,8 @@ def junit_xml(statuses: Iterable[ClaimStatus]) -> str:
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _result(case: ET.Element, summary: str) -> None:
+    properties = ET.SubElement(case, "properties")
+    ET.SubElement(properties, "property", name="claim-result", value=summary)

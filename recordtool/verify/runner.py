@@ -68,6 +68,7 @@ class Job:
     timeout: float
     figures_dir: Path
     expected_s: float = math.inf  # last duration, for ordering (unknown first)
+    threads: int = 1  # the check's ``threads:``, fixed whatever -j is
 
     @property
     def label(self) -> str:
@@ -231,7 +232,6 @@ class Runner:
     cache_dir: Path
     device: str = "cpu"
     jobs: int = 1
-    threads: int = 1
     display: Display = field(default_factory=NoDisplay)
     python: str = sys.executable
     serve: bool = field(default_factory=_serve_by_default)  # fork runs from a warm server
@@ -334,9 +334,11 @@ class Runner:
             else:
                 self._spawn(item)
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, threads_per_run: int = 1) -> dict[str, str]:
+        """The environment of a run (or of the server: one thread; each forked run sets
+        torch's thread count to its job's, see ``recordtool.verify.child``)."""
         env = dict(os.environ)
-        threads = str(self.threads)
+        threads = str(threads_per_run)
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
                     "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED})
         if self.device == "cpu":
@@ -356,7 +358,7 @@ class Runner:
             "device": self.device,
             "cache_dir": str(self.cache_dir),
             "figures_dir": str(job.figures_dir),
-            "threads": self.threads,
+            "threads": job.threads,
             "progress": str(files["progress"]),
         }
         files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
@@ -373,7 +375,7 @@ class Runner:
         item.log = open(item.files["log"], "wb")  # noqa: SIM115 - closed in _finish
         item.proc = subprocess.Popen(
             [self.python, "-m", "recordtool.verify.child", str(item.files["request"]), str(item.files["result"])],
-            cwd=self.root, env=self._env(), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
+            cwd=self.root, env=self._env(item.job.threads), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         item.started = item.clock = time.monotonic()

@@ -24,7 +24,14 @@ from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
 from recordtool.verify.fingerprint import environment
-from recordtool.verify.judge import judge_check, judge_control, judge_run, skipped_check
+from recordtool.verify.judge import (
+    claim_result,
+    judge_check,
+    judge_clauses,
+    judge_control,
+    judge_run,
+    skipped_check,
+)
 from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Job, JobResult, Runner
 from recordtool.verify.status import add_dependencies, assess_claims, claim_status
@@ -62,7 +69,7 @@ class Options:
     failed: bool = False
     force: bool = False
     jobs: int = 1
-    seeds: int = 1
+    seeds: int | None = None  # every check on seeds 0..N-1 (default: each check's own ``seeds:``)
     timeout: float | None = None
     device: str = "cpu"
 
@@ -123,16 +130,30 @@ def select(claims: list[Theory], options: Options) -> list[Theory]:
     return chosen
 
 
-def git_state(root: Path) -> tuple[str | None, bool | None]:
-    """The commit checked out at ``root`` and whether the tree has changes (None: no git)."""
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at ``root`` (None: no git)."""
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                 timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return None, None
-    return commit or None, bool(dirty)
+        return None
+    return commit or None
+
+
+def git_dirty(root: Path, paths: Iterable[str]) -> bool | None:
+    """Whether any of ``paths`` (relative to ``root``) differs from the commit: modified,
+    staged, deleted or untracked (None: no git)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *sorted(set(paths))],
+                             cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out)
+
+
+def covered_paths(claim_file: str, fingerprint: dict[str, str]) -> list[str]:
+    """The files a claim's fingerprint covers: the claim's own file and every source file."""
+    return [claim_file, *(key[len("source:"):] for key in fingerprint if key.startswith("source:"))]
 
 
 def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
@@ -186,7 +207,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         raise RecordError(project.errors)
     if options.jobs < 1:
         raise VerifyError("-j must be at least 1")
-    if options.seeds < 1:
+    if options.seeds is not None and options.seeds < 1:
         raise VerifyError("--seeds must be at least 1")
     if options.timeout is not None and options.timeout <= 0:
         raise VerifyError("--timeout must be a positive number of seconds")
@@ -205,7 +226,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     used = {u.id for c in chosen for u in c.cites if u.as_ == "uses"}
     needed = [c for c in claims if c.id in chosen_ids or c.id in used]
     store = read_store(config, [c.id for c in needed])
-    statuses, prints = assess_claims(project, needed, store)
+    statuses, prints = assess_claims(project, needed, store, seeds=options.seeds)
 
     if options.stale or options.failed:
         chosen = [c for c in chosen if
@@ -236,13 +257,11 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
          report: Report, display: PlainDisplay) -> tuple[bool, int]:
     """Run the claims' checks; returns (interrupted, number of runs finished)."""
     config: Config = project.config
-    seeds = list(range(options.seeds))
-    threads = max(1, (os.cpu_count() or 1) // options.jobs)
     with locked(config):
         # Read again under the lock: another run may have written since.
         store = read_store(config, [c.id for c in to_run])
         previous = {**previous, **store.verdicts}
-        git_commit, git_dirty = git_state(config.root)
+        commit = git_commit(config.root)
         workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
         plans: dict[str, _Plan] = {}
         jobs: list[Job] = []
@@ -252,8 +271,10 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
             comparable = set()
             if prev is not None:
                 for check in claim.checks:
+                    # the same check, code and environment; on as many seeds or not (compared seed by seed)
                     keys = [k for k in set(fp) | set(prev.fingerprint)
-                            if not k.startswith("check:") or k.startswith(f"check:{check.name}:")]
+                            if (not k.startswith("check:") or k.startswith(f"check:{check.name}:"))
+                            and k != f"check:{check.name}:seeds"]
                     if all(fp.get(k) == prev.fingerprint.get(k) for k in keys):
                         comparable.add(check.name)
             plan = _Plan(claim, fp, packages, prev, comparable)
@@ -263,17 +284,19 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                 timeout = check_timeout(config, check, options)
                 variants = [("", check.params)] + [(c.name, {**check.params, **c.params}) for c in check.all_controls]
                 for variant, params in variants:
-                    for seed in seeds:
+                    for seed in seeds_of(check, options):
                         plan.jobs.append(Job(
                             claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                             function=check.function, params=params, timeout=timeout,
-                            figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, seeds[0]),
-                            expected_s=_expected(prev, check.name, variant, seed)))
+                            figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, 0),
+                            expected_s=_expected(prev, check.name, variant, seed), threads=check.threads))
             plans[claim.id] = plan
             jobs.extend(plan.jobs)
 
         def finish(plan: _Plan) -> None:
-            verdict = _judge(config, options, plan, seeds, workdir, git_commit, git_dirty)
+            dirty = git_dirty(config.root, covered_paths(project.record.places[plan.claim.id].path,
+                                                         plan.fingerprint)) if commit else None
+            verdict = _judge(config, options, plan, workdir, commit, dirty)
             claim_id = plan.claim.id
             if claim_id in store.damaged:
                 aside = set_aside(config, claim_id)
@@ -286,7 +309,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
             report.written.append(claim_id)
             status = claim_status(plan.claim, verdict, plan.fingerprint)
             statuses[claim_id] = status
-            line = f"{claim_id}: {status.state}"
+            line = f"{claim_id}: {status.label}"
             bad = [c for c in verdict.checks if c.outcome != "pass"]
             if bad:
                 line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
@@ -294,7 +317,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
 
         finished = 0
         runner = Runner(root=config.root, package=config.checks, workdir=workdir, cache_dir=config.cache,
-                        device=options.device, jobs=options.jobs, threads=threads, display=display)
+                        device=options.device, jobs=options.jobs, display=display)
         try:
             for plan in plans.values():
                 if not plan.jobs:
@@ -317,22 +340,32 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
     return False, finished
 
 
-def _judge(config: Config, options: Options, plan: _Plan, seeds: list[int], workdir: Path,
-           git_commit: str | None, git_dirty: bool | None) -> ClaimVerdict:
+def seeds_of(check: CheckSpec, options: Options) -> list[int]:
+    """The seeds a check runs on: 0..N-1, N from ``--seeds`` or else the check's ``seeds:``."""
+    return list(range(options.seeds if options.seeds is not None else check.seeds))
+
+
+def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
+           commit: str | None, dirty: bool | None) -> ClaimVerdict:
     claim = plan.claim
     checks: list[CheckVerdict] = []
     device = options.device
+    clause_ids = claim.clause_ids
+    all_seeds: set[int] = set()
     for check in claim.checks:
         if "gpu" in check.needs and not options.device.startswith("cuda"):
-            checks.append(skipped_check(check, "needs a GPU; run with --device cuda on a machine with one"))
+            checks.append(skipped_check(check, "needs a GPU; run with --device cuda on a machine with one",
+                                        clause_ids))
             continue
+        seeds = seeds_of(check, options)
+        all_seeds.update(seeds)
 
-        def runs_of(variant: str, check: CheckSpec = check) -> list[Run]:
+        def runs_of(variant: str, check: CheckSpec = check, seeds: list[int] = seeds) -> list[Run]:
             out = []
             for seed in seeds:
                 r = plan.results[(check.name, variant, seed)]
                 out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
-                                     r.log if r.outcome != "ok" else ""))
+                                     r.log if r.outcome != "ok" else "", main=not variant))
             return out
 
         runs = runs_of("")
@@ -354,11 +387,14 @@ def _judge(config: Config, options: Options, plan: _Plan, seeds: list[int], work
         if plan.previous is not None and check.name in plan.comparable:
             prev_check = next((c for c in plan.previous.checks if c.name == check.name), None)
         checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
-                                  figures=figures, duration_s=duration, previous=prev_check))
+                                  figures=figures, duration_s=duration, previous=prev_check,
+                                  clause_ids=clause_ids))
     outcome = worst([c.outcome for c in checks])
+    clauses = judge_clauses(claim, checks)
+    result = claim_result(clauses, checks)
     verified_at = now_iso()
     since = verified_at
-    if plan.previous is not None and plan.previous.outcome == outcome:
+    if plan.previous is not None and plan.previous.result == result:
         since = plan.previous.since
     return ClaimVerdict(
         claim=claim.id,
@@ -369,11 +405,13 @@ def _judge(config: Config, options: Options, plan: _Plan, seeds: list[int], work
         verified_at=verified_at,
         since=since,
         duration_s=round(sum(c.duration_s for c in checks), 3),
-        seeds=seeds,
-        git_commit=git_commit,
-        git_dirty=git_dirty,
+        seeds=sorted(all_seeds),
+        git_commit=commit,
+        git_dirty=dirty,
         versions=environment(plan.packages),
         device=device,
+        result=result,
+        clauses=clauses,
     )
 
 
@@ -385,7 +423,7 @@ def format_report(report: Report) -> str:
     for result in report.results:
         status, verdict = result.status, result.status.verdict
         how = "ran" if result.ran else ("fresh" if verdict is not None and status.state != "stale" else "not run")
-        line = f"{result.claim:<{width}}  {status.state:<9}  {how}"
+        line = f"{result.claim:<{width}}  {status.label:<9}  {how}"
         if verdict is not None and result.ran:
             line += f" in {verdict.duration_s:.1f} s"
         elif verdict is not None and status.state != "stale":

@@ -3,18 +3,26 @@
 ``assess`` reads the verdict store and the check sources (never running or importing them,
 never importing torch) and gives each claim of the record a ``ClaimStatus``: ``unchecked``
 when it has no verdict, ``stale`` with the reasons when its fingerprint changed, otherwise
-the verdict's own state (pass -> ``verified``, fail -> ``failed``, the others by name).
+the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``no-power``,
+``error``, ``timeout``, ``skipped``; docs/verdicts.md).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, diff, fingerprint
 from recordtool.verify.store import Store, read_store, verdict_path
-from recordtool.verify.verdict import ClaimStatus, ClaimVerdict, State, state_of
+from recordtool.verify.verdict import (
+    CheckVerdict,
+    ClaimStatus,
+    ClaimVerdict,
+    ExpectationVerdict,
+    ObservationVerdict,
+    State,
+)
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
@@ -31,7 +39,7 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
     reasons = stale_reasons(claim, verdict, current)
     if reasons:
         return ClaimStatus(claim.id, "stale", verdict, reasons)
-    return ClaimStatus(claim.id, state_of(verdict.outcome), verdict)
+    return ClaimStatus(claim.id, verdict.result, verdict)
 
 
 def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str]) -> list[str]:
@@ -51,15 +59,16 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     return statuses
 
 
-def assess_claims(project: Project, claims: list[Theory], store: Store) -> tuple[dict[str, ClaimStatus], Fingerprints]:
+def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: int | None = None
+                  ) -> tuple[dict[str, ClaimStatus], Fingerprints]:
     """The state of each of ``claims`` given the verdicts in ``store``, and the fingerprint
-    each has now (which ``verify`` keeps with a new verdict)."""
+    each has now (which ``verify`` keeps with a new verdict; ``seeds``: ``verify --seeds``)."""
     config = project.config
     scanner = Scanner(config)
     statuses: dict[str, ClaimStatus] = {}
     prints: Fingerprints = {}
     for claim in claims:
-        prints[claim.id] = current, _packages = fingerprint(claim, scanner)
+        prints[claim.id] = current, _packages = fingerprint(claim, scanner, seeds)
         if claim.id in store.damaged:
             where = config.relative(verdict_path(config, claim.id))
             statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
@@ -102,21 +111,72 @@ def _checks_line(verdict: ClaimVerdict) -> str:
     return f"{passed} of {len(verdict.checks)} check{'s' if len(verdict.checks) != 1 else ''} pass"
 
 
-def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
-    """One line per claim (state, since when, checks passing, why stale), then the counts.
+def _number(x: float) -> str:
+    return f"{x:.4g}"
 
-    With ``why``: every check's outcome and message, each reason, each dependency.
+
+def spread_text(values: list[float] | None, nans: int, seeds: int) -> str:
+    """``0.58 on 1 seed``, ``min 0.57, median 0.59, max 0.6 over 3 seeds``, ``2 NaN``."""
+    parts = []
+    if values is not None:
+        low, mid, high = values
+        if seeds - nans == 1 or low == high:
+            parts.append(_number(mid))
+        else:
+            parts.append(f"min {_number(low)}, median {_number(mid)}, max {_number(high)}")
+    if nans:
+        parts.append(f"{nans} NaN")
+    return (" and ".join(parts) or "no value") + f" over {seeds} seed{'s' if seeds != 1 else ''}"
+
+
+def expectation_line(e: ExpectationVerdict) -> str:
+    """``err < 0.5 [a]: holds on 3 of 3 seeds (quorum 3), power: control 'broken'; min ...``."""
+    clauses = ", ".join(e.clauses)
+    line = f"{e.metric} {e.expect} [{clauses}]: "
+    if e.state in ("error", "timeout", "skipped"):
+        return line + e.state
+    held = f"holds on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
+    if e.required != e.seeds:
+        held += f" (quorum {e.required})"
+    if e.state == "no-power":
+        line += f"no power: {held}, but no control or null fails it on every seed"
+    else:
+        line += f"{held}; power: {', '.join(e.power)}" if e.state == "holds" else \
+            f"fails: {held}; power: {', '.join(e.power)}"
+    return line + f"; measured {spread_text(e.spread, e.nans, e.seeds)}"
+
+
+def observation_line(o: ObservationVerdict, seeds: int) -> str:
+    return f"{o.metric} observed [{', '.join(o.clauses)}]: {spread_text(o.spread, o.nans, seeds)}"
+
+
+def _check_lines(check: CheckVerdict) -> list[str]:
+    flag = " [nondeterministic]" if check.nondeterministic else ""
+    lines = [f"    check {check.name}: {check.outcome}{flag} — {check.message}"]
+    lines += [f"      {expectation_line(e)}" for e in check.expectations]
+    lines += [f"      {observation_line(o, len(check.runs))}" for o in check.observations]
+    return lines
+
+
+def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
+    """One line per claim (its result, since when, checks passing, why stale), then the counts.
+
+    With ``why``: every clause's verdict, every check's outcome and message with each
+    expectation (its state, power and spread over seeds), each reason, each dependency.
     """
     width = max([len(cid) for cid in statuses] + [8])
     lines: list[str] = []
     for cid, status in statuses.items():
         verdict = status.verdict
-        parts = [f"{cid:<{width}}  {status.state:<9}"]
+        parts = [f"{cid:<{width}}  {status.label:<9}"]
         if verdict is not None:
             if status.state == "stale":
-                parts.append(f"was {state_of(verdict.outcome)} ({verdict.verified_at})")
+                parts.append(f"was {verdict.summary} ({verdict.verified_at})")
             else:
                 parts.append(f"since {verdict.since}, {_checks_line(verdict)}")
+                if not why and status.state != "verified" and len(verdict.clauses) > 1:
+                    unverified = [f"{c.clause} {c.state}" for c in verdict.clauses if c.state != "verified"]
+                    parts.append("— " + ", ".join(unverified))
         if status.reasons and not why:
             parts.append("— " + ", ".join(status.reasons))
         if status.depends:
@@ -129,9 +189,11 @@ def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
                 lines.append(f"    measured {verdict.verified_at} on {verdict.device}, commit "
                              f"{(verdict.git_commit or 'unknown')[:12]}{' (dirty)' if verdict.git_dirty else ''}, "
                              + ", ".join(f"{k} {v}" for k, v in sorted(verdict.versions.items())))
+                for clause in verdict.clauses:
+                    by = ", ".join(f"{e.check}: {e.metric} ({e.state.replace('-', ' ')})" for e in clause.evidence)
+                    lines.append(f"    clause {clause.clause}: {clause.state}" + (f" — {by}" if by else ""))
                 for check in verdict.checks:
-                    flag = " [nondeterministic]" if check.nondeterministic else ""
-                    lines.append(f"    check {check.name}: {check.outcome}{flag} — {check.message}")
+                    lines += _check_lines(check)
             for dep, state in status.depends:
                 lines.append(f"    uses {dep}, which is {state}")
     lines.append(summary(statuses))
@@ -139,20 +201,38 @@ def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
 
 
 def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
-    """The statuses as plain data (for ``--format json``)."""
+    """The statuses as plain data (for ``--format json``); strict JSON (non-finite numbers
+    as ``"nan"``, ``"inf"``, ``"-inf"``)."""
+    from recordtool.verify.verdict import json_ready
+
     claims = []
     for status in statuses.values():
         verdict = status.verdict
         claims.append({
             "claim": status.claim,
             "state": status.state,
+            "label": status.label,
+            "result": verdict.result if verdict else None,
+            "summary": verdict.summary if verdict else None,
             "outcome": verdict.outcome if verdict else None,
             "since": verdict.since if verdict else None,
             "verified_at": verdict.verified_at if verdict else None,
             "reasons": status.reasons,
             "depends": [{"claim": d, "state": s} for d, s in status.depends],
+            "clauses": [{"clause": c.clause, "state": c.state, "text": c.text,
+                         "evidence": [{"check": e.check, "metric": e.metric, "kind": e.kind, "state": e.state}
+                                      for e in c.evidence]} for c in verdict.clauses] if verdict else [],
             "checks": [{"name": c.name, "outcome": c.outcome, "message": c.message,
-                        "nondeterministic": c.nondeterministic} for c in verdict.checks] if verdict else [],
+                        "nondeterministic": c.nondeterministic, "seeds": c.seeds, "required": c.required,
+                        "threads": c.threads,
+                        "expectations": [{"metric": e.metric, "expect": e.expect, "clauses": e.clauses,
+                                          "state": e.state, "holds_on": e.holds_on, "seeds": e.seeds,
+                                          "required": e.required, "power": e.power, "spread": e.spread,
+                                          "nans": e.nans} for e in c.expectations],
+                        "observations": [{"metric": o.metric, "clauses": o.clauses, "spread": o.spread,
+                                          "nans": o.nans} for o in c.observations]}
+                       for c in verdict.checks] if verdict else [],
         })
     counts = Counter(s.state for s in statuses.values())
-    return {"claims": claims, "counts": dict(sorted(counts.items())), "total": len(statuses)}
+    return cast(dict[str, object], json_ready({"claims": claims, "counts": dict(sorted(counts.items())),
+                                           "total": len(statuses)}))

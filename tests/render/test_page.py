@@ -172,7 +172,7 @@ def test_stale_claim_says_why(project: ProjectBuilder) -> None:
     record = small_record(project)
     status = ClaimStatus("THEORY-1", "stale", verdict(), ["statement changed", "checks/demo.py changed"])
     v = _section(render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1"), "Verdict")
-    assert v.startswith("## Verdict\n\n**⚠️ stale** — the last verdict, ✅ pass on 2026-11-29T14:03:00Z, no longer applies")
+    assert v.startswith("## Verdict\n\n**⚠️ stale** — the last verdict, ✅ verified on 2026-11-29T14:03:00Z, no longer applies")
     assert "Why it is stale:\n\n- statement changed\n- checks/demo.py changed" in v
 
 

@@ -1,49 +1,127 @@
-"""Judging measured numbers against a claim's expectations."""
+"""Judging measured numbers against a claim's expectations: power, seeds, quorum, clauses,
+tolerance, NaN and infinities (the rules of docs/verdicts.md), each with its exact outcome
+and message."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from recordtool.record.schema import CheckSpec
-from recordtool.verify.judge import judge_check, judge_control, judge_run
-from recordtool.verify.verdict import CheckVerdict
+from recordtool.record.schema import CheckSpec, Theory, Tolerance
+from recordtool.verify.judge import (
+    claim_result,
+    close,
+    judge_check,
+    judge_clauses,
+    judge_control,
+    judge_run,
+)
+from recordtool.verify.verdict import CheckVerdict, ControlResult, Run, label
 
 SPEC = CheckSpec(name="small", run="checks.fake:ok", expect={"err": "< 0.5", "n": ">= 2"},
                  control={"name": "broken", "params": {"broken": True}})
 
 
-def run(err: object, n: object = 3, seed: int = 0):  # type: ignore[no-untyped-def]
-    return judge_run(SPEC, seed, "ok", {"err": err, "n": n}, 0.1)
+def run(err: object, n: object = 3, seed: int = 0, spec: CheckSpec = SPEC, main: bool = True, **more: Any) -> Run:
+    return judge_run(spec, seed, "ok", {"err": err, "n": n, **more}, 0.1, main=main)
 
 
-def check(runs, controls=None, previous: CheckVerdict | None = None) -> CheckVerdict:  # type: ignore[no-untyped-def]
-    return judge_check(SPEC, runs, controls or [], timeout=5, figures=[], duration_s=0.1, previous=previous)
+def control(*runs: Run, name: str = "broken") -> ControlResult:
+    return judge_control(name, {"broken": True}, list(runs))
 
 
-def test_pass_needs_the_control_to_fail() -> None:
-    control = judge_control("broken", {"broken": True}, [run(0.9)])
-    assert control.outcome == "failed-as-required"
-    verdict = check([run(0.1)], [control])
-    assert (verdict.outcome, verdict.message) == ("pass", "all expectations hold; 1 control fails as required")
-    assert [(e.metric, e.measured, e.holds) for e in verdict.runs[0].expectations] == [("err", 0.1, True),
-                                                                                      ("n", 3.0, True)]
+def check(runs: list[Run], controls: list[ControlResult] | None = None, previous: CheckVerdict | None = None,
+          spec: CheckSpec = SPEC, clause_ids: list[str] | None = None) -> CheckVerdict:
+    return judge_check(spec, runs, controls or [], timeout=5, figures=[], duration_s=0.1, previous=previous,
+                       clause_ids=clause_ids)
 
 
-def test_no_power_when_the_control_passes_too() -> None:
-    control = judge_control("broken", {"broken": True}, [run(0.1)])
-    verdict = check([run(0.1)], [control])
-    assert (verdict.outcome, verdict.message) == ("no-power", "control 'broken' passed too: the check cannot tell")
+def spec(**fields: Any) -> CheckSpec:
+    return CheckSpec.model_validate({"name": "small", "run": "checks.fake:ok", **fields})
 
 
-def test_fail_names_the_expectation() -> None:
-    verdict = check([run(0.7)])
+def test_pass_needs_power_from_a_control() -> None:
+    broken = control(run(0.9, n=1))
+    assert broken.outcome == "failed-as-required"
+    verdict = check([run(0.1)], [broken])
+    assert (verdict.outcome, verdict.message) == ("pass", "2 expectations with power hold")
+    assert [(e.metric, e.state, e.power, e.holds_on, e.spread) for e in verdict.expectations] == [
+        ("err", "holds", ["control 'broken'"], 1, [0.1, 0.1, 0.1]),
+        ("n", "holds", ["control 'broken'"], 1, [3.0, 3.0, 3.0])]
+
+
+def test_an_expectation_that_holds_under_every_control_has_no_power_and_decides_nothing() -> None:
+    # n >= 2 holds under the control too: it decides nothing, err alone decides
+    verdict = check([run(0.1)], [control(run(0.9, n=3))])
+    assert (verdict.outcome, verdict.message) == (
+        "pass", "1 expectation with power holds; 1 without power decides nothing (n)")
+    assert [(e.metric, e.state, e.power) for e in verdict.expectations] == [
+        ("err", "holds", ["control 'broken'"]), ("n", "no-power", [])]
+    # failing without power decides nothing either
+    assert check([run(0.1, n=0)], [control(run(0.9, n=3))]).outcome == "pass"
+    # power means failing under the control on EVERY seed: holding on one seed of it is enough to lose it
+    verdict = check([run(0.1, seed=0), run(0.1, seed=1)], [control(run(0.9, n=1, seed=0), run(0.2, n=1, seed=1))])
+    assert [(e.metric, e.state) for e in verdict.expectations] == [("err", "no-power"), ("n", "holds")]
+    # when nothing has power, the check cannot tell
+    verdict = check([run(0.1)], [control(run(0.1, n=3))])
+    assert (verdict.outcome, verdict.message) == (
+        "no-power", "no expectation has power: none fails on every seed of a control or of its null")
+    verdict = check([run(0.1)])
+    assert (verdict.outcome, verdict.message) == (
+        "no-power", "no expectation has power: the check has no control and no null")
+
+
+def test_a_declared_null_gives_power() -> None:
+    nulled = spec(expect={"k": {"is": "> 2", "null": "k_null"}})
+    verdict = check([run(0.1, spec=nulled, k=3.0, k_null=1.0, seed=s) for s in range(2)], spec=nulled)
+    assert (verdict.outcome, verdict.message) == ("pass", "1 expectation with power holds on every one of 2 seeds")
+    assert verdict.expectations[0].power == ["null k_null"]
+    assert verdict.runs[0].expectations[0].null == 1.0 and verdict.runs[0].expectations[0].null_holds is False
+    # a null that satisfies the expectation on one seed gives no power
+    verdict = check([run(0.1, spec=nulled, k=3.0, k_null=1.0, seed=0), run(0.1, spec=nulled, k=3.0, k_null=2.5,
+                                                                           seed=1)], spec=nulled)
+    assert (verdict.outcome, verdict.expectations[0].power) == ("no-power", [])
+    # a null the check does not return is an error that names it
+    missing = judge_run(nulled, 0, "ok", {"k": 3.0}, 0.1)
+    assert (missing.outcome, missing.error) == (
+        "error", "metric 'k_null' missing, the null of 'k' (the check returned: k)")
+    # a control's run need not return the null
+    assert judge_run(nulled, 0, "ok", {"k": 3.0}, 0.1, main=False).outcome == "ok"
+
+
+def test_fail_names_the_expectation_and_the_seed() -> None:
+    broken = control(run(0.9, n=1))
+    verdict = check([run(0.7)], [broken])
     assert (verdict.outcome, verdict.message) == ("fail", "err = 0.7, expected < 0.5")
+    verdict = check([run(0.1, seed=0), run(0.8, seed=1)], [control(run(0.9, n=1, seed=0), run(0.9, n=1, seed=1))])
+    assert (verdict.outcome, verdict.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1)")
 
 
-def test_nan_never_passes() -> None:
-    verdict = check([run(math.nan)])
-    assert verdict.outcome == "fail"
-    assert verdict.message == "err = nan, expected < 0.5"
+def test_a_quorum_of_two_of_three_seeds() -> None:
+    quorum = spec(expect={"err": "< 0.5"}, seeds=3, quorum=2, control={"params": {"broken": True}})
+    controls = [judge_control("control", {}, [run(0.9, spec=quorum, seed=s) for s in range(3)])]
+    two = check([run(v, spec=quorum, seed=s) for s, v in enumerate([0.1, 0.8, 0.2])], controls, spec=quorum)
+    assert (two.outcome, two.message) == ("pass", "1 expectation with power holds on at least 2 of 3 seeds")
+    assert (two.expectations[0].holds_on, two.expectations[0].required, two.required) == (2, 2, 2)
+    assert two.expectations[0].spread == [0.1, 0.2, 0.8]
+    one = check([run(v, spec=quorum, seed=s) for s, v in enumerate([0.1, 0.8, 0.9])], controls, spec=quorum)
+    assert (one.outcome, one.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1); holds on 1 of 3 seeds, quorum 2")
+    # without a quorum every seed must hold
+    every = spec(expect={"err": "< 0.5"}, seeds=3, control={"params": {"broken": True}})
+    verdict = check([run(v, spec=every, seed=s) for s, v in enumerate([0.1, 0.8, 0.2])], controls, spec=every)
+    assert (verdict.outcome, verdict.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1)")
+
+
+def test_nan_never_satisfies_and_infinities_compare() -> None:
+    broken = control(run(0.9, n=1))
+    verdict = check([run(math.nan)], [broken])
+    assert (verdict.outcome, verdict.message) == ("fail", "err = nan, expected < 0.5")
+    assert (verdict.expectations[0].spread, verdict.expectations[0].nans) == (None, 1)
+    # NaN under a control fails the expectation too: it gives power, it does not take it
+    assert check([run(0.1)], [control(run(math.nan, n=1))]).outcome == "pass"
+    inf = spec(expect={"err": "> 1"}, control={"params": {}})
+    verdict = check([run(math.inf, spec=inf)], [judge_control("control", {}, [run(-math.inf, spec=inf)])], spec=inf)
+    assert (verdict.outcome, verdict.expectations[0].spread) == ("pass", [math.inf, math.inf, math.inf])
 
 
 def test_missing_and_non_numeric_metrics_are_errors_that_name_them() -> None:
@@ -52,6 +130,7 @@ def test_missing_and_non_numeric_metrics_are_errors_that_name_them() -> None:
     assert missing.error == "metric 'err' missing (the check returned: n)"
     text = check([run("small")])
     assert (text.outcome, text.message) == ("error", "metric 'err' is the string 'small', not a number")
+    assert [e.state for e in text.expectations] == ["error", "error"]
     listed = check([run([1.0, 2.0])])
     assert listed.message == "metric 'err' is a list of 2 values, not a number"
 
@@ -62,17 +141,93 @@ def test_errors_and_timeouts_of_controls() -> None:
     assert (verdict.outcome, verdict.message) == ("timeout", "control 'broken': ran past its 5 s timeout")
     crashed = judge_control("broken", {}, [judge_run(SPEC, 0, "error", {}, 5, "Traceback\n  x\nKeyError: 'a'")])
     assert check([run(0.1)], [crashed]).message == "control 'broken': raised KeyError: 'a'"
+    # a failure with power stands even when another control broke
+    assert check([run(0.7)], [control(run(0.9, n=1)), crashed]).outcome == "fail"
 
 
-def test_worst_seed_decides_and_is_named() -> None:
-    verdict = check([run(0.1, seed=0), run(0.8, seed=1)])
-    assert (verdict.outcome, verdict.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1)")
+def test_degenerate_runs_are_flagged() -> None:
+    flagged = spec(expect={"err": "< 0.5"}, degenerate={"loss_drop": "< 0.1"}, seeds=2,
+                   controls=[{"name": "no-repeats", "params": {"broken": True}}])
+    runs = [run(0.1, spec=flagged, seed=s, loss_drop=1.0) for s in range(2)]
+    dead = judge_control("no-repeats", {}, [run(0.9, spec=flagged, seed=s, loss_drop=0.01) for s in range(2)])
+    assert [r.degenerate for r in dead.runs] == [["loss_drop < 0.1"], ["loss_drop < 0.1"]]
+    verdict = check(runs, [dead], spec=flagged)
+    assert (verdict.outcome, verdict.message) == (
+        "pass", "1 expectation with power holds on every one of 2 seeds; control 'no-repeats' is degenerate on "
+                "seeds 0, 1")
+    assert judge_run(flagged, 0, "ok", {"err": 0.1}, 0.1).error == (
+        "metric 'loss_drop' missing, named under degenerate (the check returned: err)")
 
 
-def test_same_seed_different_numbers_is_nondeterministic() -> None:
-    first = check([run(0.1)])
-    assert not check([run(0.1)], previous=first).nondeterministic
-    again = check([run(0.2)], previous=first)
+def test_tolerance_boundary() -> None:
+    tolerance = Tolerance(rel=1e-6, abs=1e-9)
+    assert close(1.0, 1.0 + 1e-6, tolerance)  # |a-b| = 1e-6 <= 1e-9 + 1e-6 * (1 + 1e-6)
+    assert not close(1.0, 1.0 + 1.1e-6, tolerance)
+    assert close(0.0, 1e-9, tolerance) and not close(0.0, 1.1e-9, tolerance)  # abs near zero
+    assert close(2.22e-16, 3.33e-16, tolerance)  # noise, not nondeterminism
+    assert close(math.nan, math.nan, tolerance) and not close(math.nan, 0.0, tolerance)
+    assert close(math.inf, math.inf, tolerance) and not close(math.inf, -math.inf, tolerance)
+    assert close([1.0, 2.0], [1.0, 2.0 + 1e-12], tolerance) and not close([1.0], [1.0, 2.0], tolerance)
+    assert close(True, True, tolerance) and not close(True, 1.0, tolerance)
+
+
+def test_reruns_are_compared_within_the_tolerance() -> None:
+    broken = control(run(0.9, n=1))
+    first = check([run(0.1)], [broken])
+    assert not check([run(0.1 * (1 + 1e-7))], [broken], previous=first).nondeterministic
+    again = check([run(0.1 * (1 + 1e-5))], [broken], previous=first)
     assert again.nondeterministic
-    assert again.message.endswith("; seed 0 gave different numbers than last time (nondeterministic)")
+    assert again.message == ("2 expectations with power hold; seed 0 gave different numbers than last time "
+                             "(err 0.1 then 0.100001, beyond the tolerance): nondeterministic")
+    loose = spec(expect={"err": "< 0.5", "n": ">= 2"}, tolerance={"rel": 1e-3}, control={"params": {}})
+    assert not check([run(0.1 * (1 + 1e-5), spec=loose)], [broken], previous=first, spec=loose).nondeterministic
     assert not check([run(math.nan)], previous=check([run(math.nan)])).nondeterministic
+
+
+TWO_CLAUSES = Theory.model_validate({
+    "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
+    "checks": [{"name": "small", "run": "checks.fake:ok", "expect": {"err": {"is": "< 0.5", "clause": "a"}}}],
+})
+
+
+def test_a_clause_with_no_expectation_is_untested_and_the_claim_partly_verified() -> None:
+    check_spec = TWO_CLAUSES.checks[0]
+    verdict = check([run(0.1, spec=check_spec)], [control(run(0.9, spec=check_spec))], spec=check_spec,
+                    clause_ids=TWO_CLAUSES.clause_ids)
+    clauses = judge_clauses(TWO_CLAUSES, [verdict])
+    assert [(c.clause, c.text, c.state, [(e.check, e.metric, e.state) for e in c.evidence]) for c in clauses] == [
+        ("a", "A.", "verified", [("small", "err", "holds")]), ("b", "B.", "untested", [])]
+    result = claim_result(clauses, [verdict])
+    assert (result, label(result, clauses)) == ("partly-verified", "partly verified: 1 of 2 clauses")
+
+
+def test_clause_verdicts_and_the_claim_result() -> None:
+    claim = Theory.model_validate({
+        "id": "THEORY-1", "kind": "theory", "statement": "A, B, C and D.",
+        "clauses": {"a": "A.", "b": "B.", "c": "C.", "d": "D."},
+        "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {}},
+                    "expect": {"err": {"is": "< 0.5", "clause": ["a", "b"]}, "n": {"is": ">= 2", "clause": "c"}},
+                    "observe": {"curve": "d"}}],
+    })
+    check_spec = claim.checks[0]
+
+    def judged(err: float, n: float, control_n: float) -> tuple[str, list[str], str]:
+        verdict = check([run(err, n, spec=check_spec, curve=1.0)], [control(run(0.9, control_n, spec=check_spec, main=False))],
+                        spec=check_spec, clause_ids=claim.clause_ids)
+        clauses = judge_clauses(claim, [verdict])
+        result = claim_result(clauses, [verdict])
+        return result, [c.state for c in clauses], label(result, clauses)
+
+    assert judged(0.1, 3, 1) == ("partly-verified", ["verified", "verified", "verified", "observed"],
+                                 "partly verified: 3 of 4 clauses")
+    assert judged(0.1, 3, 3) == ("partly-verified", ["verified", "verified", "observed", "observed"],
+                                 "partly verified: 2 of 4 clauses")
+    assert judged(0.1, 1, 1) == ("contradicted", ["verified", "verified", "contradicted", "observed"],
+                                 "contradicted: 1 of 4 clauses")
+    one = Theory.model_validate({"id": "THEORY-2", "kind": "theory", "statement": "S.",
+                                 "checks": [{"name": "small", "run": "checks.fake:ok", "expect": {"err": "< 0.5"}}]})
+    verdict = check([run(0.1, spec=one.checks[0])], [control(run(0.9, spec=one.checks[0]))], spec=one.checks[0])
+    clauses = judge_clauses(one, [verdict])
+    assert (claim_result(clauses, [verdict]), label("verified", clauses)) == ("verified", "verified")
+    nothing = check([run(0.1, spec=one.checks[0])], spec=one.checks[0])
+    assert claim_result(judge_clauses(one, [nothing]), [nothing]) == "no-power"

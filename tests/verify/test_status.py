@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verify_fakes import check, claim_yaml, make_project
+from verify_fakes import POWER, check, claim_yaml, make_project
 
 from recordtool.record.project import open_project
 from recordtool.verify.session import Options, verify
 from recordtool.verify.status import assess, format_status
 
 CLAIM = claim_yaml("THEORY-1", check("small", "ok", more="params: {scale: 1.0}\ncontrol: {params: {broken: true}}"))
-USER = claim_yaml("THEORY-2", check("small", "noop"), statement="Uses the first.",
+USER = claim_yaml("THEORY-2", check("small", "noop", more=POWER), statement="Uses the first.",
                   extra="cites: [{id: THEORY-1, as: uses}]\n")
 
 
@@ -32,6 +32,14 @@ def test_staleness_reasons_and_revert(tmp_path: Path) -> None:
         (yaml_path, CLAIM.replace("The error is small.", "The error is tiny."), "statement changed"),
         (yaml_path, CLAIM.replace("scale: 1.0", "scale: 2.0"), "check 'small': param scale 1.0 -> 2.0"),
         (yaml_path, CLAIM.replace('"< 0.5"', '"< 0.4"'), "check 'small': expect changed"),
+        (yaml_path, CLAIM.replace('"< 0.5"', '{is: "< 0.5", clause: statement}'), "check 'small': expect changed"),
+        (yaml_path, CLAIM.replace("scale: 1.0}", "scale: 1.0}\n    threads: 2"), "check 'small': threads 1 -> 2"),
+        (yaml_path, CLAIM.replace("scale: 1.0}", "scale: 1.0}\n    seeds: 2"),
+         "check 'small': ran on 1 seed, declares 2"),
+        (yaml_path, CLAIM.replace("scale: 1.0}", "scale: 1.0}\n    tolerance: {rel: 0.1}"),
+         "check 'small': tolerance changed"),
+        (yaml_path, CLAIM.replace("statement: The error is small.", "statement: The error is small.\n"
+                                  "clauses: {statement: The error is small.}"), "clauses changed"),
         (fake, fake.read_text() + "\n# a comment\n", "checks/fake.py changed"),
         (helper, helper.read_text() + "\nY = 2\n", "checks/helper.py changed"),
     ]
@@ -65,6 +73,9 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
     assert lines[0] == "THEORY-1  unchecked"
     assert lines[1].startswith("THEORY-2  verified   since ")
     assert lines[1].endswith(", 1 of 1 check pass  — uses THEORY-1 (unchecked)")
-    assert "    check small: pass — all expectations hold (no control)" in lines
+    assert "    check small: pass — 1 expectation with power holds" in lines
+    assert "    clause statement: verified — small: err (holds)" in lines
+    assert ("      err < 0.5 [statement]: holds on 1 of 1 seed; power: control 'control'; measured 0 over 1 seed"
+            in lines)
     assert "    uses THEORY-1, which is unchecked" in lines
     assert lines[-1] == "verified 1 of 2 claims (1 unchecked); checks of fresh verdicts: 1 of 1 pass"

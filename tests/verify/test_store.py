@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from verify_fakes import check, one_claim
+from verify_fakes import POWER, check, one_claim
 
 from recordtool.record.config import load_config
 from recordtool.record.project import open_project
@@ -26,7 +26,7 @@ def test_lock_refuses_a_second_run(tmp_path: Path) -> None:
 
 
 def test_damaged_file_is_reported_and_kept_aside(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("small", "noop"))
+    root = one_claim(tmp_path, check("small", "noop", more=POWER))
     config = load_config(root)
     path = verdict_path(config, "THEORY-1")
     path.parent.mkdir(parents=True)

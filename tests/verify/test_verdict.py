@@ -14,30 +14,52 @@ from recordtool.verify.verdict import (
     ExpectationResult,
     Run,
     VerdictError,
-    state_of,
+    label,
     worst,
 )
 
 
 def sample() -> ClaimVerdict:
-    run = Run(0, "ok", {"err": math.nan, "curve": [1.0, 2.0]}, [ExpectationResult("err", "< 0.5", math.nan, False)],
-              0.25, None)
+    run = Run(0, "ok", {"err": math.nan, "curve": [1.0, math.inf], "low": -math.inf, "word": "inf?"},
+              [ExpectationResult("err", "< 0.5", math.nan, False)], 0.25, None)
     control = ControlResult("broken", {"broken": True}, "failed-as-required", [run])
     check = CheckVerdict("small", "checks.fake:ok", {"scale": 1}, "fail", "err = nan, expected < 0.5", [run],
                          [control], ["record/verdicts/figures/THEORY-1/small/plot.png"], 0.5, False)
     return ClaimVerdict("THEORY-1", "fail", "The error is small.", [check], {"statement": "abc"},
                         "2026-11-29T14:03:00Z", "2026-11-29T14:03:00Z", 0.5, [0], "deadbeef", False,
-                        {"python": "3.11.7"}, "cpu")
+                        {"python": "3.11.7"}, "cpu", result="contradicted")
 
 
-def test_round_trip_is_stable() -> None:
+def strict(constant: str) -> None:
+    raise AssertionError(f"bare {constant} in a verdict")
+
+
+def test_round_trip_is_stable_and_strict_json() -> None:
     text = sample().to_json()
     assert text.endswith("}\n")
-    assert json.loads(text)["claim"] == "THEORY-1"
+    data = json.loads(text, parse_constant=strict)  # no bare NaN or Infinity
+    assert data["claim"] == "THEORY-1"
+    metrics = data["checks"][0]["runs"][0]["metrics"]
+    assert metrics == {"err": "nan", "curve": [1.0, "inf"], "low": "-inf", "word": "inf?"}
+    assert data["checks"][0]["runs"][0]["expectations"][0]["measured"] == "nan"
     again = ClaimVerdict.from_json(text)
     assert again.to_json() == text
     assert math.isnan(again.checks[0].runs[0].expectations[0].measured or 0.0)
-    assert list(json.loads(text)) == sorted(json.loads(text))
+    back = again.checks[0].runs[0].metrics
+    assert math.isnan(back["err"]) and back["curve"] == [1.0, math.inf] and back["low"] == -math.inf
+    assert back["word"] == "inf?"
+    assert list(data) == sorted(data)
+    assert (data["result"], data["summary"]) == ("contradicted", "contradicted")
+
+
+def test_a_verdict_of_format_1_is_read() -> None:
+    data = json.loads(sample().to_json())
+    for key in ("result", "summary", "clauses"):
+        del data[key]
+    data["format"] = 1
+    data["outcome"] = "no-power"
+    verdict = ClaimVerdict.from_json(json.dumps(data))
+    assert (verdict.result, verdict.summary, verdict.clauses) == ("no-power", "no power", [])
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -62,4 +84,4 @@ def test_worst_and_states() -> None:
     assert worst(["pass", "skipped"]) == "skipped"
     assert worst(["error", "fail", "timeout"]) == "fail"
     assert worst(["pass", "no-power"]) == "no-power"
-    assert (state_of("pass"), state_of("fail"), state_of("timeout")) == ("verified", "failed", "timeout")
+    assert (label("no-power"), label("verified"), label("contradicted")) == ("no power", "verified", "contradicted")
