@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from recordtool import __version__
+from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
+
+
+def echo(message: str = "", err: bool = False) -> None:
+    """``click.echo`` of text that may come from the record: its control characters escaped."""
+    click.echo(terminal(message), err=err)
 
 
 def _open(root: Path | None) -> Project:
@@ -26,7 +32,7 @@ def _open(root: Path | None) -> Project:
     try:
         return open_project(root=root) if root else open_project()
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(terminal(str(exc))) from None
 
 
 root_option = click.option(
@@ -56,8 +62,8 @@ def cli() -> None:
 def validate(root: Path | None, strict: bool, fmt: str) -> None:
     """Check every entry of the record: schema, ids, citations, mentions.
 
-    Prints each problem with its place (file:line:col), then the orphans (entries that
-    nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
+    Prints each problem with its place (file:line:col) on stderr, the errors first, then
+    the orphans (entries that nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
     there is (with --strict, warnings count as errors), 2 on a usage error.
     """
     project = _open(root)
@@ -73,16 +79,16 @@ def validate(root: Path | None, strict: bool, fmt: str) -> None:
             "problems": [p.as_dict() for p in project.problems],
             "orphans": orphans,
         }
-        click.echo(json.dumps(payload, indent=2))
+        echo(json.dumps(payload, indent=2))
     else:
-        for problem in project.problems:
-            click.echo(str(problem), err=problem.severity == "error" or strict)
+        for problem in project.problems:  # one stream, errors first: a cause before its consequences
+            echo(str(problem), err=True)
         if orphans:
             shown = ", ".join(orphans[:20]) + (f" and {len(orphans) - 20} more" if len(orphans) > 20 else "")
-            click.echo(f"orphans (nothing links to or from them): {shown}")
+            echo(f"orphans (nothing links to or from them): {shown}")
         summary = (f"{len(project.record.entries)} entries: {len(errors)} "
                    f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
-        click.echo(summary)
+        echo(summary)
     sys.exit(1 if failed else 0)
 
 
@@ -105,10 +111,10 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
             continue
         if tag is not None and tag not in entry.tags:
             continue
-        title = entry.display_title.replace("\n", " ")
+        title = " ".join(entry.display_title.split())
         if len(title) > 100:
             title = title[:99] + "…"
-        click.echo(f"{entry_id:<12} {entry.kind:<10} {entry.status:<10} {title}")
+        echo(f"{entry_id:<12} {entry.kind:<10} {entry.status:<10} {title}")
 
 
 @cli.command(short_help="Show an entry with its citations and backlinks.")
@@ -122,10 +128,10 @@ def show(root: Path | None, entry_id: str) -> None:
         from recordtool.record.problems import did_you_mean_id
 
         hint = did_you_mean_id(entry_id.upper(), project.record.entries)
-        raise click.ClickException(f"no entry {entry_id} in the record{hint}")
+        raise click.ClickException(terminal(f"no entry {entry_id} in the record{hint}"))
     from recordtool.terminal import format_entry
 
-    click.echo(format_entry(project.graph, entry.id))
+    echo(format_entry(project.graph, entry.id))
 
 
 @cli.command(short_help="Create an entry with the next free id.")
@@ -147,8 +153,8 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
     try:
         path = create_entry(project.config, kind, title)
     except TemplateError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(project.config.relative(path))
+        raise click.ClickException(terminal(str(exc))) from None
+    echo(project.config.relative(path))
 
 
 @cli.command(short_help="Run claims' checks and keep their verdicts.")
@@ -194,28 +200,28 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     project = _open(root)
     if project.errors:
         for problem in project.errors:
-            click.echo(str(problem), err=True)
-        click.echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
+            echo(str(problem), err=True)
+        echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
         sys.exit(1)
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
                       jobs=jobs, seeds=seeds, timeout=timeout, device=device)
     try:
         report = run_verify(project, options, make_display())
     except VerifyError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(terminal(str(exc))) from None
     except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(terminal(str(exc))) from None
     for note in report.notes:
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     if junit_xml is not None:
         from recordtool.atomic import write_atomic
         from recordtool.verify.junit import junit_xml as to_junit
 
         write_atomic(junit_xml, to_junit(r.status for r in report.results))
     if fmt == "json":
-        click.echo(json.dumps(report_json(report), indent=2, allow_nan=False))
+        echo(json.dumps(report_json(report), indent=2, allow_nan=False))
     else:
-        click.echo(format_report(report))
+        echo(format_report(report))
     sys.exit(130 if report.interrupted else 0 if report.ok else 1)
 
 
@@ -243,14 +249,14 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     try:
         chosen = find_claims(ids, project.record.claims()) if ids else None
     except VerifyError as exc:
-        raise click.BadParameter(str(exc), param_hint="IDS") from None
+        raise click.BadParameter(terminal(str(exc)), param_hint="IDS") from None
     statuses = assess(project)
     if chosen is not None:
         statuses = {c.id: statuses[c.id] for c in chosen}
     if fmt == "json":
-        click.echo(json.dumps(status_json(statuses), indent=2, allow_nan=False))
+        echo(json.dumps(status_json(statuses), indent=2, allow_nan=False))
     else:
-        click.echo(format_status(statuses, why=why))
+        echo(format_status(statuses, why=why))
 
 
 @cli.command()
@@ -282,33 +288,42 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
         if report is not None and inputs is not None:
             config = load_config(Path(inputs.root))
             if report.errors:
-                click.echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
+                echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
         else:
             project = _open(root)
             _report_errors(project)
             config = project.config
             report = render_site(project, output, check=check, inputs=inputs)
     except RenderError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:
-        click.echo("interrupted: the pages written so far are whole, the others as they were; "
+        echo("interrupted: the pages written so far are whole, the others as they were; "
                    "render again to finish", err=True)
         sys.exit(130)
     for figure in report.missing:
-        click.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
+        echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     where = config.relative(report.out)
     for link in report.broken or []:
-        click.echo(f"{where}/{link}", err=True)
-    click.echo(report.summary(where))
+        echo(f"{where}/{link}", err=True)
+    echo(report.summary(where))
     if report.broken:
-        click.echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
+        echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)
 
 
 def _report_errors(project: Project) -> None:
-    """Tell, on stderr, that some entries could not be loaded (without stopping)."""
-    if project.errors:
-        click.echo(f"warning: {len(project.errors)} problem(s) in the record; run `recordtool validate`", err=True)
+    """Tell, on stderr, the record's first errors with their places, and that entries with
+    errors are left out (without stopping)."""
+    errors = project.errors
+    if errors:
+        for problem in errors[:SHOWN_ERRORS]:
+            echo(str(problem), err=True)
+        more = f" ({len(errors) - SHOWN_ERRORS} more not shown)" if len(errors) > SHOWN_ERRORS else ""
+        echo(f"warning: {len(errors)} error{'s' if len(errors) != 1 else ''} in the record{more}; "
+             "run `recordtool validate`", err=True)
+
+
+SHOWN_ERRORS = 5
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -150,7 +150,7 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
             for mention in out:
                 if mention.target in record.entries:
                     graph.mentions_in.setdefault(mention.target, []).append(mention)
-                else:
+                elif mention.target not in record.failed:  # it exists, but did not load: not wanted
                     graph.dangling.setdefault(mention.target, []).append(mention)
     graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
     problems = []
@@ -160,4 +160,122 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
             problems.append(Problem(path, mention.line, 1,
                                     f"{target} is mentioned but not in the record; add it or write it without "
                                     "its id", field=mention.field, severity="warning", code="dangling-mention"))
+    problems.extend(_failed_problems(record, graph))
+    problems.extend(cycle_problems(record))
     return graph, problems
+
+
+def _failed_problems(record: Record, graph: Graph) -> list[Problem]:
+    """One warning per entry that could not be loaded and is cited or mentioned: its own error
+    is the cause; each citation or mention of it is not reported again."""
+    if not record.failed:
+        return []
+    places: dict[str, list[tuple[str, int, int, str]]] = defaultdict(list)  # failed id -> (path, line, col, field)
+    for entry_id, entry in record.entries.items():
+        where = record.places[entry_id]
+        for i, citation in enumerate(entry.cites):
+            if citation.id in record.failed:
+                places[citation.id].append((where.path, *where.cites[i], f"cites[{i}].id"))
+        for mention in graph.mentions_out.get(entry_id, []):
+            if mention.target in record.failed:
+                places[mention.target].append((where.path, mention.line, 1, mention.field))
+    problems = []
+    for target in sorted(places, key=id_sort_key):
+        path, line, col, name = min(places[target])
+        others = len(places[target]) - 1
+        more = f" (cited or mentioned in {others} more place{'s' if others != 1 else ''})" if others else ""
+        problems.append(Problem(path, line, col, f"{target} could not be loaded, see above "
+                                f"({record.failed[target]}){more}", field=name, severity="warning",
+                                code="not-loaded"))
+    return problems
+
+
+def uses_cycles(record: Record) -> list[list[str]]:
+    """Each cycle of ``uses`` citations (a claim relying, through others, on itself), as the ids
+    around it from its first id in record order, one cycle per strongly connected group."""
+    entries = record.entries
+    edges = {i: sorted({c.id for c in e.cites if c.as_ == "uses" and c.id in entries and c.id != i}, key=id_sort_key)
+             for i, e in entries.items()}
+    order = {entry_id: n for n, entry_id in enumerate(entries)}
+    cycles = []
+    for group in _strongly_connected(edges):
+        if len(group) < 2:
+            continue
+        start = min(group, key=order.__getitem__)
+        cycles.append(_shortest_cycle(start, edges, set(group)))
+    return sorted(cycles, key=lambda cycle: order[cycle[0]])
+
+
+def cycle_problems(record: Record) -> list[Problem]:
+    problems = []
+    for cycle in uses_cycles(record):
+        first = record.entries[cycle[0]]
+        at = next(i for i, c in enumerate(first.cites) if c.as_ == "uses" and c.id == cycle[1])
+        places = record.places[cycle[0]]
+        shown = " -> ".join([*cycle, cycle[0]])
+        problems.append(Problem(places.path, *places.cites[at],
+                                f"'uses' cycle: {shown}; a claim cannot rely on itself, remove one of these "
+                                "citations or make it another relation", field=f"cites[{at}].id", code="uses-cycle"))
+    return problems
+
+
+def _strongly_connected(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, without recursion (a chain may be long)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = edges[node]
+            if i < len(targets):
+                work.append((node, i + 1))
+                target = targets[i]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                groups.append(group)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return groups
+
+
+def _shortest_cycle(start: str, edges: dict[str, list[str]], group: set[str]) -> list[str]:
+    """The shortest way from ``start`` back to itself inside ``group``: the ids along it."""
+    came: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in edges[node]:
+                if target not in group or target in came:
+                    continue
+                came[target] = node
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came[path[-1]])
+                    return path[::-1]
+                following.append(target)
+        frontier = following
+    raise AssertionError("a strongly connected group has a cycle through each of its members")

@@ -24,7 +24,8 @@ from recordtool.record.schema import MODELS, Entry, Theory, compact
 from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
 
 YAML_SUFFIXES = (".yaml", ".yml")
-_ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>\d+)$")
+_ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
+ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class Record:
     config: Config
     entries: dict[str, Entry] = field(default_factory=dict)
     places: dict[str, Places] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
 
     def claims(self) -> list[Theory]:
         return [e for e in self.entries.values() if isinstance(e, Theory)]
@@ -111,9 +113,11 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
             read[i] = load_entry(path, kind, config, config.relative(path), _source(source))
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
-    for entry, places, found in read:
+    for (path, kind), (entry, places, found) in zip(files, read, strict=True):
         problems.extend(found)
         if entry is None or places is None:
+            if found and _ID.match(path.stem) and path.stem.startswith(f"{kind.prefix}-"):
+                record.failed.setdefault(path.stem, config.relative(path))
             continue
         if entry.id in seen:
             problems.append(Problem(places.path, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
@@ -124,6 +128,7 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     for entry, places in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
         record.entries[entry.id] = entry
         record.places[entry.id] = places
+        record.failed.pop(entry.id, None)  # another file holds it (a duplicate that did load)
     problems.extend(check_citations(record))
     return record, problems
 
@@ -175,6 +180,8 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
     compact(entry)
     marks = _Marks(path, source)
     problems.extend(_identity_problems(entry, path, kind, config, source, rel))
+    if any(p.code == "bad-id" for p in problems):
+        return None, None, problems  # an id that is not one cannot be cited, linked or paged
     problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
         problems.extend(_check_problems(entry, config, marks, rel))
@@ -222,7 +229,7 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
     match = _ID.match(entry.id)
     if not match:
         problems.append(Problem(rel, *source.mark(("id",)),
-                                f"'{entry.id}' is not an id; write PREFIX-NUMBER, e.g. {kind.prefix}-1",
+                                f"{_shown(entry.id)} is not an id; {ID_RULE}, e.g. {kind.prefix}-1",
                                 field="id", code="bad-id"))
     elif match["prefix"] != kind.prefix:
         other = config.kinds.get(match["prefix"])
@@ -243,6 +250,12 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
                                 f"write kind: {kind.name} (or leave it out){_move_hint(entry.kind, config)}",
                                 field="kind", code="wrong-kind"))
     return problems
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a message, with anything outside printable ASCII written as an escape
+    (``\\U0001d7cf`` for a mathematical digit that looks like 1)."""
+    return "'" + "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in text) + "'"
 
 
 def _move_hint(kind_name: str, config: Config) -> str:
@@ -342,12 +355,13 @@ def _clause_problems(entry: Theory, mark: _Marks, rel: str) -> list[Problem]:
 
 
 def check_citations(record: Record) -> list[Problem]:
-    """Every typed citation must name an entry of the record."""
+    """Every typed citation must name an entry of the record (citations of an entry that could
+    not be loaded are the graph's to report, once for all of them)."""
     problems = []
     for entry_id, entry in record.entries.items():
         places = record.places[entry_id]
         for i, citation in enumerate(entry.cites):
-            if citation.id != entry_id and citation.id not in record.entries:
+            if citation.id != entry_id and citation.id not in record.entries and citation.id not in record.failed:
                 hint = did_you_mean_id(citation.id, record.entries)
                 problems.append(Problem(places.path, *places.cites[i],
                                         f"cites {citation.id}, which is not in the record{hint}",
@@ -420,6 +434,8 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             message = f"'{given}' is not one of: {', '.join(choices)}{did_you_mean(str(given), choices)}"
         elif kind == "too_short":
             message = f"is empty; give at least {ctx.get('min_length', 1)}"
+        elif error.get("input", "") is None:  # ``title:`` with nothing after it, or ``~``
+            message = "has no value (it is empty or null); write one"
         else:
             given = error.get("input")
             shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__

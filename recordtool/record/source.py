@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,17 @@ import yaml
 
 try:  # libyaml's composer is about ten times faster than the pure-Python one.
     from yaml import CSafeLoader as _BaseLoader
+
+    _BYTE_POSITIONS = True  # libyaml says where a bad character is in bytes of UTF-8
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
+    _BYTE_POSITIONS = False
+
 MAX_BYTES = 1_000_000
 MAX_NODES = 50_000
+MAX_DEPTH = 100  # levels of nesting (the shipped entries use 5)
+MAX_DIGITS = 100  # digits of an integer (Python refuses to print one of over 4,300)
 
 Loc = tuple[str | int, ...]
 Mark = tuple[int, int]
@@ -123,6 +130,8 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
         raise SourceError("file is empty; an entry is a YAML mapping that starts with 'id: ...'", 1, 1, code="empty")
     try:
+        if sum(map(text.count, "[{-:?")) > _SAFE_INDICATORS:
+            _check_depth(text)
         loader = _Loader(text)
         try:
             node = loader.get_single_node()
@@ -134,6 +143,16 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
         what = exc.problem or str(exc)
         context = f" ({exc.context})" if exc.context else ""
         raise SourceError(f"invalid YAML: {what}{context}", line, col) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow: say which, and where
+        if _BYTE_POSITIONS:
+            before = text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "ignore")
+        else:  # pragma: no cover
+            before = text[: exc.position]
+        line = len(_LINE_BREAK.findall(before)) + 1
+        col = len(before) - max((m.end() for m in _LINE_BREAK.finditer(before)), default=0) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise SourceError(f"invalid YAML: the control character {char!a} is not allowed in YAML; remove it "
+                          "or write it as an escape in a double-quoted string", line, col, code="yaml") from None
     except yaml.YAMLError as exc:
         raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
     if node is None:
@@ -146,46 +165,119 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
             node.start_mark.column + 1,
             code="not-mapping",
         )
-    builder = _Builder(depth=1_000 if all_marks else 2)
+    builder = _Builder(depth=1_000 if all_marks else 2, text=text)
     data = builder.build(node, ())
     assert isinstance(data, dict)
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
     return Source(data, builder.marks, builder.key_marks, builder.styles, digest)
 
 
+# libyaml's composer recurses in C once per level of nesting and crashes the interpreter some
+# ten thousand levels deep. Every level takes one of these characters; a file with few of them
+# is composed at once, any other is first parsed flat (events, no recursion) for its depth.
+_SAFE_INDICATORS = 2_000
+
+
+def _check_depth(text: str) -> None:
+    loader = _BaseLoader(text)
+    try:
+        depth = 0
+        while (event := loader.get_event()) is not None and not isinstance(event, yaml.StreamEndEvent):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH + 1 and event.start_mark is not None:  # the top mapping is level 0 of a path
+                    raise _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
 class _Loader(_BaseLoader):
-    """The safe loader, with a quick answer for the commonest plain scalar: a word."""
+    """The safe loader, with a quick answer for the commonest plain scalar: a word.
+
+    The tags it resolves are its own (``?str``, ``?int``, ...), so that the builder can tell
+    them from tags written in the file (``!!int``, ``!foo``, a bare ``!``), which it refuses:
+    an entry's values are typed by the schema, never by the file.
+    """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         # The safe resolver's answers, without its regular expressions where they cannot match.
-        if kind is yaml.MappingNode:
-            return "tag:yaml.org,2002:map"
-        if kind is yaml.SequenceNode:
-            return "tag:yaml.org,2002:seq"
-        if not implicit[0] or (value and value[0] not in _MAYBE_TYPED):
-            return "tag:yaml.org,2002:str"
+        if kind is yaml.MappingNode or kind is yaml.SequenceNode:
+            # Only an untagged collection is 'implicit'; a resolve with implicit false is the bare tag '!'.
+            if not implicit:
+                return "!"
+            return _MAP if kind is yaml.MappingNode else _SEQ
+        if not implicit[0]:
+            # (False, False): a scalar with the bare tag '!'; (False, True): an untagged quoted one.
+            return _STR if implicit[1] else "!"
+        if not value:  # an empty plain value (``status_note:``) is null
+            return _NULL
+        if value[0] not in _MAYBE_TYPED:
+            return _STR
         if value[0] in _WORDY:  # a word is a bool or null only when it is one of these
-            return _WORDS.get(value, "tag:yaml.org,2002:str")
-        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+            return _WORDS.get(value, _STR)
+        return _OURS.get(super().resolve(kind, value, implicit), _STR)  # type: ignore[no-untyped-call]
 
 
+# The builder's names for what the resolver found (a tag written in the file is none of these).
+_STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE, _MAP, _SEQ = "?str", "?null", "?bool", "?int", "?float", "?merge", "?map", "?seq"
+_OURS = {"tag:yaml.org,2002:str": _STR, "tag:yaml.org,2002:null": _NULL, "tag:yaml.org,2002:bool": _BOOL_TAG,
+         "tag:yaml.org,2002:int": _INT, "tag:yaml.org,2002:float": _FLOAT, "tag:yaml.org,2002:merge": _MERGE}
+_SCALARS = frozenset((_STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE))  # timestamps and '=' stay text: _STR
 # Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.
 _MAYBE_TYPED = frozenset("0123456789+-.~nNtTfFyYoO=<")
 _WORDY = frozenset("nNtTfFyYoO")
 _WORDS = {
-    **{w: "tag:yaml.org,2002:bool" for w in ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
-                                             "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF")},
-    **{w: "tag:yaml.org,2002:null" for w in ("null", "Null", "NULL")},
+    **{w: _BOOL_TAG for w in ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
+                              "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF")},
+    **{w: _NULL for w in ("null", "Null", "NULL")},
 }
 
 
+def _at(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _tag_problem(node: yaml.Node) -> SourceError:
+    tag = "!" if node.tag.startswith("?") else node.tag
+    shown = "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
+    shown = shown if shown.startswith("!") else f"!<{shown}>"
+    what = ("a mapping" if isinstance(node, yaml.MappingNode) else "a list" if isinstance(node, yaml.SequenceNode)
+            else "a value")
+    return SourceError(f"explicit tag {_printable(shown)} on {what} is not allowed; remove it (the schema types "
+                       "every field; quote a value to keep it as text)", *_at(node), code="tag")
+
+
+def _printable(text: str, limit: int = 60) -> str:
+    """``text`` for a message: control characters escaped, long text shortened."""
+    shown = text if len(text) <= limit else text[: limit - 1] + "…"
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in shown)
+
+
+# The bare tag '!' on a plain scalar reaches the resolver as if no tag were written; the text
+# at the scalar's start (its properties: an anchor, a tag) tells.
+_BARE_TAG = re.compile(r"(?:&\S+\s+)?!")
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a line break
+
+
 class _Builder:
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, text: str) -> None:
         self.depth = depth
+        self.text = text if "!" in text else ""  # only a file with a '!' can hold a bare tag
+        self.line_starts: list[int] = []
         self.marks: dict[Loc, Mark] = {}
         self.key_marks: dict[Loc, Mark] = {}
         self.styles: dict[Loc, str] = {}
         self.count = 0
+
+    def bare_tag(self, node: yaml.Node) -> bool:
+        if not self.line_starts:
+            self.line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+        mark = node.start_mark
+        if mark.line >= len(self.line_starts):
+            return False
+        return _BARE_TAG.match(self.text, self.line_starts[mark.line] + mark.column) is not None
 
     def build(self, node: yaml.Node, loc: Loc) -> Any:
         self.count += 1
@@ -193,68 +285,94 @@ class _Builder:
             raise SourceError(
                 f"refused: the file expands to more than {MAX_NODES} values (an alias bomb?); "
                 "entries are small, write values out instead of multiplying aliases",
-                node.start_mark.line + 1,
-                node.start_mark.column + 1,
+                *_at(node),
                 code="too-many-nodes",
             )
-        keep = len(loc) <= self.depth
+        level = len(loc)
+        if level > MAX_DEPTH:
+            raise _too_deep(*_at(node))
+        keep = level <= self.depth
         if keep:
             self.marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, yaml.MappingNode):
+        tag = node.tag
+        if tag == _MAP:
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                    raise SourceError(
-                        "keys must be plain words (no lists, mappings or '<<' merges as keys)",
-                        key_node.start_mark.line + 1,
-                        key_node.start_mark.column + 1,
-                    )
+                key_tag = key_node.tag
+                if key_tag not in (_MAP, _SEQ) and (key_tag not in _SCALARS or (self.text and self.bare_tag(key_node))):
+                    raise _tag_problem(key_node)
+                if key_tag not in _SCALARS or key_tag == _MERGE:
+                    raise SourceError("keys must be plain words (no lists, mappings or '<<' merges as keys)",
+                                      *_at(key_node), code="bad-key")
+                if key_tag == _NULL and not key_node.value:
+                    raise SourceError("a key is missing before ':'; write 'name: value'", *_at(key_node),
+                                      code="bad-key")
                 key = str(key_node.value)
                 child = (*loc, key)
                 if key in out:
                     raise SourceError(
-                        f"'{key}' appears twice in the same mapping; keep one",
-                        key_node.start_mark.line + 1,
-                        key_node.start_mark.column + 1,
+                        f"'{_printable(key)}' appears twice in the same mapping; keep one",
+                        *_at(key_node),
                         code="duplicate-key",
                     )
                 if keep:
                     self.key_marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 out[key] = self.build(value_node, child)
             return out
-        if isinstance(node, yaml.SequenceNode):
+        if tag == _SEQ:
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
-        assert isinstance(node, yaml.ScalarNode)
+        if tag not in _SCALARS or not isinstance(node, yaml.ScalarNode) or (self.text and self.bare_tag(node)):
+            raise _tag_problem(node)
         if node.style and keep:
             self.styles[loc] = node.style
-        return _scalar(node)
+        if tag is _STR:
+            return node.value
+        try:
+            return _scalar(tag, node.value)
+        except ValueError as exc:
+            why = str(exc) if isinstance(exc, _TooLong) else f"'{_printable(node.value)}' is not a valid number"
+            raise SourceError(f"{why}; quote it if it is text", *_at(node), code="bad-number") from None
 
 
-def _scalar(node: yaml.ScalarNode) -> Any:
-    tag, value = node.tag, node.value
-    if tag == "tag:yaml.org,2002:str" or tag == "tag:yaml.org,2002:timestamp":
+class _TooLong(ValueError):
+    pass
+
+
+def _too_deep(line: int, col: int) -> SourceError:
+    return SourceError(f"values are nested more than {MAX_DEPTH} levels deep here; an entry's data is shallow, "
+                       "flatten it", line, col, code="too-deep")
+
+
+def _scalar(tag: str, value: str) -> Any:
+    """The value of an untagged scalar, as YAML 1.1 resolved it (ValueError if it is malformed)."""
+    if tag == _STR:
         return value
-    if tag == "tag:yaml.org,2002:null":
+    if tag == _NULL:
         return None
-    if tag == "tag:yaml.org,2002:bool":
+    if tag == _BOOL_TAG:
         return _BOOL[value.lower()]
-    if tag == "tag:yaml.org,2002:int":
+    if tag == _INT:
         cleaned = value.replace("_", "")
         sign = -1 if cleaned.startswith("-") else 1
         digits = cleaned.lstrip("+-")
+        if len(digits) > MAX_DIGITS:
+            raise _TooLong(f"an integer of {len(digits)} digits is over the limit of {MAX_DIGITS} digits")
         if digits.startswith("0x"):
-            return sign * int(digits[2:], 16)
-        if digits.startswith("0o"):
-            return sign * int(digits[2:], 8)
-        if digits.startswith("0b"):
-            return sign * int(digits[2:], 2)
-        if ":" in digits:  # sexagesimal, YAML 1.1
-            total = 0
+            number = int(digits[2:], 16)
+        elif digits.startswith("0o"):
+            number = int(digits[2:], 8)
+        elif digits.startswith("0b"):
+            number = int(digits[2:], 2)
+        elif ":" in digits:  # sexagesimal, YAML 1.1
+            number = 0
             for part in digits.split(":"):
-                total = total * 60 + int(part)
-            return sign * total
-        return sign * int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)
-    if tag == "tag:yaml.org,2002:float":
+                number = number * 60 + int(part)
+        else:
+            number = int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)
+        if number >= 10**MAX_DIGITS:
+            raise _TooLong(f"an integer over {MAX_DIGITS} decimal digits long is over the limit")
+        return sign * number
+    if tag == _FLOAT:
         lowered = value.lower().replace("_", "")
         if lowered in (".nan",):
             return float("nan")
@@ -265,9 +383,4 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         if ":" in lowered:
             return value
         return float(lowered)
-    raise SourceError(
-        f"unsupported YAML tag {tag}; only plain mappings, lists and scalars are allowed",
-        node.start_mark.line + 1,
-        node.start_mark.column + 1,
-        code="tag",
-    )
+    return value  # '<<' as a value: text

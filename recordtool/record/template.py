@@ -7,10 +7,12 @@ import datetime as dt
 import json
 import os
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from recordtool.record.config import Config, Kind
-from recordtool.record.load import _ID, entry_files
+from recordtool.record.load import _ID, entry_files, load_entry
+from recordtool.record.source import parse_source
 from recordtool.record.static import PLACEHOLDER_AUTHOR, PLACEHOLDER_BODY, PLACEHOLDER_STATEMENT
 
 
@@ -71,14 +73,34 @@ def render_template(kind: Kind, entry_id: str, title: str, today: dt.date) -> st
     return "\n".join(lines) + "\n"
 
 
-def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None) -> Path:
-    """Write a new entry of ``kind`` with the next free id; never overwrite a file."""
-    if not title.strip():
+def check_title(title: str) -> str:
+    """``title`` stripped, or TemplateError when it holds what no entry file may: control
+    characters (newlines and tabs included: a title is one line), bytes that were not text."""
+    title = title.strip()
+    if not title:
         raise TemplateError("give the entry a title: --title \"...\"")
+    for position, char in enumerate(title, 1):
+        if "\ud800" <= char <= "\udfff":
+            raise TemplateError(f"the title is not valid text (character {position} is a byte that is not UTF-8); "
+                                "write it in UTF-8")
+        if unicodedata.category(char) in ("Cc", "Cs", "Co", "Cn") or char in "\u2028\u2029\ufeff":
+            raise TemplateError(f"the title holds the control character {char!a} at character {position}; "
+                                "a title is one line of printable text")
+    return title
+
+
+def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None) -> Path:
+    """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
+    is parsed and validated before it is written: what ``new`` writes always loads."""
+    title = check_title(title)
     entry_id = next_id(config, kind)
     path = config.record / kind.folder / f"{entry_id}.yaml"
+    text = render_template(kind, entry_id, title, today or dt.date.today())
+    _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
+    problems = [p for p in found if p.severity == "error"]
+    if problems:  # a bug here, not the user's: say what, and write nothing
+        raise TemplateError(f"the new entry would not load ({problems[0].message}); nothing written")
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = render_template(kind, entry_id, title.strip(), today or dt.date.today())
     # Written whole to a temporary file, then linked into place: the entry appears complete
     # or not at all (a full disk, Ctrl-C), and an existing file is never replaced.
     fd, tmp = tempfile.mkstemp(prefix=f".{entry_id}.", suffix=".tmp", dir=path.parent)

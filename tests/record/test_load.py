@@ -82,7 +82,8 @@ CASES: list[tuple[str, str | None, str | bytes, str]] = [
     ("NOTE-1", None, b"id: NOTE-1\ntitle: T\ntitle: U\n",
      "record/notes/NOTE-1.yaml:3:1: error: 'title' appears twice in the same mapping; keep one"),
     ("NOTE-1", None, b"id: NOTE-1\ntitle: !!python/object:os.system T\n",
-     "record/notes/NOTE-1.yaml:2:8: error: unsupported YAML tag tag:yaml.org,2002:python/object:os.system; only plain mappings, lists and scalars are allowed"),
+     "record/notes/NOTE-1.yaml:2:8: error: explicit tag !!python/object:os.system on a value is not allowed; "
+     "remove it (the schema types every field; quote a value to keep it as text)"),
     ("NOTE-1", None, "title: T\ntags: [Bad Tag]\n",
      "record/notes/NOTE-1.yaml:3:7: error: tags: 'Bad Tag' is not a tag; use lowercase words joined by dashes, e.g. induction-heads"),
 ]
