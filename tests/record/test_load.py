@@ -227,10 +227,7 @@ checks:
 def test_clause_problems_have_places_and_hints(project: ProjectBuilder) -> None:
     project.add("THEORY-1", CLAUSED)
     problems = [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path]
-    assert problems == [
-        "record/theory/THEORY-1.yaml:6:10: warning: clauses.third: clause 'third' is tested by no expectation and "
-        "observed by no check: it stays untested and the claim cannot be verified; name it in an expectation's "
-        "'clause:' or under 'observe:'",
+    assert problems == [  # the errors first, then the warnings, each in file order
         "record/theory/THEORY-1.yaml:11:30: error: checks[0].expect.a.clause: unknown clause 'frist-part'; "
         "did you mean 'first-part'?",
         "record/theory/THEORY-1.yaml:12:10: error: checks[0].expect.b: a plain comparison in a claim of 3 clauses; "
@@ -245,6 +242,9 @@ def test_clause_problems_have_places_and_hints(project: ProjectBuilder) -> None:
         "record/theory/THEORY-1.yaml:16:10: error: checks[0].observe.e: unknown clause 'second-prt'; "
         "did you mean 'second-part'?",
         "record/theory/THEORY-1.yaml:17:10: error: checks[0].observe.a: 'a' is both expected and observed; keep one",
+        "record/theory/THEORY-1.yaml:6:10: warning: clauses.third: clause 'third' is tested by no expectation and "
+        "observed by no check: it stays untested and the claim cannot be verified; name it in an expectation's "
+        "'clause:' or under 'observe:'",
     ]
 
 
