@@ -103,9 +103,9 @@ def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], Project
         assert run("new", "--root", str(project.root), kind, "--title", 'A "quoted" | title') == (0, expected + "\n", "")
         data = yaml.safe_load((project.root / expected).read_text(encoding="utf-8"))
         assert data["title"] == 'A "quoted" | title'
-    code, out, _ = run("validate", "--root", str(project.root))
+    code, _, err = run("validate", "--root", str(project.root))
     assert code == 0  # valid, but its placeholders are pointed out until replaced
-    assert [line.split(": warning: ")[1] for line in out.splitlines() if ": warning: " in line] == [
+    assert [line.split(": warning: ")[1] for line in err.splitlines() if ": warning: " in line] == [
         "reference.authors[0]: 'Surname, I.' is still the template's placeholder; replace it with your own "
         "(see docs/record.md)",
         "body: still the template's placeholder; replace it with your own (see docs/record.md)",

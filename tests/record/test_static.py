@@ -82,14 +82,14 @@ def test_params_and_every_controls_params_must_fit_the_signature(project: Projec
         "parameter 'n_bit'; did you mean 'n_bits'?",
         "record/theory/THEORY-1.yaml:9:36: error: checks[0].controls[0].params.trian: measure() (checks/lab.py:13) "
         "has no parameter 'trian'; did you mean 'train'?",
+        "record/theory/THEORY-1.yaml:11:48: error: checks[2].params.only: 'only' is a positional-only parameter "
+        "of strict() (checks/lab.py:21); make it a keyword parameter",
         "record/theory/THEORY-1.yaml:10:20: warning: checks[1].run: checks.lab:loose does not declare the metrics "
         "it returns, so a metric named here is checked only once it has run; annotate its return type with a "
         "TypedDict, or set METRICS = (...) in checks/lab.py (docs/checks.md)",
         "record/theory/THEORY-1.yaml:11:20: warning: checks[2].run: checks.lab:strict does not declare the metrics "
         "it returns, so a metric named here is checked only once it has run; annotate its return type with a "
         "TypedDict, or set METRICS = (...) in checks/lab.py (docs/checks.md)",
-        "record/theory/THEORY-1.yaml:11:48: error: checks[2].params.only: 'only' is a positional-only parameter "
-        "of strict() (checks/lab.py:21); make it a keyword parameter",
     ]
 
 
