@@ -1,10 +1,13 @@
 """The Verdict section of a claim's page: whether it holds now, and on what evidence.
 
-A badge (verified, failed, no power, error, timeout, skipped, stale, unchecked); for a stale
-verdict, why; per check a table of what was expected and what was measured under each seed
-(observations included), the controls and how they came out, the figures the check made, the
-end of the traceback of an error; then where the numbers came from (when, commit, versions,
-device, duration).
+A badge (verified, partly verified, contradicted, no power, error, timeout, skipped, stale,
+unchecked); for a stale verdict, why; first the clause table (each clause, its verdict, and
+the expectations and observations that decide it, with their values over the seeds); then
+per check its expectations judged over the seeds (spread, quorum, what gives each power), a
+table of what was measured under each seed (observations included), the controls and how
+they came out (degenerate runs flagged), the figures the check made, the end of the
+traceback of an error; then where the numbers came from (when, commit, versions, device,
+duration). The rules: docs/verdicts.md.
 """
 
 from __future__ import annotations
@@ -17,15 +20,41 @@ from recordtool.render.sitemap import Context, badge, figure_file, number, outco
 
 if TYPE_CHECKING:
     from recordtool.record.schema import CheckSpec, Theory
-    from recordtool.verify.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run
+    from recordtool.verify.verdict import (
+        CheckVerdict,
+        ClaimVerdict,
+        ClauseVerdict,
+        ControlResult,
+        ExpectationVerdict,
+        Run,
+    )
 
 TRACEBACK_LINES = 15
 
 CONTROL_OUTCOMES = {
-    "failed-as-required": "✅ failed as required",
-    "passed": "➖ passed too (no power)",
+    "failed-as-required": "fails an expectation on every seed",
+    "passed": "meets every expectation on some seed",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
+}
+
+CLAUSE_BADGES = {
+    "verified": "✅ verified",
+    "contradicted": "❌ contradicted",
+    "observed": "👁️ observed only",
+    "untested": "⚪ untested",
+    "error": "💥 error",
+    "timeout": "⏱️ timeout",
+    "skipped": "⏭️ skipped",
+}
+
+EXPECTATION_BADGES = {
+    "holds": "✅ holds",
+    "fails": "❌ fails",
+    "no-power": "➖ no power (decides nothing)",
+    "error": "💥 error",
+    "timeout": "⏱️ timeout",
+    "skipped": "⏭️ skipped",
 }
 
 
@@ -35,10 +64,12 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     state = status.state if status is not None else "unchecked"
     verdict = status.verdict if status is not None else None
     out = ["## Verdict", ""]
-    out.append(_headline(state, verdict))
+    out.append(_headline(state, verdict, status.label if status is not None else state))
     if status is not None and status.reasons:
         out += ["", "Why it is stale:" if state == "stale" else "Note:", ""]
         out += [f"- {escape.line(reason)}" for reason in status.reasons]
+    if verdict is not None and verdict.clauses:
+        out += ["", *_clauses(verdict, stale=state == "stale")]
     if status is not None and status.depends:
         deps = ", ".join(f"{ctx.link(page, dep)} ({badge(dep_state)})" for dep, dep_state in status.depends)
         out += ["", f"It uses claims that are not verified now: {deps}."]
@@ -54,12 +85,18 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     return "\n".join(out)
 
 
-def _headline(state: str, verdict: ClaimVerdict | None) -> str:
-    line = f"**{badge(state)}**"
+def _headline(state: str, verdict: ClaimVerdict | None, label: str) -> str:
+    shown = badge(state)
+    if label != state.replace("-", " ") and ":" in label:  # "partly verified: 4 of 5 clauses"
+        shown = f"{shown}{escape.line(label[label.index(':'):])}"
+    line = f"**{shown}**"
     if verdict is None:
         return line + " — never checked; run `recordtool verify` to check it."
     if state == "stale":
-        return (line + f" — the last verdict, {badge(verdict.result)} on {_day(verdict.verified_at)}, "
+        last = badge(verdict.result)
+        if ":" in verdict.summary:
+            last += escape.line(verdict.summary[verdict.summary.index(":"):])
+        return (line + f" — the last verdict, {last} on {_day(verdict.verified_at)}, "
                 "no longer applies: something that produced it has changed.")
     return line + f" since {_day(verdict.since)}, last verified {_day(verdict.verified_at)}."
 
@@ -78,7 +115,9 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     if verdict is not None:
         seeds = sorted({r.seed for r in verdict.runs})
         if seeds:
-            facts.append(f"seed{'s' if len(seeds) != 1 else ''} {', '.join(str(s) for s in seeds)}")
+            quorum = f" (quorum {verdict.required})" if verdict.required < len(seeds) else ""
+            facts.append(f"seed{'s' if len(seeds) != 1 else ''} {', '.join(str(s) for s in seeds)}{quorum}")
+            facts.append(f"{verdict.threads} thread{'s' if verdict.threads != 1 else ''} per run")
         facts.append(f"{verdict.duration_s:.1f} s")
         if verdict.nondeterministic:
             facts.append("nondeterministic: seeds gave different numbers")
@@ -87,6 +126,13 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     out.append("; ".join(facts) + ".")
     if verdict is not None and verdict.message:
         out += ["", escape.line(verdict.message)]
+    if verdict is not None and verdict.expectations:
+        out += ["", *_expectations(verdict)]
+    if verdict is not None:
+        degenerate = [r for r in verdict.runs if r.degenerate]
+        if degenerate:
+            out += ["", "⚠️ Degenerate (it learned nothing): " + "; ".join(
+                f"seed {r.seed} ({escape.line(', '.join(r.degenerate))})" for r in degenerate) + "."]
     out += ["", *_measurements(spec, verdict)]
     if verdict is not None:
         for run_ in verdict.runs:
@@ -94,7 +140,7 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
                 out += ["", f"Seed {run_.seed}: {run_.outcome}; the end of its traceback:", "",
                         _tail(run_.error)]
         if verdict.controls:
-            out += ["", *_controls(verdict.controls)]
+            out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:
             out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
         for figure in verdict.figures:
@@ -119,11 +165,19 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> list[
                 rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.cell(run_.outcome)}"])
                 continue
             expected = set()
+            unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
             for result in run_.expectations:
                 expected.add(result.metric)
+                if result.null is not None:
+                    expected.add(next((e.null or "" for e in verdict.expectations if e.metric == result.metric), ""))
+                held = "✅ holds" if result.holds else "❌ fails"
+                if result.metric in unpowered:
+                    held += " (no power)"
+                measured = number(result.measured)
+                if result.null is not None:
+                    measured += f" (null {number(result.null)})"
                 rows.append([str(run_.seed), escape.code(result.metric), escape.cell(result.expect),
-                             _threshold(result.expect), number(result.measured),
-                             "✅ holds" if result.holds else "❌ fails"])
+                             _threshold(result.expect), escape.cell(measured), held])
             for metric in sorted(run_.metrics):
                 if metric not in expected:
                     rows.append([str(run_.seed), escape.code(metric), "observed", "—",
@@ -140,13 +194,21 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> list[
     return _table(header, rows)
 
 
-def _controls(controls: list[ControlResult]) -> list[str]:
+def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdict]) -> list[str]:
     rows = []
     for control in controls:
         measured = "; ".join(_control_run(r) for r in control.runs) or "—"
-        rows.append([escape.code(control.name), _params(control.params) or "—",
-                     CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome)), measured])
-    return ["Controls, where the claim must not hold:", "", *_table(["Control", "Params", "Outcome", "Measured"], rows)]
+        outcome = CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome))
+        gives = [escape.code(e.metric) for e in expectations if f"control '{control.name}'" in e.power]
+        degenerate = [r for r in control.runs if r.degenerate]
+        if degenerate:
+            seeds = ", ".join(str(r.seed) for r in degenerate)
+            why = escape.cell(", ".join(sorted({d for r in degenerate for d in r.degenerate})))
+            outcome += f"; ⚠️ degenerate on seed{'s' if len(degenerate) != 1 else ''} {seeds} ({why}): it learned nothing"
+        rows.append([escape.code(control.name), _params(control.params) or "—", outcome,
+                     ", ".join(gives) or "none", measured])
+    return ["Controls, where the claim must not hold:", "",
+            *_table(["Control", "Params", "Outcome", "Gives power to", "Measured"], rows)]
 
 
 def _control_run(run_: Run) -> str:
@@ -155,6 +217,82 @@ def _control_run(run_: Run) -> str:
     parts = [f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} ({'holds' if r.holds else 'fails'})"
              for r in run_.expectations]
     return f"seed {run_.seed}: " + ", ".join(parts)
+
+
+def spread(values: list[float] | None, nans: int, seeds: int) -> str:
+    """``0.59`` on one seed or when all agree, else ``0.57 / 0.59 / 0.6`` (min / median /
+    max); ``2 NaN`` for the seeds that gave NaN."""
+    parts = []
+    if values is not None:
+        low, mid, high = values
+        parts.append(number(mid) if seeds - nans <= 1 or low == high
+                     else f"{number(low)} / {number(mid)} / {number(high)}")
+    if nans:
+        parts.append(f"{nans} NaN")
+    return ", ".join(parts) or "—"
+
+
+def _held(e: ExpectationVerdict) -> str:
+    if e.state in ("error", "timeout", "skipped"):
+        return "—"
+    return f"{e.holds_on} of {e.seeds}" + (f" (quorum {e.required})" if e.required < e.seeds else "")
+
+
+def _expectations(verdict: CheckVerdict) -> list[str]:
+    """Each expectation over the seeds: where it holds, its spread, what gives it power."""
+    rows = []
+    for e in verdict.expectations:
+        power = ", ".join(escape.cell(p) for p in e.power) or "none"
+        rows.append([escape.code(e.metric).replace("|", "\\|"), escape.cell(e.expect),
+                     ", ".join(escape.code(c) for c in e.clauses), _held(e), spread(e.spread, e.nans, e.seeds), power,
+                     EXPECTATION_BADGES.get(e.state, escape.cell(e.state))])
+    for o in verdict.observations:
+        rows.append([escape.code(o.metric).replace("|", "\\|"), "observed", ", ".join(escape.code(c) for c in o.clauses),
+                     "—", spread(o.spread, o.nans, len(verdict.runs)), "—", "👁️ observed"])
+    header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Verdict"]
+    return ["Over the seeds:", "", *_table(header, rows)]
+
+
+def _clauses(verdict: ClaimVerdict, stale: bool) -> list[str]:
+    """The clause table: each clause, its verdict, what decides it (with values)."""
+    checks = {c.name: c for c in verdict.checks}
+    rows = []
+    for clause in verdict.clauses:
+        rows.append([f"{escape.code(clause.clause)}: {escape.cell(clause.text)}",
+                     CLAUSE_BADGES.get(clause.state, escape.cell(clause.state)), _decided_by(clause, checks)])
+    title = "Clauses (of the last verdict):" if stale else "Clauses:"
+    return [title, "", *_table(["Clause", "Verdict", "Decided by"], rows)]
+
+
+def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:
+    if not clause.evidence:
+        return "nothing: no expectation or observation names this clause"
+    parts = []
+    for item in clause.evidence:
+        check = checks.get(item.check)
+        where = f"{escape.code(item.check)}: {escape.code(item.metric)}"
+        if item.kind == "observe":
+            observed = next((o for o in check.observations if o.metric == item.metric), None) if check else None
+            value = spread(observed.spread, observed.nans, len(check.runs)) if observed and check else "—"
+            parts.append(f"{where} observed: {value}")
+            continue
+        e = next((x for x in check.expectations if x.metric == item.metric), None) if check else None
+        if e is None:
+            parts.append(f"{where}: {escape.cell(item.state)}")
+            continue
+        text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES.get(e.state, escape.cell(e.state))}"
+        if e.state == "no-power":
+            text = f"{where} {escape.cell(e.expect)}: ➖ no power, decides nothing; holds"
+        elif e.state in ("holds", "fails"):
+            text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES[e.state]}"
+        if e.state in ("holds", "fails", "no-power"):
+            text += (f" on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
+                     + (f" (quorum {e.required})" if e.required < e.seeds else "")
+                     + f", measured {spread(e.spread, e.nans, e.seeds)}")
+            if e.power:
+                text += f"; power: {', '.join(escape.cell(p) for p in e.power)}"
+        parts.append(text)
+    return "<br>".join(parts)
 
 
 def _provenance(verdict: ClaimVerdict) -> list[str]:

@@ -155,11 +155,12 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     v = _section(page, "Verdict")
     assert "**✅ verified** since 2026-11-28T10:00:00Z, last verified 2026-11-29T14:03:00Z." in v
     assert "### Check `exact`: ✅ pass" in v
-    assert "Runs `checks.demo:measure` with `n=2`; seed 0; 2.5 s." in v
+    assert "Runs `checks.demo:measure` with `n=2`; seed 0; 1 thread per run; 2.5 s." in v
     assert "| 0 | `error` | \\< 1e-9 | 1e-9 | 2.3e-15 | ✅ holds |" in v
     assert "| 0 | `terms` | == 5 | 5 | 5 | ✅ holds |" in v
     assert "| 0 | `loss` | observed | — | 5 values, 0.1 … 0.5 | observed |" in v
-    assert "| `control` | `noise=true` | ✅ failed as required | seed 0: error = 0.31 (fails), terms = 5 (holds) |" in v
+    assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails), "
+            "terms = 5 (holds) |") in v
     assert "![loss.png](figures/THEORY-1/exact/loss.png)" in v
     assert "| Commit | 0123456789ab |" in v
     assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
@@ -224,3 +225,58 @@ def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder,
     assert 'See [the data](../../data/x.csv) and [a claim](wanted.md "not in the record").' in page
     page = render_entry(context(record, statuses(record), project.root / "site"), "NOTE-1")
     assert "[the data](../data/x.csv)" in page
+
+
+def test_the_clause_table_comes_first_with_what_decides_each_clause(project: ProjectBuilder) -> None:
+    from recordtool.verify.judge import (
+        claim_result,
+        judge_check,
+        judge_clauses,
+        judge_control,
+        judge_run,
+    )
+    from recordtool.verify.verdict import ClaimVerdict
+
+    project.add("THEORY-5", """
+        statement: A, B and C.
+        clauses: {a: "A holds.", b: "B | holds.", c: "C holds."}
+        checks:
+          - name: lab
+            run: checks.demo:measure
+            seeds: 2
+            expect:
+              err: {is: "< 0.5", clause: a}
+              n: {is: ">= 2", clause: b}
+            degenerate: {loss_drop: "< 0.1"}
+            controls: [{name: untrained, params: {train: false}}]
+    """)
+    record = open_project(root=project.root)
+    claim = record.record.entries["THEORY-5"]
+    spec = claim.checks[0]  # type: ignore[attr-defined]
+    runs = [judge_run(spec, s, "ok", {"err": e, "n": 5.0, "loss_drop": 1.0}, 1.0) for s, e in [(0, 0.1), (1, 0.3)]]
+    control = judge_control("untrained", {"train": False},
+                            [judge_run(spec, s, "ok", {"err": 0.9, "n": 5.0, "loss_drop": 0.0}, 1.0, main=False)
+                             for s in (0, 1)])
+    check = judge_check(spec, runs, [control], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids)  # type: ignore[attr-defined]
+    clauses = judge_clauses(claim, [check])  # type: ignore[arg-type]
+    result = claim_result(clauses, [check])
+    claim_verdict = ClaimVerdict("THEORY-5", check.outcome, "A, B and C.", [check], {}, "2026-11-29T14:03:00Z",
+                                 "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
+    status = ClaimStatus("THEORY-5", result, claim_verdict)
+    v = _section(render_entry(context(record, statuses(record, THEORY_5=status)), "THEORY-5"), "Verdict")
+    assert v.split("\n\n")[:4] == [
+        "## Verdict",
+        "**🟡 partly verified: 1 of 3 clauses** since 2026-11-29T14:03:00Z, last verified 2026-11-29T14:03:00Z.",
+        "Clauses:",
+        "| Clause | Verdict | Decided by |\n| --- | --- | --- |\n"
+        "| `a`: A holds. | ✅ verified | `lab`: `err` \\< 0.5: ✅ holds on 2 of 2 seeds, measured 0.1 / 0.2 / 0.3; "
+        "power: control 'untrained' |\n"
+        "| `b`: B \\| holds. | 👁️ observed only | `lab`: `n` \\>= 2: ➖ no power, decides nothing; holds on 2 of 2 "
+        "seeds, measured 5 |\n"
+        "| `c`: C holds. | ⚪ untested | nothing: no expectation or observation names this clause |",
+    ]
+    assert ("| `err` | \\< 0.5 | `a` | 2 of 2 | 0.1 / 0.2 / 0.3 | control 'untrained' | ✅ holds |") in v
+    assert ("| `n` | \\>= 2 | `b` | 2 of 2 | 5 | none | ➖ no power (decides nothing) |") in v
+    assert "| 1 | `n` | \\>= 2 | 2 | 5 | ✅ holds (no power) |" in v
+    assert ("| `untrained` | `train=false` | fails an expectation on every seed; ⚠️ degenerate on seeds 0, 1 "
+            "(loss_drop \\< 0.1): it learned nothing | `err` |") in v

@@ -231,3 +231,46 @@ def test_clause_verdicts_and_the_claim_result() -> None:
     assert (claim_result(clauses, [verdict]), label("verified", clauses)) == ("verified", "verified")
     nothing = check([run(0.1, spec=one.checks[0])], spec=one.checks[0])
     assert claim_result(judge_clauses(one, [nothing]), [nothing]) == "no-power"
+
+
+def test_the_worked_example_of_docs_verdicts() -> None:
+    """docs/verdicts.md's worked example, number for number."""
+    claim = Theory.model_validate({
+        "id": "THEORY-1", "kind": "theory",
+        "statement": "The model has a previous-token head and induction heads, which K-compose with it.",
+        "clauses": {"previous-token": "A first-layer head attends to the previous token.",
+                    "induction": "Second-layer heads attend to the token after an earlier occurrence.",
+                    "k-composition": "The induction heads K-compose with the previous-token head."},
+        "checks": [{"name": "induction", "run": "checks.induction:measure", "seeds": 3, "quorum": 2,
+                    "expect": {"previous_token_score": {"is": "> 0.4", "clause": "previous-token"},
+                               "n_induction_heads": {"is": ">= 1", "clause": "induction"},
+                               "k_comp_over_baseline": {"is": "> 2", "clause": "k-composition",
+                                                        "null": "k_comp_null"}},
+                    "observe": {"window_score": "k-composition"},
+                    "degenerate": {"loss_drop": "< 0.1"},
+                    "controls": [{"name": "untrained", "params": {"train": False}}]}],
+    })
+    spec_ = claim.checks[0]
+    main = [(0.59, 4, 2.7, 1.0, 1.8), (0.31, 4, 2.9, 1.1, 1.7), (0.58, 3, 2.5, 0.9, 1.9)]
+    untrained = [(0.05, 1, 1.0, 0.0), (0.06, 0, 1.1, 0.0), (0.04, 2, 0.9, 0.0)]
+    runs = [judge_run(spec_, seed, "ok", {"previous_token_score": p, "n_induction_heads": n,
+                                          "k_comp_over_baseline": k, "k_comp_null": null, "loss_drop": drop,
+                                          "window_score": 0.2}, 1.0)
+            for seed, (p, n, k, null, drop) in enumerate(main)]
+    control_runs = [judge_run(spec_, seed, "ok", {"previous_token_score": p, "n_induction_heads": n,
+                                                  "k_comp_over_baseline": k, "loss_drop": drop}, 1.0, main=False)
+                    for seed, (p, n, k, drop) in enumerate(untrained)]
+    verdict = check(runs, [judge_control("untrained", {"train": False}, control_runs)], spec=spec_,
+                    clause_ids=claim.clause_ids)
+    assert (verdict.outcome, verdict.message) == (
+        "pass", "2 expectations with power hold on at least 2 of 3 seeds; 1 without power decides nothing "
+                "(n_induction_heads); control 'untrained' is degenerate on seeds 0, 1, 2")
+    assert [(e.metric, e.state, e.holds_on, e.power, e.spread) for e in verdict.expectations] == [
+        ("previous_token_score", "holds", 2, ["control 'untrained'"], [0.31, 0.58, 0.59]),
+        ("n_induction_heads", "no-power", 3, [], [3.0, 4.0, 4.0]),
+        ("k_comp_over_baseline", "holds", 3, ["control 'untrained'", "null k_comp_null"], [2.5, 2.7, 2.9])]
+    clauses = judge_clauses(claim, [verdict])
+    assert [(c.clause, c.state) for c in clauses] == [
+        ("previous-token", "verified"), ("induction", "observed"), ("k-composition", "verified")]
+    result = claim_result(clauses, [verdict])
+    assert label(result, clauses) == "partly verified: 2 of 3 clauses"
