@@ -129,9 +129,15 @@ def show(root: Path | None, entry_id: str) -> None:
 
         hint = did_you_mean_id(entry_id.upper(), project.record.entries)
         raise click.ClickException(terminal(f"no entry {entry_id} in the record{hint}"))
+    from recordtool.record.schema import Theory
     from recordtool.terminal import format_entry
 
-    echo(format_entry(project.graph, entry.id))
+    verdict = ""
+    if isinstance(entry, Theory):
+        from recordtool.verify.status import assess, describe_state
+
+        verdict = describe_state(assess(project)[entry.id])
+    echo(format_entry(project.graph, entry.id, verdict))
 
 
 @cli.command(short_help="Create an entry with the next free id.")
@@ -189,15 +195,17 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     child process; a hang ends in `timeout`, a crash in `error`, and neither stops the run.
     Claims whose verdict is fresh (nothing that produced it has changed) are not rerun
     unless --force. Exits 0 when every selected claim is verified (every clause; or
-    skipped), 1 otherwise, 2 on a usage error, 130 on Ctrl-C (the verdicts already finished
-    are kept). The rules: docs/verdicts.md.
+    skipped), 1 otherwise, 2 on a usage error (an id that is not a claim, say), 5 when
+    --tag or -k select no claim at all, 130 on Ctrl-C (the verdicts already finished are
+    kept). The rules: docs/verdicts.md.
     """
     from recordtool.verify.progress import make_display
-    from recordtool.verify.session import Options, VerifyError, format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
     from recordtool.verify.session import verify as run_verify
     from recordtool.verify.store import StoreError
 
     project = _open(root)
+    _claims_only(project, ids)
     if project.errors:
         for problem in project.errors:
             echo(str(problem), err=True)
@@ -206,6 +214,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
                       jobs=jobs, seeds=seeds, timeout=timeout, device=device)
     try:
+        if (tags or keyword) and not select(project.record.claims(), options):
+            filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
+            echo(f"no claim matches {' '.join(filters)}; nothing verified", err=True)
+            sys.exit(NOTHING_SELECTED)
         report = run_verify(project, options, make_display())
     except VerifyError as exc:
         raise click.UsageError(terminal(str(exc))) from None
@@ -246,6 +258,7 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
 
     project = _open(root)
     _report_errors(project)
+    _claims_only(project, ids)
     try:
         chosen = find_claims(ids, project.record.claims()) if ids else None
     except VerifyError as exc:
@@ -309,6 +322,21 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)
+
+
+NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")
+
+
+def _claims_only(project: Project, ids: tuple[str, ...]) -> None:
+    """A usage error for an id that is an entry of the record but not a claim."""
+    from recordtool.record.schema import Theory
+
+    for raw in ids:
+        entry = project.record.entries.get(raw.upper()) or project.record.entries.get(raw)
+        if entry is not None and not isinstance(entry, Theory):
+            kinds = ", ".join(f"{k.prefix}-" for k in project.config.kinds.values() if k.schema == "theory")
+            raise click.BadParameter(f"{entry.id} is a {entry.kind} entry, not a claim; only claims ({kinds}...) "
+                                     "have checks", param_hint="IDS")
 
 
 def _report_errors(project: Project) -> None:

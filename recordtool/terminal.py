@@ -18,13 +18,17 @@ def _wrap(text: str, indent: str = "  ") -> str:
     )
 
 
-def format_entry(graph: Graph, entry_id: str) -> str:
-    """The entry's fields, its citations both ways and its backlinks, as plain text."""
+def format_entry(graph: Graph, entry_id: str, verdict: str = "") -> str:
+    """The entry's fields, its citations both ways and its backlinks, as plain text;
+    ``verdict`` is a claim's state now, in words ("verified since ...")."""
     record = graph.record
     entry = record.entries[entry_id]
     places = record.places[entry_id]
-    lines = [f"{entry.id}: {entry.display_title if not isinstance(entry, Theory) or entry.title else entry.id}",
-             f"  file:     {places.path}",
+    titled = not isinstance(entry, Theory) or entry.title  # a claim without a title: its statement follows
+    lines = [f"{entry.id}: {entry.display_title}" if titled else entry.id]
+    if verdict:
+        lines.append(f"  verdict:  {verdict}")
+    lines += [f"  file:     {places.path}",
              f"  kind:     {entry.kind}",
              f"  status:   {entry.status}" + (f" — {' '.join(entry.status_note.split())}" if entry.status_note else ""),
              f"  version:  {entry.version}"]

@@ -88,6 +88,16 @@ def test_show_prints_inverse_citations_and_backlinks(minimal: Callable[[], Proje
                         "  THEORY-1 (cites as source, mentions) — The paper's claim, drawn from LIT-1.\n")
 
 
+def test_show_a_claim_gives_its_verdict_and_its_title_once(minimal: Callable[[], ProjectBuilder]) -> None:
+    project = minimal()
+    code, out, _ = run("show", "--root", str(project.root), "THEORY-1")
+    assert code == 0 and out.startswith("THEORY-1\n  verdict:  unchecked\n  file:     record/theory/THEORY-1.yaml\n")
+    path = project.path("THEORY-1")
+    path.write_text(path.read_text(encoding="utf-8") + "title: The claim, short\n", encoding="utf-8")
+    assert run("show", "--root", str(project.root), "THEORY-1")[1].startswith(
+        "THEORY-1: The claim, short\n  verdict:  unchecked\n")
+
+
 def test_show_unknown_id(minimal: Callable[[], ProjectBuilder]) -> None:
     project = minimal()
     assert run("show", "--root", str(project.root), "NOTE-2") == (1, "", "Error: no entry NOTE-2 in the record\n")

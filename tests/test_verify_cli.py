@@ -176,6 +176,20 @@ def test_junit_and_tag_selection(tmp_path: Path) -> None:
     assert '<property name="claim-result" value="contradicted" />' in xml
 
 
+def test_selecting_nothing_exits_5_and_an_entry_that_is_not_a_claim_is_a_usage_error(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("small", "noop"), extra="tags: [fast]\n")})
+    assert invoke(root, "verify", "-k", "nomatch") == (5, "", "no claim matches -k nomatch; nothing verified\n")
+    assert invoke(root, "verify", "--tag", "slow", "-k", "THEORY") == (
+        5, "", "no claim matches --tag slow -k THEORY; nothing verified\n")
+    (root / "record" / "notes").mkdir(parents=True, exist_ok=True)
+    (root / "record" / "notes" / "NOTE-1.yaml").write_text("id: NOTE-1\ntitle: A note\nbody: On THEORY-1.\n")
+    for command in ("verify", "status"):
+        code, _out, err = invoke(root, command, "note-1")
+        assert code == 2
+        assert lines(err)[-1] == ("Error: Invalid value for IDS: NOTE-1 is a note entry, not a claim; only claims "
+                                  "(THEORY-...) have checks")
+
+
 def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> None:
     pidfile = tmp_path / "hang.pid"
     checks = CHECKS + f"\n\ndef hangpid(ctx):\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
@@ -194,6 +208,7 @@ def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> No
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
     assert "interrupted: kept 1 finished verdict" in out
+    assert "THEORY-2  unchecked  not rerun: interrupted" in lines(out) and "fresh" not in out
     assert json.loads(done.read_text())["outcome"] == "pass"
     assert not (root / "record" / "verdicts" / "THEORY-2.json").exists()
     time.sleep(0.2)

@@ -81,6 +81,7 @@ class ClaimResult:
     claim: str
     status: ClaimStatus
     ran: bool
+    cut_short: bool = False  # it was to run, and Ctrl-C came first: its last verdict stands, not rechecked
 
     @property
     def ok(self) -> bool:
@@ -246,8 +247,11 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         report.interrupted, report.checks_run = _run(project, options, to_run, statuses, prints,
                                                      store.verdicts, report, display or PlainDisplay())
     add_dependencies(project, statuses)
+    scheduled = {c.id for c in to_run}
     for claim in chosen:
-        report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=claim.id in report.written))
+        ran = claim.id in report.written
+        report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=ran,
+                                          cut_short=report.interrupted and claim.id in scheduled and not ran))
     report.duration_s = time.perf_counter() - t0
     return report
 
@@ -423,10 +427,12 @@ def format_report(report: Report) -> str:
     for result in report.results:
         status, verdict = result.status, result.status.verdict
         how = "ran" if result.ran else ("fresh" if verdict is not None and status.state != "stale" else "not run")
+        if result.cut_short:
+            how = "not rerun: interrupted"
         line = f"{result.claim:<{width}}  {status.label:<9}  {how}"
         if verdict is not None and result.ran:
             line += f" in {verdict.duration_s:.1f} s"
-        elif verdict is not None and status.state != "stale":
+        elif verdict is not None and status.state != "stale" and not result.cut_short:
             line += f", since {verdict.since}"
         bad = [c for c in verdict.checks if c.outcome != "pass"] if verdict is not None else []
         if bad and status.state != "stale":

@@ -236,3 +236,20 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
     counts = Counter(s.state for s in statuses.values())
     return cast(dict[str, object], json_ready({"claims": claims, "counts": dict(sorted(counts.items())),
                                            "total": len(statuses)}))
+
+
+def describe_state(status: ClaimStatus) -> str:
+    """A claim's state now in one line, for `recordtool show`: "verified since ..., 1 of 1
+    check passing", "stale (was verified, 2026-...) — statement changed", "unchecked"."""
+    verdict = status.verdict
+    line: str = status.label
+    if verdict is not None:
+        if status.state == "stale":
+            line += f" (was {verdict.summary}, {verdict.verified_at})"
+        else:
+            line += f" since {verdict.since}, {_checks_line(verdict)}"
+    if status.reasons:
+        line += " — " + ", ".join(status.reasons)
+    if status.depends:
+        line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
+    return line
