@@ -19,16 +19,16 @@ def test_render_writes_then_reports_unchanged(project: ProjectBuilder) -> None:
     small_record(project)
     root = str(project.root)
     assert run("render", "--root", root) == (
-        0, "rendered 4 entries into record/pages: 11 written, 0 unchanged, 0 removed\n", "")
+        0, "rendered 4 entries into record/pages: 12 written, 0 unchanged, 0 removed\n", "")
     assert run("render", "--root", root, "--check") == (
-        0, "rendered 4 entries into record/pages: 0 written, 11 unchanged, 0 removed\n", "")
+        0, "rendered 4 entries into record/pages: 0 written, 12 unchanged, 0 removed\n", "")
     assert (project.root / "record" / "pages" / "LIT-1.md").is_file()
 
 
 def test_render_into_another_folder(project: ProjectBuilder) -> None:
     small_record(project)
     code, out, _err = run("render", "--root", str(project.root), "-o", str(project.root / "site"))
-    assert (code, out) == (0, "rendered 4 entries into site: 11 written, 0 unchanged, 0 removed\n")
+    assert (code, out) == (0, "rendered 4 entries into site: 12 written, 0 unchanged, 0 removed\n")
 
 
 def test_check_exits_1_with_each_broken_link(project: ProjectBuilder) -> None:
@@ -36,7 +36,7 @@ def test_check_exits_1_with_each_broken_link(project: ProjectBuilder) -> None:
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     code, out, err = run("render", "--root", str(project.root), "--check")
     assert code == 1
-    assert out == "rendered 5 entries into record/pages: 12 written, 0 unchanged, 0 removed\n"
+    assert out == "rendered 5 entries into record/pages: 13 written, 0 unchanged, 0 removed\n"
     written = (project.root / "record" / "pages" / "NOTE-2.md").read_text(encoding="utf-8").split("\n")
     line = next(n for n, text in enumerate(written, 1) if "nothere.csv" in text)
     assert err == (f"record/pages/NOTE-2.md:{line}: broken link '../notes/nothere.csv': ../notes/nothere.csv does not "

@@ -10,8 +10,10 @@ from collections import Counter
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Theory
 from recordtool.render import escape
+from recordtool.render.mermaid import whole_graph
 from recordtool.render.page import sentence
 from recordtool.render.sitemap import (
+    GRAPH,
     INDEX,
     STATE_ORDER,
     WANTED,
@@ -65,6 +67,9 @@ def dashboard(ctx: Context) -> str:
             title = _title(ctx, claim.id)
             lines.append(f"| {ctx.link(page, claim.id)} | {_status(claim.status)} | {badge(state)} | {since} | {last} "
                          f"| {title} |")
+
+    if claims:
+        lines += ["", f"[Every claim and what it cites, as one graph]({relative(page, GRAPH)})."]
 
     lines += ["", "## Kinds", ""]
     for kind in ctx.project.config.kinds.values():
@@ -172,9 +177,20 @@ def wanted(ctx: Context) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def graph_page(ctx: Context) -> str:
+    """``graph.md``: every claim and what it cites and uses, coloured by verdict (summarised by
+    tag above ``WHOLE_MAX`` nodes)."""
+    page = GRAPH
+    claims = len(ctx.project.record.claims())
+    lines = ["# The record as a graph", "", f"[Back to the record]({relative(page, INDEX)}) · Every claim "
+             f"({claims}) and what it cites and uses; a claim is coloured by its verdict.", ""]
+    lines.append(whole_graph(ctx, page) if claims else "The record holds no claims.")
+    return "\n".join(lines) + "\n"
+
+
 def index_pages(ctx: Context) -> dict[str, str]:
     """Every index page, by path."""
-    out = {INDEX: dashboard(ctx), WANTED: wanted(ctx)}
+    out = {INDEX: dashboard(ctx), WANTED: wanted(ctx), GRAPH: graph_page(ctx)}
     out.update(kind_pages(ctx))
     out.update(tag_pages(ctx))
     return out
@@ -183,8 +199,8 @@ def index_pages(ctx: Context) -> dict[str, str]:
 def index_paths(ctx: Context) -> list[str]:
     """The paths of ``index_pages`` without composing them."""
     tags = {t for e in ctx.project.record.entries.values() for t in e.tags}
-    return [INDEX, WANTED, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
+    return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
             *(tag_page(t) for t in sorted(tags))]
 
 
-__all__ = ["dashboard", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]
+__all__ = ["dashboard", "graph_page", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]

@@ -26,7 +26,7 @@ import textwrap
 from collections.abc import Iterable
 
 from recordtool.render import escape
-from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative
+from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative, tag_page
 
 # At most this many neighbours, plus the entry, one node for the ids not in the record and one
 # for the rest: 15 nodes. A column of 12 two-line nodes is about 12 x 70 px high, and the
@@ -153,15 +153,12 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
         used["missing"] = [WANTED_NODE]
     if hidden:
         used["more"] = [MORE_NODE]
-    for cls, style in CLASSES.items():
-        if cls in used:
-            css = cls.replace("-", "_")
-            lines.append(f"  classDef {css} {style}")
-            lines.extend(f"  class {name} {css}" for name in used[cls])  # a line each: a new node adds one
+    lines += _classes(used)  # a line per node: a new node adds one
     lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
     out = "\n".join(lines)
-    out += "\n\n" + legend(used, solid=any(a.startswith("-->") for a in edges.values()),
+    solid = any(a.startswith("-->") for a in edges.values())
+    out += "\n\n" + legend(used, solid="solid arrow: a citation, labelled with its relation" if solid else None,
                            dotted=bool(dangling) or any(a.endswith("-.->") for a in edges.values()))
     if hidden:
         out += f" The graph shows the {len(shown)} nearest of {len(neighbours)} linked entries; Backlinks lists them all."
@@ -229,11 +226,12 @@ def _longest_path(after: dict[str, set[str]]) -> int | None:
     return max(depth.values(), default=0) if seen == len(after) else None
 
 
-def legend(classes: Iterable[str], *, solid: bool, dotted: bool) -> str:
-    """One line saying what the arrows and the colours of a diagram mean (only those it has)."""
+def legend(classes: Iterable[str], *, solid: str | None, dotted: bool = False) -> str:
+    """One line saying what the arrows and the colours of a diagram mean (only those it has;
+    ``solid``: what a solid arrow is)."""
     parts = []
     if solid:
-        parts.append("solid arrow: a citation, labelled with its relation")
+        parts.append(solid)
     if dotted:
         parts.append("dotted arrow: a mention in prose")
     parts += [f"{BADGES.get(c, _NAMES.get(c, c))}: {COLOURS[c]}" for c in CLASSES if c in classes and c in COLOURS]
@@ -260,3 +258,136 @@ def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
     found: tuple[str, ...] = ctx.memo("mermaid.cited").setdefault(
         entry_id, tuple(c.id for c in ctx.project.record.entries[entry_id].cites))
     return found
+
+
+# The whole record ---------------------------------------------------------------------------
+
+# Up to this many nodes (claims and what they cite) the whole graph is drawn node by node;
+# above it, one node per tag. Mermaid draws at most 500 edges and 50,000 characters by
+# default, and a graph this big is already about 90 lines of Mermaid; laid out left to right
+# (claims, then what they use, then the papers they come from) 60 nodes make columns of about
+# 20 nodes (1,400 px), taller than a screen but with the text at full size: beyond that a
+# reader follows no single arrow, and the tag summary says more.
+WHOLE_MAX = 60
+MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
+MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
+STATE_WORSE = ("failed", "error", "timeout", "no-power", "stale", "skipped", "unchecked", "verified")
+
+
+def whole_graph(ctx: Context, page: str) -> str:
+    """Every claim and what it cites (``uses`` included), coloured by verdict; above
+    ``WHOLE_MAX`` nodes, claims summarised by their first tag."""
+    entries = ctx.project.record.entries
+    claims = [c.id for c in ctx.project.record.claims()]
+    shown: dict[str, None] = dict.fromkeys(claims)
+    for claim in claims:
+        shown.update((c.id, None) for c in entries[claim].cites if c.id in entries)
+    if len(shown) > WHOLE_MAX:
+        return _by_tag(ctx, claims, page)
+    lines = ["```mermaid", "graph LR"]
+    labels = ctx.memo("mermaid.label")
+    names = {n: node(n) for n in shown}
+    lines += [f'  {name}["{labels.get(n) or label(ctx, n)}"]' for n, name in names.items()]
+    for claim in claims:
+        for citation in entries[claim].cites:
+            if citation.id in names and citation.id != claim:
+                lines.append(f"  {names[claim]} -->|{escape.mermaid(citation.as_)}| {names[citation.id]}")
+    used: dict[str, list[str]] = {}
+    for n, name in names.items():
+        lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
+        used.setdefault(ctx.states.get(n) or "entry", []).append(name)
+    lines += _classes(used)
+    lines.append("```")
+    return "\n".join(lines) + "\n\n" + legend(used, solid="arrow: a citation, labelled with its relation")
+
+
+def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
+    """The summary: a node per tag (a claim counts under its first), its claims' verdicts,
+    and arrows counting the citations between tags; what claims cite outside them by kind."""
+    entries = ctx.project.record.entries
+    config = ctx.project.config
+
+    def group(entry_id: str) -> str:
+        entry = entries[entry_id]
+        if entry_id in claim_set:
+            return "#" + entry.tags[0] if entry.tags else "#"
+        kind = config.kind_of(entry_id)
+        return kind.name if kind is not None else entry.kind
+
+    claim_set = set(claims)
+    members: dict[str, list[str]] = {}
+    for claim in claims:
+        members.setdefault(group(claim), []).append(claim)
+    tag_groups = sorted(members, key=lambda g: (-len(members[g]), g))
+    kept = set(tag_groups[:MAX_GROUPS])
+    other = "#…"
+    if len(tag_groups) > MAX_GROUPS:
+        members[other] = [c for g in tag_groups[MAX_GROUPS:] for c in members[g]]
+
+    def place(entry_id: str) -> str:
+        g = group(entry_id)
+        return g if not g.startswith("#") or g in kept else other
+
+    arrows: dict[tuple[str, str], int] = {}
+    cited_kinds: dict[str, int] = {}
+    for claim in claims:
+        source = place(claim)
+        for citation in entries[claim].cites:
+            if citation.id in entries and citation.id != claim:
+                target = place(citation.id)
+                if target != source:
+                    arrows[(source, target)] = arrows.get((source, target), 0) + 1
+                if not target.startswith("#"):
+                    cited_kinds[target] = cited_kinds.get(target, 0) + 1
+    groups = [g for g in [*tag_groups[:MAX_GROUPS], other] if g in members]
+    names = {g: f"g{i}_" for i, g in enumerate(groups)}  # summary nodes: names of their own
+    names.update({k: f"k{i}_" for i, k in enumerate(sorted(cited_kinds))})
+    lines = ["```mermaid", "graph LR"]
+    used: dict[str, list[str]] = {}
+    for g in groups:
+        states = [ctx.states.get(c) or "unchecked" for c in members[g]]
+        counts = {s: states.count(s) for s in STATE_WORSE if s in states}
+        what = "other tags" if g == other else "no tag" if g == "#" else g[1:]
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+        lines.append(f'  {names[g]}["{escape.mermaid(what)}<br/>{len(states)} claim{"s" if len(states) > 1 else ""}'
+                     f'<br/>{escape.mermaid(summary)}"]')
+        used.setdefault(next(s for s in STATE_WORSE if s in counts), []).append(names[g])
+    for kind, n in sorted(cited_kinds.items()):
+        lines.append(f'  {names[kind]}["{escape.mermaid(kind)}<br/>cited {n} times"]')
+        used.setdefault("entry", []).append(names[kind])
+    drawn = 0
+    for g in groups:
+        strongest = sorted(((n, t) for (s, t), n in arrows.items() if s == g), key=lambda a: (-a[0], names[a[1]]))
+        for n, target in strongest[:MAX_ARROWS]:
+            lines.append(f"  {names[g]} -->|{n}| {names[target]}")
+            drawn += 1
+    for g in groups:
+        if g not in (other, "#"):
+            lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
+    lines += _classes(used)
+    lines.append("```")
+    out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
+                                            "tag's claims or to other kinds of entry, with their number")
+    out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
+            "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
+            f"to the {MAX_ARROWS} it cites most"
+            + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
+               if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
+               if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")
+    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in STATE_WORSE) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in STATE_WORSE) + " |"]
+    for g in tag_groups:
+        states = [ctx.states.get(c) or "unchecked" for c in members[g]]
+        cell = f"[{escape.cell(g[1:])}]({relative(page, tag_page(g[1:]))})" if g != "#" else "no tag"
+        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in STATE_WORSE) + " |")
+    return out + "\n\n" + "\n".join(table)
+
+
+def _classes(used: dict[str, list[str]]) -> list[str]:
+    lines = []
+    for cls, style in CLASSES.items():
+        if cls in used:
+            css = cls.replace("-", "_")
+            lines.append(f"  classDef {css} {style}")
+            lines.extend(f"  class {name} {css}" for name in used[cls])
+    return lines

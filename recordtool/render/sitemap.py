@@ -7,6 +7,7 @@ Layout of the output folder (flat, so ``[ID](ID.md)`` works on GitHub and in Obs
     kinds/<kind>.md             the entries of one kind
     tags/<tag>.md               the entries with one tag (a tag a/b is tags/a/b.md)
     wanted.md                   ids mentioned but not in the record
+    graph.md                    every claim and what it cites and uses, as one graph
     figures/<ID>/<check>/...    the figures of the checks, copied from the verdict store
 """
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 INDEX = "index.md"
 WANTED = "wanted.md"
+GRAPH = "graph.md"
 FIGURES = "figures"
 
 BADGES: dict[str, str] = {

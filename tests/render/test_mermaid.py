@@ -109,3 +109,46 @@ def test_mentions_both_ways_are_one_arrow(project: ProjectBuilder) -> None:
     record = open_project(root=project.root)
     lines = _block(graph_view(context(record, statuses(record)), "NOTE-1", "NOTE-1.md"))
     assert [line for line in lines if EDGE.match(line)] == ["  NOTE_1 <-.-> NOTE_2"]
+
+
+def test_graph_md_draws_every_claim_and_what_it_cites(project: ProjectBuilder) -> None:
+    from recordtool.render.index import dashboard, graph_page
+    from recordtool.verify.verdict import ClaimStatus
+    from tests.render_record import verdict
+
+    record = small_record(project)
+    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "failed", verdict(outcome="fail"))))
+    page = graph_page(ctx)
+    lines = _block(page)
+    assert [m.group(1) for line in lines if (m := NODE.match(line))] == ["THEORY_1", "THEORY_2", "LIT_1"]
+    assert [line for line in lines if EDGE.match(line)] == ["  THEORY_1 -->|source| LIT_1", "  THEORY_2 -->|uses| THEORY_1"]
+    assert "  class THEORY_1 failed" in lines and "  class THEORY_2 unchecked" in lines
+    assert '  click THEORY_1 "THEORY-1.md"' in lines
+    assert "❌ failed: red" in page and "⚪ unchecked: light grey" in page
+    assert "[Every claim and what it cites, as one graph](graph.md)." in dashboard(ctx)
+
+
+def test_graph_md_above_its_size_counts_claims_by_tag(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recordtool.render import mermaid
+    from recordtool.render.index import graph_page
+    from recordtool.verify.verdict import ClaimStatus
+    from tests.render_record import verdict
+
+    monkeypatch.setattr(mermaid, "WHOLE_MAX", 3)
+    monkeypatch.setattr(mermaid, "MAX_GROUPS", 2)
+    project.add("LIT-1", "title: P\nreference: {authors: [A], year: 2020, title: P}\n")
+    for i, tag in enumerate(["a", "a", "a", "b", "b", "c"]):
+        project.add(f"THEORY-{i}", f"statement: S{i}.\ntags: [{tag}]\ncites: [{{id: LIT-1, as: source}}"
+                    + (", {id: THEORY-3, as: uses}" if i < 2 else "") + "]\n")
+    record = open_project(root=project.root)
+    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified", verdict("THEORY-3"))))
+    page = graph_page(ctx)
+    lines = _block(page)
+    assert '  g0_["a<br/>3 claims<br/>3 unchecked"]' in lines
+    assert '  g1_["b<br/>2 claims<br/>1 unchecked, 1 verified"]' in lines
+    assert '  g2_["other tags<br/>1 claim<br/>1 unchecked"]' in lines
+    assert '  k0_["literature<br/>cited 6 times"]' in lines
+    assert [line for line in lines if line.startswith("  g0_ -->")] == ["  g0_ -->|3| k0_", "  g0_ -->|2| g1_"]
+    assert "  class g1_ unchecked" in lines  # the worst verdict among its claims
+    assert "the smallest tag is drawn as 'other tags'" in page
+    assert "| [c](tags/c.md) | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 |" in page

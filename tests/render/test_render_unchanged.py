@@ -49,14 +49,14 @@ def _age(root: Path) -> None:
 def _rendered(project: ProjectBuilder) -> str:
     small_record(project)
     root = str(project.root)
-    assert run("render", "--root", root) == (0, SUMMARY.format(11, 0, 0), "")
+    assert run("render", "--root", root) == (0, SUMMARY.format(12, 0, 0), "")
     return root
 
 
 def test_unchanged_render_opens_nothing_and_says_unchanged(project: ProjectBuilder, opened: list[Path]) -> None:
     root = _rendered(project)
     opened.clear()
-    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
     assert opened == []
     assert (project.root / "record" / "pages" / snapshot.SNAPSHOT).is_file()
 
@@ -64,9 +64,9 @@ def test_unchanged_render_opens_nothing_and_says_unchanged(project: ProjectBuild
 def test_unchanged_render_holds_for_old_files_too(project: ProjectBuilder, opened: list[Path]) -> None:
     root = _rendered(project)
     _age(project.root / "record")
-    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")  # a real one: times changed
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")  # a real one: times changed
     opened.clear()
-    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
     assert opened == []
 
 
@@ -144,7 +144,7 @@ def test_any_change_makes_a_real_render(project: ProjectBuilder, opened: list[Pa
     after = _pages(project.root / "record" / "pages")
     assert after == _pages(fresh)
     if change in ("page deleted", "page edited"):
-        assert out == SUMMARY.format(1, 10, 0) and after == before
+        assert out == SUMMARY.format(1, 11, 0) and after == before
     # and then, nothing having changed since, the next one decides from the snapshot
     opened.clear()
     code, again, _err = run("render", "--root", root)
@@ -170,14 +170,14 @@ def test_renderer_code_change_makes_a_real_render(project: ProjectBuilder, opene
     root = _rendered(project)
     monkeypatch.setattr(plan, "code_version", lambda: "something else")
     opened.clear()
-    assert run("render", "--root", root) == (0, SUMMARY.format(0, 11, 0), "")
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
     assert opened
 
 
 def test_check_always_renders(project: ProjectBuilder, opened: list[Path]) -> None:
     root = _rendered(project)
     opened.clear()
-    assert run("render", "--root", root, "--check") == (0, SUMMARY.format(0, 11, 0), "")
+    assert run("render", "--root", root, "--check") == (0, SUMMARY.format(0, 12, 0), "")
     assert opened
 
 

@@ -24,7 +24,7 @@ def test_site_layout_and_every_link_resolves(project: ProjectBuilder) -> None:
     record = small_record(project)
     site = render_site(record, statuses(record))
     assert sorted(site.pages) == [
-        "LIT-1.md", "NOTE-1.md", "THEORY-1.md", "THEORY-2.md", "index.md",
+        "LIT-1.md", "NOTE-1.md", "THEORY-1.md", "THEORY-2.md", "graph.md", "index.md",
         "kinds/literature.md", "kinds/note.md", "kinds/theory.md",
         "tags/alpha.md", "tags/beta.md", "wanted.md"]
     assert check_pages(site.pages, lambda path: False) == []
@@ -44,9 +44,9 @@ def test_only_changed_pages_are_rewritten_and_deleted_ones_removed(project: Proj
     (out).mkdir(parents=True)
     (out / "README.md").write_text("mine\n", encoding="utf-8")
     first = render(record, statuses=statuses(record))
-    assert len(first.written) == 11 and first.removed == []
+    assert len(first.written) == 12 and first.removed == []
     again = render(open_project(root=project.root), statuses=statuses(record))
-    assert (again.written, again.unchanged, again.removed) == ([], 11, [])
+    assert (again.written, again.unchanged, again.removed) == ([], 12, [])
     # a changed title changes its own page and the pages that show it
     path = project.path("NOTE-1")
     path.write_text(path.read_text(encoding="utf-8").replace("Notes on the paper", "Notes, revised"), encoding="utf-8")
@@ -154,10 +154,10 @@ def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tm
     monkeypatch.setattr(write, "_put", writer)
     shared = render(record, out, statuses=statuses(record))
     assert len(writer.pids()) == 2  # both processes wrote pages
-    assert shared.written == serial.written and len(shared.written) == 11
+    assert shared.written == serial.written and len(shared.written) == 12
     assert _files(out) == expected  # pages and manifest alike
     again = render(record, out, statuses=statuses(record))
-    assert (again.written, again.unchanged) == ([], 11)
+    assert (again.written, again.unchanged) == ([], 12)
 
 
 def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
@@ -185,7 +185,7 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     monkeypatch.setattr(write, "_put", writer)
     result = render(record, out, statuses=statuses(record))
     assert len(writer.pids()) == 2  # the child tried to write a page, and failed
-    assert len(result.written) == 11
+    assert len(result.written) == 12
     assert _files(out) == expected
 
 
@@ -205,7 +205,7 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
     finally:
         plan.code_version.cache_clear()
     after = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-    assert (again.written, again.unchanged) == ([], 11)  # composed again, the same bytes
+    assert (again.written, again.unchanged) == ([], 12)  # composed again, the same bytes
     entry_pages = [p for p in before if before[p]["key"] is not None]
     assert len(entry_pages) == 4 and all(after[p]["key"] != before[p]["key"] for p in entry_pages)
 
