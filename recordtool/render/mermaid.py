@@ -53,7 +53,7 @@ CLASSES: dict[str, str] = {
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
     "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
-COLOURS = {"verified": "green", "failed": "red", "no-power": "yellow", "error": "purple", "timeout": "orange",
+COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow", "error": "purple", "timeout": "orange",
            "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
            "entry": "blue", "missing": "white, dashed border"}
 WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)
@@ -271,7 +271,8 @@ def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
 WHOLE_MAX = 60
 MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
 MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
-STATE_WORSE = ("failed", "error", "timeout", "no-power", "stale", "skipped", "unchecked", "verified")
+STATE_WORSE = ("contradicted", "error", "timeout", "no-power", "stale", "skipped", "unchecked", "partly-verified",
+               "verified")
 
 
 def whole_graph(ctx: Context, page: str) -> str:

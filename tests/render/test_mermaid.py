@@ -111,20 +111,28 @@ def test_mentions_both_ways_are_one_arrow(project: ProjectBuilder) -> None:
     assert [line for line in lines if EDGE.match(line)] == ["  NOTE_1 <-.-> NOTE_2"]
 
 
+def test_every_state_has_a_colour_and_a_rank() -> None:
+    from recordtool.render.mermaid import CLASSES, COLOURS, STATE_WORSE
+    from recordtool.render.sitemap import STATE_ORDER
+
+    assert set(STATE_ORDER) <= set(CLASSES) & set(COLOURS)
+    assert sorted(STATE_WORSE) == sorted(STATE_ORDER)
+
+
 def test_graph_md_draws_every_claim_and_what_it_cites(project: ProjectBuilder) -> None:
     from recordtool.render.index import dashboard, graph_page
     from recordtool.verify.verdict import ClaimStatus
     from tests.render_record import verdict
 
     record = small_record(project)
-    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "failed", verdict(outcome="fail"))))
+    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "contradicted", verdict(outcome="fail"))))
     page = graph_page(ctx)
     lines = _block(page)
     assert [m.group(1) for line in lines if (m := NODE.match(line))] == ["THEORY_1", "THEORY_2", "LIT_1"]
     assert [line for line in lines if EDGE.match(line)] == ["  THEORY_1 -->|source| LIT_1", "  THEORY_2 -->|uses| THEORY_1"]
-    assert "  class THEORY_1 failed" in lines and "  class THEORY_2 unchecked" in lines
+    assert "  class THEORY_1 contradicted" in lines and "  class THEORY_2 unchecked" in lines
     assert '  click THEORY_1 "THEORY-1.md"' in lines
-    assert "❌ failed: red" in page and "⚪ unchecked: light grey" in page
+    assert "❌ contradicted: red" in page and "⚪ unchecked: light grey" in page
     assert "[Every claim and what it cites, as one graph](graph.md)." in dashboard(ctx)
 
 
