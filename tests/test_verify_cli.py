@@ -295,3 +295,33 @@ def test_provenance_is_dirty_when_a_covered_file_differs_from_the_commit(tmp_pat
         claim_yaml("THEORY-1", check("small", "noop", more=POWER), statement="Modified."))
     invoke(root, "verify")
     assert json.loads(path.read_text())["git_dirty"] is True
+
+
+def test_a_clause_nothing_tests_leaves_the_claim_partly_verified_everywhere(tmp_path: Path) -> None:
+    claim = claim_yaml("THEORY-1", check("small", "noop", expect='{err: {is: "< 0.5", clause: a}}', more=POWER),
+                       statement="A and B.", extra="clauses: {a: A holds., b: B holds.}\n")
+    root = make_project(tmp_path, {"THEORY-1": claim})
+    report = tmp_path / "junit.xml"
+    code, out, _ = invoke(root, "verify", "--junit-xml", str(report))
+    assert code == 1
+    assert lines(out)[0].startswith("THEORY-1  partly verified: 1 of 2 clauses  ran in ")
+    assert lines(out)[1].startswith("verified 0 of 1 selected claim (1 partly-verified); ran 2 check runs in ")
+    data = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
+    assert (data["result"], data["summary"]) == ("partly-verified", "partly verified: 1 of 2 clauses")
+    assert [(c["clause"], c["state"], c["evidence"]) for c in data["clauses"]] == [
+        ("a", "verified", [{"check": "small", "metric": "err", "kind": "expect", "state": "holds"}]),
+        ("b", "untested", [])]
+    xml = report.read_text()
+    assert '<testcase classname="THEORY-1" name="clause a" time="0">' in xml
+    assert ('<failure type="untested" message="clause \'b\' is untested: no expectation or observation names it" />'
+            in xml)
+    assert '<property name="claim-result" value="partly verified: 1 of 2 clauses" />' in xml
+    code, out, _ = invoke(root, "status")
+    assert lines(out)[0].startswith("THEORY-1  partly verified: 1 of 2 clauses  since ")
+    assert lines(out)[0].endswith(", 1 of 1 check pass  — b untested")
+    code, out, _ = invoke(root, "status", "--format", "json")
+    state = json.loads(out)["claims"][0]
+    assert (state["state"], state["label"]) == ("partly-verified", "partly verified: 1 of 2 clauses")
+    code, out, _ = invoke(root, "status", "--why")
+    assert "    clause a: verified — small: err (holds)" in lines(out)
+    assert "    clause b: untested" in lines(out)
