@@ -315,6 +315,8 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
         sys.exit(130)
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
+    for figure in report.refused:
+        echo(f"warning: figure {figure}; it is not copied", err=True)
     where = config.relative(report.out)
     for link in report.broken or []:
         echo(f"{where}/{link}", err=True)

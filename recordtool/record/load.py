@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.parallel import chunked, chunks_in_two
 from recordtool.record.config import Config, Kind
+from recordtool.record.confine import checks_problems, refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.record.schema import MODELS, Entry, Theory, compact
@@ -68,6 +70,11 @@ def entry_files(config: Config) -> tuple[list[tuple[Path, Kind]], list[Problem]]
         problems.append(Problem(config.relative(config.record), 0, 0,
                                 "no record folder here; create it or run from the project's root", code="no-record"))
         return files, problems
+    real_root, real_record = os.path.realpath(config.root), os.path.realpath(config.record)
+    if not real_record.startswith(real_root + os.sep):
+        problems.append(Problem(config.relative(config.record), 0, 0, f"the record folder is a link to {real_record}, "
+                                "outside the project; it is not read", code="outside"))
+        return files, problems
     folders = {kind.folder: kind for kind in config.kinds.values()}
     skip = {config.verdicts.resolve(), config.pages.resolve()}
     for child in sorted(config.record.iterdir()):
@@ -80,24 +87,48 @@ def entry_files(config: Config) -> tuple[list[tuple[Path, Kind]], list[Problem]]
                                     f"not a kind folder of the record ({expected}); it is ignored",
                                     severity="warning", code="stray-file"))
             continue
-        for dirpath, dirnames, filenames in os.walk(child):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in sorted(filenames):
-                path = Path(dirpath) / name
-                if name.startswith("."):
-                    continue
-                if name.endswith(YAML_SUFFIXES):
-                    files.append((path, kind))
-                else:
-                    problems.append(Problem(config.relative(path), 0, 0,
-                                            "not a YAML entry (.yaml); it is ignored",
-                                            severity="warning", code="stray-file"))
+        if child.is_symlink() and (why := refused(child, config.record)) is not None:
+            problems.append(Problem(config.relative(child), 0, 0, f"the folder {why}; entries must be files inside "
+                                    "the record: it is not read", code="outside"))
+            continue
+        for path, link in _walk(child):
+            name = path.name
+            if link and path.is_dir() and (why := refused(path, config.record)) != "is not a regular file":
+                problems.append(Problem(config.relative(path), 0, 0, f"{why}; an entry must be a file inside the "
+                                        "record (copy it in instead of linking): it is not read", code="outside"))
+            elif not name.endswith(YAML_SUFFIXES):
+                problems.append(Problem(config.relative(path), 0, 0,
+                                        "not a YAML entry (.yaml); it is ignored",
+                                        severity="warning", code="stray-file"))
+            elif link and (why := refused(path, config.record)) is not None:
+                problems.append(Problem(config.relative(path), 0, 0, f"{why}; an entry must be a file inside the "
+                                        "record (copy it in instead of linking): it is not read", code="outside"))
+            else:
+                files.append((path, kind))
     return files, problems
+
+
+def _walk(folder: Path) -> Iterator[tuple[Path, bool]]:
+    """Every file under ``folder`` (sorted, hidden ones left out) and whether it is a link;
+    a link to a folder is not followed (a link to a folder outside the record is reported)."""
+    with os.scandir(folder) as scan:
+        items = sorted(scan, key=lambda item: item.name)
+    for item in items:
+        if item.name.startswith("."):
+            continue
+        path = Path(item.path)
+        if item.is_dir(follow_symlinks=False):
+            yield from _walk(path)
+        elif item.is_symlink() and item.is_dir():
+            yield path, True  # refused as leading outside, or reported as not YAML
+        else:
+            yield path, item.is_symlink()
 
 
 def load_record(config: Config) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found."""
     files, problems = entry_files(config)
+    problems.extend(checks_problems(config))
     record = Record(config)
     # Files are read (in two processes on a large record) and validated chunk by chunk, so
     # that only one chunk's parsed YAML is held at a time; then taken in file order.

@@ -170,6 +170,40 @@ class Reference(_Strict):
     url: str | None = None
     doi: str | None = None
 
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not _safe_link(value):
+            raise ValueError(f"{value[:80]!r} is not a link a page may carry; write an http(s) address, a doi: "
+                             "or a path relative to the record (no javascript:, data:, file: or spaces)")
+        return value
+
+    @field_validator("doi")
+    @classmethod
+    def _doi(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        match = _DOI.match(value)
+        if match is None:
+            raise ValueError(f"{value[:80]!r} is not a DOI; write it as 10.NNNN/suffix (doi:10.NNNN/... and "
+                             "https://doi.org/10.NNNN/... are fine too)")
+        return match.group(1)  # the DOI itself
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_WEB = re.compile(r"^https?://[^/]", re.IGNORECASE)
+_DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f]+)$", re.ASCII)
+
+
+def _safe_link(value: str) -> bool:
+    """An http(s) address, a doi: or a relative path; nothing a viewer would run or open locally."""
+    if not value or any(c.isspace() or not c.isprintable() for c in value) or "\\" in value:
+        return False
+    scheme = _SCHEME.match(value)
+    if scheme is None:
+        return not value.startswith("//")  # a path relative to the page, not another host's
+    return scheme.group(1).lower() == "doi" or _WEB.match(value) is not None
+
 
 class Control(_Strict):
     """A setting under which the claim must NOT hold: the check's params updated by these."""

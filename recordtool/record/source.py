@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,10 @@ def read_bytes(path: Path | str) -> bytes:
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read
+            raise SourceError("not a regular file; an entry is a YAML file", code="not-a-file")
+        size = info.st_size
         if size > MAX_BYTES:
             raise _too_large(size)
         raw = os.read(fd, size + 1)  # a regular file gives less than asked only at its end

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from recordtool.record.config import Config
+from recordtool.record.confine import refused
 from recordtool.record.load import Record
 from recordtool.record.problems import Problem, did_you_mean
 from recordtool.record.schema import CheckSpec, Entry, Literature, Theory
@@ -55,6 +56,7 @@ class Module:
     typed_dicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, name)
     error: str = ""
+    refused: bool = False  # a link out of the checks package: not read
 
 
 class Modules:
@@ -83,7 +85,10 @@ class Modules:
     def get(self, module: str) -> Module | None:
         if module not in self.read:
             path = self.file(module)
-            self.read[module] = None if path is None else _read_module(path, self.config.relative(path))
+            if path is not None and refused(path, self.config.root / self.config.checks) is not None:
+                self.read[module] = Module(self.config.relative(path), refused=True)  # reported by load, not read
+            else:
+                self.read[module] = None if path is None else _read_module(path, self.config.relative(path))
         return self.read[module]
 
     def typed_dict(self, module: Module, name: str, depth: int = 0) -> tuple[str, ...] | None:
@@ -256,6 +261,8 @@ def _check_problems(modules: Modules, config: Config, i: int, check: CheckSpec) 
     if check.module.split(".", 1)[0] != config.checks or check.module == config.checks:
         return []  # reported by load: outside the checks package
     module = modules.get(check.module)
+    if module is not None and module.refused:
+        return []  # a link out of the checks package: reported by load, never read
     if module is None:
         hint = did_you_mean(check.module, modules.names()) or f"; write the module as {config.checks}/....py"
         return [_Found((*at, "run"), f"{where}.run", f"no module '{check.module}' in {config.checks}/{hint}")]

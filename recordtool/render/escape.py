@@ -64,6 +64,18 @@ def cell(value: str) -> str:
     return line(value)
 
 
+_BARE_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
+
+
+def in_row(value: str) -> str:
+    """``value`` (Markdown already: a code span, a link) made safe as one cell of a table row:
+    on one line, and every ``|`` not yet escaped written ``\\|`` (GFM splits a row at a bare
+    ``|`` even inside a code span)."""
+    if "|" not in value and "\n" not in value:
+        return value
+    return _BARE_PIPE.sub(r"\1\\|", value.replace("\r", " ").replace("\n", " "))
+
+
 def short(value: str, width: int) -> str:
     """``value`` on one line, cut to ``width`` characters with an ellipsis."""
     collapsed = " ".join(value.split())

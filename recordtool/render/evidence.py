@@ -75,9 +75,9 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
         out += ["", f"It uses claims that are not verified now: {deps}."]
     checks = {c.name: c for c in verdict.checks} if verdict is not None else {}
     for spec in claim.checks:
-        out += ["", *_check(ctx, spec, checks.pop(spec.name, None), page)]
+        out += ["", *_check(ctx, spec, checks.pop(spec.name, None), page, claim.id)]
     for gone in checks.values():  # checked then, no longer declared
-        out += ["", *_check(ctx, None, gone, page)]
+        out += ["", *_check(ctx, None, gone, page, claim.id)]
     if not claim.checks and verdict is None:
         out += ["", "This claim declares no checks."]
     if verdict is not None:
@@ -105,7 +105,7 @@ def _day(stamp: str) -> str:
     return escape.line(stamp)
 
 
-def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str) -> list[str]:
+def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str, claim: str) -> list[str]:
     name = spec.name if spec is not None else verdict.name if verdict is not None else "?"
     outcome = outcome_badge(verdict.outcome) if verdict is not None else "⚪ not run"
     out = [f"### Check {escape.code(name)}: {outcome}", ""]
@@ -144,9 +144,9 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
         elif spec is not None and spec.all_controls:
             out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
         for figure in verdict.figures:
-            target = figure_file(figure, ctx.verdicts)
+            target = figure_file(figure, ctx.verdicts, claim)
             if target is None:
-                out += ["", f"Figure {escape.code(figure)} is outside the record and is not shown."]
+                out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
                 continue
             alt = escape.line(figure.rsplit("/", 1)[-1])
             out += ["", f"![{alt}]({escape.href(relative(page, target))})"]
@@ -345,5 +345,5 @@ def _tail(error: str) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
+    out += ["| " + " | ".join(escape.in_row(cell) for cell in row) + " |" for row in rows]
     return out

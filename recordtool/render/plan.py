@@ -95,7 +95,7 @@ def plan_site(ctx: Context) -> Plan:
         if status.verdict is None:
             continue
         for figure in status.verdict.figures:
-            target = figure_file(figure, ctx.verdicts)
+            target = figure_file(figure, ctx.verdicts, status.verdict.claim)
             if target is not None:
                 assets[target] = figure
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ class RenderReport:
     missing: list[str]
     broken: list[BrokenLink] | None = None  # None when links were not checked
     errors: int = 0  # problems of the record (entries that could not be loaded)
+    refused: list[str] = field(default_factory=list)  # figures not copied, and why
 
     def summary(self, where: str) -> str:
         return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
@@ -69,10 +70,11 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
         broken = linkcheck.check_folder(target, list(plan.pages))
     result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
-                          report.unchanged, report.removed, report.missing, broken, len(project.errors))
+                          report.unchanged, report.removed, report.missing, broken, len(project.errors),
+                          report.refused)
     if inputs is not None and own_statuses and inputs.out == os.path.realpath(target):
         summary = {"entries": result.entries, "pages": result.pages, "unchanged": len(report.files),
-                   "missing": result.missing, "errors": result.errors}
+                   "missing": result.missing, "errors": result.errors, "refused": result.refused}
         snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())))
     return result
 
@@ -87,4 +89,4 @@ def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:
         return None
     return RenderReport(Path(inputs.out), int(info.get("entries", 0)), int(info.get("pages", 0)), [],
                         int(info.get("unchanged", 0)), [], list(info.get("missing", [])), None,
-                        int(info.get("errors", 0)))
+                        int(info.get("errors", 0)), list(info.get("refused", [])))

@@ -95,19 +95,17 @@ def relative(from_page: str, to: str) -> str:
 _UNPLAIN = frozenset(("", ".", ".."))
 
 
-def figure_file(figure: str, verdicts: str) -> str | None:
-    """Where a check's figure (relative to the project root) is copied in the output folder;
-    None for a path that would leave it (absolute, or with ``..``)."""
-    path = figure.replace("\\", "/")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
+    """Where a figure of ``claim`` (a path relative to the project root) is copied in the output
+    folder; None for any path but one inside the claim's own figure folder
+    (``<verdicts>/figures/<claim>/``): a verdict never makes a page publish another file."""
+    parts = figure.split("/")
+    if "\\" in figure or any(p in ("", ".", "..") for p in parts):
         return None
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
+    prefix = [p for p in f"{verdicts}/{FIGURES}/{claim}".split("/") if p not in ("", ".")]
+    if parts[: len(prefix)] != prefix or len(parts) == len(prefix):
         return None
-    prefix = [p for p in f"{verdicts}/{FIGURES}".split("/") if p not in ("", ".")]
-    if parts[: len(prefix)] == prefix and len(parts) > len(prefix):
-        parts = parts[len(prefix):]
-    return "/".join([FIGURES, *parts])
+    return "/".join([FIGURES, *parts[len(prefix) - 1:]])
 
 
 def reading_time(words: int) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from recordtool import parallel
 from recordtool.atomic import write_atomic
+from recordtool.record.confine import refused
 from recordtool.render.manifest import MANIFEST, Written, content_hash, manifest_text, read_manifest
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class WriteReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
+    refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
 
 
 def check_output_folder(config: Config, out: Path) -> Path:
@@ -102,10 +104,9 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     new = report.files
     _write_pages(plan, base, folders, report, old, last)
     for rel, source in plan.assets.items():
-        try:
-            data = (root / source).read_bytes()
-        except OSError:
-            report.missing.append(source)
+        why, data = read_figure(root, source, rel)
+        if data is None:
+            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
             continue
         new[rel] = (None, len(data), content_hash(data))
         stat, written = _put(folders, rel, data, new[rel][2], old.get(rel), last.get(rel))
@@ -168,6 +169,36 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         else:
             report.unchanged += 1
     report.written.sort()
+
+
+# What an image file starts with: the only files copied from the verdict store into pages.
+IMAGES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",),
+          ".gif": (b"GIF87a", b"GIF89a"), ".webp": (b"RIFF",)}
+
+
+def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | None]:
+    """The bytes of the figure ``source`` (relative to ``root``) copied to ``rel`` (under
+    ``figures/<claim>/``), or (why, None) when it is not copied: it leads out of its claim's
+    figure folder, or is not an image (by its name and its first bytes: PNG, JPEG, GIF, WebP;
+    an SVG may hold scripts). (None, None): it is missing."""
+    folder = root / source[: len(source) - len(rel)] / "/".join(rel.split("/")[:2])
+    path = root / source
+    if not os.path.lexists(path):
+        return None, None
+    why = refused(path, folder)
+    if why is not None:
+        return why, None
+    magic = IMAGES.get(os.path.splitext(source)[1].lower())
+    if magic is None:
+        return "is not an image file (.png, .jpg, .gif, .webp)", None
+    try:
+        with open(os.path.realpath(path), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}", None
+    if not data.startswith(magic) or (source.lower().endswith(".webp") and data[8:12] != b"WEBP"):
+        return "does not hold the image its name says", None
+    return None, data
 
 
 def stat_file(path: str) -> list[int] | None:

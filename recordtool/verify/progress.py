@@ -5,7 +5,7 @@ redrawn a few times a second (name, state, elapsed, the check's last progress li
 the output is not a terminal (CI, a pipe, ``nohup``), each run is a plain line when it starts
 and one when it ends, and a run still going says so every ``HEARTBEAT_S`` seconds with what
 the check last reported (``ctx.progress``: "step 300/1000, loss 2.31"), so a log is never
-silent for long.
+silent for long. What a check says is shown with its control characters escaped.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 import time
 from typing import TextIO
 
+from recordtool.safetext import one_line, terminal
 from recordtool.verify.judge import short_error
 from recordtool.verify.runner import Job, JobResult
 
@@ -25,7 +26,7 @@ def _result_line(result: JobResult) -> str:
     state = {"ok": "done"}.get(result.outcome, result.outcome)
     line = f"{result.job.label}: {state} ({result.duration_s:.1f} s)"
     if result.error and result.outcome != "ok":
-        line += f" — {short_error(result.error)[:160]}"
+        line += f" — {one_line(short_error(result.error)[:160])}"
     return line
 
 
@@ -49,11 +50,11 @@ class PlainDisplay:
         for job, elapsed, progress in running:
             if elapsed - self.beats.get(job.label, 0.0) >= self.heartbeat_s:
                 self.beats[job.label] = elapsed
-                said = f", {progress}" if progress else ", nothing reported yet"
+                said = f", {one_line(progress)}" if progress else ", nothing reported yet"
                 print(f"{job.label}: running {elapsed:.0f} s{said}", file=self.stream, flush=True)
 
     def claim(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        print(terminal(line), file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -93,7 +94,7 @@ class LiveDisplay(PlainDisplay):
         self._clear()
         lines = []
         for job, elapsed, progress in running:
-            line = f"  {job.label}: running {elapsed:5.1f} s" + (f"  {progress}" if progress else "")
+            line = f"  {job.label}: running {elapsed:5.1f} s" + (f"  {one_line(progress)}" if progress else "")
             lines.append(line[: self.width])
         if lines:
             self.stream.write("\n".join(lines) + "\n")

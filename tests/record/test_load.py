@@ -200,7 +200,7 @@ def test_a_named_pipe_in_the_record_is_reported_not_waited_on(project: ProjectBu
     os.mkfifo(project.root / "record" / "notes" / "NOTE-2.yaml")
     result = open_project(root=project.root)
     assert [str(p) for p in result.errors] == [
-        "record/notes/NOTE-2.yaml:1:1: error: file is empty; an entry is a YAML mapping that starts with 'id: ...'"]
+        "record/notes/NOTE-2.yaml: error: not a regular file; an entry is a YAML file"]
     assert list(result.record.entries) == ["NOTE-1"]
 
 

@@ -103,12 +103,12 @@ def test_figures_are_copied_into_the_output_folder(project: ProjectBuilder) -> N
     record = small_record(project)
     figure = project.root / "record" / "verdicts" / "figures" / "THEORY-1" / "exact" / "loss.png"
     figure.parent.mkdir(parents=True)
-    figure.write_bytes(b"\x89PNG fake")
+    figure.write_bytes(b"\x89PNG\r\n\x1a\n fake")
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png",
                                                                    "../../etc/passwd"]))
     out = project.root / "site"
     report = render(record, out, statuses=statuses(record, THEORY_1=status), check=True)
-    assert (out / "figures" / "THEORY-1" / "exact" / "loss.png").read_bytes() == b"\x89PNG fake"
+    assert (out / "figures" / "THEORY-1" / "exact" / "loss.png").read_bytes() == b"\x89PNG\r\n\x1a\n fake"
     assert report.broken == []
     manifest = (out / MANIFEST).read_text(encoding="utf-8")
     assert '\n "figures/THEORY-1/exact/loss.png": {"hash": ' in manifest  # one line per file

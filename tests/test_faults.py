@@ -1,0 +1,308 @@
+"""Bad input from outside and faults of the machine: one clear message, nothing lost, nothing leaked.
+
+Each case builds a small project, runs one command and asserts the exit code, the first line
+on stderr (with its place), no traceback, and that nothing changed on disk but what the case
+allows (the output folder of a render, the file ``new`` writes). The classes: nothing from
+outside (links, figures, reference links, terminal output, ``new --title``), faults of the
+machine (read-only and full folders, a missing output folder, signals, temporary files, modes)
+and limits on what a check returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ProjectBuilder
+from tests.corpus import changed, invoke, snapshot
+from tests.verify_fakes import POWER, check, claim_yaml, make_project
+
+LIT = 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}\n'
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
+@dataclass
+class Setup:
+    """What a case runs, in a project it has built: the command, and what it may change."""
+
+    root: Path
+    argv: list[str]
+    allowed: tuple[str, ...] = ()  # paths (relative to the root) under which changes are expected
+    outside: list[Path] = field(default_factory=list)  # files outside the project that must stay as they are
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    build: Callable[[Path], Setup]
+    code: int
+    first: str  # the first line on stderr; {root} and {tmp} stand for the project's and the test's folder
+    out_has: str = ""  # something stdout must hold (escaped output)
+
+
+def record(tmp: Path) -> ProjectBuilder:
+    (tmp / "project").mkdir()
+    project = ProjectBuilder(tmp / "project")
+    project.add("LIT-1", LIT)
+    project.add("NOTE-1", "title: T\ncites: [{id: LIT-1, as: paper}]\n")
+    return project
+
+
+def secret(tmp: Path, name: str = "secret.yaml", text: str = "id: NOTE-2\ntitle: the secret\n") -> Path:
+    path = tmp / "outside" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# Nothing from outside ------------------------------------------------------------------------
+
+def entry_link_out(tmp: Path) -> Setup:
+    project = record(tmp)
+    target = secret(tmp)
+    (project.root / "record" / "notes" / "NOTE-2.yaml").symlink_to(target)
+    return Setup(project.root, ["validate"], outside=[target])
+
+
+def entry_link_out_list(tmp: Path) -> Setup:
+    setup = entry_link_out(tmp)
+    return Setup(setup.root, ["list"], outside=setup.outside)
+
+
+def entry_link_out_render(tmp: Path) -> Setup:
+    setup = entry_link_out(tmp)
+    return Setup(setup.root, ["render"], allowed=("record/pages",), outside=setup.outside)
+
+
+def folder_link_out(tmp: Path) -> Setup:
+    project = record(tmp)
+    target = secret(tmp).parent
+    (project.root / "record" / "notes" / "more").symlink_to(target, target_is_directory=True)
+    return Setup(project.root, ["validate"])
+
+
+def kind_folder_link_out(tmp: Path) -> Setup:
+    project = record(tmp)
+    secret(tmp)
+    notes = project.root / "record" / "notes"
+    for child in notes.iterdir():
+        child.unlink()
+    notes.rmdir()
+    notes.symlink_to(tmp / "outside", target_is_directory=True)
+    return Setup(project.root, ["validate"])
+
+
+def record_link_out(tmp: Path) -> Setup:
+    project = record(tmp)
+    (tmp / "elsewhere").mkdir()
+    os.rename(project.root / "record", tmp / "elsewhere" / "record")
+    (project.root / "record").symlink_to(tmp / "elsewhere" / "record", target_is_directory=True)
+    return Setup(project.root, ["validate"])
+
+
+def entry_dangling_link(tmp: Path) -> Setup:
+    project = record(tmp)
+    (project.root / "record" / "notes" / "NOTE-2.yaml").symlink_to(project.root / "record" / "notes" / "gone.yaml")
+    return Setup(project.root, ["validate"])
+
+
+def entry_fifo(tmp: Path) -> Setup:
+    project = record(tmp)
+    os.mkfifo(project.root / "record" / "notes" / "NOTE-2.yaml")
+    return Setup(project.root, ["validate"])
+
+
+MARK = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\n\ndef f(ctx):\n    return {{'err': 0.0}}\n"
+
+
+def check_module_link_out(tmp: Path, command: str = "validate") -> Setup:
+    marker = tmp / "outside" / "it-ran"
+    evil = secret(tmp, "evil.py", MARK.format(marker=str(marker)))
+    root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", "- {name: c, run: 'checks.evil:f', expect: {err: '< 1'}}")})
+    (root / "checks" / "evil.py").symlink_to(evil)
+    return Setup(root, [command], outside=[evil, marker])
+
+
+def check_package_link_out(tmp: Path) -> Setup:
+    marker = tmp / "outside" / "it-ran"
+    secret(tmp, "evil.py", MARK.format(marker=str(marker)))
+    root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", "- {name: c, run: 'checks.sub.evil:f', expect: {err: '< 1'}}")})
+    (root / "checks" / "sub").symlink_to(tmp / "outside", target_is_directory=True)
+    return Setup(root, ["verify"], outside=[marker])
+
+
+def reference(url: str) -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        project = record(tmp)
+        project.add("LIT-2", f"title: P\nreference: {{authors: [A], year: 2021, title: P, {url}}}\n")
+        return Setup(project.root, ["validate"])
+    return build
+
+
+def shown(title: str, command: list[str]) -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        project = record(tmp)
+        project.add("NOTE-2", f"title: {json.dumps(title)}\nstatus_note: {json.dumps(title)}\n")
+        return Setup(project.root, command)
+    return build
+
+
+def new_title(title: str) -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        return Setup(record(tmp).root, ["new", "note", "--title", title])
+    return build
+
+
+def figures(names: dict[str, bytes | str], listed: list[str]) -> Callable[[Path], Setup]:
+    """A claim whose verdict names ``listed`` figures; ``names``: files to make (bytes) or
+    links to make (str: the target, relative to the test's folder)."""
+    def build(tmp: Path) -> Setup:
+        root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER))})
+        (root / ".git").mkdir()
+        (root / ".git" / "config").write_text("[remote]\ntoken = hunter2\n", encoding="utf-8")
+        secret(tmp, "photo.png", "not really")
+        assert invoke("verify", "--root", str(root)).code == 0
+        verdict_file = root / "record" / "verdicts" / "THEORY-1.json"
+        data = json.loads(verdict_file.read_text(encoding="utf-8"))
+        data["checks"][0]["figures"] = listed
+        verdict_file.write_text(json.dumps(data), encoding="utf-8")
+        for name, content in names.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.symlink_to(tmp / content)
+        return Setup(root, ["render"], allowed=("record/pages",))
+    return build
+
+
+OWN = "record/verdicts/figures/THEORY-1/small/"
+
+OUTSIDE_CASES = [
+    Fault("entry-link-out", entry_link_out, 1,
+          "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
+          "file inside the record (copy it in instead of linking): it is not read"),
+    Fault("entry-link-out-list", entry_link_out_list, 0,
+          "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
+          "file inside the record (copy it in instead of linking): it is not read"),
+    Fault("entry-link-out-render", entry_link_out_render, 0,
+          "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
+          "file inside the record (copy it in instead of linking): it is not read"),
+    Fault("folder-link-out", folder_link_out, 1,
+          "record/notes/more: error: is a link to {tmp}/outside, outside record/; an entry must be a file inside the "
+          "record (copy it in instead of linking): it is not read"),
+    Fault("kind-folder-link-out", kind_folder_link_out, 1,
+          "record/notes: error: the folder is a link to {tmp}/outside, outside record/; entries must be files inside "
+          "the record: it is not read"),
+    Fault("record-link-out", record_link_out, 1,
+          "record: error: the record folder is a link to {tmp}/elsewhere/record, outside the project; it is not read"),
+    Fault("entry-dangling-link", entry_dangling_link, 1,
+          "record/notes/NOTE-2.yaml: error: cannot be read: No such file or directory; an entry must be a file inside "
+          "the record (copy it in instead of linking): it is not read"),
+    Fault("entry-fifo", entry_fifo, 1, "record/notes/NOTE-2.yaml: error: not a regular file; an entry is a YAML file"),
+    Fault("check-module-link-out-validate", check_module_link_out, 1,
+          "checks/evil.py: error: is a link to {tmp}/outside/evil.py, outside checks/; check modules must be files "
+          "inside checks/ (copy it in instead)"),
+    Fault("check-module-link-out-verify", lambda tmp: check_module_link_out(tmp, "verify"), 1,
+          "checks/evil.py: error: is a link to {tmp}/outside/evil.py, outside checks/; check modules must be files "
+          "inside checks/ (copy it in instead)"),
+    Fault("check-package-link-out-verify", check_package_link_out, 1,
+          "checks/sub: error: is a link to {tmp}/outside, outside checks/; check modules must be files inside checks/ "
+          "(copy it in instead)"),
+    Fault("url-javascript", reference("url: 'javascript:alert(1)'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.url: 'javascript:alert(1)' is not a link a page may "
+          "carry; write an http(s) address, a doi: or a path relative to the record (no javascript:, data:, file: or "
+          "spaces)"),
+    Fault("url-javascript-spaced", reference("url: ' JavaScript:alert(1)'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.url: ' JavaScript:alert(1)' is not a link a page may "
+          "carry; write an http(s) address, a doi: or a path relative to the record (no javascript:, data:, file: or "
+          "spaces)"),
+    Fault("url-data", reference("url: 'data:text/html,<script>x</script>'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.url: 'data:text/html,<script>x</script>' is not a link "
+          "a page may carry; write an http(s) address, a doi: or a path relative to the record (no javascript:, data:, "
+          "file: or spaces)"),
+    Fault("url-file", reference("url: 'file:///etc/passwd'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.url: 'file:///etc/passwd' is not a link a page may "
+          "carry; write an http(s) address, a doi: or a path relative to the record (no javascript:, data:, file: or "
+          "spaces)"),
+    Fault("url-other-host", reference("url: '//evil.example/x'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.url: '//evil.example/x' is not a link a page may "
+          "carry; write an http(s) address, a doi: or a path relative to the record (no javascript:, data:, file: or "
+          "spaces)"),
+    Fault("doi-not-a-doi", reference("doi: 'javascript:alert(1)'"), 1,
+          "record/literature/LIT-2.yaml:3:54: error: reference.doi: 'javascript:alert(1)' is not a DOI; write it as "
+          "10.NNNN/suffix (doi:10.NNNN/... and https://doi.org/10.NNNN/... are fine too)"),
+    Fault("title-ansi-list", shown("T\x1b[2J\x1b]0;pwned\x07", ["list"]), 0, "", out_has="T\\x1b[2J\\x1b]0;pwned\\x07"),
+    Fault("title-ansi-show", shown("T\x1b]8;;http://e\x1b\\link", ["show", "NOTE-2"]), 0, "",
+          out_has="NOTE-2: T\\x1b]8;;http://e\\x1b\\link"),
+    Fault("title-bidi-show", shown("abc\u202edcba", ["show", "NOTE-2"]), 0, "", out_has="abc\\u202edcba"),
+    Fault("new-title-escape", new_title("T\x1b[31m"), 1,
+          "Error: the title holds the control character '\\x1b' at character 2; a title is one line of printable text"),
+    Fault("new-title-newline", new_title("two\nlines"), 1,
+          "Error: the title holds the control character '\\n' at character 4; a title is one line of printable text"),
+    Fault("new-title-line-separator", new_title("a\u2028b"), 1,
+          "Error: the title holds the control character '\\u2028' at character 2; a title is one line of printable text"),
+    Fault("new-title-not-utf8", new_title("caf\udce9"), 1,
+          "Error: the title is not valid text (character 4 is a byte that is not UTF-8); write it in UTF-8"),
+    Fault("new-title-nul", new_title("a\x00b"), 1,
+          "Error: the title holds the control character '\\x00' at character 2; a title is one line of printable text"),
+    Fault("figure-outside-own-folder", figures({}, [".git/config", "../outside/photo.png", "/etc/passwd"]), 0, ""),
+    Fault("figure-link-out", figures({OWN + "a.png": "outside/photo.png"}, [OWN + "a.png"]), 0,
+          f"warning: figure {OWN}a.png is a link to {{tmp}}/outside/photo.png, outside THEORY-1/; it is not copied"),
+    Fault("figure-not-an-image", figures({OWN + "a.png": b"[remote]\ntoken = x\n"}, [OWN + "a.png"]), 0,
+          f"warning: figure {OWN}a.png does not hold the image its name says; it is not copied"),
+    Fault("figure-svg", figures({OWN + "a.svg": b"<svg onload='alert(1)'/>"}, [OWN + "a.svg"]), 0,
+          f"warning: figure {OWN}a.svg is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
+    Fault("figure-good-beside-bad", figures({OWN + "a.png": PNG, OWN + "b.txt": b"x"}, [OWN + "a.png", OWN + "b.txt"]),
+          0, f"warning: figure {OWN}b.txt is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
+]
+
+CASES = OUTSIDE_CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, case: Fault) -> None:
+    setup = case.build(tmp_path)
+    before = snapshot(setup.root)
+    outside = {p: p.read_bytes() if p.exists() else None for p in setup.outside}
+    outcome = invoke(*setup.argv[:1], "--root", str(setup.root), *setup.argv[1:]) if setup.argv[0] != "new" else \
+        invoke("new", "--root", str(setup.root), *setup.argv[1:])
+    expected = case.first.format(root=setup.root, tmp=os.path.realpath(tmp_path))
+    assert (outcome.code, outcome.first) == (case.code, expected), outcome.err
+    assert case.out_has in outcome.out
+    assert not any(c in outcome.out + outcome.err for c in "\x1b\x07\u202e"), "a control character reached the terminal"
+    assert [p for p in changed(before, snapshot(setup.root)) if not p.startswith(setup.allowed)] == []
+    assert {p: p.read_bytes() if p.exists() else None for p in setup.outside} == outside  # never run, never written
+    pages = setup.root / "record" / "pages"
+    if pages.is_dir():  # nothing from outside reached the pages
+        published = b"".join(p.read_bytes() for p in pages.rglob("*") if p.is_file())
+        assert b"hunter2" not in published and b"the secret" not in published and b"not really" not in published
+
+
+def test_a_title_new_accepts_makes_a_file_that_loads(tmp_path: Path) -> None:
+    project = record(tmp_path)
+    for title in ["Größe: 🧪 «quoted» \"x\" | y # z", "'single' & <b>", "a: b", "- dash", "!bang", "%percent", "@at"]:
+        outcome = invoke("new", "--root", str(project.root), "note", "--title", title)
+        assert outcome.code == 0, outcome.err
+    assert invoke("validate", "--root", str(project.root)).code == 0
+    titles = [line.split(None, 3)[3] for line in invoke("list", "--root", str(project.root)).out.splitlines()]
+    assert "'single' & <b>" in titles and "!bang" in titles
+
+
+def test_a_pipe_in_a_table_cell_never_splits_the_row() -> None:
+    from recordtool.record.mentions import markdown
+    from recordtool.render import escape
+    from recordtool.render.evidence import _table
+
+    rows = _table(["Control", "Params", "Outcome"], [[escape.code("a|b"), escape.code("x=1|2\nz"), "ok"]])
+    tokens = markdown().parse("\n".join(rows))
+    cells = [t for t in tokens if t.type == "td_open"]
+    assert len(cells) == 3
+    assert textwrap.dedent("\n".join(rows)).count("\n") == 2
