@@ -182,23 +182,29 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
               help="Seconds per check run, overriding `timeout:` in the YAML and the project's default.")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where checks run; checks that need a GPU are skipped on cpu.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run each check run as a task on a Dask cluster: a scheduler (tcp://host:8786), "
+                   "local:N (N worker processes here) or none (this machine's runner); "
+                   "default: [tool.recordtool] scheduler. See docs/cluster.md.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format of the summary (progress goes to stderr).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
               help="Also write a JUnit XML report, one test case per check.")
 def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
-           failed: bool, force: bool, jobs: int, seeds: int | None, timeout: float | None, device: str, fmt: str,
-           junit_xml: Path | None) -> None:
+           failed: bool, force: bool, jobs: int, seeds: int | None, timeout: float | None, device: str,
+           scheduler: str | None, fmt: str, junit_xml: Path | None) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
     Each check runs on its `seeds:` (default 1), and so does each control, every run in a
-    child process; a hang ends in `timeout`, a crash in `error`, and neither stops the run.
-    Claims whose verdict is fresh (nothing that produced it has changed) are not rerun
-    unless --force. Exits 0 when every selected claim is verified (every clause; or
-    skipped), 1 otherwise, 2 on a usage error (an id that is not a claim, say), 5 when
-    --tag or -k select no claim at all, 130 on Ctrl-C (the verdicts already finished are
-    kept). The rules: docs/verdicts.md.
+    child process (here, or on a Dask cluster with --scheduler: docs/cluster.md); a hang
+    ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
+    is fresh (nothing that produced it has changed) are not rerun unless --force. Exits 0
+    when every selected claim is verified (every clause; or skipped), 1 otherwise, 2 on a
+    usage error (an id that is not a claim, say) or a cluster that cannot be used (before
+    anything runs), 5 when --tag or -k select no claim at all, 130 on Ctrl-C (the verdicts
+    already finished are kept). The rules: docs/verdicts.md.
     """
+    from recordtool.verify.cluster import ClusterError
     from recordtool.verify.progress import make_display
     from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
     from recordtool.verify.session import verify as run_verify
@@ -212,13 +218,16 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
         sys.exit(1)
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
-                      jobs=jobs, seeds=seeds, timeout=timeout, device=device)
+                      jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler)
     try:
         if (tags or keyword) and not select(project.record.claims(), options):
             filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
             echo(f"no claim matches {' '.join(filters)}; nothing verified", err=True)
             sys.exit(NOTHING_SELECTED)
         report = run_verify(project, options, make_display())
+    except ClusterError as exc:
+        echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except VerifyError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except StoreError as exc:

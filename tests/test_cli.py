@@ -66,7 +66,7 @@ def test_bad_configuration_is_a_usage_error(project: ProjectBuilder) -> None:
     code, _out, err = run("validate", "--root", str(project.root))
     assert code == 2
     assert ("Error: pyproject.toml [tool.recordtool]: unknown key 'records'; known keys: cache, checks, kinds, "
-            "pages, record, relations, timeout, verdicts") in err
+            "pages, record, relations, scheduler, timeout, verdicts") in err
 
 
 def test_list_filters_by_kind_and_tag(minimal: Callable[[], ProjectBuilder]) -> None:
@@ -158,6 +158,15 @@ def test_validate_never_imports_torch_or_a_check(minimal: Callable[[], ProjectBu
     result = subprocess.run([sys.executable, "-c", code, str(project.root)], capture_output=True, text=True,
                             check=False, cwd=project.root)
     assert result.stdout.strip().endswith("rc 0"), result.stdout + result.stderr
+
+
+def test_the_cli_imports_neither_torch_nor_dask() -> None:
+    code = ("import sys; from recordtool.cli import main\n"
+            "try:\n main(['verify', '--help'])\nexcept SystemExit as e:\n"
+            " heavy = [m for m in ('torch', 'distributed', 'dask') if m in sys.modules]; print('rc', e.code, heavy)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.stdout.strip().endswith("rc 0 []"), result.stderr
+    assert "--scheduler ADDRESS" in result.stdout
 
 
 def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:

@@ -325,3 +325,14 @@ def test_a_clause_nothing_tests_leaves_the_claim_partly_verified_everywhere(tmp_
     code, out, _ = invoke(root, "status", "--why")
     assert "    clause a: verified — small: err (holds)" in lines(out)
     assert "    clause b: untested" in lines(out)
+
+
+def test_a_scheduler_without_the_dask_extra_is_a_clear_error(tmp_path: Path) -> None:
+    root = one_claim(tmp_path, check("small", "ok"))
+    code = "import sys\nsys.modules['distributed'] = None  # as if not installed\nfrom recordtool.cli import main\nmain()"
+    result = subprocess.run([sys.executable, "-c", code, "verify", "--root", str(root), "--scheduler", "local:2"],
+                            capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("error: --scheduler needs the distributed package; install the dask extra: "
+                             "python3 -m pip install -e \".[dask]\"\n")
+    assert not (root / "record" / "verdicts").exists()

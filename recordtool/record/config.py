@@ -10,6 +10,7 @@ configuration, not code::
     pages = "record/pages"        # where `recordtool render` writes
     cache = ".recordtool-cache"   # trained models and other reusable artefacts
     timeout = 600                 # default seconds per check
+    scheduler = "tcp://host:8786" # optional: run checks on a Dask cluster (docs/cluster.md)
 
     [tool.recordtool.kinds]
     LIT = { kind = "literature", folder = "literature" }
@@ -93,6 +94,7 @@ class Config:
     pages: Path
     cache: Path
     timeout: float = 600.0
+    scheduler: str | None = None  # a Dask scheduler's address, or local:N (docs/cluster.md)
     kinds: dict[str, Kind] = field(default_factory=dict)
     relations: dict[str, str] = field(default_factory=dict)
 
@@ -153,7 +155,7 @@ def load_config(root: Path) -> Config:
 
 
 def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.recordtool]") -> Config:
-    known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "kinds", "relations"}
+    known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "scheduler", "kinds", "relations"}
     for key in table:
         if key not in known:
             raise ConfigError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(known))}")
@@ -170,6 +172,10 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
     timeout = table.get("timeout", 600)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ConfigError(f"{where}: 'timeout' must be a positive number of seconds, not {timeout!r}")
+    scheduler = table.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ConfigError(f"{where}: 'scheduler' must be a Dask scheduler's address such as "
+                          f"\"tcp://host:8786\" or \"local:4\", not {scheduler!r}")
 
     kinds: dict[str, Kind] = {}
     for prefix, spec in table.get("kinds", DEFAULT_KINDS).items():
@@ -199,6 +205,7 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
         pages=folder("pages", "record/pages"),
         cache=folder("cache", ".recordtool-cache"),
         timeout=float(timeout),
+        scheduler=scheduler.strip() if scheduler is not None else None,
         kinds=kinds,
         relations=relations,
     )

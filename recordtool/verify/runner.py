@@ -69,6 +69,7 @@ class Job:
     figures_dir: Path
     expected_s: float = math.inf  # last duration, for ordering (unknown first)
     threads: int = 1  # the check's ``threads:``, fixed whatever -j is
+    needs: tuple[str, ...] = ()  # what the run needs from where it runs ("gpu")
 
     @property
     def label(self) -> str:
@@ -85,6 +86,15 @@ class JobResult:
     error: str | None = None
     log: str = ""
     device: str = ""
+    host: str = ""  # the machine that ran it, when not this one (a cluster's worker)
+
+
+class Executor(Protocol):
+    """Runs jobs and yields each one's result as it finishes: ``Runner`` here, or
+    ``recordtool.verify.cluster.ClusterRunner`` on a Dask cluster."""
+
+    def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]: ...
+    def close(self) -> None: ...
 
 
 class Display(Protocol):
@@ -298,6 +308,9 @@ class Runner:
                     item.log.close()
             if server is not None:
                 server.stop()
+
+    def close(self) -> None:
+        """Nothing to release: ``run`` stops what it started."""
 
     def _listen(self, server: _Server, live: list[_Live]) -> None:
         """Apply the server's news; when it is gone, move its runs to fresh children."""

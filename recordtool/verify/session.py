@@ -10,6 +10,7 @@ every verdict already finished.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
@@ -33,7 +34,7 @@ from recordtool.verify.judge import (
     skipped_check,
 )
 from recordtool.verify.progress import PlainDisplay
-from recordtool.verify.runner import Job, JobResult, Runner
+from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import add_dependencies, assess_claims, claim_status
 from recordtool.verify.store import (
     figures_dir,
@@ -72,6 +73,7 @@ class Options:
     seeds: int | None = None  # every check on seeds 0..N-1 (default: each check's own ``seeds:``)
     timeout: float | None = None
     device: str = "cpu"
+    scheduler: str | None = None  # a Dask scheduler or local:N; None: the project's, "none": here
 
 
 @dataclass
@@ -240,7 +242,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         if not claim.checks:
             continue
         if (options.force or options.failed or status.state in ("stale", "unchecked")
-                or (status.state == "skipped" and options.device == "cuda")):  # skipped: no GPU then
+                or (status.state == "skipped" and (options.device == "cuda" or _scheduler(config, options)))):
             to_run.append(claim)
 
     if to_run:
@@ -256,17 +258,40 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     return report
 
 
+def _scheduler(config: Config, options: Options) -> str | None:
+    """Where the runs go: a Dask scheduler's address (``--scheduler``, else the project's
+    ``scheduler``), or None for this machine's runner."""
+    address = options.scheduler if options.scheduler is not None else config.scheduler
+    return None if address is None or address.strip().lower() == "none" else address.strip()
+
+
+def _executor(config: Config, options: Options, workdir: Path, display: PlainDisplay) -> tuple[Executor, str | None]:
+    """What runs the jobs, and why checks that need a GPU cannot run there (None: they can).
+    Connecting to a cluster happens here, before anything runs (``ClusterError`` if it cannot)."""
+    address = _scheduler(config, options)
+    if address is not None:
+        from recordtool.verify.cluster import ClusterRunner  # imports distributed: only when asked
+
+        cluster = ClusterRunner.connect(address, root=config.root, package=config.checks, cache_dir=config.cache,
+                                        device=options.device, display=display)
+        return cluster, None if cluster.gpus else "needs a GPU; no worker of the cluster declares a GPU resource"
+    runner = Runner(root=config.root, package=config.checks, workdir=workdir, cache_dir=config.cache,
+                    device=options.device, jobs=options.jobs, display=display)
+    return runner, None if options.device.startswith("cuda") else "needs a GPU; run with --device cuda on a machine with one"
+
+
 def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[str, ClaimStatus],
          prints: dict[str, tuple[dict[str, str], set[str]]], previous: dict[str, ClaimVerdict],
          report: Report, display: PlainDisplay) -> tuple[bool, int]:
     """Run the claims' checks; returns (interrupted, number of runs finished)."""
     config: Config = project.config
-    with locked(config):
+    workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
+    executor, no_gpu = _executor(config, options, workdir, display)
+    with contextlib.closing(executor), locked(config):
         # Read again under the lock: another run may have written since.
         store = read_store(config, [c.id for c in to_run])
         previous = {**previous, **store.verdicts}
         commit = git_commit(config.root)
-        workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
         plans: dict[str, _Plan] = {}
         jobs: list[Job] = []
         for claim in to_run:
@@ -283,7 +308,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                         comparable.add(check.name)
             plan = _Plan(claim, fp, packages, prev, comparable)
             for check in claim.checks:
-                if "gpu" in check.needs and not options.device.startswith("cuda"):
+                if "gpu" in check.needs and no_gpu:
                     continue
                 timeout = check_timeout(config, check, options)
                 variants = [("", check.params)] + [(c.name, {**check.params, **c.params}) for c in check.all_controls]
@@ -293,14 +318,15 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                             claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                             function=check.function, params=params, timeout=timeout,
                             figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, 0),
-                            expected_s=_expected(prev, check.name, variant, seed), threads=check.threads))
+                            expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
+                            needs=tuple(check.needs)))
             plans[claim.id] = plan
             jobs.extend(plan.jobs)
 
         def finish(plan: _Plan) -> None:
             dirty = git_dirty(config.root, covered_paths(project.record.places[plan.claim.id].path,
                                                          plan.fingerprint)) if commit else None
-            verdict = _judge(config, options, plan, workdir, commit, dirty)
+            verdict = _judge(config, options, plan, workdir, commit, dirty, no_gpu)
             claim_id = plan.claim.id
             if claim_id in store.damaged:
                 aside = set_aside(config, claim_id)
@@ -320,13 +346,11 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
             display.claim(line)
 
         finished = 0
-        runner = Runner(root=config.root, package=config.checks, workdir=workdir, cache_dir=config.cache,
-                        device=options.device, jobs=options.jobs, display=display)
         try:
             for plan in plans.values():
                 if not plan.jobs:
                     finish(plan)
-            results = runner.run(jobs)
+            results = executor.run(jobs)
             try:
                 for result in results:
                     finished += 1
@@ -350,16 +374,15 @@ def seeds_of(check: CheckSpec, options: Options) -> list[int]:
 
 
 def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
-           commit: str | None, dirty: bool | None) -> ClaimVerdict:
+           commit: str | None, dirty: bool | None, no_gpu: str | None) -> ClaimVerdict:
     claim = plan.claim
     checks: list[CheckVerdict] = []
     device = options.device
     clause_ids = claim.clause_ids
     all_seeds: set[int] = set()
     for check in claim.checks:
-        if "gpu" in check.needs and not options.device.startswith("cuda"):
-            checks.append(skipped_check(check, "needs a GPU; run with --device cuda on a machine with one",
-                                        clause_ids))
+        if "gpu" in check.needs and no_gpu:
+            checks.append(skipped_check(check, no_gpu, clause_ids))
             continue
         seeds = seeds_of(check, options)
         all_seeds.update(seeds)
@@ -413,10 +436,18 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         git_commit=commit,
         git_dirty=dirty,
         versions=environment(plan.packages),
-        device=device,
+        device=_where(device, plan.results.values()),
         result=result,
         clauses=clauses,
     )
+
+
+def _where(device: str, results: Iterable[JobResult]) -> str:
+    """The device, and the cluster's workers that ran the claim's runs (none: this machine)."""
+    hosts = sorted({r.host for r in results if r.host})
+    if not hosts:
+        return device
+    return f"{device}, worker{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}"
 
 
 

@@ -22,6 +22,8 @@ def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:
     assert sorted(config.kinds) == ["LIT", "NOTE", "THEORY"]
     assert config.relations["source"] == "Cited as 'source' by"
     assert config.id_pattern.findall("THEORY-988, LIT-1534; NOTE-1189") == ["THEORY-988", "LIT-1534", "NOTE-1189"]
+    assert config.scheduler is None  # checks run here
+    assert config_from_table(tmp_path, {"scheduler": " tcp://head:8786 "}).scheduler == "tcp://head:8786"
 
 
 @pytest.mark.parametrize("prefixes", [["LIT", "NOTE", "THEORY"], ["T", "TH", "THEORY", "X1"], ["A"]])
@@ -52,6 +54,8 @@ def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:
     ({"relations": {"Uses": "Used by"}}, "[tool.recordtool].relations: 'Uses' must be one lowercase word"),
     ({"timeout": -1}, "[tool.recordtool]: 'timeout' must be a positive number of seconds, not -1"),
     ({"checks": "../x"}, "[tool.recordtool]: 'checks' must be a package name such as \"checks\", not '../x'"),
+    ({"scheduler": 8786}, "[tool.recordtool]: 'scheduler' must be a Dask scheduler's address such as "
+                          "\"tcp://host:8786\" or \"local:4\", not 8786"),
 ])
 def test_bad_configuration_says_how_to_fix_it(tmp_path: Path, table: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError) as info:
