@@ -133,7 +133,10 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
         if degenerate:
             out += ["", "⚠️ Degenerate (it learned nothing): " + "; ".join(
                 f"seed {r.seed} ({escape.line(', '.join(r.degenerate))})" for r in degenerate) + "."]
-    out += ["", *_measurements(spec, verdict)]
+    judged, observed = _measurements(spec, verdict)
+    out += ["", *judged]
+    if observed:
+        out += ["", *observed]
     if verdict is not None:
         for run_ in verdict.runs:
             if run_.error:
@@ -157,8 +160,12 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     return out
 
 
-def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> list[str]:
+def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple[list[str], list[str]]:
+    """What was measured under each seed: the table of the judged expectations, and the
+    observed metrics (judged by nothing) in a collapsed block, so the verdict reads first."""
     rows: list[list[str]] = []
+    observed: list[list[str]] = []
+    clauses = {o.metric: o.clauses for o in verdict.observations} if verdict is not None else {}
     if verdict is not None and verdict.runs:
         for run_ in verdict.runs:
             if run_.outcome != "ok" and not run_.expectations:
@@ -180,18 +187,27 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> list[
                              _threshold(result.expect), escape.cell(measured), held])
             for metric in sorted(run_.metrics):
                 if metric not in expected:
-                    rows.append([str(run_.seed), escape.code(metric), "observed", "—",
-                                 escape.cell(number(run_.metrics[metric])), "observed"])
+                    observed.append([str(run_.seed), escape.code(metric).replace("|", "\\|"),
+                                     ", ".join(escape.code(c) for c in clauses.get(metric, ())) or "—",
+                                     escape.cell(number(run_.metrics[metric]))])
     elif spec is not None:
         for metric, expectation in spec.expect.items():
             rows.append(["—", escape.code(metric), escape.cell(str(expectation)),
                          _threshold(str(expectation)), "—", "⚪ not run"])
-    if not rows:
-        return ["No measurements."]
     for row in rows:
         row[1] = row[1].replace("|", "\\|")
     header = ["Seed", "Metric", "Expectation", "Threshold", "Measured", "Outcome"]
-    return _table(header, rows)
+    judged = _table(header, rows) if rows else ["No expectation was judged." if observed else "No measurements."]
+    if not observed:
+        return judged, []
+    metrics = len({row[1] for row in observed})
+    summary = f"{metrics} observed metric{'s' if metrics != 1 else ''}, judged by no expectation"
+    # GitHub, Obsidian and MkDocs (md_in_html) render the Markdown table inside the block
+    header = ["Seed", "Metric", "Clauses", "Measured"]
+    if all(row[2] == "—" for row in observed):  # no observation names a clause
+        header, observed = ["Seed", "Metric", "Measured"], [[a, b, d] for a, b, _c, d in observed]
+    return judged, ['<details markdown="1">', f"<summary>{summary}</summary>", "", *_table(header, observed), "",
+                    "</details>"]
 
 
 def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdict]) -> list[str]:
@@ -246,9 +262,6 @@ def _expectations(verdict: CheckVerdict) -> list[str]:
         rows.append([escape.code(e.metric).replace("|", "\\|"), escape.cell(e.expect),
                      ", ".join(escape.code(c) for c in e.clauses), _held(e), spread(e.spread, e.nans, e.seeds), power,
                      EXPECTATION_BADGES.get(e.state, escape.cell(e.state))])
-    for o in verdict.observations:
-        rows.append([escape.code(o.metric).replace("|", "\\|"), "observed", ", ".join(escape.code(c) for c in o.clauses),
-                     "—", spread(o.spread, o.nans, len(verdict.runs)), "—", "👁️ observed"])
     header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Verdict"]
     return ["Over the seeds:", "", *_table(header, rows)]
 
@@ -309,7 +322,7 @@ def _provenance(verdict: ClaimVerdict) -> list[str]:
         ["Device", escape.cell(verdict.device) or "—"],
         ["Versions", versions],
     ]
-    return ["### Provenance", "", *_table(["", ""], rows)]
+    return ["### Provenance", "", *_table(["Property", "Value"], rows)]
 
 
 def _threshold(expect: str) -> str:

@@ -158,7 +158,10 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     assert "Runs `checks.demo:measure` with `n=2`; seed 0; 1 thread per run; 2.5 s." in v
     assert "| 0 | `error` | \\< 1e-9 | 1e-9 | 2.3e-15 | ✅ holds |" in v
     assert "| 0 | `terms` | == 5 | 5 | 5 | ✅ holds |" in v
-    assert "| 0 | `loss` | observed | — | 5 values, 0.1 … 0.5 | observed |" in v
+    # the judged expectations first; what was only observed in a collapsed block after them
+    assert "`loss`" not in v[:v.index("<details")]
+    assert ('<details markdown="1">\n<summary>1 observed metric, judged by no expectation</summary>\n\n'
+            "| Seed | Metric | Measured |\n| --- | --- | --- |\n| 0 | `loss` | 5 values, 0.1 … 0.5 |\n\n</details>") in v
     assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails), "
             "terms = 5 (holds) |") in v
     assert "![loss.png](figures/THEORY-1/exact/loss.png)" in v
@@ -167,6 +170,16 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     # THEORY-2 uses THEORY-1: its page colours THEORY-1 as verified in the graph view
     other = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-2")
     assert "class THEORY_1 verified" in other
+
+
+def test_every_table_has_a_real_header(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    status = ClaimStatus("THEORY-1", "verified", verdict())
+    ctx = context(record, statuses(record, THEORY_1=status))
+    for entry_id in record.record.entries:
+        tokens = markdown().parse(blanked(render_entry(ctx, entry_id)))
+        heads = [tokens[i + 1] for i, t in enumerate(tokens) if t.type == "th_open"]
+        assert heads and all(h.content.strip() for h in heads), entry_id
 
 
 def test_stale_claim_says_why(project: ProjectBuilder) -> None:
