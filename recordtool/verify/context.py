@@ -29,7 +29,9 @@ class CheckContext:
     cache_dir:   a folder shared by all checks and runs, for trained models and the like.
     figures_dir: this run's own folder for figures (PNG); every file left there is kept as
                  evidence and shown on the claim's page.
-    threads:     how many CPU threads the check may use (set torch's threads from it).
+    threads:     how many CPU threads the check must use: the check's ``threads:`` (default 1),
+                 fixed whatever ``-j`` is, so that a seed gives the same numbers on any run
+                 (set torch's threads from it, and key a cache of trained models by it).
     progress:    report a short line of progress ("step 300/1000, loss 2.31").
     """
 
