@@ -70,6 +70,9 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     assert verdict["checks"][0]["figures"] == ["record/verdicts/figures/THEORY-1/small/plot.png",
                                                "record/verdicts/figures/THEORY-1/small/control/plot.png"]
     assert (root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png").is_file()
+    # a figure's title and caption stay beside it, and are no figure themselves
+    assert json.loads((root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png.json").read_text()) \
+        == {"caption": "What it shows.", "title": "A plot"}
     assert verdict["checks"][0]["controls"][0]["runs"][0]["metrics"]["err"] == 1.001
 
     # Nothing changed: nothing reruns, the verdicts stand; exit 1 because some do not pass.

@@ -18,7 +18,7 @@ from checks import helper
 
 def ok(ctx, scale=1.0, broken=False):
     ctx.progress("measuring")
-    ctx.figure("plot.png").write_bytes(b"png")
+    ctx.figure("plot.png", title="A plot", caption="What it shows.").write_bytes(b"png")
     return {"err": helper.small() * scale + (1.0 if broken else 0.0), "curve": [1.0, 2.0]}
 
 

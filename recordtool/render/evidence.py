@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from recordtool.record.expect import ExpectationSyntaxError, parse_expectation
 from recordtool.render import escape
-from recordtool.render.sitemap import Context, badge, figure_file, number, outcome_badge, relative
+from recordtool.render.figures import figure_lines
+from recordtool.render.sitemap import Context, badge, number, outcome_badge
 
 if TYPE_CHECKING:
     from recordtool.record.schema import CheckSpec, Theory
@@ -74,10 +75,11 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
         deps = ", ".join(f"{ctx.link(page, dep)} ({badge(dep_state)})" for dep, dep_state in status.depends)
         out += ["", f"It uses claims that are not verified now: {deps}."]
     checks = {c.name: c for c in verdict.checks} if verdict is not None else {}
+    numbers = [0]  # the figures are numbered across the page
     for spec in claim.checks:
-        out += ["", *_check(ctx, spec, checks.pop(spec.name, None), page, claim.id)]
+        out += ["", *_check(ctx, spec, checks.pop(spec.name, None), page, claim.id, numbers)]
     for gone in checks.values():  # checked then, no longer declared
-        out += ["", *_check(ctx, None, gone, page, claim.id)]
+        out += ["", *_check(ctx, None, gone, page, claim.id, numbers)]
     if not claim.checks and verdict is None:
         out += ["", "This claim declares no checks."]
     if verdict is not None:
@@ -105,7 +107,8 @@ def _day(stamp: str) -> str:
     return escape.line(stamp)
 
 
-def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str, claim: str) -> list[str]:
+def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str, claim: str,
+           numbers: list[int]) -> list[str]:
     name = spec.name if spec is not None else verdict.name if verdict is not None else "?"
     outcome = outcome_badge(verdict.outcome) if verdict is not None else "⚪ not run"
     out = [f"### Check {escape.code(name)}: {outcome}", ""]
@@ -146,13 +149,7 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
             out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:
             out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
-        for figure in verdict.figures:
-            target = figure_file(figure, ctx.verdicts, claim)
-            if target is None:
-                out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
-                continue
-            alt = escape.line(figure.rsplit("/", 1)[-1])
-            out += ["", f"![{alt}]({escape.href(relative(page, target))})"]
+        out += figure_lines(ctx, verdict, claim, page, numbers)
     elif spec is not None and spec.all_controls:
         out += ["", "Controls: " + ", ".join(
             f"{escape.code(c.name)} ({_params(c.params)})" if c.params else escape.code(c.name)

@@ -118,7 +118,8 @@ def plan_site(ctx: Context) -> Plan:
 
 
 def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
-    """A hash of everything ``entry_id``'s page shows: the entry, its status, what the page
+    """A hash of everything ``entry_id``'s page shows: the entry, its status (and the titles
+    and captions of its figures, kept beside them), what the page
     shows of each neighbour (worked out once per entry, its "face"), and whether each id of a
     quoted sentence is in the record (a link, or "not in the record").
 
@@ -128,7 +129,12 @@ def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) 
     needs no more either: it is exactly whether that id is among the neighbours."""
     graph = ctx.project.graph
     entries = ctx.project.record.entries
-    parts = [shared, faces.get(entry_id) or _face(ctx, entry_id, faces), repr(ctx.statuses.get(entry_id))]
+    status = ctx.statuses.get(entry_id)
+    parts = [shared, faces.get(entry_id) or _face(ctx, entry_id, faces), repr(status)]
+    if status is not None and status.verdict is not None:  # the titles and captions of its figures
+        from recordtool.render.figures import caption
+
+        parts += [repr(caption(ctx, figure)) for figure in status.verdict.figures]
     parts += [faces.get(n) or _face(ctx, n, faces) for n in graph.neighbours(entry_id)]
     findall = ctx.pattern.findall
     for link in graph.backlinks(entry_id):  # the ids in the sentences quoted, linked or not

@@ -10,10 +10,23 @@ its runner and nothing else, so a check can also be called by hand or from a tes
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+SIDECAR = ".json"  # a figure's title and caption: ``loss.png.json`` beside ``loss.png``
+
+
+def sidecar(figure: Path) -> Path:
+    """Where the title and caption of ``figure`` are kept."""
+    return figure.with_name(figure.name + SIDECAR)
+
+
+def is_sidecar(path: Path) -> bool:
+    """Whether ``path`` holds another file's title and caption (it is no figure itself)."""
+    return path.name.endswith(SIDECAR) and path.with_name(path.name[: -len(SIDECAR)]).is_file()
 
 
 def _print_progress(message: str) -> None:
@@ -42,10 +55,20 @@ class CheckContext:
     threads: int = 1
     progress: Callable[[str], None] = _print_progress
 
-    def figure(self, name: str) -> Path:
-        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made."""
+    def figure(self, name: str, *, title: str | None = None, caption: str | None = None) -> Path:
+        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made.
+
+        ``title`` (a line, e.g. "Attention of layer 1's heads on a repeated sequence") and
+        ``caption`` (what the figure shows and how to read it, plain text) go on the claim's
+        page with the figure; they are kept beside it in ``<name>.json`` (``sidecar``)."""
         self.figures_dir.mkdir(parents=True, exist_ok=True)
-        return self.figures_dir / name
+        path = self.figures_dir / name
+        if title is not None or caption is not None:
+            from recordtool.atomic import write_atomic
+
+            words = {k: " ".join(v.split()) for k, v in (("title", title), ("caption", caption)) if v}
+            write_atomic(sidecar(path), json.dumps(words, ensure_ascii=False, sort_keys=True) + "\n")
+        return path
 
     @classmethod
     def for_testing(cls, root: Path, *, seed: int = 0, threads: int = 1) -> CheckContext:

@@ -24,6 +24,7 @@ from typing import Any
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
+from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import environment
 from recordtool.verify.judge import (
     claim_result,
@@ -406,7 +407,8 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         final = figures_dir(config, claim.id) / check.name
         # the check's own figures first, then those of other seeds and of controls
         figures = sorted(
-            (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()),
+            (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")
+             if p.is_file() and not is_sidecar(p)),  # a figure's title and caption stay beside it
             key=lambda rel: (rel.count("/"), rel),
         ) if staged.is_dir() else []
         duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)

@@ -164,7 +164,7 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
             "| Seed | Metric | Measured |\n| --- | --- | --- |\n| 0 | `loss` | 5 values, 0.1 … 0.5 |\n\n</details>") in v
     assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails), "
             "terms = 5 (holds) |") in v
-    assert "![loss.png](figures/THEORY-1/exact/loss.png)" in v
+    assert "#### Figures: main run\n\n![Figure 1. loss.png](figures/THEORY-1/exact/loss.png)\n\n*Figure 1.* loss.png" in v
     assert "| Commit | 0123456789ab |" in v
     assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
     # THEORY-2 uses THEORY-1: its page colours THEORY-1 as verified in the graph view

@@ -1,0 +1,90 @@
+"""The figures of a check on a claim's page: numbered, captioned, grouped by run.
+
+A check names each figure with ``ctx.figure("loss.png", title=..., caption=...)``; the title
+and caption are kept beside the figure (``loss.png.json``, see ``recordtool.verify.context``).
+On the page the figures of the main run come first, then those of each control by name (and
+of each further seed), each numbered across the page, its title and caption under it; a
+figure without them is called by its file name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING
+
+from recordtool.render import escape
+from recordtool.render.sitemap import Context, figure_file, relative
+from recordtool.verify.context import SIDECAR
+
+if TYPE_CHECKING:
+    from recordtool.verify.verdict import CheckVerdict
+
+MAX_SIDECAR = 64 * 1024  # bytes; a title and a caption are a few hundred
+
+
+def caption(ctx: Context, figure: str) -> tuple[str, str]:
+    """The title and caption a check gave ``figure`` (a path relative to the project root),
+    ``("", "")`` when it gave none or they cannot be read (read once per render)."""
+    memo = ctx.memo("figures.caption")
+    found: tuple[str, str] | None = memo.get(figure)
+    if found is None:
+        found = memo[figure] = _read(os.path.join(str(ctx.project.config.root), figure + SIDECAR))
+    return found
+
+
+def _read(path: str) -> tuple[str, str]:
+    try:
+        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_SIDECAR:
+            return "", ""
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return "", ""
+    if not isinstance(data, dict):
+        return "", ""
+    title, text = data.get("title"), data.get("caption")
+    return (title if isinstance(title, str) else "", text if isinstance(text, str) else "")
+
+
+def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, numbers: list[int]) -> list[str]:
+    """The figures of ``verdict`` grouped by run, numbered on from ``numbers[0]`` (which is
+    advanced: the numbering runs across the page's checks)."""
+    controls = [c.name for c in verdict.controls]
+    prefix = f"{ctx.verdicts}/figures/{claim}/{verdict.name}/"
+    groups: dict[tuple[int, int, str], list[str]] = {}
+    outside: list[str] = []
+    for figure in verdict.figures:
+        if figure_file(figure, ctx.verdicts, claim) is None:
+            outside.append(figure)
+            continue
+        rest = figure[len(prefix):].split("/") if figure.startswith(prefix) else [figure.rsplit("/", 1)[-1]]
+        variant = rest[0] if len(rest) > 1 and rest[0] in controls else ""
+        if variant:
+            rest = rest[1:]
+        seed = 0
+        if len(rest) > 1 and rest[0].startswith("seed-") and rest[0][5:].isdigit():
+            seed = int(rest[0][5:])
+        order = controls.index(variant) if variant else -1
+        groups.setdefault((order, seed, variant), []).append(figure)
+    out: list[str] = []
+    for (_order, seed, variant), figures in sorted(groups.items()):
+        run = f"control {escape.code(variant)}" if variant else "main run"
+        if seed:
+            run += f", seed {seed}"
+        out += ["", f"#### Figures: {run}"]
+        for figure in figures:
+            numbers[0] += 1
+            target = figure_file(figure, ctx.verdicts, claim)
+            assert target is not None
+            title, text = caption(ctx, figure)
+            file = escape.line(figure.rsplit("/", 1)[-1])
+            number = f"Figure {numbers[0]}"
+            alt = f"{number}. {escape.line(title) if title else file}"
+            words = f"*{number}. {escape.line(title.rstrip('.'))}.*" if title else f"*{number}.* {file}"
+            if text:
+                words += f" {escape.line(text)}"
+            out += ["", f"![{alt}]({escape.href(relative(page, target))})", "", words]
+    for figure in outside:
+        out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
+    return out
