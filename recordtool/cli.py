@@ -25,12 +25,12 @@ def echo(message: str = "", err: bool = False) -> None:
     click.echo(terminal(message), err=err)
 
 
-def _open(root: Path | None) -> Project:
+def _open(root: Path | None, jobs: int | None = None) -> Project:
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return open_project(root=root) if root else open_project()
+        return open_project(root=root, jobs=jobs) if root else open_project(jobs=jobs)
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -40,6 +40,11 @@ root_option = click.option(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="The project folder (default: the nearest one above the current folder).",
+)
+
+jobs_option = click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+    help="Processes that share the work on a large record (default: every core this process may use).",
 )
 
 
@@ -59,14 +64,15 @@ def cli() -> None:
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
-def validate(root: Path | None, strict: bool, fmt: str) -> None:
+@jobs_option
+def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None) -> None:
     """Check every entry of the record: schema, ids, citations, mentions.
 
     Prints each problem with its place (file:line:col) on stderr, the errors first, then
     the orphans (entries that nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
     there is (with --strict, warnings count as errors), 2 on a usage error.
     """
-    project = _open(root)
+    project = _open(root, jobs)
     errors, warnings = project.errors, project.warnings
     orphans = project.graph.orphans()
     failed = bool(errors) or (strict and bool(warnings))
@@ -287,7 +293,8 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
               metavar="DIR", help="The folder to write into (default: [tool.recordtool] pages, record/pages).")
 @click.option("--check", is_flag=True, help="Then parse the pages and report every link or image that does "
               "not resolve (exit 1 if any).")
-def render(root: Path | None, output: Path | None, check: bool) -> None:
+@jobs_option
+def render(root: Path | None, output: Path | None, check: bool, jobs: int | None) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
     Each page shows the entry's properties, typed citations both ways, a graph view, its
@@ -312,10 +319,10 @@ def render(root: Path | None, output: Path | None, check: bool) -> None:
             if report.errors:
                 echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
         else:
-            project = _open(root)
+            project = _open(root, jobs)
             _report_errors(project)
             config = project.config
-            report = render_site(project, output, check=check, inputs=inputs)
+            report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
     except RenderError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:

@@ -1,35 +1,58 @@
-"""Work shared by two processes: this one and a child forked for the purpose.
+"""Work spread over the cores: a standard-library pool of forked workers, results in order.
 
-Opening and rendering a large record is many independent small steps (parse a file, scan
-a text for ids, compose a page). The items are cut into chunks and the chunks' numbers put
-in a pipe; this process and a forked child each take the next number until none is left, so
-that both stay busy to the end however uneven the chunks are. The child sends each chunk's
-results back as plain data (``marshal``: lists, tuples, dicts, strings, numbers) as soon as
-it has them, and this process takes them in between its own chunks, so that results do not
-pile up on either side.
+Opening and rendering a large record is many independent small steps (parse a file, scan a
+text for ids, compose and write a page). They are cut into chunks (``CHUNK`` items each) and
+the chunks shared by a ``concurrent.futures.ProcessPoolExecutor`` of ``min(cores(), jobs)``
+workers (``jobs``: ``-j``, by default every core this process may run on, from
+``os.sched_getaffinity``). The results come back in the order of the chunks, so what the
+caller builds from them is the same, byte for byte, whatever the number of workers.
 
-Below ``min_items``, on one core, without ``fork`` (Windows), with other threads running
-(forking those is unsafe), or when the child fails in any way, the work is done here, so the
-outcome never depends on the child. Ctrl-C reaches both processes; the child is then stopped
-and reaped before the interrupt goes on.
+Why the pool is configured as it is:
+
+- The **fork** start method, and a new pool for each piece of work, made when the data it
+  needs is ready: the workers inherit the work function and the chunks (the files to read,
+  the record, the plan of the site) as they are, copy-on-write, so nothing is pickled on the
+  way in but chunk numbers, and results (plain data: tuples, strings, numbers) are all that
+  comes back. ``spawn`` would have to pickle the whole record into every worker. Python 3.11
+  and later fork all the workers at once, before the pool starts its threads.
+- **A window of chunks in flight** (``WINDOW`` per worker): chunks are handed out as results
+  are taken, so the results of fast workers never pile up ahead of a slow caller (the parsed
+  YAML of a whole record, say) and memory stays that of a few chunks per worker.
+- **Workers ignore Ctrl-C**; this process decides. On an interrupt (or any error) here, the
+  chunks not yet started are cancelled, those running finish (a page being written is
+  written whole), and every worker is joined before the interrupt goes on: no stray workers,
+  no half-written files. On Linux a worker also dies with this process if it is killed.
+- **Failures cost nothing but time**: a chunk that fails in a worker (an exception, a worker
+  that died) is done again here, so the outcome never depends on the workers; a side effect
+  of ``work`` (writing a file) may then happen twice for an item.
+- No ``maxtasksperchild``: a pool lives for one piece of work, and replacing a worker would
+  fork from the pool's thread.
+
+The work is done here, in order, without a pool, below ``min_items`` items, with one chunk,
+one job or one core, without ``fork`` (Windows), inside a worker, or while other threads
+run (forking those is unsafe).
 """
 
 from __future__ import annotations
 
 import contextlib
-import marshal
+import multiprocessing
 import os
+import signal
+import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TypeVar
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cost nothing
-_WIDTH = 4  # bytes per chunk number in the queue; reads this small from a pipe are atomic
-_MAX_CHUNKS = 8_192  # the queue must fit in a pipe's buffer (64 KiB), written before forking
-_HEADER = 8  # a result's frame: chunk number and length (4 bytes each), then marshal's bytes
-_PIPE_SIZE = 1 << 20  # room for the child's results between two looks (Linux: F_SETPIPE_SZ)
+WINDOW = 4  # chunks in flight per worker
+
+_job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None  # in a worker: its work
 
 
 def cores() -> int:
@@ -40,138 +63,89 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def workers(jobs: int | None) -> int:
+    """How many processes share the work for ``-j jobs`` (None: every core)."""
+    return max(1, min(cores(), jobs if jobs is not None else cores()))
+
+
 def chunked(items: list[T], size: int | None = None) -> list[list[T]]:
-    """``items`` cut into lists of ``size`` (fewer, larger ones when there are very many)."""
-    size = max(size or CHUNK, -(-len(items) // _MAX_CHUNKS))
+    """``items`` cut into lists of ``size`` (default ``CHUNK``)."""
+    size = max(1, size or CHUNK)
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def in_two(work: Callable[[list[T]], list[Any]], items: list[T], *, min_items: int,
-           chunks: list[list[T]] | None = None) -> list[Any]:
-    """``work(items)``, shared with a forked child when there are at least ``min_items``:
-    one result per item, in order (see ``chunks_in_two``)."""
-    groups = chunks if chunks is not None else chunked(items)
-    done: dict[int, list[Any]] = dict(chunks_in_two(work, groups, min_items=min_items))
-    return [result for i in range(len(groups)) for result in done[i]]
+def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int | None,
+              min_items: int) -> list[Any]:
+    """``work(items)``, one result per item in order, shared by a pool when there are at least
+    ``min_items`` items (see ``chunk_results``)."""
+    return map_chunks(work, chunked(items), jobs=jobs, min_items=min_items)
 
 
-def chunks_in_two(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *,
-                  min_items: int) -> Iterator[tuple[int, list[Any]]]:
-    """``(i, work(chunks[i]))`` for every chunk, in the order they are done, shared with a
-    forked child when the chunks hold at least ``min_items`` items.
+def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
+               min_items: int) -> list[Any]:
+    """``work`` of every chunk, the results of all chunks one after the other."""
+    with chunk_results(work, chunks, jobs=jobs, min_items=min_items) as results:
+        return [result for done in results for result in done]
 
-    ``work`` gives one result per item; results made in the child must be plain data that
-    ``marshal`` carries. A side effect of ``work`` (writing a file) may happen twice for an
-    item when the child fails part way.
-    """
-    if sum(map(len, chunks)) < min_items or len(chunks) < 2 or len(chunks) > _MAX_CHUNKS or cores() < 2 \
-            or not hasattr(os, "fork") or threading.active_count() > 1:
-        for i, chunk in enumerate(chunks):
-            yield i, work(chunk)
+
+@contextlib.contextmanager
+def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
+                  min_items: int) -> Iterator[Iterator[list[Any]]]:
+    """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
+    forked workers when the chunks hold at least ``min_items`` items. ``work`` gives one result
+    per item; results made in a worker must pickle. Leaving the ``with`` block stops the pool
+    (chunks running finish, the others are cancelled) and joins its workers."""
+    count = workers(jobs)
+    if (count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None
+            or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
+        yield (work(chunk) for chunk in chunks)
         return
-    queue_read, queue_write = os.pipe()
-    with os.fdopen(queue_write, "wb") as queue:
-        queue.write(b"".join(i.to_bytes(_WIDTH, "little") for i in range(len(chunks))))
-    result_read, result_write = os.pipe()
-    with contextlib.suppress(ImportError, OSError, AttributeError):
-        import fcntl
-
-        fcntl.fcntl(result_write, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
-    pid = os.fork()
-    if pid == 0:
-        _child(work, chunks, queue_read, result_read, result_write)
-    os.close(result_write)
-    done: set[int] = set()
+    pool = ProcessPoolExecutor(min(count, len(chunks)), mp_context=multiprocessing.get_context("fork"),
+                               initializer=_start_worker, initargs=(work, chunks))
     try:
-        with os.fdopen(result_read, "rb", buffering=0) as results:
-            os.set_blocking(results.fileno(), False)
-            frames = _Frames(chunks)
-            while (number := _take(queue_read)) is not None:
-                yield number, work(chunks[number])
-                done.add(number)
-                for j, chunk in frames.feed(_available(results.fileno())):  # the child's, meanwhile
-                    if j not in done:
-                        done.add(j)
-                        yield j, chunk
-            os.set_blocking(results.fileno(), True)
-            rest = results.read()  # until the child closes its end (whole frames count even if it failed)
-        os.waitpid(pid, 0)
-        pid = 0
-        for j, chunk in frames.feed(rest or b""):
-            if j not in done:
-                done.add(j)
-                yield j, chunk
+        yield _in_order(pool, work, chunks, WINDOW * count)
     finally:
-        os.close(queue_read)
-        if pid:  # interrupted or failed here: stop the child before going on
-            with contextlib.suppress(ProcessLookupError, ChildProcessError):
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-    for i, chunk in enumerate(chunks):  # what the child took and did not give back
-        if i not in done:
-            yield i, work(chunk)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _child(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], queue: int,
-           result_read: int, result_write: int) -> NoReturn:
-    """The forked child: take chunks until none is left, send each one's results as soon as
-    they are made, leave (never running the parent's cleanup: atexit, finally blocks)."""
-    status = 1
-    try:
-        os.close(result_read)
-        with os.fdopen(result_write, "wb") as out:
-            while (number := _take(queue)) is not None:
-                payload = marshal.dumps(work(chunks[number]))
-                out.write(number.to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload)
-                out.flush()
-        status = 0
-    finally:
-        os._exit(status)
+def _in_order(pool: ProcessPoolExecutor, work: Callable[[list[T]], list[Any]], chunks: list[list[T]],
+              window: int) -> Iterator[list[Any]]:
+    """The chunks' results in order: at most ``window`` chunks handed to the pool ahead of the
+    one taken; a chunk the pool could not do is done here."""
+    pending: deque[Future[list[Any]]] = deque()
+    broken = False
+    for i, chunk in enumerate(chunks):
+        while not broken and i + len(pending) < len(chunks) and len(pending) < window:
+            try:
+                pending.append(pool.submit(_run, i + len(pending)))
+            except (BrokenProcessPool, RuntimeError):
+                broken = True
+        result: list[Any] | None = None
+        if pending:
+            with contextlib.suppress(Exception):  # done again here
+                result = pending.popleft().result()
+        if not isinstance(result, list) or len(result) != len(chunk):
+            result = work(chunk)
+        yield result
 
 
-def _take(queue: int) -> int | None:
-    """The number of the next chunk to do, None when none is left."""
-    number = os.read(queue, _WIDTH)
-    return int.from_bytes(number, "little") if len(number) == _WIDTH else None
+def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]]) -> None:
+    """In each worker, first: keep the work (inherited, not pickled), leave Ctrl-C to the
+    parent, and (Linux) end when the parent does."""
+    global _job
+    _job = (work, chunks)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+            if os.getppid() == 1:  # the parent is already gone
+                os._exit(1)
 
 
-def _available(fd: int) -> bytes:
-    """What can be read from ``fd`` now, without waiting."""
-    parts = []
-    while True:
-        try:
-            part = os.read(fd, _PIPE_SIZE)
-        except BlockingIOError:
-            break
-        if not part:
-            break
-        parts.append(part)
-    return b"".join(parts)
-
-
-class _Frames:
-    """The child's results, read in pieces: whole frames come out, a partial one waits."""
-
-    def __init__(self, chunks: list[list[Any]]) -> None:
-        self.chunks = chunks
-        self.buffer = bytearray()
-
-    def feed(self, data: bytes) -> Iterator[tuple[int, list[Any]]]:
-        self.buffer += data
-        start = 0
-        try:
-            while len(self.buffer) - start >= _HEADER:
-                i = int.from_bytes(self.buffer[start:start + 4], "little")
-                end = start + _HEADER + int.from_bytes(self.buffer[start + 4:start + _HEADER], "little")
-                if len(self.buffer) < end:
-                    break
-                payload = bytes(self.buffer[start + _HEADER:end])
-                start = end
-                try:
-                    chunk = marshal.loads(payload)
-                except (ValueError, EOFError, TypeError):
-                    continue  # done again here
-                if 0 <= i < len(self.chunks) and isinstance(chunk, list) and len(chunk) == len(self.chunks[i]):
-                    yield i, chunk
-        finally:
-            del self.buffer[:start]
+def _run(number: int) -> list[Any]:
+    """In a worker: the results of chunk ``number``."""
+    assert _job is not None
+    work, chunks = _job
+    return work(chunks[number])

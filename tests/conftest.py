@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import textwrap
 import threading
 import time
@@ -77,48 +75,38 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
     return build
 
 
-class ChildFirst:
-    """Wraps a function that work shared with a forked child calls (``recordtool.parallel``),
-    so that both processes surely do some of it, however busy the machine: this process
-    waits, at its first call, until the child has started ``lead`` calls, and the child waits,
-    before its call after those, until this process has started one (10 s at most each; the
-    child's first ``lead`` calls never wait, so neither waits for the other in a circle).
-    Each call notes, before it starts, which process made it: ``pids()``."""
+class EveryWorker:
+    """Wraps a function that work shared by a pool calls (``recordtool.parallel``), so that
+    each of ``workers`` processes surely does some of it, however busy the machine: each
+    process notes itself in ``folder`` at its first call, and waits there until ``workers``
+    processes have (10 s at most). ``pids()``: the processes that made calls so far."""
 
-    def __init__(self, func: Callable[..., Any], lead: int = 1) -> None:
+    def __init__(self, func: Callable[..., Any], workers: int, folder: Path) -> None:
         # recordtool.parallel does not fork while other threads run (a test left one behind?)
         assert threading.active_count() == 1, f"threads running: {threading.enumerate()}"
         self.func = func
-        self.lead = lead
-        self.parent = os.getpid()
-        self.calls, self.call = os.pipe()
-        os.set_blocking(self.calls, False)
-        self.here_started, self.start_here = os.pipe()  # written once this process makes a call; the child waits on it
-        self.seen: list[int] = []
-        self.waited = False
-        self.made = 0  # calls made by this process (the child counts its own, in its copy)
+        self.workers = workers
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        os.write(self.call, os.getpid().to_bytes(4, "little"))
-        self.made += 1
-        if os.getpid() == self.parent and not self.waited:
-            self.waited = True
-            os.write(self.start_here, b"x")
+        marker = self.folder / str(os.getpid())
+        if not marker.exists():
+            marker.touch()
             deadline = time.monotonic() + 10
-            while sum(pid != self.parent for pid in self._read()) < self.lead and time.monotonic() < deadline:
-                select.select([self.calls], [], [], 0.05)
-        elif os.getpid() != self.parent and self.made == self.lead + 1:
-            select.select([self.here_started], [], [], 10)  # this process had no chunk yet: leave it one
+            while len(self.pids()) < self.workers and time.monotonic() < deadline:
+                time.sleep(0.01)
         return self.func(*args, **kwargs)
-
-    def _read(self) -> list[int]:
-        data = b""
-        with contextlib.suppress(BlockingIOError):
-            while chunk := os.read(self.calls, 65536):
-                data += chunk
-        self.seen += [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
-        return self.seen
 
     def pids(self) -> set[int]:
         """The processes that made calls so far."""
-        return set(self._read())
+        return {int(p.name) for p in self.folder.iterdir()}
+
+
+def no_children_left() -> bool:
+    """Whether every child process of this one has ended and been reaped."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False

@@ -173,3 +173,22 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "recordtool", "--version"], capture_output=True, text=True,
                             check=False, cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "recordtool, version 0.1.0\n")
+
+
+def test_validate_jobs_reach_reading(minimal: Callable[[], ProjectBuilder], monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.record.project
+
+    project = minimal()
+    seen: list[int | None] = []
+    real = recordtool.record.project.open_project
+
+    def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
+        seen.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
+    assert run("validate", "--root", str(project.root), "-j", "2") == (0, "3 entries: 0 errors, 0 warnings\n", "")
+    assert run("validate", "--root", str(project.root)) == (0, "3 entries: 0 errors, 0 warnings\n", "")
+    assert seen == [2, None]
+    code, _out, err = run("validate", "--root", str(project.root), "--jobs", "0")
+    assert code == 2 and "0 is not in the range x>=1" in err

@@ -1,34 +1,56 @@
-"""Work shared with a forked child: the same results, in order, whatever the child does."""
+"""Work shared by a pool of forked workers: the same results, in order, whatever the workers do."""
 
 from __future__ import annotations
 
 import os
-import select
+import signal
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
 from recordtool import parallel
-from tests.conftest import ChildFirst
+from tests.conftest import EveryWorker, no_children_left
 
 
 @pytest.fixture(autouse=True)
-def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "cores", lambda: 2)
+def many_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine with 8 cores, whatever this one has: the pool's size is ``-j``'s."""
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
 
 
 def square_with_pid(items: list[int]) -> list[tuple[int, int]]:
     return [(i * i, os.getpid()) for i in items]
 
 
-def test_results_come_back_in_order_and_both_processes_work() -> None:
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_results_come_back_in_order_and_every_worker_works(jobs: int, tmp_path: Path) -> None:
     items = list(range(1_000))
-    results = parallel.in_two(ChildFirst(square_with_pid), items, min_items=1, chunks=parallel.chunked(items, 10))
+    work = EveryWorker(square_with_pid, jobs, tmp_path / "calls")
+    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=jobs, min_items=1)
     assert [r[0] for r in results] == [i * i for i in items]
     pids = {r[1] for r in results}
-    assert os.getpid() in pids and len(pids) == 2  # the child did some of the chunks
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # and it was reaped
+    assert len(pids) == jobs and os.getpid() not in pids  # the workers did the chunks
+    assert no_children_left()
+
+
+def test_the_result_is_the_same_for_one_two_and_three_workers() -> None:
+    """The bytes a caller builds do not depend on how many workers built them."""
+    def work(items: list[int]) -> list[str]:
+        return [f"{i}:{i * i % 97}:{'x' * (i % 7)}" for i in items]
+
+    items = list(range(2_500))
+    results = [parallel.map_items(work, items, jobs=jobs, min_items=1) for jobs in (1, 2, 3)]
+    assert results[0] == work(items)
+    assert results[1] == results[0] and results[2] == results[0]
+
+
+def test_the_pool_has_as_many_workers_as_jobs_and_cores_allow(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [parallel.workers(j) for j in (1, 2, 3, 100)] == [1, 2, 3, 8]
+    assert parallel.workers(None) == 8
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    assert [parallel.workers(j) for j in (1, 3, None)] == [1, 2, 2]
 
 
 @pytest.fixture
@@ -41,125 +63,114 @@ def no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("no_fork")
-def test_small_work_stays_here() -> None:
-    results = parallel.in_two(square_with_pid, list(range(100)), min_items=101)
-    assert [r[0] for r in results] == [i * i for i in range(100)]
-    one_chunk = parallel.in_two(square_with_pid, list(range(100)), min_items=1, chunks=[list(range(100))])
-    assert [r[0] for r in one_chunk] == [i * i for i in range(100)]
+def test_small_work_one_job_or_one_chunk_stay_here() -> None:
+    expected = [(i * i, os.getpid()) for i in range(100)]
+    assert parallel.map_items(square_with_pid, list(range(100)), jobs=None, min_items=101) == expected
+    assert parallel.map_items(square_with_pid, list(range(100)), jobs=1, min_items=1) == expected
+    assert parallel.map_chunks(square_with_pid, [list(range(100))], jobs=4, min_items=1) == expected
 
 
 @pytest.mark.usefixtures("no_fork")
 def test_one_core_or_running_threads_keep_the_work_here(monkeypatch: pytest.MonkeyPatch) -> None:
     items = list(range(200))
     chunks = parallel.chunked(items, 10)
+    expected = [(i * i, os.getpid()) for i in items]
     monkeypatch.setattr(parallel, "cores", lambda: 1)
-    assert [r[0] for r in parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)] == [i * i for i in items]
+    assert parallel.map_chunks(square_with_pid, chunks, jobs=None, min_items=1) == expected
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        results = parallel.in_two(square_with_pid, items, min_items=1, chunks=chunks)
+        results = parallel.map_chunks(square_with_pid, chunks, jobs=None, min_items=1)
     finally:
         stop.set()
         thread.join()
-    assert [r[0] for r in results] == [i * i for i in items]
+    assert results == expected
 
 
-def test_a_failing_child_changes_nothing_but_who_did_the_work() -> None:
+def test_work_that_fails_in_the_workers_is_done_here(tmp_path: Path) -> None:
     parent = os.getpid()
 
-    def fails_in_the_child(items: list[int]) -> list[tuple[int, int]]:
+    def fails_in_a_worker(items: list[int]) -> list[tuple[int, int]]:
         if os.getpid() != parent:
             raise OSError("disk full")
         return square_with_pid(items)
 
     items = list(range(500))
-    work = ChildFirst(fails_in_the_child)
-    results = parallel.in_two(work, items, min_items=1, chunks=parallel.chunked(items, 10))
-    assert len(work.pids()) == 2  # the child took a chunk, and failed on it
+    work = EveryWorker(fails_in_a_worker, 2, tmp_path / "calls")
+    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=2, min_items=1)
+    assert len(work.pids()) == 3 and parent in work.pids()  # two workers took chunks and failed; redone here
     assert results == [(i * i, parent) for i in items]
+    assert no_children_left()
 
 
-def test_a_child_whose_results_marshal_cannot_carry_is_redone_here() -> None:
+def test_results_that_cannot_be_sent_back_are_made_here() -> None:
     parent = os.getpid()
 
-    def objects(items: list[int]) -> list[object]:
-        return [object() if os.getpid() != parent else i for i in items]  # marshal refuses object()
+    def unpicklable(items: list[int]) -> list[object]:
+        return [threading.Lock() if os.getpid() != parent else i for i in items]  # a worker's cannot pickle
 
     items = list(range(300))
-    work = ChildFirst(objects)
-    assert parallel.in_two(work, items, min_items=1, chunks=parallel.chunked(items, 10)) == items
-    assert len(work.pids()) == 2  # the child made results that could not be sent
+    assert parallel.map_items(unpicklable, items, jobs=2, min_items=1) == items
 
 
-def test_an_error_here_stops_the_child_and_goes_on() -> None:
-    parent = os.getpid()
-    hold, release = os.pipe()  # the child waits on its first chunk, so this process surely takes one
-
-    def fails_here(items: list[int]) -> list[int]:
-        if os.getpid() == parent:
-            raise KeyboardInterrupt
-        select.select([hold], [], [])  # never written: the child waits until it is stopped
-        return items
-
-    items = list(range(300))
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            parallel.in_two(fails_here, items, min_items=1, chunks=parallel.chunked(items, 10))
-    finally:
-        os.close(hold)
-        os.close(release)
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # no child left behind
-
-
-def test_chunks_are_few_enough_for_the_queue() -> None:
-    assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
-    many = parallel.chunked(list(range(1_000_000)), 1)
-    assert len(many) <= 8_192 and sum(len(c) for c in many) == 1_000_000
-
-
-def test_what_a_child_sent_before_failing_is_kept_and_the_rest_done_here() -> None:
+def test_a_worker_that_dies_costs_nothing_but_time(tmp_path: Path) -> None:
     parent = os.getpid()
     calls = [0]
 
-    def fails_on_its_third_chunk(items: list[int]) -> list[tuple[int, int]]:
-        calls[0] += 1  # counted in each process on its own (the child has a copy)
+    def dies_on_its_third_chunk(items: list[int]) -> list[tuple[int, int]]:
+        calls[0] += 1  # counted in each process on its own (each worker has a copy)
         if os.getpid() != parent and calls[0] == 3:
             os._exit(3)  # dies as abruptly as it can, with the chunk half done
         return square_with_pid(items)
 
     items = list(range(400))
-    results = parallel.in_two(ChildFirst(fails_on_its_third_chunk, lead=3), items, min_items=1,
-                              chunks=parallel.chunked(items, 10))  # here waits until the child is dying
+    work = EveryWorker(dies_on_its_third_chunk, 2, tmp_path / "calls")
+    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=2, min_items=1)
     assert [r[0] for r in results] == [i * i for i in items]
-    by_child = [r for r in results if r[1] != parent]
-    assert len(by_child) == 20  # the child's first two chunks, sent before it died
+    assert {r[1] for r in results[:20]} != {parent}  # the first chunks came from the workers
+    assert parent in {r[1] for r in results}  # the rest were done here once the pool broke
+    assert no_children_left()
 
 
-def test_chunks_come_as_they_are_done_each_once() -> None:
-    items = list(range(500))
+def test_an_error_here_stops_the_pool_and_goes_on(tmp_path: Path) -> None:
+    items = list(range(300))
     chunks = parallel.chunked(items, 10)
-    seen = [number for number, _results in parallel.chunks_in_two(ChildFirst(square_with_pid), chunks, min_items=1)]
-    assert sorted(seen) == list(range(len(chunks)))
+    with pytest.raises(KeyboardInterrupt), parallel.chunk_results(square_with_pid, chunks, jobs=2,
+                                                                  min_items=1) as results:
+        for _done in results:
+            raise KeyboardInterrupt
+    assert no_children_left()
 
 
-def test_both_processes_work_even_when_this_one_is_slow_after_forking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The case that made tests flaky on a busy machine: the child could take every chunk
-    before this process took one. ChildFirst holds the child back until this one has a chunk."""
-    import time
+def test_ctrl_c_lets_running_chunks_finish_and_leaves_no_worker(tmp_path: Path) -> None:
+    """Ctrl-C reaches every process of the terminal's group: the workers ignore it, this
+    process stops the pool; every item a worker started is finished (a page whole)."""
+    started, finished = tmp_path / "started", tmp_path / "finished"
+    started.mkdir()
+    finished.mkdir()
 
-    real_fork = os.fork
+    def slow(items: list[int]) -> list[int]:
+        for i in items:
+            (started / str(i)).touch()
+            time.sleep(0.02)
+            (finished / str(i)).touch()
+        return items
 
-    def slow_fork() -> int:
-        pid = real_fork()
-        if pid:
-            time.sleep(0.3)  # as if descheduled right after the fork
-        return pid
+    work = EveryWorker(slow, 2, tmp_path / "calls")
+    items = list(range(2_000))
+    with pytest.raises(KeyboardInterrupt), parallel.chunk_results(work, parallel.chunked(items, 5), jobs=2,
+                                                                  min_items=1) as results:
+        for _done in results:
+            for pid in [*work.pids(), os.getpid()]:  # as the terminal does: the workers and this process
+                os.kill(pid, signal.SIGINT)
+            time.sleep(1)  # delivered here at the latest when this returns
+    assert no_children_left()
+    assert sorted(p.name for p in started.iterdir()) == sorted(p.name for p in finished.iterdir())
+    assert len(list(finished.iterdir())) < len(items)  # the pool stopped early
 
-    monkeypatch.setattr(os, "fork", slow_fork)
-    items = list(range(100))
-    results = parallel.in_two(ChildFirst(square_with_pid), items, min_items=1, chunks=parallel.chunked(items, 10))
-    assert [r[0] for r in results] == [i * i for i in items]
-    assert len({r[1] for r in results}) == 2
+
+def test_chunks() -> None:
+    assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
+    assert [len(c) for c in parallel.chunked(list(range(130)))] == [parallel.CHUNK, parallel.CHUNK, 2]

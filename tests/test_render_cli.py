@@ -67,3 +67,35 @@ def test_help_is_the_docstring() -> None:
     code, out, _err = run("render", "--help")
     assert code == 0
     assert "Write the record as backlinked Markdown pages" in out and "--check" in out and "-o, --output DIR" in out
+
+
+def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.record.project
+    import recordtool.render.write as write
+    from recordtool import parallel
+
+    small_record(project)
+    seen: list[tuple[str, int | None]] = []
+    real_open, real_map = recordtool.record.project.open_project, parallel.map_chunks
+
+    def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
+        seen.append(("open", jobs))
+        return real_open(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    def map_chunks(*args: object, jobs: int | None, min_items: int) -> object:
+        seen.append(("pool", jobs))
+        return real_map(*args, jobs=jobs, min_items=min_items)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
+    monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
+    assert run("render", "--root", str(project.root), "-j", "3")[0] == 0
+    assert run("render", "--root", str(project.root), "--check")[0] == 0
+    # opening (then scanning mentions) and writing pages: None is every core
+    assert seen == [("open", 3), ("pool", 3), ("pool", 3), ("open", None), ("pool", None), ("pool", None)]
+
+
+def test_jobs_must_be_positive(project: ProjectBuilder) -> None:
+    small_record(project)
+    code, _out, err = run("render", "--root", str(project.root), "-j", "0")
+    assert code == 2
+    assert "Invalid value for '-j' / '--jobs': 0 is not in the range x>=1." in err

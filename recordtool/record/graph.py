@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from recordtool.parallel import in_two
+from recordtool import parallel
 from recordtool.record.load import Record, id_sort_key
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem
@@ -117,12 +117,12 @@ def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[s
     return found
 
 
-PARALLEL_MIN = 2_000  # entries; below this a second process costs more than it saves
+PARALLEL_MIN = 2_000  # entries; below this starting workers costs more than they save
 
 
 def _scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]]]:
     """The mentions in the prose of each entry of ``ids``: (target, field, line, sentence),
-    as plain data (half of them may be scanned in another process)."""
+    as plain data (they may be scanned in a worker: ``recordtool.parallel``)."""
     pattern = record.config.id_pattern
     out = []
     for entry_id in ids:
@@ -133,11 +133,12 @@ def _scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]
     return out
 
 
-def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
-    """Index citations and mentions; dangling mentions come back as warnings."""
+def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list[Problem]]:
+    """Index citations and mentions; dangling mentions come back as warnings. ``jobs``: how
+    many processes may scan prose for mentions (None: every core)."""
     graph = Graph(record)
     ids = list(record.entries)
-    scanned = in_two(functools.partial(_scan, record), ids, min_items=PARALLEL_MIN)
+    scanned = parallel.map_items(functools.partial(_scan, record), ids, jobs=jobs, min_items=PARALLEL_MIN)
     same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
     for entry_id, found in zip(ids, scanned, strict=True):
         for citation in record.entries[entry_id].cites:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from recordtool.parallel import chunked, chunks_in_two
+from recordtool import parallel
 from recordtool.record.config import Config, Kind
 from recordtool.record.confine import checks_problems, refused
 from recordtool.record.expect import ExpectationSyntaxError
@@ -125,23 +125,25 @@ def _walk(folder: Path) -> Iterator[tuple[Path, bool]]:
             yield path, item.is_symlink()
 
 
-def load_record(config: Config) -> tuple[Record, list[Problem]]:
-    """Read every entry of the record; return the record and every problem found."""
+def load_record(config: Config, *, jobs: int | None = None) -> tuple[Record, list[Problem]]:
+    """Read every entry of the record; return the record and every problem found. ``jobs``:
+    how many processes may parse files (``recordtool.parallel``; None: every core)."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     record = Record(config)
-    # Files are read (in two processes on a large record) and validated chunk by chunk, so
-    # that only one chunk's parsed YAML is held at a time; then taken in file order.
+    # Files are parsed (by a pool of workers on a large record) and validated here chunk by
+    # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     read: list[tuple[Entry | None, Places | None, list[Problem]]] = [(None, None, [])] * len(files)
 
     def read_files(indices: list[int]) -> list[_Read]:
         return _read_sources([str(files[i][0]) for i in indices])
 
-    chunks = chunked(list(range(len(files))))
-    for number, sources in chunks_in_two(read_files, chunks, min_items=PARALLEL_MIN):
-        for i, source in zip(chunks[number], sources, strict=True):
-            path, kind = files[i]
-            read[i] = load_entry(path, kind, config, config.relative(path), _source(source))
+    chunks = parallel.chunked(list(range(len(files))))
+    with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN) as results:
+        for chunk, sources in zip(chunks, results, strict=True):
+            for i, source in zip(chunk, sources, strict=True):
+                path, kind = files[i]
+                read[i] = load_entry(path, kind, config, config.relative(path), _source(source))
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
     for (path, kind), (entry, places, found) in zip(files, read, strict=True):
@@ -164,10 +166,10 @@ def load_record(config: Config) -> tuple[Record, list[Problem]]:
     return record, problems
 
 
-# Files read as plain data, so that a second process can read some of them (``chunks_in_two``):
+# Files read as plain data, so that a worker can read some of them (``parallel.chunk_results``):
 # ("source", data, marks, key_marks, styles, digest), ("error", message, line, col, code) or ("io", why).
 _Read = tuple[Any, ...]
-PARALLEL_MIN = 1_000  # files; below this a second process costs more than it saves
+PARALLEL_MIN = 1_000  # files; below this starting workers costs more than they save
 
 
 def _read_sources(paths: list[str]) -> list[_Read]:

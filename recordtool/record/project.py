@@ -47,15 +47,16 @@ def no_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
-def open_project(start: Path | None = None, *, root: Path | None = None) -> Project:
+def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
-    before what it causes). Raises ConfigError for a malformed configuration."""
+    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
+    many processes may share reading a large record (None: every core)."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with no_gc_pauses():
-        record, problems = load_record(config)
-        graph, more = build_graph(record)
+        record, problems = load_record(config, jobs=jobs)
+        graph, more = build_graph(record, jobs=jobs)
         problems = sorted([*problems, *more, *static_problems(config, record)],
                           key=lambda p: (p.severity != "error", *p.sort_key()))
     return Project(config, record, graph, problems)

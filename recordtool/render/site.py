@@ -42,13 +42,15 @@ class RenderReport:
 
 
 def render(project: Project, out: Path | None = None, *, check: bool = False,
-           statuses: dict[str, ClaimStatus] | None = None, inputs: snapshot.Inputs | None = None) -> RenderReport:
+           statuses: dict[str, ClaimStatus] | None = None, inputs: snapshot.Inputs | None = None,
+           jobs: int | None = None) -> RenderReport:
     """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
     ``check``, parse the written pages and report every link or image that does not resolve.
 
     ``inputs``: the snapshot of the inputs taken before ``project`` was opened
     (``snapshot_inputs``); when given (and ``statuses`` is not), the snapshot is kept for
-    ``unchanged``. Without it, any snapshot in the output folder is removed.
+    ``unchanged``. Without it, any snapshot in the output folder is removed. ``jobs``: how many
+    processes may compose and write pages (None: every core).
     """
     config = project.config
     folder = out if out is not None else config.pages
@@ -63,7 +65,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     plan = plan_site(context(project, statuses, target))
-    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None)
+    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None, jobs=jobs)
     broken = None
     if check:
         from recordtool.render import linkcheck

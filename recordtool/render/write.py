@@ -89,12 +89,14 @@ class _Folders:
 
 
 
-def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | None = None) -> WriteReport:
+def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | None = None, *,
+               jobs: int | None = None) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
     ``last``: [size, mtime_ns] of each file as the last render wrote it (from its snapshot): a
-    file still so is as written, and its hash in the manifest says whether it changes."""
+    file still so is as written, and its hash in the manifest says whether it changes.
+    ``jobs``: how many processes may compose and write pages (None: every core)."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
@@ -102,7 +104,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     old = read_manifest(out)
     last = last or {}
     new = report.files
-    _write_pages(plan, base, folders, report, old, last)
+    _write_pages(plan, base, folders, report, old, last, jobs)
     for rel, source in plan.assets.items():
         why, data = read_figure(root, source, rel)
         if data is None:
@@ -129,16 +131,16 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     return report
 
 
-PARALLEL_MIN = 2_000  # pages; below this a second process costs more than it saves
+PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save
 
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
-                 old: dict[str, Written], last: dict[str, list[int]]) -> None:
+                 old: dict[str, Written], last: dict[str, list[int]], jobs: int | None) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
-    file is not as written). On a large record the pages are shared with a second process
-    (``parallel.in_two``; pages are independent, composing is pure), which nearly halves the
-    time on two cores. Every page is still written atomically; this process alone writes
-    the manifest."""
+    file is not as written). On a large record the pages are shared by a pool of workers
+    (``recordtool.parallel``; pages are independent, composing is pure), each giving back
+    only what the manifest keeps of a page. Every page is still written atomically; this
+    process alone writes the manifest."""
     def run(rels: list[str]) -> list[tuple[Written, list[int], bool]]:
         done = []
         for rel in rels:
@@ -160,8 +162,8 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     indexes = set(plan.indexes)
     chunks = [plan.indexes, *parallel.chunked([rel for rel in plan.pages if rel not in indexes])]
     order = [rel for chunk in chunks for rel in chunk]
-    for rel, (entry, stat, written) in zip(order, parallel.in_two(run, order, min_items=PARALLEL_MIN,
-                                                                      chunks=chunks), strict=True):
+    done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
+    for rel, (entry, stat, written) in zip(order, done, strict=True):
         report.files[rel] = entry
         report.stats[rel] = stat
         if written:

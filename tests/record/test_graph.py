@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pytest
 
 from recordtool.record.graph import Backlink, Mention
 from recordtool.record.project import open_project
-from tests.conftest import ChildFirst, ProjectBuilder
+from tests.conftest import EveryWorker, ProjectBuilder
 
 
 def test_inverse_citations_backlinks_and_mentions(minimal: Callable[[], ProjectBuilder]) -> None:
@@ -78,19 +79,20 @@ def graph_project(project: ProjectBuilder) -> ProjectBuilder:
     return project
 
 
-def test_scanning_in_two_processes_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     import recordtool.record.graph as graph_module
     from recordtool import parallel
 
     project = graph_project(ProjectBuilder(tmp_path))
-    serial = open_project(root=project.root)
+    serial = open_project(root=project.root, jobs=1)
     monkeypatch.setattr(graph_module, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 2)
-    scanner = ChildFirst(graph_module._scan)
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
+    scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
     monkeypatch.setattr(graph_module, "_scan", scanner)
-    shared = open_project(root=project.root)
-    assert len(scanner.pids()) == 2  # both processes scanned entries
+    shared = open_project(root=project.root, jobs=jobs)
+    assert len(scanner.pids()) == jobs and os.getpid() not in scanner.pids()  # every worker scanned entries
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems

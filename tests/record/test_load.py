@@ -11,7 +11,7 @@ import pytest
 from recordtool.record.load import id_sort_key
 from recordtool.record.problems import Problem
 from recordtool.record.project import open_project
-from tests.conftest import ChildFirst, ProjectBuilder
+from tests.conftest import EveryWorker, ProjectBuilder
 
 
 def errors_of(root: Path) -> list[str]:
@@ -171,8 +171,9 @@ def test_problem_formats_place_and_field() -> None:
     assert str(problem) == "record/theory/THEORY-988.yaml:12:5: error: cites[0].as: unknown relation 'x'"
 
 
-def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_reading_with_a_pool_gives_the_same_record(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, jobs: int) -> None:
     import recordtool.record.load as load
     from recordtool import parallel
 
@@ -181,14 +182,14 @@ def test_reading_in_two_processes_gives_the_same_record(project: ProjectBuilder,
     project.add("NOTE-20", "title: T\ntitel: U\n")
     project.add("NOTE-21", raw=b"id: [unclosed\n")
     project.add("NOTE-22", raw=b"\xff\xfe")
-    serial = open_project(root=project.root)
+    serial = open_project(root=project.root, jobs=1)
     monkeypatch.setattr(load, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 2)
-    reader = ChildFirst(load._read_sources)
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
+    reader = EveryWorker(load._read_sources, jobs, tmp_path / "calls")
     monkeypatch.setattr(load, "_read_sources", reader)
-    shared = open_project(root=project.root)
-    assert len(reader.pids()) == 2  # both processes read files
+    shared = open_project(root=project.root, jobs=jobs)
+    assert len(reader.pids()) == jobs and os.getpid() not in reader.pids()  # every worker read files
     assert shared.record.entries == serial.record.entries
     assert shared.record.places == serial.record.places
     assert [str(p) for p in shared.problems] == [str(p) for p in serial.problems]

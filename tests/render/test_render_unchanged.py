@@ -30,9 +30,10 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     calls: list[Path] = []
     real = recordtool.record.project.open_project
 
-    def spy(start: Path | None = None, *, root: Path | None = None) -> recordtool.record.project.Project:
+    def spy(start: Path | None = None, *, root: Path | None = None,
+            jobs: int | None = None) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root)
+        return real(start, root=root, jobs=jobs)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls

@@ -16,7 +16,7 @@ from recordtool.render.plan import render_site
 from recordtool.render.site import render
 from recordtool.render.write import RenderError
 from recordtool.verify.verdict import ClaimStatus
-from tests.conftest import ChildFirst, ProjectBuilder
+from tests.conftest import EveryWorker, ProjectBuilder, no_children_left
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -137,31 +137,33 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_pages_written_in_two_processes_are_the_same(project: ProjectBuilder, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     import recordtool.parallel as parallel
     import recordtool.render.write as write
 
     record = small_record(project)
     out = tmp_path / "pages"
-    serial = render(record, out, statuses=statuses(record))
+    serial = render(record, out, statuses=statuses(record), jobs=1)
     expected = _files(out)
     shutil.rmtree(out)
     monkeypatch.setattr(write, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    writer = ChildFirst(write._put)
+    writer = EveryWorker(write._put, jobs, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
-    shared = render(record, out, statuses=statuses(record))
-    assert len(writer.pids()) == 2  # both processes wrote pages
+    shared = render(record, out, statuses=statuses(record), jobs=jobs)
+    assert len(writer.pids()) == jobs and os.getpid() not in writer.pids()  # every worker wrote pages
     assert shared.written == serial.written and len(shared.written) == 12
     assert _files(out) == expected  # pages and manifest alike
-    again = render(record, out, statuses=statuses(record))
+    assert no_children_left()
+    again = render(record, out, statuses=statuses(record), jobs=jobs)
     assert (again.written, again.unchanged) == ([], 12)
 
 
-def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_worker_costs_nothing(project: ProjectBuilder, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.parallel as parallel
     import recordtool.render.write as write
 
@@ -181,10 +183,10 @@ def test_a_failing_second_process_costs_nothing(project: ProjectBuilder, tmp_pat
     monkeypatch.setattr(write, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
-    writer = ChildFirst(put_failing_in_child)
+    writer = EveryWorker(put_failing_in_child, 2, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
-    result = render(record, out, statuses=statuses(record))
-    assert len(writer.pids()) == 2  # the child tried to write a page, and failed
+    result = render(record, out, statuses=statuses(record), jobs=2)
+    assert len(writer.pids()) == 3  # two workers tried to write pages, and failed; this process did
     assert len(result.written) == 12
     assert _files(out) == expected
 
