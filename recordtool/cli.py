@@ -178,6 +178,8 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @click.option("--stale", is_flag=True, help="Only claims that are stale or never verified.")
 @click.option("--failed", is_flag=True, help="Only claims whose last verdict did not pass; rerun them.")
 @click.option("--force", is_flag=True, help="Rerun claims whose verdict is fresh too.")
+@click.option("--try", "trial", is_flag=True, help="Run the selected claims (fresh ones too) and show the judged "
+              "result, keeping the committed verdicts and figures as they are.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Check runs at once (the slowest first); each run has its check's own `threads:`, "
                    "so -j changes no number.")
@@ -197,18 +199,20 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
               help="Also write a JUnit XML report, one test case per check.")
 def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
-           failed: bool, force: bool, jobs: int, seeds: int | None, timeout: float | None, device: str,
-           scheduler: str | None, fmt: str, junit_xml: Path | None) -> None:
+           failed: bool, force: bool, trial: bool, jobs: int, seeds: int | None, timeout: float | None,
+           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
     Each check runs on its `seeds:` (default 1), and so does each control, every run in a
     child process (here, or on a Dask cluster with --scheduler: docs/cluster.md); a hang
     ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
-    is fresh (nothing that produced it has changed) are not rerun unless --force. Exits 0
-    when every selected claim is verified (every clause; or skipped), 1 otherwise, 2 on a
-    usage error (an id that is not a claim, say) or a cluster that cannot be used (before
-    anything runs), 5 when --tag or -k select no claim at all, 130 on Ctrl-C (the verdicts
-    already finished are kept). The rules: docs/verdicts.md.
+    is fresh (nothing that produced it has changed) are not rerun unless --force, except a
+    timeout or error that the run caused (a timeout, a crash, a signal), not the claim.
+    --try runs and judges without keeping anything. Exits 0 when every selected claim is
+    verified (every clause; or skipped), 1 otherwise, 2 on a usage error (an id that is not
+    a claim, say) or a cluster that cannot be used (before anything runs), 5 when --tag or
+    -k select no claim at all, 130 on Ctrl-C (the verdicts already finished are kept). The
+    rules: docs/verdicts.md.
     """
     from recordtool.verify.cluster import ClusterError
     from recordtool.verify.progress import make_display
@@ -224,7 +228,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
         sys.exit(1)
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
-                      jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler)
+                      jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler, trial=trial)
     try:
         if (tags or keyword) and not select(project.record.claims(), options):
             filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])

@@ -57,7 +57,8 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     assert got[2].endswith(" — small: no-power: no expectation has power: none fails on every seed of a control "
                            "or of its null")
     assert got[3].endswith(" — boom: error: raised ZeroDivisionError: nope; nan: fail: err = nan, expected < 0.5")
-    assert got[4].endswith(" — hang: timeout: ran past its 1 s timeout")
+    assert got[4].endswith(" — hang: timeout: ran past its 1 s timeout; raise the limit with 'timeout:' in the "
+                           "check's YAML or 'verify --timeout S'")
     assert got[5].endswith(" — exit: error: the check's process exited with code 3 before returning; "
                            "signal: error: killed by signal SIGSEGV (11)")
     assert got[6].endswith(" — text: error: metric 'err' is the string 'small', not a number; "
@@ -376,3 +377,39 @@ def test_a_scheduler_without_the_dask_extra_is_a_clear_error(tmp_path: Path) -> 
     assert result.stderr == ("error: --scheduler needs the distributed package; install the dask extra: "
                              "python3 -m pip install -e \".[dask]\"\n")
     assert not (root / "record" / "verdicts").exists()
+
+
+def test_a_try_runs_and_judges_but_keeps_the_committed_verdict_and_figures(tmp_path: Path) -> None:
+    root = one_claim(tmp_path, check("small", "ok", more=POWER))
+    assert invoke(root, "verify")[0] == 0
+    verdict = root / "record" / "verdicts" / "THEORY-1.json"
+    figure = root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png"
+    kept = (verdict.read_bytes(), figure.read_bytes())
+    path = root / "checks" / "fake.py"
+    path.write_text(path.read_text().replace('write_bytes(b"png")', 'write_bytes(b"new")').replace(
+        "helper.small() * scale", "0.9 * scale"))  # a change that breaks the claim, tried out
+    code, out, err = invoke(root, "verify", "--try")
+    assert code == 1
+    assert lines(out)[0].startswith("THEORY-1  contradicted  tried")
+    assert lines(out)[-1].startswith("tried, not kept: the committed verdicts and figures are as they were")
+    assert "THEORY-1: contradicted (tried; record/verdicts/THEORY-1.json left as it was)" in err
+    assert (verdict.read_bytes(), figure.read_bytes()) == kept
+    assert (root / ".recordtool-cache" / "tried" / "THEORY-1" / "small" / "plot.png").read_bytes() == b"new"
+    assert lines(invoke(root, "status")[1])[0].startswith("THEORY-1  stale")  # the change is still untried for real
+
+
+def test_a_verdict_the_machine_spoilt_is_rerun_by_a_plain_verify_and_status_says_why(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {
+        "THEORY-1": claim_yaml("THEORY-1", check("slow", "hang", more="timeout: 0.5")),
+        "THEORY-2": claim_yaml("THEORY-2", check("buggy", "boom")),
+        "THEORY-3": claim_yaml("THEORY-3", check("crash", "killed")),
+    })
+    assert invoke(root, "verify")[0] == 1
+    code, out, _ = invoke(root, "verify")
+    assert [line.split()[:3] for line in lines(out)[:3]] == [
+        ["THEORY-1", "timeout", "ran"], ["THEORY-2", "error", "fresh,"], ["THEORY-3", "error", "ran"]]
+    why = lines(invoke(root, "status", "--why")[1])
+    assert ("    the run failed, not the claim (slow seed 0 timed out): a plain `verify` reruns it") in why
+    assert ("    the run failed, not the claim (crash seed 0: killed by signal SIGSEGV (11)): a plain `verify` "
+            "reruns it") in why
+    assert "    the check or the claim failed (not the machine): fix it, then `verify --failed`" in why

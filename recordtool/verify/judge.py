@@ -241,10 +241,35 @@ def _degenerate_note(runs: list[Run], controls: list[ControlResult]) -> str:
     return "; ".join(notes)
 
 
+def timed_out(timeout: float, last_ok_s: float | None) -> str:
+    """Why a run timed out and what to do: how long the last successful one took, how to
+    raise the limit."""
+    took = "" if last_ok_s is None else f"{last_ok_s:.0f}" if last_ok_s >= 10 else f"{last_ok_s:.1f}"
+    last = f"; its last successful run took {took} s" if took else ""
+    return (f"ran past its {timeout:g} s timeout{last}; raise the limit with 'timeout:' in the check's YAML "
+            "or 'verify --timeout S'")
+
+
+def last_successful(previous: CheckVerdict | None) -> dict[str, float]:
+    """The longest successful run of each part of a check's last verdict: "" for the check
+    itself, else the control's name (for the messages of a timeout)."""
+    out: dict[str, float] = {}
+    if previous is None:
+        return out
+    for name, runs in [("", previous.runs), *((c.name, c.runs) for c in previous.controls)]:
+        times = [r.duration_s for r in runs if r.outcome == "ok"]
+        if times:
+            out[name] = max(times)
+    return out
+
+
 def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult], *, timeout: float,
                 figures: list[str], duration_s: float, previous: CheckVerdict | None = None,
-                clause_ids: list[str] | None = None) -> CheckVerdict:
+                clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None) -> CheckVerdict:
     """The check's outcome from its runs (one per seed) and its controls (docs/verdicts.md).
+
+    ``last_ok``: how long the longest successful run of the check ("") and of each control
+    took last time (``last_successful``), said when a run times out.
 
     ``clause_ids``: the claim's clauses (an expectation that names none tests them all).
     ``previous``: the last verdict of this same check (same spec, code and environment); a
@@ -263,7 +288,7 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             if run_outcome == outcome:
                 where = f" (seed {run.seed})" if several else ""
                 if outcome == "timeout":
-                    message = f"ran past its {timeout:g} s timeout{where}"
+                    message = timed_out(timeout, (last_ok or {}).get("")) + where
                 else:
                     message = short_error(run.error) + where
                 break
@@ -281,7 +306,8 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             control = broken_controls[0]
             outcome = cast(Outcome, control.outcome)
             bad = next(r for r in control.runs if r.outcome != "ok")
-            detail = f"ran past its {timeout:g} s timeout" if bad.outcome == "timeout" else short_error(bad.error)
+            detail = timed_out(timeout, (last_ok or {}).get(control.name)) if bad.outcome == "timeout" \
+                else short_error(bad.error)
             message = f"control '{control.name}': {detail}"
         elif not powered:
             outcome = "no-power"

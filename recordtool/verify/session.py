@@ -32,11 +32,12 @@ from recordtool.verify.judge import (
     judge_clauses,
     judge_control,
     judge_run,
+    last_successful,
     skipped_check,
 )
 from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
-from recordtool.verify.status import add_dependencies, assess_claims, claim_status
+from recordtool.verify.status import add_dependencies, assess_claims, claim_status, run_failure
 from recordtool.verify.store import (
     figures_dir,
     locked,
@@ -75,6 +76,7 @@ class Options:
     timeout: float | None = None
     device: str = "cpu"
     scheduler: str | None = None  # a Dask scheduler or local:N; None: the project's, "none": here
+    trial: bool = False  # `--try`: run and judge, but keep the committed verdicts and figures as they are
 
 
 @dataclass
@@ -97,6 +99,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # damaged files set aside, claims without checks
     interrupted: bool = False
     written: list[str] = field(default_factory=list)  # claims whose verdict this run wrote
+    tried: list[str] = field(default_factory=list)  # claims run under --try (judged, nothing written)
     duration_s: float = 0.0
     checks_run: int = 0
 
@@ -242,7 +245,8 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         status = statuses[claim.id]
         if not claim.checks:
             continue
-        if (options.force or options.failed or status.state in ("stale", "unchecked")
+        if (options.force or options.failed or options.trial or status.state in ("stale", "unchecked")
+                or (status.verdict is not None and run_failure(status.verdict) is not None)  # the machine, not the claim
                 or (status.state == "skipped" and (options.device == "cuda" or _scheduler(config, options)))):
             to_run.append(claim)
 
@@ -252,7 +256,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     add_dependencies(project, statuses)
     scheduled = {c.id for c in to_run}
     for claim in chosen:
-        ran = claim.id in report.written
+        ran = claim.id in report.written or claim.id in report.tried
         report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=ran,
                                           cut_short=report.interrupted and claim.id in scheduled and not ran))
     report.duration_s = time.perf_counter() - t0
@@ -329,6 +333,17 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                                                          plan.fingerprint)) if commit else None
             verdict = _judge(config, options, plan, workdir, commit, dirty, no_gpu)
             claim_id = plan.claim.id
+            if options.trial:  # judged and shown; the committed verdict and its figures stay
+                tried = config.cache / "tried" / claim_id
+                shutil.rmtree(tried, ignore_errors=True)
+                if (workdir / "figures" / claim_id).is_dir():
+                    shutil.copytree(workdir / "figures" / claim_id, tried)
+                report.tried.append(claim_id)
+                status = claim_status(plan.claim, verdict, plan.fingerprint)
+                statuses[claim_id] = status
+                display.claim(f"{claim_id}: {status.label} (tried; {config.relative(verdict_path(config, claim_id))} "
+                              "left as it was)")
+                return
             if claim_id in store.damaged:
                 aside = set_aside(config, claim_id)
                 if aside is not None:
@@ -415,9 +430,10 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         prev_check = None
         if plan.previous is not None and check.name in plan.comparable:
             prev_check = next((c for c in plan.previous.checks if c.name == check.name), None)
+        last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
         checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
                                   figures=figures, duration_s=duration, previous=prev_check,
-                                  clause_ids=clause_ids))
+                                  clause_ids=clause_ids, last_ok=last_successful(last)))
     outcome = worst([c.outcome for c in checks])
     clauses = judge_clauses(claim, checks)
     result = claim_result(clauses, checks)
@@ -462,6 +478,8 @@ def format_report(report: Report) -> str:
         how = "ran" if result.ran else ("fresh" if verdict is not None and status.state != "stale" else "not run")
         if result.cut_short:
             how = "not rerun: interrupted"
+        elif result.claim in report.tried:
+            how = "tried"
         line = f"{result.claim:<{width}}  {status.label:<9}  {how}"
         if verdict is not None and result.ran:
             line += f" in {verdict.duration_s:.1f} s"
@@ -488,6 +506,9 @@ def format_report(report: Report) -> str:
     lines.append(tail)
     if report.interrupted:
         lines.append(f"interrupted: kept {len(report.written)} finished verdict{'s' if len(report.written) != 1 else ''}")
+    if report.tried:
+        lines.append("tried, not kept: the committed verdicts and figures are as they were "
+                     "(the figures of the try are in the cache's tried/ folder)")
     return "\n".join(lines)
 
 

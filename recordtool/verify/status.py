@@ -185,6 +185,10 @@ def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
         if why:
             for reason in status.reasons:
                 lines.append(f"    {'stale' if status.state == 'stale' else 'note'}: {reason}")
+            if verdict is not None and status.state in ("timeout", "error"):
+                cause = run_failure(verdict)
+                lines.append(f"    the run failed, not the claim ({cause}): a plain `verify` reruns it" if cause else
+                             "    the check or the claim failed (not the machine): fix it, then `verify --failed`")
             if verdict is not None:
                 lines.append(f"    measured {verdict.verified_at} on {verdict.device}, commit "
                              f"{(verdict.git_commit or 'unknown')[:12]}{' (dirty)' if verdict.git_dirty else ''}, "
@@ -253,3 +257,27 @@ def describe_state(status: ClaimStatus) -> str:
     if status.depends:
         line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
     return line
+
+
+# How a run that died on its own says so (recordtool.verify.runner.exit_message).
+_DIED = ("killed by signal", "the check's process exited", "the check's process vanished")
+
+
+def run_failure(verdict: ClaimVerdict) -> str | None:
+    """Why a timeout or error verdict came from the run (the machine: a timeout, a crash,
+    a signal), not from the claim; None when it did not (or only partly: a check that raised
+    or returned bad metrics is the claim's to fix). A plain ``verify`` reruns such a verdict."""
+    if verdict.result not in ("timeout", "error"):
+        return None
+    causes: list[str] = []
+    for check in verdict.checks:
+        for variant, runs in [("", check.runs), *((c.name, c.runs) for c in check.controls)]:
+            for run in runs:
+                where = f"{check.name}{f' [control {variant}]' if variant else ''} seed {run.seed}"
+                if run.outcome == "timeout":
+                    causes.append(f"{where} timed out")
+                elif run.outcome == "error":
+                    if not (run.error or "").startswith(_DIED):
+                        return None
+                    causes.append(f"{where}: {(run.error or '').split(';')[0]}")
+    return ", ".join(causes) or None

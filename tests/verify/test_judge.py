@@ -15,6 +15,7 @@ from recordtool.verify.judge import (
     judge_clauses,
     judge_control,
     judge_run,
+    last_successful,
 )
 from recordtool.verify.verdict import CheckVerdict, ControlResult, Run, label
 
@@ -138,7 +139,12 @@ def test_missing_and_non_numeric_metrics_are_errors_that_name_them() -> None:
 def test_errors_and_timeouts_of_controls() -> None:
     broken = judge_control("broken", {}, [judge_run(SPEC, 0, "timeout", {}, 5, "ran past")])
     verdict = check([run(0.1)], [broken])
-    assert (verdict.outcome, verdict.message) == ("timeout", "control 'broken': ran past its 5 s timeout")
+    assert (verdict.outcome, verdict.message) == (
+        "timeout", "control 'broken': ran past its 5 s timeout; raise the limit with 'timeout:' in the check's YAML "
+        "or 'verify --timeout S'")
+    told = judge_check(SPEC, [run(0.1)], [broken], timeout=5, figures=[], duration_s=1,
+                       last_ok=last_successful(check([run(0.1)], [control(run(0.9, main=False))])))
+    assert told.message.startswith("control 'broken': ran past its 5 s timeout; its last successful run took 0.1 s; ")
     crashed = judge_control("broken", {}, [judge_run(SPEC, 0, "error", {}, 5, "Traceback\n  x\nKeyError: 'a'")])
     assert check([run(0.1)], [crashed]).message == "control 'broken': raised KeyError: 'a'"
     # a failure with power stands even when another control broke
