@@ -406,6 +406,7 @@ def test_a_verdict_the_machine_spoilt_is_rerun_by_a_plain_verify_and_status_says
     })
     assert invoke(root, "verify")[0] == 1
     code, out, _ = invoke(root, "verify")
+    assert code == 1
     assert [line.split()[:3] for line in lines(out)[:3]] == [
         ["THEORY-1", "timeout", "ran"], ["THEORY-2", "error", "fresh,"], ["THEORY-3", "error", "ran"]]
     why = lines(invoke(root, "status", "--why")[1])
