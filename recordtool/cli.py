@@ -298,14 +298,18 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
 @click.option("--check", is_flag=True, help="Then parse the pages and report every link or image that does "
               "not resolve (exit 1 if any).")
 @jobs_option
-def render(root: Path | None, output: Path | None, check: bool, jobs: int | None) -> None:
+@click.option("--site", is_flag=True, help="Also write mkdocs.yml beside the pages folder, so that "
+              "`mkdocs build -f record/mkdocs.yml --strict` builds a static site with navigation, search "
+              "and the graphs drawn (pip install \".[site]\").")
+def render(root: Path | None, output: Path | None, check: bool, jobs: int | None, site: bool) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
     Each page shows the entry's properties, typed citations both ways, a graph view, its
     body with every id linked, and its backlinks; a claim's page shows its verdict and the
     evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed. Exits 0 when done, 1 when --check finds a broken link (each printed
-    as page:line), 2 on a usage error, 130 on Ctrl-C.
+    entries are removed. With --site, also the configuration of a static site made of the
+    pages (MkDocs with the Material theme). Exits 0 when done, 1 when --check finds a broken
+    link (each printed as page:line), 2 on a usage error, 130 on Ctrl-C.
     """
     from recordtool.record.config import load_config
     from recordtool.render.site import render as render_site
@@ -327,6 +331,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             _report_errors(project)
             config = project.config
             report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
+        if site:
+            from recordtool.render.mkdocs import write_mkdocs_config
+
+            site_config, _changed = write_mkdocs_config(config, report.out)
     except RenderError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:
@@ -341,6 +349,8 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     for link in report.broken or []:
         echo(f"{where}/{link}", err=True)
     echo(report.summary(where))
+    if site:
+        echo(f"site: mkdocs build -f {config.relative(site_config)} --strict")
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)

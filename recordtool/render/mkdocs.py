@@ -1,0 +1,91 @@
+"""The pages as a static site, through MkDocs with the Material theme (``pip install ".[site]"``).
+
+``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (``record/mkdocs.yml``
+for ``record/pages``); ``mkdocs build -f record/mkdocs.yml --strict`` then builds a site with
+navigation, search and the Mermaid graphs drawn (``pymdownx.superfences``' custom fence),
+into ``record/pages-site/``. The Markdown pages stay the primary output: the configuration only
+says how to read them (front matter, ``<details markdown="1">``, backslash escapes of any
+character as CommonMark allows).
+
+The configuration depends only on the project's configuration (its kinds) and the folder
+names, so it does not go stale as entries come and go: the navigation names the index pages,
+and entries are reached from them, by links and by search. A ``mkdocs.yml`` that recordtool
+did not write is never overwritten.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recordtool.atomic import write_atomic
+from recordtool.record.config import Config
+from recordtool.render.frontmatter import quoted
+from recordtool.render.sitemap import GRAPH, INDEX, WANTED, kind_page
+from recordtool.render.write import RenderError
+
+CONFIG = "mkdocs.yml"
+MARK = "# Written by `recordtool render --site`"
+
+
+def site_dir(out: Path) -> str:
+    """The folder MkDocs builds into, beside the pages: ``pages-site`` for ``pages``."""
+    return f"{out.name}-site"
+
+
+def mkdocs_config(config: Config, out: Path) -> str:
+    """The text of ``mkdocs.yml`` for the pages in ``out``."""
+    where = config.relative(out.parent / CONFIG)
+    kinds = [f"      - {quoted(k.name)}: {quoted(kind_page(k.name))}" for k in config.kinds.values()]
+    return "\n".join([
+        f"{MARK}; written again by every such render.",
+        f"# Build the site: mkdocs build -f {where} --strict  (pip install \".[site]\")",
+        f"site_name: {quoted('The record')}",
+        f"docs_dir: {quoted(out.name)}",
+        f"site_dir: {quoted(site_dir(out))}",
+        "use_directory_urls: false  # LIT-1.md is LIT-1.html: the pages' relative links hold",
+        "exclude_docs: |",
+        "  .recordtool-*",
+        "theme:",
+        "  name: material",
+        "  font: false  # the system's fonts: the site reads offline",
+        "  features:",
+        "    - search.highlight",
+        "    - navigation.top",
+        "plugins:",
+        "  - search",
+        "markdown_extensions:",
+        "  - md_in_html  # <details markdown=\"1\">",
+        "  - pymdownx.escapeall  # a backslash escapes any character, as in CommonMark",
+        "  - pymdownx.superfences:",
+        "      custom_fences:",
+        "        - name: mermaid",
+        "          class: mermaid",
+        "          format: !!python/name:pymdownx.superfences.fence_code_format",
+        "nav:",
+        f"  - {quoted('The record')}: {quoted(INDEX)}",
+        f"  - {quoted('Graph')}: {quoted(GRAPH)}",
+        f"  - {quoted('Wanted')}: {quoted(WANTED)}",
+        f"  - {quoted('Kinds')}:",
+        *kinds,
+        "",
+    ])
+
+
+def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
+    """Write ``mkdocs.yml`` beside ``out`` (resolved); its path, and whether it changed.
+    RenderError when a ``mkdocs.yml`` is there that recordtool did not write."""
+    path = out.parent / CONFIG
+    text = mkdocs_config(config, out)
+    try:
+        before = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RenderError(f"cannot read {config.relative(path)}: {exc}") from None
+    if before is not None and not before.startswith(MARK):
+        raise RenderError(f"{config.relative(path)} is not one recordtool wrote; move it away, or render the "
+                          "site's pages into a folder of their own with -o")
+    if before == text:
+        return path, False
+    write_atomic(path, text)
+    return path, True

@@ -1,0 +1,72 @@
+"""`recordtool render --site`: mkdocs.yml beside the pages, and a site MkDocs builds in strict mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recordtool.cli import cli
+from recordtool.render.mkdocs import MARK
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_site_writes_mkdocs_yml_beside_the_pages(project: ProjectBuilder) -> None:
+    small_record(project)
+    assert run("render", "--root", str(project.root), "--site") == (
+        0, "rendered 4 entries into record/pages: 12 written, 0 unchanged, 0 removed\n"
+           "site: mkdocs build -f record/mkdocs.yml --strict\n", "")
+    text = (project.root / "record" / "mkdocs.yml").read_text(encoding="utf-8")
+    assert text.startswith(MARK)
+    for line in ['docs_dir: "pages"', 'site_dir: "pages-site"', "  - search", "        - name: mermaid",
+                 '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #"]:
+        assert f"\n{line}" in text
+    # unchanged, the file is left as it is
+    before = (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns
+    assert run("render", "--root", str(project.root), "--site")[0] == 0
+    assert (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns == before
+
+
+def test_a_mkdocs_yml_recordtool_did_not_write_is_left_alone(project: ProjectBuilder) -> None:
+    small_record(project)
+    (project.root / "mkdocs.yml").write_text("site_name: Mine\n", encoding="utf-8")
+    code, _out, err = run("render", "--root", str(project.root), "-o", str(project.root / "site"), "--site")
+    assert code == 2
+    assert "mkdocs.yml is not one recordtool wrote; move it away, or render the site's pages into a folder of " \
+           "their own with -o" in err
+    assert (project.root / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: Mine\n"
+
+
+def _build(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "record/mkdocs.yml"],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+
+
+def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
+    pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e \".[site]\" to test the site")
+    pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e \".[site]\"")
+    small_record(project)
+    assert run("render", "--root", str(project.root), "--site")[0] == 0
+    built = _build(project.root)
+    assert built.returncode == 0, built.stderr
+    site = project.root / "record" / "pages-site"
+    assert 'class="mermaid"' in (site / "LIT-1.html").read_text(encoding="utf-8")
+    assert 'class="mermaid"' in (site / "graph.html").read_text(encoding="utf-8")
+    search = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert any(doc["location"].startswith("THEORY-1.html") for doc in search["docs"])
+    # strict mode fails on what a reader would find broken: a link to a file not in the site
+    project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
+    assert run("render", "--root", str(project.root), "--site")[0] == 0
+    broken = _build(project.root)
+    assert broken.returncode != 0 and "nothere.csv" in broken.stderr
