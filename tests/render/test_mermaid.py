@@ -160,3 +160,19 @@ def test_graph_md_above_its_size_counts_claims_by_tag(project: ProjectBuilder, m
     assert "  class g1_ unchecked" in lines  # the worst verdict among its claims
     assert "the smallest tag is drawn as 'other tags'" in page
     assert "| [c](tags/c.md) | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 |" in page
+
+
+@pytest.mark.parametrize(("title", "lines"), [
+    ("A paper", ["A paper"]),
+    ("In-context Learning and Induction Heads", ["In-context Learning and", "Induction Heads"]),
+    ("In the two-layer attention-only transformer that Elhage et al. reverse-engineer",
+     ["In the two-layer", "attention-only …"]),
+    ("x" * 60 + " tail", ["x" * 26, "x" * 24 + " …"]),
+    ("word " * 11, ["word word word word word", "word word word word word …"]),
+    ("word " * 10, ["word word word word word", "word word word word word"]),
+])
+def test_titles_are_cut_into_two_short_lines(title: str, lines: list[str]) -> None:
+    from recordtool.render.mermaid import title_lines
+
+    assert title_lines(title) == lines
+    assert all(len(line) <= 26 for line in title_lines(title))
