@@ -1,6 +1,6 @@
 """Benchmark of `recordtool verify --scheduler`: a 2-worker local Dask cluster against the local runner.
 
-    python3 benchmarks/bench_cluster.py [--runs 200] [--heavy 20] [--repeat 3] [--no-shipped]
+    python3 benchmarks/bench_cluster.py [--runs 200] [--heavy 20] [--repeat 3] [--no-shipped | --only-shipped]
 
 Prints (1) for RUNS trivial check runs (a no-op check that imports nothing, in 20 claims under
 RUNS/20 seeds) the wall time per run of `recordtool verify --force`: with the local runner at
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -81,6 +82,11 @@ def per_run(root: Path, runs: int, seeds: int, repeat: int, address: str) -> Non
         print(f"  {name:<46} {wall:6.2f} s, {ms:6.1f} ms per run ({ms / base:4.1f}x the forked local runner)")
 
 
+def durations(verdict: dict[str, Any]) -> str:
+    runs = [r["duration_s"] for c in verdict["checks"] for r in c["runs"] + [r for k in c["controls"] for r in k["runs"]]]
+    return " ".join(f"{d:.1f}" for d in runs)
+
+
 def shipped(tmp: Path) -> None:
     roots = {}
     for name in ("local", "cluster"):
@@ -105,6 +111,8 @@ def shipped(tmp: Path) -> None:
         same &= (mine["outcome"], outcomes) == (theirs["outcome"], other)
         print(f"  {path.stem}: here {mine['outcome']} {outcomes}; cluster {theirs['outcome']} {other} "
               f"(device {theirs['device']!r})")
+        print(f"    seconds per run (the check's own, without start-up), here / on the cluster: "
+              f"{durations(mine)} / {durations(theirs)}")
     print(f"  same verdicts: {same}")
 
 
@@ -114,9 +122,13 @@ def main() -> None:
     parser.add_argument("--heavy", type=int, default=20, help="runs of a check whose module imports torch")
     parser.add_argument("--repeat", type=int, default=3, help="medians of this many")
     parser.add_argument("--no-shipped", action="store_true", help="skip the shipped record's cold verify")
+    parser.add_argument("--only-shipped", action="store_true", help="only the shipped record's cold verify")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cluster-bench-") as name:
         tmp = Path(name)
+        if args.only_shipped:
+            shipped(tmp)
+            return
         start = time.perf_counter()
         (tmp / "cluster.py").write_text(CLUSTER, encoding="utf-8")
         cluster = subprocess.Popen([sys.executable, str(tmp / "cluster.py")], stdin=subprocess.PIPE,

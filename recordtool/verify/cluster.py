@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import platform
 import queue
@@ -62,6 +63,7 @@ CONNECT_TIMEOUT_S = 5.0  # to reach a scheduler, before anything runs
 CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
 DRAIN_S = 10.0  # after Ctrl-C, how long workers get to stop their runs
 POLL_S = 0.05
+CAPACITY_S = 1.0  # how often the cluster's threads and GPUs are counted again
 GPU = "GPU"
 CACHE_ID = ".recordtool-cache-id"  # in the client's model cache: a worker that reads it shares it
 WORKER_CACHE_ENV = "RECORDTOOL_WORKER_CACHE"  # a worker's own model cache (not shared)
@@ -197,6 +199,7 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
         return TaskResult("error", {}, time.perf_counter() - start,
                           f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host,
                           worker.address)
+    _without_nanny_environ()
     cache_dir, shared = _cache_dir(setup)
     before = {} if shared else _listing(cache_dir)
     gpu = "gpu" in job.needs
@@ -216,6 +219,18 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
                           result.device, host, worker.address, _files(local.figures_dir), models)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _without_nanny_environ() -> None:
+    """Runs get the worker's environment less what Dask's nanny set for the worker process
+    itself (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536``
+    makes PyTorch training about twice as slow, and the thread counts are the runner's to set.
+    Read once at the worker's start, they no longer matter to the worker itself."""
+    import dask
+
+    for name, value in (dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}).items():
+        if os.environ.get(name) == str(value):
+            os.environ.pop(name, None)
 
 
 def _cache_dir(setup: Setup) -> tuple[Path, bool]:
@@ -328,8 +343,14 @@ class ClusterRunner:
         return cls(client, cluster, address, setup, display or NoDisplay())
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
-        """Submit every job, yield each result as it finishes. On KeyboardInterrupt (or when
-        the generator is closed) the tasks are cancelled and the workers' runs stopped."""
+        """Run every job, yield each result as it finishes. On KeyboardInterrupt (or when
+        the generator is closed) the tasks are cancelled and the workers' runs stopped.
+
+        Jobs are submitted, the slowest first, only while the cluster has a thread free for
+        them (and a GPU, for those that need one), as the local runner starts them only
+        while fewer than ``-j`` run: Dask would otherwise place every task at once, before
+        it knows how long any takes, and two long trainings could queue on one worker
+        while another idles. The capacity is read again as workers come and go."""
         from distributed import as_completed
 
         if not jobs:
@@ -341,19 +362,33 @@ class ClusterRunner:
         self._refuse_differences(setup)
         events: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self.client.subscribe_topic(setup.topic, lambda event: events.put(event[1]))
-        ordered = sorted(jobs, key=lambda j: -j.expected_s)  # the slowest first
+        pending = sorted(jobs, key=lambda j: -j.expected_s)  # the slowest first
         futures: dict[Future, Job] = {}
         by_key: dict[str, Job] = {}
         running: dict[str, list[Any]] = {}  # key -> [started (monotonic), last progress]
+        done = as_completed()
+        counter, looked = 0, -math.inf
+        threads = gpus = 1
         try:
-            for rank, job in enumerate(ordered):
-                key = f"recordtool-{batch}-{rank}"
-                future = self.client.submit(
-                    run_task, job, setup, key=key, pure=False, retries=1,
-                    priority=len(ordered) - rank, resources={GPU: 1} if "gpu" in job.needs else None)
-                futures[future], by_key[key] = job, job
-            done = as_completed(list(futures))
-            while futures:
+            while pending or futures:
+                if pending and time.monotonic() - looked > CAPACITY_S:
+                    threads, gpus = self._capacity()
+                    looked = time.monotonic()
+                gpu_busy = sum(1 for j in futures.values() if "gpu" in j.needs)
+                for job in list(pending):
+                    if len(futures) >= threads:
+                        break
+                    gpu = "gpu" in job.needs
+                    if gpu and gpu_busy >= gpus:
+                        continue
+                    pending.remove(job)
+                    key = f"recordtool-{batch}-{counter}"
+                    counter += 1
+                    future = self.client.submit(run_task, job, setup, key=key, pure=False, retries=1,
+                                                resources={GPU: 1} if gpu else None)
+                    futures[future], by_key[key] = job, job
+                    gpu_busy += gpu
+                    done.add(future)
                 while not events.empty():
                     self._event(events.get(), by_key, running)
                 if not done.has_ready():
@@ -375,6 +410,14 @@ class ClusterRunner:
                 self._cancel(list(futures))
             with contextlib.suppress(Exception):
                 self.client.unsubscribe_topic(setup.topic)
+
+    def _capacity(self) -> tuple[int, int]:
+        """How many runs the cluster can take at once (its workers' threads), and how many of
+        them may need a GPU (its workers' GPU resources); at least one each."""
+        workers = self.client.scheduler_info().get("workers", {}).values()
+        threads = sum(int(w.get("nthreads", 1)) for w in workers)
+        gpus = sum(int((w.get("resources") or {}).get(GPU, 0)) for w in workers)
+        return max(1, threads), max(1, gpus)
 
     def _event(self, event: dict[str, Any], by_key: dict[str, Job], running: dict[str, list[Any]]) -> None:
         """A worker's news of a run: it started (again, on a retry), or reported progress."""
@@ -401,7 +444,9 @@ class ClusterRunner:
         try:
             answers = self.client.run(_worker_differences, setup=setup)
         except Exception as exc:  # a worker that cannot answer at all
-            raise ClusterError(f"the workers of {self.address} could not be asked for their code: {exc}") from None
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise ClusterError(f"the workers of {self.address} could not be asked for their code ({reason}); "
+                               "is recordtool installed in the workers' environment? (docs/cluster.md)") from None
         problems = [f"worker {address}: {problem}" for address, problem in sorted(answers.items()) if problem]
         if problems:
             raise ClusterError("workers differ from this checkout, nothing was run:\n  " + "\n  ".join(problems)
@@ -468,6 +513,7 @@ def _cache_id(cache_dir: Path) -> str:
         if text:
             return text
     text = uuid.uuid4().hex
-    write_atomic(path, text + "\n")
+    with contextlib.suppress(OSError):  # a cache nobody can write: workers keep their own
+        write_atomic(path, text + "\n")
     return text
 

@@ -291,7 +291,10 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
     """Run the claims' checks; returns (interrupted, number of runs finished)."""
     config: Config = project.config
     workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
-    executor, no_gpu = _executor(config, options, workdir, display)
+    try:
+        executor, no_gpu = _executor(config, options, workdir, display)
+    except KeyboardInterrupt:  # while connecting to a cluster: nothing ran
+        return True, 0
     with contextlib.closing(executor), locked(config):
         # Read again under the lock: another run may have written since.
         store = read_store(config, [c.id for c in to_run])
