@@ -160,7 +160,7 @@ class AttnOnlyTransformer(nn.Module):
     W_E: (d_vocab, d_model); W_pos: (n_ctx, d_model); W_U: (d_model, d_vocab)
     """
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.config = config
         dt = config.torch_dtype
@@ -174,14 +174,15 @@ class AttnOnlyTransformer(nn.Module):
         self.b_U = (
             nn.Parameter(torch.empty(config.d_vocab, dtype=dt)) if config.biases else None
         )
-        self.reset_parameters()
+        self.reset_parameters(generator)
 
-    def reset_parameters(self) -> None:
-        """Every weight and bias ~ N(0, init_std^2); LayerNorm gains 1, offsets 0."""
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Every weight and bias ~ N(0, init_std^2), drawn from ``generator`` (torch's global
+        generator when None); LayerNorm gains 1, offsets 0."""
         for name, p in self.named_parameters():
             if name.startswith("lns."):
                 continue
-            nn.init.normal_(p, mean=0.0, std=self.config.init_std)
+            nn.init.normal_(p, mean=0.0, std=self.config.init_std, generator=generator)
 
     def to_dtype(self, dtype: str) -> AttnOnlyTransformer:
         """A copy of this model with its weights in ``dtype`` ("float32" or "float64")."""

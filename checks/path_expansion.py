@@ -1,7 +1,8 @@
 """THEORY-988: with every attention pattern frozen at its value on the input, the logits of an
 attention-only transformer without layer norm or biases are exactly the sum of its path terms
-(direct, one per head, one per virtual head: 1 + 2H + H^2 for two layers), and a layer's
-attention scores are exactly the sum of their direct, Q-, K- and both-sides composition groups.
+(direct, one per head, one per chain of heads: (1 + H)^L for L layers, 1 + 2H + H^2 for two,
+chains of three heads from three layers on), and the last layer's attention scores are exactly
+the sum of their direct, Q-, K- and both-sides composition groups.
 
 Measured in float64 on a random model or on the lab's trained model (the same one THEORY-977
 reads, through the shared cache). The controls switch on layer norm or biases: the same
@@ -10,12 +11,27 @@ expansion, which has no place for them, then misses by far.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import torch
 
 from checks import circuits
 from checks.model import AttnOnlyTransformer, ModelConfig
 from checks.train import lab_configs, load_or_train
 from recordtool import CheckContext
+
+
+class ExpansionMetrics(TypedDict):
+    max_abs_error: float
+    error_without_longest_chains: float
+    relative_error: float
+    scores_max_abs_error: float
+    scores_relative_error: float
+    n_path_terms: int
+    logit_scale: float
+    term_norm_by_order: list[float]
+    score_group_norms: list[float]
+    training_steps: int
 
 
 def measure(
@@ -29,7 +45,7 @@ def measure(
     init_std: float = 0.2,
     max_steps: int | None = None,
     batch: int = 8,
-) -> dict[str, float | int | bool | list[float]]:
+) -> ExpansionMetrics:
     """Exactness of the path expansion of logits and of the last layer's attention scores.
 
     model:     "random" (weights ~ N(0, init_std^2)) or "trained" (the lab's model, trained
@@ -38,17 +54,17 @@ def measure(
     """
     torch.set_num_threads(ctx.threads)
     if model == "random":
-        torch.manual_seed(ctx.seed)
         config = ModelConfig(
             n_layers=n_layers, layer_norm=layer_norm, biases=biases, dtype=dtype, init_std=init_std
         )
-        net = AttnOnlyTransformer(config)
+        net = AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed))
         steps = 0
     elif model == "trained":
         overrides: dict[str, object] = {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases}
         if max_steps is not None:
             overrides["max_steps"] = max_steps
-        trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir, ctx.progress)
+        trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir,
+                                threads=ctx.threads, progress=ctx.progress)
         net = trained.model.to_dtype(dtype)
         config = net.config
         steps = trained.log.steps
@@ -74,8 +90,11 @@ def measure(
         float(sum((x.norm() ** 2 for p, x in terms.items() if len(p) == k), torch.zeros(())).sqrt())
         for k in range(config.n_layers + 1)
     ]
+    longest = sum((x for p, x in terms.items() if len(p) == config.n_layers), torch.zeros_like(expanded))
     return {
         "max_abs_error": error,
+        # the expansion without its chains of n_layers heads: how far it then misses
+        "error_without_longest_chains": float((expanded - longest - out.logits).abs().max()) / logit_scale,
         "relative_error": error / logit_scale,
         "scores_max_abs_error": scores_error,
         "scores_relative_error": scores_error / score_scale,

@@ -1,21 +1,48 @@
 """THEORY-1342: for a fixed input, what a head selects (its pattern, from W_Q and W_K) and what
-it transports (its values, through W_V and W_O) are separate factors.
+it transports (its values, through W_V and W_O) are separate factors; the separation holds
+only with the input.
 
-Measured on a random two-layer model in float64, at one layer-1 head: its output is
-``A (X W_V) W_O``; perturbing its W_V or W_O leaves its pattern bit-for-bit unchanged while its
-output moves; perturbing W_Q or W_K moves the pattern; the gauge changes (W_Q R, W_K R^-T) and
-(W_V R, R^-1 W_O) leave pattern and output unchanged. The control perturbs an earlier layer's OV
-instead: the head's input changes, and with it the pattern, since the separation holds only
-with the input fixed.
+Measured on a random model in float64, at one head (``layer``, ``head``):
+
+- the attention layer's output, taken from the forward pass (the residual stream after the
+  layer minus before it), against ``sum_h A^h X W_V^h W_O^h`` computed here from each head's
+  pattern and the layer's input ``X`` (``layer_output_error``; biases or layer norm make it
+  miss, which is what the controls show);
+- perturbing the head's own W_V and W_O leaves its pattern bit-for-bit unchanged
+  (``pattern_shift_ov``) while its output moves (``output_shift_ov``, observed);
+- the gauge changes ``(W_Q R, W_K R^-T)`` and ``(W_V R, R^-1 W_O)`` leave the pattern and the
+  output unchanged (``qk_gauge_error``, ``ov_gauge_error``): the pattern depends on W_Q, W_K
+  only through ``W_Q W_K^T``, the output on W_V, W_O only through ``W_V W_O``;
+- perturbing the OV circuits of every other head moves the head's pattern when earlier layers
+  are among them (``pattern_shift_other_ov``): their outputs are the head's input.
+
+``perturb_layer`` moves the "own OV" perturbation to every head of an earlier layer (a control:
+the head's input changes, so its pattern must move).
 """
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 import torch
 from torch import Tensor
 
 from checks.model import AttnOnlyTransformer, ModelConfig
 from recordtool import CheckContext
+
+Heads = list[tuple[int, int]]
+
+
+class SeparationMetrics(TypedDict):
+    layer_output_error: float
+    pattern_shift_ov: float
+    output_shift_ov: float
+    pattern_shift_qk: float
+    output_shift_qk: float
+    pattern_shift_other_ov: float
+    qk_gauge_error: float
+    ov_gauge_error: float
+    output_scale: float
 
 
 def _random_invertible(d: int, generator: torch.Generator, dtype: torch.dtype) -> Tensor:
@@ -24,6 +51,12 @@ def _random_invertible(d: int, generator: torch.Generator, dtype: torch.dtype) -
     diagonal: Tensor = torch.diag(torch.exp(torch.rand(d, generator=generator, dtype=dtype) - 0.5))
     product: Tensor = q @ diagonal
     return product
+
+
+def _copy(model: AttnOnlyTransformer) -> AttnOnlyTransformer:
+    copy = AttnOnlyTransformer(model.config, generator=torch.Generator())
+    copy.load_state_dict(model.state_dict())
+    return copy
 
 
 def _head(model: AttnOnlyTransformer, tokens: Tensor, layer: int, head: int) -> tuple[Tensor, Tensor]:
@@ -40,20 +73,24 @@ def measure(
     layer: int = 1,
     head: int = 0,
     perturb_layer: int | None = None,
+    biases: bool = False,
+    layer_norm: bool = False,
     dtype: str = "float64",
     init_std: float = 0.2,
     epsilon: float = 0.1,
     batch: int = 4,
-) -> dict[str, float | int | bool | list[float]]:
+) -> SeparationMetrics:
     """Pattern/output separation at head (``layer``, ``head``) of a random model.
 
     perturb_layer: whose OV circuit the "OV perturbation" changes; by default the head's own
-    (only the head itself is perturbed); an earlier layer (all its heads) for the control.
+                   (only the head itself is perturbed); an earlier layer (all its heads) for
+                   the control
+    biases, layer_norm: switch them on in the model (controls)
     """
     torch.set_num_threads(ctx.threads)
-    torch.manual_seed(ctx.seed)
-    config = ModelConfig(n_layers=n_layers, dtype=dtype, init_std=init_std)
-    model = AttnOnlyTransformer(config)
+    config = ModelConfig(n_layers=n_layers, dtype=dtype, init_std=init_std, biases=biases,
+                         layer_norm=layer_norm)
+    model = AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed))
     gen = torch.Generator().manual_seed(ctx.seed + 1)
     tokens = torch.randint(0, config.d_vocab, (batch, config.n_ctx), generator=gen)
     dt = config.torch_dtype
@@ -62,31 +99,39 @@ def measure(
         base = model(tokens, per_head=True)
     A = base.patterns[layer][:, head]  # (batch, query_pos, key_pos)
     out = base.head_outputs[layer][:, head]  # (batch, pos, d_model)
-    X = base.residuals[layer]  # (batch, pos, d_model): the head's (fixed) input
-    attn = model.attention(layer)
-    with torch.no_grad():
-        by_formula = A @ (X @ attn.W_V[head]) @ attn.W_O[head]  # (batch, pos, d_model)
     scale = float(out.abs().max())
 
-    def perturbed(names: tuple[str, ...], at_layer: int, heads: list[int]) -> tuple[Tensor, Tensor]:
-        copy = AttnOnlyTransformer(config)
-        copy.load_state_dict(model.state_dict())
-        block = copy.attention(at_layer)
+    # The layer's output from the forward pass, against the sum of A X W_V W_O over its heads.
+    X = base.residuals[layer]  # (batch, pos, d_model): the stream entering the layer
+    layer_output = base.residuals[layer + 1] - X  # (batch, pos, d_model)
+    attn = model.attention(layer)
+    with torch.no_grad():
+        by_formula = sum(
+            (base.patterns[layer][:, h] @ (X @ attn.W_V[h]) @ attn.W_O[h] for h in range(config.n_heads)),
+            torch.zeros_like(X),
+        )  # (batch, pos, d_model)
+    layer_scale = float(layer_output.abs().max())
+
+    def perturbed(names: tuple[str, ...], heads: Heads) -> tuple[Tensor, Tensor]:
+        copy = _copy(model)
         with torch.no_grad():
-            for name in names:
-                W: Tensor = getattr(block, name)
-                for h in heads:
+            for at_layer, h in heads:
+                block = copy.attention(at_layer)
+                for name in names:
+                    W: Tensor = getattr(block, name)
                     W[h] += epsilon * W[h].std() * torch.randn(W[h].shape, generator=gen, dtype=dt)
         return _head(copy, tokens, layer, head)
 
     ov_layer = layer if perturb_layer is None else perturb_layer
-    ov_heads = [head] if ov_layer == layer else list(range(config.n_heads))
-    A_ov, out_ov = perturbed(("W_V", "W_O"), ov_layer, ov_heads)
-    A_qk, out_qk = perturbed(("W_Q", "W_K"), layer, [head])
+    own: Heads = [(layer, head)] if ov_layer == layer else [(ov_layer, h) for h in range(config.n_heads)]
+    others: Heads = [(lay, h) for lay in range(n_layers) for h in range(config.n_heads)
+                     if (lay, h) != (layer, head)]
+    A_ov, out_ov = perturbed(("W_V", "W_O"), own)
+    A_qk, out_qk = perturbed(("W_Q", "W_K"), [(layer, head)])
+    A_other, _ = perturbed(("W_V", "W_O"), others)
 
     R = _random_invertible(config.d_head, gen, dt)
-    gauged = AttnOnlyTransformer(config)
-    gauged.load_state_dict(model.state_dict())
+    gauged = _copy(model)
     g = gauged.attention(layer)
     with torch.no_grad():
         g.W_Q[head] = g.W_Q[head] @ R
@@ -96,11 +141,12 @@ def measure(
     A_g, out_g = _head(gauged, tokens, layer, head)
 
     return {
-        "head_output_error": float((out - by_formula).abs().max()),
+        "layer_output_error": float((layer_output - by_formula).abs().max()) / layer_scale,
         "pattern_shift_ov": float((A_ov - A).abs().max()),
         "output_shift_ov": float((out_ov - out).abs().max()) / scale,
         "pattern_shift_qk": float((A_qk - A).abs().max()),
         "output_shift_qk": float((out_qk - out).abs().max()) / scale,
+        "pattern_shift_other_ov": float((A_other - A).abs().max()),
         "qk_gauge_error": float((A_g - A).abs().max()),
         "ov_gauge_error": float((out_g - out).abs().max()) / scale,
         "output_scale": scale,

@@ -1,16 +1,20 @@
 """Training the lab's models, and the cache that keeps them.
 
 Training is seeded and deterministic for a given seed and thread count: the weights come from
-``torch.manual_seed(seed)``, the data from its own ``torch.Generator``. It stops early once
-the loss on the predictable repeated tokens (the ones only an induction mechanism can
-predict) falls below ``target_repeat_loss``, and logs the loss curve, which is kept as
-evidence.
+a ``torch.Generator`` seeded with ``seed``, the training and evaluation batches from their own
+generators, and nothing reads torch's global random state. The thread count is part of the
+recipe: float sums are grouped differently with more threads, and training amplifies the
+difference (two runs of one seed on 1 and 2 threads end with different weights), so a check
+fixes it (``threads:`` in its YAML, ``ctx.threads``) and it is in the cache key. Training
+stops early once the loss on the predictable repeated tokens (the ones only an induction
+mechanism can predict) falls below ``target_repeat_loss``, and logs the loss curve, which is
+kept as evidence.
 
 A trained model is saved (safetensors) under ``<cache_dir>/models/<key>.safetensors`` with
-its curve in ``<key>.json``; the key hashes the model config, the training config, the seed
-and the source text of the model, data and training code, so any change to them retrains.
-Writes are atomic, and a lock file lets one process train while another, wanting the same
-model, waits and then loads it.
+its curve in ``<key>.json``; the key hashes the model config, the training config, the seed,
+the thread count, torch's version and CPU kernel level, and the source text of the model,
+data and training code, so any change to them retrains. Writes are atomic, and a lock file
+lets one process train while another, wanting the same model, waits and then loads it.
 """
 
 from __future__ import annotations
@@ -93,10 +97,13 @@ def lab_configs(**overrides: Any) -> tuple[ModelConfig, TrainConfig]:
     return mc, tc
 
 
-def cache_key(model_config: ModelConfig, train_config: TrainConfig, seed: int) -> str:
-    """A hash of the configs, the seed and the source of the model, data and training code."""
+def cache_key(model_config: ModelConfig, train_config: TrainConfig, seed: int, threads: int) -> str:
+    """A hash of the configs, the seed, the thread count, torch's version and CPU kernel level
+    (both change the arithmetic) and the source of the model, data and training code."""
     h = hashlib.sha256()
-    h.update(json.dumps([asdict(model_config), asdict(train_config), seed], sort_keys=True).encode())
+    recipe = [asdict(model_config), asdict(train_config), seed, threads,
+              torch.__version__, torch.backends.cpu.get_cpu_capability()]
+    h.update(json.dumps(recipe, sort_keys=True).encode())
     for module in (model_module, data_module):
         h.update(Path(str(module.__file__)).read_bytes())
     h.update(Path(__file__).read_bytes())
@@ -116,15 +123,37 @@ def language_model_losses(logits: Tensor, tokens: Tensor) -> Tensor:
     )
 
 
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Run with torch using ``threads`` threads, then restore the previous count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train(
     model_config: ModelConfig,
     train_config: TrainConfig,
     seed: int,
+    threads: int = 1,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> tuple[AttnOnlyTransformer, TrainingLog]:
-    """Train a fresh model (AdamW), deterministic for a given seed and thread count."""
-    torch.manual_seed(seed)
-    model = AttnOnlyTransformer(model_config)
+    """Train a fresh model (AdamW) on ``threads`` threads; the same seed and thread count give
+    the same weights, bit for bit, on the same machine and torch."""
+    with _torch_threads(threads):
+        return _train(model_config, train_config, seed, progress)
+
+
+def _train(
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    seed: int,
+    progress: Callable[[str], None],
+) -> tuple[AttnOnlyTransformer, TrainingLog]:
+    model = AttnOnlyTransformer(model_config, generator=torch.Generator().manual_seed(seed))
     data_gen = torch.Generator().manual_seed(seed + 1)
     eval_gen = torch.Generator().manual_seed(seed + 2)
     eval_tokens, eval_repeated = train_config.data.batch(train_config.eval_batch_size, eval_gen)
@@ -185,10 +214,11 @@ def load_or_train(
     train_config: TrainConfig,
     seed: int,
     cache_dir: Path,
+    threads: int = 1,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> TrainedModel:
-    """The trained model from the cache, or trained now and saved there."""
-    key = cache_key(model_config, train_config, seed)
+    """The trained model from the cache, or trained now (on ``threads`` threads) and saved there."""
+    key = cache_key(model_config, train_config, seed, threads)
     folder = cache_dir / "models"
     weights_path, log_path = folder / f"{key}.safetensors", folder / f"{key}.json"
     with _locked(folder / f"{key}.lock"):
@@ -201,7 +231,7 @@ def load_or_train(
             progress(f"loaded model {key} from the cache")
             return TrainedModel(model, log, key)
         progress(f"training model {key}")
-        model, log = train(model_config, train_config, seed, progress)
+        model, log = train(model_config, train_config, seed, threads, progress)
         state = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
         write_atomic(log_path, json.dumps(asdict(log)))
         write_atomic(weights_path, save_safetensors(state))

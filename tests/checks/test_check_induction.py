@@ -1,51 +1,52 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from checks import induction
-from recordtool.record.expect import Expectation
-from recordtool.record.schema import CheckSpec
-from recordtool.verify.context import CheckContext
+from recordtool import CheckContext
 
-Spec = Callable[[str, str], CheckSpec]
-Unmet = Callable[[dict[str, Expectation], dict[str, Any]], list[str]]
-NAME = "induction-by-k-composition"
+COMPOSITION = ("k_comp_over_baseline", "k_over_qv", "k_comp_lead", "copying", "same_matching",
+               "induction_drop", "partner_k_comp_over_baseline")
 
 
-def test_induction_by_k_composition_holds(
-    lab_ctx: CheckContext, lab_metrics: dict[str, Any], check_spec: Spec, unmet: Unmet
-) -> None:
-    check = check_spec("THEORY-977", NAME)
-    assert unmet(check.expect, lab_metrics) == []
+def test_trained_model_has_an_induction_circuit(lab_ctx: CheckContext, lab_metrics: dict[str, Any]) -> None:
+    """Seed 0 of the lab's model: the circuit the claim describes, measured as the check does."""
+    m = lab_metrics
+    assert m["training_stopped_early"] and m["loss_below_uniform"] > 0.5
+    assert m["previous_token_score"] > 0.4 and m["n_induction_heads"] >= 1
+    assert m["k_comp_over_baseline"] > 2 and m["k_over_qv"] > 1 and m["k_comp_lead"] > 0.5
+    assert m["k_comp_rank"] == 1 and m["partner_head"] != m["previous_token_head"]
+    assert m["copying"] > 0.5 and m["same_matching"] > 0.5 and m["induction_drop"] >= 0.5
+    assert abs(m["virtual_cost_fraction"]) < 0.333
     for name in ("patterns.png", "composition.png", "loss.png"):
         assert (lab_ctx.figures_dir / name).stat().st_size > 1000
-    assert abs(lab_metrics["k_comp_baseline"] - lab_metrics["inv_sqrt_d_model"]) < 0.02
-    assert len(lab_metrics["loss_curve"]) > 10
+    assert abs(m["k_comp_baseline"] - m["inv_sqrt_d_model"]) < 0.02
+    assert len(m["loss_curve"]) > 10
+    assert set(m) <= set(induction.METRICS)  # declared for recordtool validate
 
 
-def test_untrained_control_fails(tmp_path: Path, check_spec: Spec, unmet: Unmet) -> None:
-    check = check_spec("THEORY-977", NAME)
-    (control,) = [c for c in check.all_controls if c.name == "untrained"]
-    metrics = induction.measure(CheckContext.for_testing(tmp_path), **{**check.params, **control.params})
-    assert metrics["n_induction_heads"] == 0
-    # measured on the most induction-like head, the composition and circuit criteria fail too
-    assert {"previous_token_score", "n_induction_heads", "k_comp_over_baseline", "k_comp_rank", "k_minus_max_qv",
-            "copying", "same_matching", "induction_drop"} <= set(unmet(check.expect, metrics))
-    assert all(math.isfinite(metrics[m]) for m in ("k_comp_over_baseline", "copying", "same_matching",
-                                                    "induction_drop"))
+def test_untrained_model_fails_on_measured_numbers(tmp_path: Path) -> None:
+    m = induction.measure(CheckContext.for_testing(tmp_path), train=False)
+    assert m["training_steps"] == 0 and abs(m["loss_below_uniform"]) < 0.1  # learned nothing
+    assert m["n_induction_heads"] == 0 and m["previous_token_score"] < 0.4
+    # at initialisation the composition scores are the random level: well inside the margins
+    assert abs(m["k_comp_over_baseline"] - 1) < 0.2
+    assert abs(m["k_over_qv"]) < 0.5 and abs(m["k_comp_lead"]) < 0.5
+    assert m["copying"] < 0.5 and m["same_matching"] < 0.5 and m["induction_drop"] < 0.5
+    assert all(math.isfinite(m[k]) for k in COMPOSITION)
 
 
-def test_no_repeats_control_fails(tmp_path: Path, check_spec: Spec, unmet: Unmet) -> None:
-    """The no-repeats control on a shorter budget than the YAML's (300 steps, not 1000), to keep
-    the suite fast; the full control runs in `recordtool verify` and the benchmark."""
-    check = check_spec("THEORY-977", NAME)
-    (control,) = [c for c in check.all_controls if c.name == "no-repeats"]
-    params = {**check.params, **control.params, "max_steps": 300}
-    metrics = induction.measure(CheckContext.for_testing(tmp_path, threads=1), **params)
-    assert metrics["training_steps"] == 300 and not metrics["training_stopped_early"]
-    assert metrics["n_induction_heads"] == 0
-    assert {"previous_token_score", "n_induction_heads"} <= set(unmet(check.expect, metrics))
-    assert math.isfinite(metrics["k_comp_over_baseline"]) and math.isfinite(metrics["copying"])
+def test_one_layer_model_learns_but_forms_no_induction_head(tmp_path: Path) -> None:
+    """The one-layer control on a short budget (200 steps; the record runs 1000)."""
+    m = induction.measure(CheckContext.for_testing(tmp_path), n_layers=1, max_steps=200)
+    assert m["training_steps"] == 200 and not m["training_stopped_early"]
+    assert m["loss_below_uniform"] > 0.02  # learning (0.045 here; 0.10 to 0.14 after 1000 steps; untrained 1e-4)
+    assert m["n_induction_heads"] == 0 and m["max_induction_score"] < 0.4
+    assert "induction_scores_L0" in m and "induction_scores_L1" not in m
+    assert all(math.isnan(m[k]) for k in induction.COMPOSITION_METRICS)  # undefined, not failed
+    assert m["virtual_cost_fraction"] == 0.0 and m["loss_full"] == m["loss_first_order"]  # none to remove
+    assert math.isfinite(m["copying"])
+    assert set(m) <= set(induction.METRICS)
+    assert (tmp_path / "figures" / "patterns.png").stat().st_size > 1000

@@ -1,23 +1,36 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+import pytest
 
 from checks import separation
-from recordtool.verify.context import CheckContext
+from recordtool import CheckContext
+
+TINY = 1e-10
 
 
-def test_separation_holds_and_its_control_fails(
-    tmp_path: Path,
-    check_spec: Callable[[str, str], dict[str, Any]],
-    unmet: Callable[[dict[str, str], dict[str, Any]], list[str]],
-) -> None:
-    check = check_spec("THEORY-1342", "selection-transport-separation")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_separation_holds_on_a_plain_model(tmp_path: Path, seed: int) -> None:
+    m = separation.measure(CheckContext.for_testing(tmp_path, seed=seed))
+    assert m["pattern_shift_ov"] == 0.0  # bit-for-bit
+    assert m["output_shift_ov"] > 1e-3 and m["pattern_shift_qk"] > 1e-3
+    assert m["layer_output_error"] < TINY
+    assert m["qk_gauge_error"] < TINY and m["ov_gauge_error"] < TINY
+    assert m["pattern_shift_other_ov"] > 1e-3  # layer 0 feeds the layer-1 head's input
+
+
+def test_each_control_breaks_what_it_should(tmp_path: Path) -> None:
     ctx = CheckContext.for_testing(tmp_path)
-    metrics = separation.measure(ctx, **check.params)
-    assert unmet(check.expect, metrics) == []
-    assert metrics["pattern_shift_ov"] == 0.0  # bit-for-bit
-    (control,) = check.all_controls
-    under = separation.measure(ctx, **{**check.params, **control.params})
-    assert unmet(check.expect, under) == ["pattern_shift_ov"]
+    biased = separation.measure(ctx, biases=True)
+    assert biased["layer_output_error"] > 1e-3  # the biases add to the weighted values
+    assert biased["qk_gauge_error"] > 1e-3 and biased["ov_gauge_error"] > 1e-3
+    assert biased["pattern_shift_ov"] == 0.0
+    normed = separation.measure(ctx, layer_norm=True)
+    assert normed["layer_output_error"] > 1e-3  # the heads read the normalised stream
+    assert normed["qk_gauge_error"] < TINY and normed["ov_gauge_error"] < TINY
+    earlier = separation.measure(ctx, perturb_layer=0)
+    assert earlier["pattern_shift_ov"] > 1e-3
+    first = separation.measure(ctx, layer=0)
+    assert first["pattern_shift_other_ov"] == 0.0  # heads of one layer do not feed each other
+    assert first["layer_output_error"] < TINY
