@@ -85,13 +85,14 @@ def _create_cost_us(folder: Path, n: int = 2_000) -> float:
     return 1e6 * statistics.median(times)
 
 
-def command(root: Path, out: Path, jobs: int) -> tuple[float, float, float, str]:
-    """Run ``recordtool render -j jobs`` in a fresh process: (seconds, peak MiB of its largest
-    process, peak MiB of all its processes together, its summary line)."""
+def command(root: Path, out: Path, jobs: int) -> tuple[float, float, float, float, str]:
+    """Run ``recordtool render -j jobs`` in a fresh process: (seconds, CPU seconds of all its
+    processes, peak MiB of its largest process, peak MiB of all its processes together, its
+    summary line)."""
     done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs)])
     if done.code != 0:
         raise SystemExit(f"recordtool render failed ({done.code}): {done.stderr}")
-    return done.seconds, done.peak_mib, done.all_mib, done.stdout.strip()
+    return done.seconds, done.cpu, done.peak_mib, done.all_mib, done.stdout.strip()
 
 
 def main() -> None:
@@ -120,10 +121,11 @@ def main() -> None:
             print(f"{n:>8} {r['open']:>8.2f} {r['render']:>9.2f} {1000 * r['render'] / n:>9.3f} "
                   f"{r['rerender']:>12.2f} {r['peak_mib']:>9.0f}")
         print(f"\nthe command, end to end: python -m recordtool render --root R -o OUT -j J (a fresh process; "
-              f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable, load {os.getloadavg()[0]:.1f})")
-        print("(peak MiB: the largest process; all MiB: every process of the command together, shared pages once)")
-        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'peak MiB':>9} {'all MiB':>8} "
-              f"{'unchanged s':>12} {'ms/entry':>9}")
+              f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable)")
+        print("(cpu s: user + system time of all its processes; peak MiB: the largest process; all MiB: every "
+              "process of the command together, shared pages once; load: the 1-minute load average after)")
+        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'peak MiB':>9} {'all MiB':>8} "
+              f"{'unchanged s':>12} {'ms/entry':>9}  load")
         for n, j in [(int(s), j) for s in args.sizes.split(",") for j in jobs]:
             # Into a folder never used before: on ext4 (this machine's disk), creating files
             # right after many were deleted costs up to ten times more kernel time, so removing
@@ -132,14 +134,14 @@ def main() -> None:
             runs = []
             for i in range(args.repeat):
                 root, out = folder / f"r{n}", folder / f"out-{n}-{os.getpid()}-j{j}-{i}"
-                cold, cold_mib, cold_all, _line = command(root, out, j)
-                again, _again_mib, _again_all, line = command(root, out, j)
+                cold, cpu, cold_mib, cold_all, _line = command(root, out, j)
+                again, _again_cpu, _again_mib, _again_all, line = command(root, out, j)
                 assert ": 0 written," in line, line
-                runs.append((cold, cold_mib, cold_all, again))
-            cold, cold_mib, cold_all, again = (statistics.median(r[k] for r in runs) for k in range(4))
+                runs.append((cold, cpu, cold_mib, cold_all, again))
+            cold, cpu, cold_mib, cold_all, again = (statistics.median(r[k] for r in runs) for k in range(5))
             spread = f"  (cold {min(r[0] for r in runs):.2f}-{max(r[0] for r in runs):.2f} s)" if len(runs) > 1 else ""
-            print(f"{n:>8} {j:>3} {cold:>8.2f} {1000 * cold / n:>9.3f} {cold_mib:>9.0f} {cold_all:>8.0f} "
-                  f"{again:>12.2f} {1000 * again / n:>9.3f}{spread}", flush=True)
+            print(f"{n:>8} {j:>3} {cold:>8.2f} {1000 * cold / n:>9.3f} {cpu:>7.2f} {cold_mib:>9.0f} {cold_all:>8.0f} "
+                  f"{again:>12.2f} {1000 * again / n:>9.3f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
         for old in folder.glob("out-*"):
             shutil.rmtree(old, ignore_errors=True)
 

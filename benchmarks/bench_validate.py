@@ -26,13 +26,14 @@ from measure import Run, run  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
-def median_of(args: list[str], cwd: Path, repeat: int) -> tuple[float, float, float]:
-    """(median wall seconds, peak MiB of the largest process, peak MiB of all processes)."""
+def median_of(args: list[str], cwd: Path, repeat: int) -> tuple[float, float, float, float]:
+    """(median wall seconds, median CPU seconds of all processes, peak MiB of the largest
+    process, peak MiB of all processes)."""
     runs: list[Run] = [run([sys.executable, "-m", "recordtool", *args], cwd) for _ in range(repeat)]
     if any(r.code not in (0, 1) for r in runs):
         raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {runs[0].stderr[-500:]}")
-    return (statistics.median(r.seconds for r in runs), max(r.peak_mib for r in runs),
-            max(r.all_mib for r in runs))
+    return (statistics.median(r.seconds for r in runs), statistics.median(r.cpu for r in runs),
+            max(r.peak_mib for r in runs), max(r.all_mib for r in runs))
 
 
 def main() -> None:
@@ -44,20 +45,22 @@ def main() -> None:
     root = HERE.parent
     jobs = [int(j) for j in args.jobs.split(",")]
 
-    wall, _, _ = median_of(["--help"], root, args.repeat)
+    wall, _, _, _ = median_of(["--help"], root, args.repeat)
     print(f"recordtool --help                    {wall * 1000:7.0f} ms")
-    wall, mem, _ = median_of(["validate"], root, args.repeat)
+    wall, _, mem, _ = median_of(["validate"], root, args.repeat)
     print(f"recordtool validate (shipped record) {wall * 1000:7.0f} ms  {mem:6.0f} MiB peak")
-    print(f"\n{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable, load {os.getloadavg()[0]:.1f}")
-    print("(peak MiB: the largest process; all MiB: every process of the command together, shared pages once)")
-    print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'peak MiB':>9} {'all MiB':>8}")
+    print(f"\n{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable")
+    print("(cpu s: user + system time of all its processes; peak MiB: the largest process; all MiB: every "
+          "process of the command together, shared pages once; load: the 1-minute load average after)")
+    print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'peak MiB':>9} {'all MiB':>8}  load")
     for n in (int(s) for s in args.sizes.split(",")):
         folder = HERE / "out" / f"record-{n}"
         if not (folder / "pyproject.toml").exists():
             generate_record(folder, n, seed=0)
         for j in jobs:
-            wall, mem, total = median_of(["validate", "-j", str(j)], folder, args.repeat if n < 100_000 else 1)
-            print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {mem:>9.0f} {total:>8.0f}", flush=True)
+            wall, cpu, mem, total = median_of(["validate", "-j", str(j)], folder, args.repeat if n < 100_000 else 1)
+            print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {cpu:>7.2f} {mem:>9.0f} {total:>8.0f}  "
+                  f"{os.getloadavg()[0]:4.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,15 @@
 
 Opening and rendering a large record is many independent small steps (parse a file, scan a
 text for ids, compose and write a page). They are cut into chunks (``CHUNK`` items each) and
-the chunks shared by a ``concurrent.futures.ProcessPoolExecutor`` of ``min(cores(), jobs)``
-workers (``jobs``: ``-j``, by default every core this process may run on, from
-``os.sched_getaffinity``). The results come back in the order of the chunks, so what the
-caller builds from them is the same, byte for byte, whatever the number of workers.
+the chunks shared by ``min(cores(), jobs)`` processes (``jobs``: ``-j``, by default every core
+this process may run on, from ``os.sched_getaffinity``): a
+``concurrent.futures.ProcessPoolExecutor`` of forked workers and, when the caller would only
+wait for the results (``map_chunks``: scanning mentions, writing pages), the caller itself,
+which then does chunks from the back while the pool works from the front. When the caller
+has work of its own with each result (validating the files the workers parsed), all
+``jobs`` processes are forked workers (``chunk_results``). The results come back in the
+order of the chunks, so what the caller builds from them is the same, byte for byte,
+whatever the number of processes.
 
 Why the pool is configured as it is:
 
@@ -15,6 +20,10 @@ Why the pool is configured as it is:
   way in but chunk numbers, and results (plain data: tuples, strings, numbers) are all that
   comes back. ``spawn`` would have to pickle the whole record into every worker. Python 3.11
   and later fork all the workers at once, before the pool starts its threads.
+- **The caller works too** when it would only wait: with ``-j 2`` one worker is forked, not
+  two. Every process that touches the record (reading an object writes its reference count)
+  gets its own copy of the memory pages it touches, so each forked worker costs memory in
+  proportion to what it reads; the caller's pages cost nothing more.
 - **A window of chunks in flight** (``WINDOW`` per worker): chunks are handed out as results
   are taken, so the results of fast workers never pile up ahead of a slow caller (the parsed
   YAML of a whole record, say) and memory stays that of a few chunks per worker.
@@ -83,47 +92,61 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
 
 def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
                min_items: int) -> list[Any]:
-    """``work`` of every chunk, the results of all chunks one after the other."""
-    with chunk_results(work, chunks, jobs=jobs, min_items=min_items) as results:
+    """``work`` of every chunk, the results of all chunks one after the other; this process,
+    which would only wait, is one of the ``workers(jobs)`` (see ``chunk_results``)."""
+    with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True) as results:
         return [result for done in results for result in done]
 
 
 @contextlib.contextmanager
 def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-                  min_items: int) -> Iterator[Iterator[list[Any]]]:
+                  min_items: int, helping: bool = False) -> Iterator[Iterator[list[Any]]]:
     """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
-    forked workers when the chunks hold at least ``min_items`` items. ``work`` gives one result
-    per item; results made in a worker must pickle. Leaving the ``with`` block stops the pool
-    (chunks running finish, the others are cancelled) and joins its workers."""
+    processes when the chunks hold at least ``min_items`` items: as many forked workers, or
+    with ``helping`` one fewer and this process, which then does chunks from the back while
+    the results it waits for are not ready. ``work`` gives one result per item; results made
+    in a worker must pickle. Leaving the ``with`` block stops the pool (chunks running finish,
+    the others are cancelled) and joins its workers."""
     count = workers(jobs)
+    forked = min(count - 1 if helping else count, len(chunks))
     if (count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None
             or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
         yield (work(chunk) for chunk in chunks)
         return
-    pool = ProcessPoolExecutor(min(count, len(chunks)), mp_context=multiprocessing.get_context("fork"),
+    pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_worker, initargs=(work, chunks))
     try:
-        yield _in_order(pool, work, chunks, WINDOW * count)
+        yield _in_order(pool, work, chunks, WINDOW * forked, helping)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _in_order(pool: ProcessPoolExecutor, work: Callable[[list[T]], list[Any]], chunks: list[list[T]],
-              window: int) -> Iterator[list[Any]]:
-    """The chunks' results in order: at most ``window`` chunks handed to the pool ahead of the
-    one taken; a chunk the pool could not do is done here."""
-    pending: deque[Future[list[Any]]] = deque()
+              window: int, helping: bool) -> Iterator[list[Any]]:
+    """The chunks' results in order: the pool takes chunks from the front, at most ``window``
+    ahead of the one taken; while that one is not ready, a ``helping`` caller does the last
+    chunk nobody has taken. A chunk the pool could not do is done here."""
+    pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
+    here: dict[int, list[Any]] = {}  # done here, from the back
+    back = len(chunks)  # chunks from here on are (being) done here
     broken = False
     for i, chunk in enumerate(chunks):
-        while not broken and i + len(pending) < len(chunks) and len(pending) < window:
+        if i >= back:
+            yield here.pop(i)
+            continue
+        while not broken and i + len(pending) < back and len(pending) < window:
             try:
                 pending.append(pool.submit(_run, i + len(pending)))
             except (BrokenProcessPool, RuntimeError):
                 broken = True
         result: list[Any] | None = None
         if pending:
+            future = pending.popleft()
+            while helping and not future.done() and back > i + 1 + len(pending):
+                back -= 1
+                here[back] = work(chunks[back])
             with contextlib.suppress(Exception):  # done again here
-                result = pending.popleft().result()
+                result = future.result()
         if not isinstance(result, list) or len(result) != len(chunk):
             result = work(chunk)
         yield result

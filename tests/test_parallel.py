@@ -28,10 +28,23 @@ def square_with_pid(items: list[int]) -> list[tuple[int, int]]:
 def test_results_come_back_in_order_and_every_worker_works(jobs: int, tmp_path: Path) -> None:
     items = list(range(1_000))
     work = EveryWorker(square_with_pid, jobs, tmp_path / "calls")
-    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=jobs, min_items=1)
+    with parallel.chunk_results(work, parallel.chunked(items, 10), jobs=jobs, min_items=1) as chunks:
+        results = [result for chunk in chunks for result in chunk]
     assert [r[0] for r in results] == [i * i for i in items]
     pids = {r[1] for r in results}
     assert len(pids) == jobs and os.getpid() not in pids  # the workers did the chunks
+    assert no_children_left()
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_a_caller_that_only_waits_is_one_of_the_workers(jobs: int, tmp_path: Path) -> None:
+    items = list(range(1_000))
+    work = EveryWorker(square_with_pid, jobs, tmp_path / "calls")
+    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=jobs, min_items=1)
+    assert [r[0] for r in results] == [i * i for i in items]
+    pids = {r[1] for r in results}
+    assert len(pids) == jobs and os.getpid() in pids  # jobs - 1 forked workers, and this process
+    assert [r[1] for r in results[-10:]] == [os.getpid()] * 10  # it took chunks from the back
     assert no_children_left()
 
 
@@ -99,7 +112,8 @@ def test_work_that_fails_in_the_workers_is_done_here(tmp_path: Path) -> None:
 
     items = list(range(500))
     work = EveryWorker(fails_in_a_worker, 2, tmp_path / "calls")
-    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=2, min_items=1)
+    with parallel.chunk_results(work, parallel.chunked(items, 10), jobs=2, min_items=1) as chunks:
+        results = [result for chunk in chunks for result in chunk]
     assert len(work.pids()) == 3 and parent in work.pids()  # two workers took chunks and failed; redone here
     assert results == [(i * i, parent) for i in items]
     assert no_children_left()

@@ -151,10 +151,11 @@ def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path:
     monkeypatch.setattr(write, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 8)
     monkeypatch.setattr(parallel, "CHUNK", 1)
+    monkeypatch.setattr(parallel, "WINDOW", 1)  # a few pages: leave some for this process too
     writer = EveryWorker(write._put, jobs, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
     shared = render(record, out, statuses=statuses(record), jobs=jobs)
-    assert len(writer.pids()) == jobs and os.getpid() not in writer.pids()  # every worker wrote pages
+    assert len(writer.pids()) == jobs  # every process wrote pages: jobs - 1 workers and this one
     assert shared.written == serial.written and len(shared.written) == 12
     assert _files(out) == expected  # pages and manifest alike
     assert no_children_left()
@@ -186,7 +187,7 @@ def test_a_failing_worker_costs_nothing(project: ProjectBuilder, tmp_path: Path,
     writer = EveryWorker(put_failing_in_child, 2, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
     result = render(record, out, statuses=statuses(record), jobs=2)
-    assert len(writer.pids()) == 3  # two workers tried to write pages, and failed; this process did
+    assert len(writer.pids()) == 2  # a worker tried to write pages, and failed; this process did
     assert len(result.written) == 12
     assert _files(out) == expected
 
