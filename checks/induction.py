@@ -103,8 +103,12 @@ def measure(
             "final_eval_repeat_loss": log.eval_repeat_loss[-1] if log.eval_repeat_loss else math.nan,
             "loss_curve": log.loss,
         }
-        figures.loss_curve(ctx.figure("loss.png"), log.loss_steps, log.loss,
-                           log.eval_steps, log.eval_repeat_loss)
+        stop = f"stopped early at step {log.steps}" if log.stopped_early else f"ran all {log.steps} steps"
+        figures.loss_curve(ctx.figure(
+            "loss.png", title=f"Training loss of the {n_layers}-layer model",
+            caption=f"Cross-entropy (nats) on the training batches and, where measured, on the predictable "
+                    f"second half of repeated sequences, by step; training {stop}."),
+            log.loss_steps, log.loss, log.eval_steps, log.eval_repeat_loss)
     else:
         init = torch.Generator().manual_seed(ctx.seed)
         model = AttnOnlyTransformer(model_config, generator=init).to_dtype("float64")
@@ -157,10 +161,9 @@ def measure(
     if n_layers == 1:
         # Nothing to compose with: the composition criteria are undefined, not failed.
         metrics |= dict.fromkeys(COMPOSITION_METRICS, math.nan)
-        figures.patterns(ctx.figure("patterns.png"), [
-            (f"{circuits.head_name((0, prev))} (most previous-token)", patterns[0][0, prev]),
-            (f"{circuits.head_name((0, best))} (most induction-like)", patterns[0][0, best]),
-        ])
+        heads = [(0, prev, "previous-token", float(previous[prev])), (0, best, "induction", float(induction[best]))]
+        figures.patterns(ctx.figure("patterns.png", **_patterns_words(heads, threshold, probe_length)),
+                         [(_panel(h, threshold), patterns[0][0, h[1]]) for h in heads])
         return metrics
     metrics["previous_scores_L1"] = scores["previous"][1].tolist()
 
@@ -216,10 +219,52 @@ def measure(
         )
 
     # Figures: the previous-token head and the strongest induction head on one [r, r] sequence.
-    figures.patterns(ctx.figure("patterns.png"), [
-        (f"{circuits.head_name((0, prev))} (previous token)", patterns[0][0, prev]),
-        (f"{circuits.head_name((0, partner))} (second K-partner)", patterns[0][0, partner]),
-        (f"{circuits.head_name((1, best))} (induction)", patterns[1][0, best]),
-    ])
-    figures.composition(ctx.figure("composition.png"), comp, unit)
+    heads = [(0, prev, "previous-token", float(previous[prev])), (1, best, "induction", float(induction[best]))]
+    partner_name = circuits.head_name((0, partner))
+    figures.patterns(
+        ctx.figure("patterns.png", **_patterns_words(heads, threshold, probe_length,
+                                                      f"Middle: {partner_name}, the layer-1 heads' strongest "
+                                                      "K-composition partner after it, with a recent-tokens score "
+                                                      f"of {float(recent[partner]):.2f}.")),
+        [(_panel(heads[0], threshold), patterns[0][0, prev]),
+         (f"{partner_name}: second K-partner (recent {float(recent[partner]):.2f})", patterns[0][0, partner]),
+         (_panel(heads[1], threshold), patterns[1][0, best])])
+    k_prev = min(float(K[i, prev]) for i in range(len(candidates))) / unit
+    figures.composition(ctx.figure(
+        "composition.png", title="Q-, K- and V-composition of layer-1 heads with layer-0 heads",
+        caption=f"Each matrix: the composition score of a layer-1 head (row) with a layer-0 head (column); the "
+                f"red line on the colour bar is the random baseline ({unit:.3f}). The "
+                f"{'induction heads K-compose' if inductive else 'most induction-like head K-composes'} with "
+                f"{circuits.head_name((0, prev))} at {k_prev:.1f} times the baseline (worst case)."),
+        comp, unit)
     return metrics
+
+
+Head = tuple[int, int, str, float]  # layer, head, the role its score measures, the score
+
+
+def _panel(head: Head, threshold: float) -> str:
+    """A panel's title that says what the head is in this run: 'L0H2: previous-token head
+    (0.59)', or 'L0H1: most previous-token-like, none (0.06 ≤ 0.4)'."""
+    layer, h, role, score = head
+    name = circuits.head_name((layer, h))
+    if score > threshold:
+        return f"{name}: {role} head ({score:.2f})"
+    return f"{name}: most {role}-like, none ({score:.2f} ≤ {threshold:g})"
+
+
+def _patterns_words(heads: list[Head], threshold: float, probe_length: int, more: str = "") -> dict[str, str]:
+    """The title and caption of the attention patterns figure, saying what each head is here."""
+    said = []
+    for layer, h, role, score in heads:
+        name = circuits.head_name((layer, h))
+        article = ("an" if role[0] in "aeiou" else "a") if score > threshold else "no"
+        said.append(f"{name} is {article} {role} head: its {role} score is "
+                    f"{score:.2f}, {'above' if score > threshold else 'not above'} the {threshold:g} the claim "
+                    "asks for" + ("" if score > threshold else f" (it is only the most {role}-like head)"))
+    return {
+        "title": "Attention on a repeated random sequence",
+        "caption": f"Each panel: a head's attention from each query position (row) to each key position "
+                   f"(column) on {probe_length} random tokens followed by the same {probe_length} again. "
+                   + "; ".join(said) + "." + (f" {more}" if more else ""),
+    }

@@ -2,13 +2,14 @@
 
 A check names each figure with ``ctx.figure("loss.png", title=..., caption=...)``; the title
 and caption are kept beside the figure (``loss.png.json``, see ``recordtool.verify.context``).
-On the page the figures of the main run come first, then those of each control by name (and
-of each further seed), each numbered across the page, its title and caption under it; a
-figure without them is called by its file name.
+On the page the figures of the main run come first, then those of each control by name, each
+numbered across the page, its title and caption under it (a figure without them is called by
+its file name); those of further seeds follow their run's, collapsed.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from typing import TYPE_CHECKING
@@ -70,9 +71,11 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
     out: list[str] = []
     for (_order, seed, variant), figures in sorted(groups.items()):
         run = f"control {escape.code(variant)}" if variant else "main run"
-        if seed:
-            run += f", seed {seed}"
-        out += ["", f"#### Figures: {run}"]
+        if seed:  # a further seed's figures: collapsed, the first seed's are the ones to read
+            plain = f"control {html.escape(variant)}" if variant else "main run"
+            out += ["", '<details markdown="1">', f"<summary>Figures: {plain}, seed {seed}</summary>"]
+        else:
+            out += ["", f"#### Figures: {run}"]
         for figure in figures:
             numbers[0] += 1
             target = figure_file(figure, ctx.verdicts, claim)
@@ -85,6 +88,8 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
             if text:
                 words += f" {escape.line(text)}"
             out += ["", f"![{alt}]({escape.href(relative(page, target))})", "", words]
+        if seed:
+            out += ["", "</details>"]
     for figure in outside:
         out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
     return out

@@ -50,3 +50,16 @@ def test_one_layer_model_learns_but_forms_no_induction_head(tmp_path: Path) -> N
     assert math.isfinite(m["copying"])
     assert set(m) <= set(induction.METRICS)
     assert (tmp_path / "figures" / "patterns.png").stat().st_size > 1000
+
+
+def test_figure_words_say_what_each_head_is_in_this_run() -> None:
+    from checks.induction import _panel, _patterns_words
+
+    assert _panel((0, 2, "previous-token", 0.59), 0.4) == "L0H2: previous-token head (0.59)"
+    assert _panel((1, 1, "induction", 0.02), 0.4) == "L1H1: most induction-like, none (0.02 ≤ 0.4)"
+    words = _patterns_words([(0, 2, "previous-token", 0.59), (1, 1, "induction", 0.02)], 0.4, 32)
+    assert words["title"] == "Attention on a repeated random sequence"
+    assert "L0H2 is a previous-token head: its previous-token score is 0.59, above the 0.4" in words["caption"]
+    assert ("L1H1 is no induction head: its induction score is 0.02, not above the 0.4 the claim asks for "
+            "(it is only the most induction-like head)") in words["caption"]
+    assert "L1H1 is an induction head" in _patterns_words([(1, 1, "induction", 0.6)], 0.4, 32)["caption"]
