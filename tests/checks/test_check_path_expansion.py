@@ -28,7 +28,7 @@ def test_expansion_is_exact_on_the_trained_model(lab_ctx: CheckContext, lab_metr
 
 
 def test_expansion_misses_on_trained_models_with_layer_norm_or_biases(tmp_path: Path) -> None:
-    """Trained controls on 40 steps (the record runs 300): the miss comes from the architecture."""
+    """Trained controls on 40 steps (the record runs 100): the miss comes from the architecture."""
     ctx = CheckContext.for_testing(tmp_path)
     for switch in ("layer_norm", "biases"):
         under = path_expansion.measure(ctx, model="trained", max_steps=40, **{switch: True})
