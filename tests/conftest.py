@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,21 @@ def no_children_left() -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process for the test, whatever it inherited
+    (a shell's background job, ``cmd &``, starts with SIGINT ignored, and so does every
+    process it starts) or an earlier test left behind."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def ctrl_c_reaches_child() -> None:
+    """``preexec_fn`` for a child that a test sends SIGINT: the default disposition, which
+    Python turns into KeyboardInterrupt (an ignored SIGINT would be inherited as ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

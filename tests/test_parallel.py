@@ -158,6 +158,7 @@ def test_an_error_here_stops_the_pool_and_goes_on(tmp_path: Path) -> None:
     assert no_children_left()
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_lets_running_chunks_finish_and_leaves_no_worker(tmp_path: Path) -> None:
     """Ctrl-C reaches every process of the terminal's group: the workers ignore it, this
     process stops the pool; every item a worker started is finished (a page whole)."""

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project, one_claim
 
 from recordtool.cli import cli
+from tests.conftest import ctrl_c_reaches_child
 
 RECORDTOOL = [sys.executable, "-m", "recordtool"]
 
@@ -204,7 +205,7 @@ def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> No
         "THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER)),
         "THEORY-2": claim_yaml("THEORY-2", check("hang", "hangpid")),
     }, checks=checks)
-    proc = subprocess.Popen([*RECORDTOOL, "verify", "--root", str(root), "-j", "2"],
+    proc = subprocess.Popen([*RECORDTOOL, "verify", "--root", str(root), "-j", "2"], preexec_fn=ctrl_c_reaches_child,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = root / "record" / "verdicts" / "THEORY-1.json"
     deadline = time.monotonic() + 20
