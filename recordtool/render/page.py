@@ -152,7 +152,7 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
             how.append("mentions it" + (f" {count} times" if count > 1 else ""))
         out.append(f"- {ctx.link(page, link.source)} — {ctx.title_line(link.source)} ({', '.join(how)})")
         for mention in link.mentions:
-            out.append(f"  - {escape.line(mention.field.replace('_', ' '))}: “{sentence(ctx, mention.sentence, page)}”")
+            out.append(f"    - {escape.line(mention.field.replace('_', ' '))}: “{sentence(ctx, mention.sentence, page)}”")
     entries = ctx.project.record.entries
     dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries},
                       key=id_sort_key)

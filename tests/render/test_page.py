@@ -113,10 +113,14 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
         "## Backlinks",
         "",
         "- [NOTE-1](NOTE-1.md) — Notes on the paper (cites it as paper, mentions it)",
-        "  - body: “Read [LIT-1](LIT-1.md) in full.”",
+        "    - body: “Read [LIT-1](LIT-1.md) in full.”",
         "- [THEORY-1](THEORY-1.md) — The claim (cites it as source, mentions it)",
-        "  - statement: “The paper's claim, drawn from [LIT-1](LIT-1.md).”",
+        "    - statement: “The paper's claim, drawn from [LIT-1](LIT-1.md).”",
     ])
+    # the quotes are a list inside each backlink's item (four spaces: Python-Markdown, as MkDocs
+    # reads the pages, needs them; CommonMark takes two or more)
+    levels = [t.level for t in markdown().parse(_section(lit, "Backlinks")) if t.type == "bullet_list_open"]
+    assert levels == [0, 2, 2]
     note = render_entry(ctx, "NOTE-1")
     assert "| Cites | [LIT-1](LIT-1.md) as paper — A paper |" in note
     assert "Read [LIT-1](LIT-1.md) in full. Its claim is [THEORY-1](THEORY-1.md)." in note
@@ -125,9 +129,9 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
         "## Backlinks",
         "",
         "- [LIT-1](LIT-1.md) — A paper (mentions it)",
-        "  - body: “See [NOTE-1](NOTE-1.md).”",
+        "    - body: “See [NOTE-1](NOTE-1.md).”",
         "- [THEORY-1](THEORY-1.md) — The claim (mentions it)",
-        "  - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md \"not in the record\") would extend it.”",
+        "    - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md \"not in the record\") would extend it.”",
     ])
     claim = render_entry(ctx, "THEORY-1")
     assert "| Used by | [THEORY-2](THEORY-2.md) — A second claim that uses the first. |" in claim
