@@ -1,11 +1,24 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of either.
+
+A temporary file is named after the process that writes it (``.NAME.recordtool-PID-XXXX.tmp``)
+and created with mode 0666 less the umask, like any file the user makes. One left behind by a
+process that died (SIGKILL, a power cut) is removed by the next run: ``sweep``.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import re
+import secrets
 from pathlib import Path
+
+_TEMPORARY = re.compile(r"^\..*recordtool-(\d+)(?:-[0-9a-f]+)?\.tmp$")
+
+
+def temporary_name(folder: str | Path, name: str) -> str:
+    """A fresh temporary name in ``folder`` for writing ``name``, naming this process."""
+    return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -16,14 +29,50 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp_name = temporary_name(path.parent, path.name)
+    try:
+        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.errno is not None:  # named after the file meant, not the temporary one
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
+
+
+def sweep(folder: str | Path) -> list[str]:
+    """Remove the temporary files in ``folder`` left by recordtool processes that are gone
+    (their id names no running process); returns their names."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMPORARY.match(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+            os.unlink(os.path.join(folder, name))
+            removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process writes under fresh names; an old one of this id died
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -6,10 +6,13 @@ Only this module turns the library's exceptions into click errors and exit codes
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -234,7 +237,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
             echo(f"no claim matches {' '.join(filters)}; nothing verified", err=True)
             sys.exit(NOTHING_SELECTED)
-        report = run_verify(project, options, make_display())
+        with _terminate_as_interrupt():
+            report = run_verify(project, options, make_display())
     except ClusterError as exc:
         echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -242,6 +246,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         raise click.UsageError(terminal(str(exc))) from None
     except StoreError as exc:
         raise click.ClickException(terminal(str(exc))) from None
+    except OSError as exc:
+        _storage_error(exc, "cannot verify")
     for note in report.notes:
         echo(f"note: {note}", err=True)
     if junit_xml is not None:
@@ -253,7 +259,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         echo(json.dumps(report_json(report), indent=2, allow_nan=False))
     else:
         echo(format_report(report))
-    sys.exit(130 if report.interrupted else 0 if report.ok else 1)
+    sys.exit(_interrupted_code() if report.interrupted else 0 if report.ok else 1)
 
 
 @cli.command(short_help="Show every claim's verdict, and why it is stale.")
@@ -330,7 +336,8 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             project = _open(root, jobs)
             _report_errors(project)
             config = project.config
-            report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
+            with _terminate_as_interrupt():
+                report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
         if site:
             from recordtool.render.mkdocs import write_mkdocs_config
 
@@ -339,8 +346,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:
         echo("interrupted: the pages written so far are whole, the others as they were; "
-                   "render again to finish", err=True)
-        sys.exit(130)
+             "render again to finish", err=True)
+        sys.exit(_interrupted_code())
+    except OSError as exc:
+        _storage_error(exc, "cannot write the pages")
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:
@@ -354,6 +363,41 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)
+
+
+def _storage_error(exc: OSError, doing: str) -> NoReturn:
+    """One line for a fault of the machine (a full disk, a read-only or missing folder), exit 1:
+    what was being done, where, and why; what was written before is whole."""
+    where = f" {exc.filename}:" if exc.filename else ""
+    echo(f"error: {doing}:{where} {exc.strerror or exc}; nothing half-written is left", err=True)
+    sys.exit(1)
+
+
+_TERMINATED = False  # set when SIGTERM interrupted the command
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, ``kill``) stops the command as Ctrl-C does: children ended,
+    what is finished kept, one message; the exit code then says which (143, 130)."""
+    def handler(signum: int, frame: Any) -> None:
+        global _TERMINATED
+        _TERMINATED = True
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals as they are
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted_code() -> int:
+    return 128 + signal.SIGTERM if _TERMINATED else 130
 
 
 NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from click.testing import CliRunner, Result
 from recordtool.cli import cli
 
 Snapshot = dict[str, tuple[int, str]]
+# verify's progress on stderr: "THEORY-1 small [control c] seed 0: started", "THEORY-1: verified"
+PROGRESS = re.compile(r"^[A-Z][A-Z0-9]*-[0-9]+(?: \S+(?: \[[^]]*\])? seed [0-9]+)?: ")
 
 
 def snapshot(root: Path) -> Snapshot:
@@ -47,8 +50,9 @@ class Outcome:
 
     @property
     def first(self) -> str:
-        """The first line on stderr (the message that must say what is wrong, and where)."""
-        return self.err.split("\n", 1)[0]
+        """The first line on stderr that is not verify's progress (the message that must say
+        what is wrong, and where)."""
+        return next((line for line in self.err.split("\n") if not PROGRESS.match(line)), "")
 
 
 def invoke(*args: str) -> Outcome:

@@ -10,18 +10,26 @@ and limits on what a check returns.
 
 from __future__ import annotations
 
+import dataclasses
+import errno
+import importlib
 import json
 import os
+import shutil
+import signal
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import ProjectBuilder
 from tests.corpus import changed, invoke, snapshot
-from tests.verify_fakes import POWER, check, claim_yaml, make_project
+from tests.verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
 
 LIT = 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}\n'
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
@@ -44,6 +52,7 @@ class Fault:
     code: int
     first: str  # the first line on stderr; {root} and {tmp} stand for the project's and the test's folder
     out_has: str = ""  # something stdout must hold (escaped output)
+    patch: Callable[[pytest.MonkeyPatch, Path], None] | None = None  # the fault, made once the project is built
 
 
 def record(tmp: Path) -> ProjectBuilder:
@@ -264,21 +273,185 @@ OUTSIDE_CASES = [
           0, f"warning: figure {OWN}b.txt is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
 ]
 
-CASES = OUTSIDE_CASES
+# Faults of the machine ------------------------------------------------------------------------
+
+def rendered(tmp: Path) -> Setup:
+    """A record rendered once, then changed (so that a render has pages to write)."""
+    project = record(tmp)
+    assert invoke("render", "--root", str(project.root)).code == 0
+    project.add("NOTE-1", "title: Changed\ncites: [{id: LIT-1, as: paper}]\n")
+    return Setup(project.root, ["render"], allowed=("record/pages/.recordtool-snapshot.json",))
+
+
+def render_to(where: str) -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        project = record(tmp)
+        return Setup(project.root, ["render", "-o", where.format(root=project.root)])
+    return build
+
+
+FRESH = CHECKS + """
+
+def fresh(ctx, broken=False):
+    ctx.figure("plot.png").write_bytes(b"\\x89PNG\\r\\n\\x1a\\n" + os.urandom(8))  # new figures each run
+    return {"err": 1.0 if broken else 0.0}
+"""
+
+
+def verified(tmp: Path) -> Setup:
+    """A claim verified once (a verdict and its figures), then rerun with --force (new figures)."""
+    root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", check("small", "fresh", more=POWER))}, checks=FRESH)
+    assert invoke("verify", "--root", str(root)).code == 0
+    return Setup(root, ["verify", "--force"], allowed=(".recordtool-cache",))
+
+
+def unverified(tmp: Path) -> Setup:
+    root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", check("small", "fresh", more=POWER))}, checks=FRESH)
+    return Setup(root, ["verify"])
+
+
+def failing(what: str, errno_: int, under: str = "record") -> Callable[[pytest.MonkeyPatch, Path], None]:
+    """Make ``what`` (os.open with O_CREAT, os.write, os.mkdir, copytree) fail with ``errno_`` under ``under``."""
+    def patch(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        folder = str((root / under).resolve()) if not under.startswith("/") else under
+
+        def hit(path: str) -> bool:
+            return os.path.realpath(path).startswith(folder)
+
+        if what == "open":
+            real_open = os.open
+
+            def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+                if flags & os.O_CREAT and hit(os.fspath(path)):
+                    raise OSError(errno_, os.strerror(errno_), os.fspath(path))
+                return real_open(path, flags, *args, **kwargs)
+            monkeypatch.setattr(os, "open", fake_open)
+        elif what == "write":
+            real_write = os.write
+
+            def fake_write(fd: int, data: Any) -> int:
+                if hit(os.readlink(f"/proc/self/fd/{fd}")):
+                    raise OSError(errno_, os.strerror(errno_))
+                return real_write(fd, data)
+            monkeypatch.setattr(os, "write", fake_write)
+        elif what == "mkdir":
+            real_mkdir = os.mkdir
+
+            def fake_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+                if hit(os.fspath(path)):
+                    raise OSError(errno_, os.strerror(errno_), os.fspath(path))
+                real_mkdir(path, *args, **kwargs)
+            monkeypatch.setattr(os, "mkdir", fake_mkdir)
+        elif what == "copytree":
+            def fake_copytree(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+                raise OSError(errno_, os.strerror(errno_), os.fspath(dst))
+            monkeypatch.setattr(shutil, "copytree", fake_copytree)
+    return patch
+
+
+def terminate_at(module: str, name: str, call: int = 1) -> Callable[[pytest.MonkeyPatch, Path], None]:
+    """SIGTERM to this process during the ``call``-th call of ``module.name`` (as a CI timeout would)."""
+    def patch(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        target = importlib.import_module(module)
+        real = getattr(target, name)
+        calls = [0]
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            if calls[0] == call:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return real(*args, **kwargs)
+        monkeypatch.setattr(target, name, wrapped)
+    return patch
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def leftovers_in_verdicts(tmp: Path) -> Setup:
+    setup = verified(tmp)
+    verdicts = setup.root / "record" / "verdicts"
+    (verdicts / f".THEORY-1.json.recordtool-{dead_pid()}-0a1b2c3d.tmp").write_text("{half", encoding="utf-8")
+    (verdicts / "figures" / "THEORY-1" / "0123456789ab" / "small").mkdir(parents=True)  # figures no verdict names
+    (verdicts / "figures" / "THEORY-1" / "0123456789ab" / "small" / "plot.png").write_bytes(PNG)
+    return Setup(setup.root, ["verify"], allowed=(".recordtool-cache", "record/verdicts/.THEORY-1.json.recordtool-",
+                                                  "record/verdicts/figures/THEORY-1/0123456789ab"))
+
+
+def leftovers_in_pages(tmp: Path) -> Setup:
+    setup = rendered(tmp)
+    pages = setup.root / "record" / "pages"
+    (pages / f".recordtool-{dead_pid()}.tmp").write_text("# half a pa", encoding="utf-8")
+    (pages / "kinds" / f".note.md.recordtool-{dead_pid()}-0a1b2c3d.tmp").write_text("half", encoding="utf-8")
+    (pages / ".recordtool-snapshot.json").unlink(missing_ok=True)  # as a render killed half-way leaves it
+    return Setup(setup.root, ["render"], allowed=("record/pages",))
+
+
+ENOSPC, EROFS, EACCES = errno.ENOSPC, errno.EROFS, errno.EACCES
+KEPT = "its previous verdict and figures are kept as they were"
+
+MACHINE_CASES = [
+    Fault("render-output-missing", render_to("/proc/nope"), 1,
+          "error: cannot write the pages: /proc/nope: No such file or directory; nothing half-written is left"),
+    Fault("render-output-under-a-file", render_to("{root}/pyproject.toml/pages"), 1,
+          "error: cannot write the pages: {root}/pyproject.toml/pages/.recordtool-snapshot.json: Not a directory; "
+          "nothing half-written is left"),
+    Fault("render-pages-read-only", rendered, 1,
+          "error: cannot write the pages: {root}/record/pages/kinds/note.md: Read-only file system; nothing "
+          "half-written is left", patch=failing("open", EROFS, "record/pages")),
+    Fault("render-disk-full", rendered, 1,
+          "error: cannot write the pages: {root}/record/pages/kinds/note.md: No space left on device; nothing "
+          "half-written is left", patch=failing("write", ENOSPC, "record/pages")),
+    Fault("render-manifest-disk-full", lambda tmp: dataclasses.replace(rendered(tmp), allowed=("record/pages",)), 1,
+          "error: cannot write the pages: {root}/record/pages/.recordtool-manifest.json: No space left on device; "
+          "nothing half-written is left", patch=failing("open", ENOSPC, "record/pages/..recordtool-manifest")),
+    Fault("render-sigterm", lambda tmp: dataclasses.replace(rendered(tmp), allowed=("record/pages",)), 143,
+          "interrupted: the pages written so far are whole, the others as they were; render again to finish",
+          patch=terminate_at("recordtool.render.write", "replace_file")),
+    Fault("render-leftovers-removed", leftovers_in_pages, 0, ""),
+    Fault("verify-verdicts-disk-full", verified, 1,
+          f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: No space left on device; {KEPT}",
+          patch=failing("open", ENOSPC, "record/verdicts/.THEORY-1.json")),
+    Fault("verify-verdicts-read-only", verified, 1,
+          f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: Read-only file system; {KEPT}",
+          patch=failing("open", EROFS, "record/verdicts/.THEORY-1")),
+    Fault("verify-figures-disk-full", verified, 1,
+          f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: No space left on device; {KEPT}",
+          patch=failing("copytree", ENOSPC)),
+    Fault("verify-figures-folder-read-only", verified, 1,
+          f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: Read-only file system; {KEPT}",
+          patch=failing("mkdir", EROFS, "record/verdicts/figures")),
+    Fault("verify-cache-unwritable", unverified, 1,
+          "error: cannot verify: {root}/.recordtool-cache: Permission denied; nothing half-written is left",
+          patch=failing("mkdir", EACCES, ".recordtool-cache")),
+    Fault("verify-sigterm-while-keeping", verified, 143, "", patch=terminate_at("recordtool.verify.session", "keep_verdict")),
+    Fault("verify-leftovers-removed", leftovers_in_verdicts, 0, ""),
+]
+
+
+CASES = OUTSIDE_CASES + MACHINE_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, case: Fault) -> None:
+def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    case: Fault) -> None:
     setup = case.build(tmp_path)
     before = snapshot(setup.root)
     outside = {p: p.read_bytes() if p.exists() else None for p in setup.outside}
+    if case.patch is not None:
+        case.patch(monkeypatch, setup.root)
     outcome = invoke(*setup.argv[:1], "--root", str(setup.root), *setup.argv[1:]) if setup.argv[0] != "new" else \
         invoke("new", "--root", str(setup.root), *setup.argv[1:])
     expected = case.first.format(root=setup.root, tmp=os.path.realpath(tmp_path))
     assert (outcome.code, outcome.first) == (case.code, expected), outcome.err
     assert case.out_has in outcome.out
     assert not any(c in outcome.out + outcome.err for c in "\x1b\x07\u202e"), "a control character reached the terminal"
+    monkeypatch.undo()
     assert [p for p in changed(before, snapshot(setup.root)) if not p.startswith(setup.allowed)] == []
+    assert [p for p in snapshot(setup.root) if ".recordtool-" in p and p.endswith(".tmp")] == []  # no temporary file left
     assert {p: p.read_bytes() if p.exists() else None for p in setup.outside} == outside  # never run, never written
     pages = setup.root / "record" / "pages"
     if pages.is_dir():  # nothing from outside reached the pages
@@ -306,3 +479,38 @@ def test_a_pipe_in_a_table_cell_never_splits_the_row() -> None:
     cells = [t for t in tokens if t.type == "td_open"]
     assert len(cells) == 3
     assert textwrap.dedent("\n".join(rows)).count("\n") == 2
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_files_written_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        setup = verified(tmp_path)
+        assert invoke("render", "--root", str(setup.root)).code == 0
+        assert invoke("new", "--root", str(setup.root), "note", "--title", "T").code == 0
+    finally:
+        os.umask(old)
+    files = [setup.root / "record" / "verdicts" / "THEORY-1.json", setup.root / "record" / "pages" / "THEORY-1.md",
+             setup.root / "record" / "pages" / ".recordtool-manifest.json", setup.root / "record" / "notes" / "NOTE-1.yaml"]
+    assert {str(p.relative_to(setup.root)): oct(p.stat().st_mode & 0o777) for p in files} == {
+        str(p.relative_to(setup.root)): oct(0o666 & ~umask) for p in files}
+
+
+def test_verify_killed_keeps_the_previous_verdict_and_its_figures(tmp_path: Path) -> None:
+    checks = FRESH + "\n\ndef slow(ctx, broken=False):\n    fresh(ctx, broken)\n    import time\n    time.sleep(60)\n"
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("small", "fresh", more=POWER))}, checks=checks)
+    assert invoke("verify", "--root", str(root)).code == 0
+    verdicts = root / "record" / "verdicts"
+    before = snapshot(verdicts)
+    claim = root / "record" / "theory" / "THEORY-1.yaml"
+    claim.write_text(claim_yaml("THEORY-1", check("small", "slow", more=POWER)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    assert "started" in child.stderr.readline()  # the check runs: kill verify now
+    child.kill()
+    child.wait()
+    assert snapshot(verdicts) == before  # the previous verdict and its figures, as they were
+    status = invoke("status", "--root", str(root))
+    assert status.code == 0 and "stale" in status.out

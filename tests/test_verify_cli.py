@@ -69,12 +69,14 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
                              "1 timeout); ran 16 check runs in ")
     assert "THEORY-5 hang seed 0: timeout" in err
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
-    assert verdict["checks"][0]["figures"] == ["record/verdicts/figures/THEORY-1/small/plot.png",
-                                               "record/verdicts/figures/THEORY-1/small/control/plot.png"]
-    assert (root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png").is_file()
+    kept = verdict["checks"][0]["figures"][0].split("/")[4]  # the folder this verdict's figures are kept in
+    assert verdict["checks"][0]["figures"] == [f"record/verdicts/figures/THEORY-1/{kept}/small/plot.png",
+                                               f"record/verdicts/figures/THEORY-1/{kept}/small/control/plot.png"]
+    assert (root / "record" / "verdicts" / "figures" / "THEORY-1" / kept / "small" / "plot.png").is_file()
+    assert [p.name for p in (root / "record" / "verdicts" / "figures" / "THEORY-1").iterdir()] == [kept]
     # a figure's title and caption stay beside it, and are no figure themselves
-    assert json.loads((root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png.json").read_text()) \
-        == {"caption": "What it shows.", "title": "A plot"}
+    assert json.loads((root / "record" / "verdicts" / "figures" / "THEORY-1" / kept / "small" / "plot.png.json"
+                       ).read_text()) == {"caption": "What it shows.", "title": "A plot"}
     assert verdict["checks"][0]["controls"][0]["runs"][0]["metrics"]["err"] == 1.001
 
     # Nothing changed: the verdicts stand, except those the machine spoilt (a timeout, a crash,

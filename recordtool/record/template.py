@@ -6,10 +6,10 @@ import contextlib
 import datetime as dt
 import json
 import os
-import tempfile
 import unicodedata
 from pathlib import Path
 
+from recordtool.atomic import temporary_name
 from recordtool.record.config import Config, Kind
 from recordtool.record.load import _ID, entry_files, load_entry
 from recordtool.record.source import parse_source
@@ -103,7 +103,8 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written whole to a temporary file, then linked into place: the entry appears complete
     # or not at all (a full disk, Ctrl-C), and an existing file is never replaced.
-    fd, tmp = tempfile.mkstemp(prefix=f".{entry_id}.", suffix=".tmp", dir=path.parent)
+    tmp = temporary_name(path.parent, path.name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # mode per umask
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

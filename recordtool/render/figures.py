@@ -52,14 +52,15 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
     """The figures of ``verdict`` grouped by run, numbered on from ``numbers[0]`` (which is
     advanced: the numbering runs across the page's checks)."""
     controls = [c.name for c in verdict.controls]
-    prefix = f"{ctx.verdicts}/figures/{claim}/{verdict.name}/"
+    base = f"{ctx.verdicts}/figures/{claim}/"
     groups: dict[tuple[int, int, str], list[str]] = {}
     outside: list[str] = []
     for figure in verdict.figures:
         if figure_file(figure, ctx.verdicts, claim) is None:
             outside.append(figure)
             continue
-        rest = figure[len(prefix):].split("/") if figure.startswith(prefix) else [figure.rsplit("/", 1)[-1]]
+        rest = _after_check(figure[len(base):].split("/"), verdict.name) if figure.startswith(base) else []
+        rest = rest or [figure.rsplit("/", 1)[-1]]
         variant = rest[0] if len(rest) > 1 and rest[0] in controls else ""
         if variant:
             rest = rest[1:]
@@ -93,3 +94,11 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
     for figure in outside:
         out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
     return out
+
+
+def _after_check(parts: list[str], check: str) -> list[str]:
+    """The parts of a figure's path after its check's folder: ``<check>/...`` or, as ``verify``
+    keeps them, ``<kept>/<check>/...`` (``<kept>``: the folder of one verdict's figures)."""
+    if len(parts) > 2 and parts[0] != check and parts[1] == check:
+        parts = parts[1:]
+    return parts[1:] if len(parts) > 1 and parts[0] == check else []

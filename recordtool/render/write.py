@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recordtool import parallel
-from recordtool.atomic import write_atomic
+from recordtool.atomic import sweep, temporary_name, write_atomic
 from recordtool.record.confine import refused
 from recordtool.render.manifest import MANIFEST, Written, content_hash, manifest_text, read_manifest
 
@@ -100,6 +99,9 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
+    if not last:  # the last render did not finish (or there was none): what it left half-done goes
+        for folder, _dirs, _files in os.walk(base):
+            sweep(folder)
     folders = _Folders(base)
     old = read_manifest(out)
     last = last or {}
@@ -249,9 +251,13 @@ def replace_file(path: str, data: bytes) -> list[int]:
     tmp = os.path.join(folder, f".recordtool-{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(tmp, flags, 0o666)
-    except FileExistsError:  # left by a process of the same id that died: a fresh name then
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        try:
+            fd = os.open(tmp, flags, 0o666)
+        except FileExistsError:  # left by a process of the same id that died: a fresh name then
+            tmp = temporary_name(folder, name)
+            fd = os.open(tmp, flags, 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, path) from None
     try:
         try:
             view = memoryview(data)
@@ -261,9 +267,11 @@ def replace_file(path: str, data: bytes) -> list[int]:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:  # named after the page, not the temporary file
+            raise OSError(exc.errno, exc.strerror, path) from None
         raise
     return [st.st_size, st.st_mtime_ns]
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recordtool.atomic import sweep
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
@@ -39,13 +40,15 @@ from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import add_dependencies, assess_claims, claim_status, run_failure
 from recordtool.verify.store import (
+    StoreError,
     figures_dir,
+    figures_id,
+    keep_verdict,
     locked,
     read_store,
-    replace_figures,
     set_aside,
+    sweep_store,
     verdict_path,
-    write_verdict,
 )
 from recordtool.verify.verdict import (
     CheckVerdict,
@@ -219,6 +222,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     if options.timeout is not None and options.timeout <= 0:
         raise VerifyError("--timeout must be a positive number of seconds")
     config: Config = project.config
+    sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
     claims: list[Theory] = project.record.claims()
     chosen = select(claims, options)
     report = Report()
@@ -296,6 +300,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
     except KeyboardInterrupt:  # while connecting to a cluster: nothing ran
         return True, 0
     with contextlib.closing(executor), locked(config):
+        sweep_store(config)  # what a run that died left half-written
         # Read again under the lock: another run may have written since.
         store = read_store(config, [c.id for c in to_run])
         previous = {**previous, **store.verdicts}
@@ -353,8 +358,12 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                     report.notes.append(
                         f"{config.relative(verdict_path(config, claim_id))} was damaged "
                         f"({store.damaged[claim_id]}); kept as {config.relative(aside)}")
-            replace_figures(config, claim_id, workdir / "figures" / claim_id)
-            write_verdict(config, verdict)
+            try:
+                keep_verdict(config, verdict, workdir / "figures" / claim_id)
+            except OSError as exc:
+                raise StoreError(f"cannot keep the verdict of {claim_id} in {config.relative(config.verdicts)}/: "
+                                 f"{exc.strerror or exc}; its previous verdict and figures are kept as they were"
+                                 ) from None
             report.written.append(claim_id)
             status = claim_status(plan.claim, verdict, plan.fingerprint)
             statuses[claim_id] = status
@@ -398,6 +407,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
     checks: list[CheckVerdict] = []
     device = options.device
     clause_ids = claim.clause_ids
+    kept = figures_id(workdir / "figures" / claim.id)  # the folder the figures will be kept in
     all_seeds: set[int] = set()
     for check in claim.checks:
         if "gpu" in check.needs and no_gpu:
@@ -422,7 +432,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         controls: list[ControlResult] = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name))
                                          for c in check.all_controls]
         staged = workdir / "figures" / claim.id / check.name
-        final = figures_dir(config, claim.id) / check.name
+        final = figures_dir(config, claim.id) / (kept or "") / check.name
         # the check's own figures first, then those of other seeds and of controls
         figures = sorted(
             (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")

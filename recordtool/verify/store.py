@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recordtool.atomic import write_atomic
+from recordtool.atomic import sweep, write_atomic
 from recordtool.record.config import Config
 from recordtool.verify.verdict import ClaimVerdict, VerdictError
 
@@ -95,14 +96,89 @@ def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
     return path
 
 
-def replace_figures(config: Config, claim_id: str, staged: Path | None) -> None:
-    """Make ``staged`` (a folder of this run's figures) the claim's figures folder."""
-    target = figures_dir(config, claim_id)
-    if target.exists():
-        shutil.rmtree(target)
-    if staged is not None and staged.is_dir() and any(p.is_file() for p in staged.rglob("*")):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(staged), str(target))
+def figures_id(staged: Path) -> str | None:
+    """The name of the folder a run's figures are kept in: a digest of their names and bytes
+    (None when the run made none). The same figures keep the same folder."""
+    if not staged.is_dir():
+        return None
+    digest = hashlib.blake2b(digest_size=6)
+    files = sorted(p for p in staged.rglob("*") if p.is_file())
+    if not files:
+        return None
+    for path in files:
+        digest.update(path.relative_to(staged).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
+    """Keep a new verdict and its figures, switching from the old ones in one step.
+
+    The figures go into a folder of their own beside the old ones
+    (``figures/<ID>/<figures_id>/``, which the verdict names); then the verdict replaces the
+    old one atomically; only then are the old figures removed. Whatever stops this (a full
+    disk, a read-only folder, SIGKILL), the verdict on disk names figures that exist: the old
+    verdict and its figures, or the new ones. OSError when the verdict cannot be written (the
+    new figures are removed again)."""
+    folder = figures_dir(config, verdict.claim)
+    name = figures_id(staged)
+    made: Path | None = None
+    if name is not None and not (folder / name).is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
+        try:
+            shutil.copytree(staged, tmp)
+            os.rename(tmp, folder / name)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        made = folder / name
+    try:
+        path = write_verdict(config, verdict)
+    except BaseException:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+    _remove_other_figures(folder, name)
+    return path
+
+
+def _remove_other_figures(folder: Path, keep: str | None) -> None:
+    """Remove what ``folder`` holds but the figures the verdict names (``keep``)."""
+    if not folder.is_dir():
+        return
+    for child in folder.iterdir():
+        if child.name == keep:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # only when empty
+
+
+def sweep_store(config: Config) -> None:
+    """Remove what a verify that died left half-written: temporary verdict files, and figure
+    folders that no verdict names (written, then the verdict was not)."""
+    sweep(config.verdicts)
+    figures = config.verdicts / "figures"
+    if not figures.is_dir():
+        return
+    for folder in figures.iterdir():
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        try:
+            verdict = read_verdict(config, folder.name)
+        except VerdictError:
+            continue  # damaged: its figures are left as they are
+        prefix = config.relative(folder) + "/"
+        named = {f[len(prefix):].split("/", 1)[0] for f in (verdict.figures if verdict is not None else [])
+                 if f.startswith(prefix)}
+        for child in folder.iterdir():
+            if child.name not in named and child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
 
 
 @contextlib.contextmanager
