@@ -389,7 +389,7 @@ def test_a_try_runs_and_judges_but_keeps_the_committed_verdict_and_figures(tmp_p
     root = one_claim(tmp_path, check("small", "ok", more=POWER))
     assert invoke(root, "verify")[0] == 0
     verdict = root / "record" / "verdicts" / "THEORY-1.json"
-    figure = root / "record" / "verdicts" / "figures" / "THEORY-1" / "small" / "plot.png"
+    figure = root / json.loads(verdict.read_text())["checks"][0]["figures"][0]  # record/verdicts/figures/THEORY-1/...
     kept = (verdict.read_bytes(), figure.read_bytes())
     path = root / "checks" / "fake.py"
     path.write_text(path.read_text().replace('write_bytes(b"png")', 'write_bytes(b"new")').replace(
