@@ -380,6 +380,9 @@ _TERMINATED = False  # set when SIGTERM interrupted the command
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a CI timeout, ``kill``) stops the command as Ctrl-C does: children ended,
     what is finished kept, one message; the exit code then says which (143, 130)."""
+    global _TERMINATED
+    _TERMINATED = False
+
     def handler(signum: int, frame: Any) -> None:
         global _TERMINATED
         _TERMINATED = True
