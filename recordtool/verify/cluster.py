@@ -21,8 +21,8 @@ checks import: the fingerprint's parts) with what it has; a difference stops the
 the worker and the difference named. Each task checks again, for a worker that joined later.
 
 Checks that ``need: [gpu]`` are sent with the Dask resource ``GPU: 1``, so they run only on
-workers started with ``--resources GPU=1``, under ``--device cuda``; the verdict's device
-names the workers' hosts. A worker that dies during a run: the scheduler runs it once more
+workers started with ``--resources GPU=1``, with ``ctx.device == "cuda"``; the verdict's
+device names the workers' hosts. A worker that dies during a run: the scheduler runs it once more
 elsewhere (``allowed-failures: 1``, set for ``local:N``; docs/cluster.md for a scheduler of
 your own), then the run ends in ``error`` naming the last worker. Ctrl-C cancels every task;
 each worker kills its run's process group; the verdicts already finished are kept.

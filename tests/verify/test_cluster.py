@@ -197,6 +197,14 @@ def test_workers_that_differ_are_refused_before_anything_runs(tmp_path: Path, cl
                          "(docs/cluster.md)"]
     assert not (root / "record" / "verdicts").exists()
 
+    # A worker that joined after that question: each task asks again, and its run is an error.
+    late = code + "\nc.ClusterRunner._refuse_differences = lambda self, setup: None"
+    result = cli(root, "--scheduler", cluster["address"], code=late)
+    assert result.returncode == 1, result.stderr
+    error = verdicts(root)["THEORY-1"]["checks"][0]["runs"][0]["error"]
+    assert error.startswith("worker tcp://127.0.0.1:") and error.endswith(
+        f"differs from the client: checks/fake.py changed; python 3.9.0 -> {python}; see docs/cluster.md")
+
 
 def test_a_worker_that_dies_is_retried_once_elsewhere_then_error(tmp_path: Path) -> None:
     once = tmp_path / "once"
