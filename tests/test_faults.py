@@ -432,7 +432,48 @@ MACHINE_CASES = [
 ]
 
 
-CASES = OUTSIDE_CASES + MACHINE_CASES
+# Limits on what a check returns -----------------------------------------------------------------
+
+BIG = CHECKS + """
+
+def many(ctx, broken=False):
+    return {"err": 1.0 if broken else 0.0, **{f"m{i}": float(i) for i in range(1000)}}
+
+
+def long_list(ctx, broken=False, n=1_000_000):
+    return {"err": 1.0 if broken else 0.0, "curve": [float(i) for i in range(n)]}
+
+
+def long_text(ctx, broken=False):
+    return {"err": 1.0 if broken else 0.0, "note": "x" * 1_000_000}
+
+
+def long_error(ctx):
+    raise ValueError("y" * 1_000_000)
+"""
+
+
+def returning(run: str, more: str = "") -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", check("big", run, more=more or POWER))},
+                            checks=BIG)
+        return Setup(root, ["verify"], allowed=(".recordtool-cache", "record/verdicts"))
+    return build
+
+
+LIMIT_CASES = [
+    Fault("limit-many-metrics", returning("many"), 1, "",
+          out_has="big: error: the check returned 1,001 metrics, over the 100 a verdict keeps; return the few the "
+          "claim is about, and summarize the rest"),
+    Fault("limit-long-list-summarized", returning("long_list"), 0, "", out_has="THEORY-1  verified"),
+    Fault("limit-long-list-kept-too-long", returning("long_list", POWER + "\nkeep: [curve]"), 1, "",
+          out_has="big: error: metric 'curve' has 1,000,000 values, over the 10,000 a check may keep in full (keep:)"),
+    Fault("limit-long-text", returning("long_text"), 0, "", out_has="THEORY-1  verified"),
+    Fault("limit-long-error", returning("long_error", "timeout: 30"), 1, "", out_has="big: error: raised …yyy"),
+]
+
+
+CASES = OUTSIDE_CASES + MACHINE_CASES + LIMIT_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -453,6 +494,9 @@ def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch:
     assert [p for p in changed(before, snapshot(setup.root)) if not p.startswith(setup.allowed)] == []
     assert [p for p in snapshot(setup.root) if ".recordtool-" in p and p.endswith(".tmp")] == []  # no temporary file left
     assert {p: p.read_bytes() if p.exists() else None for p in setup.outside} == outside  # never run, never written
+    verdict = setup.root / "record" / "verdicts" / "THEORY-1.json"
+    if verdict.is_file():  # small enough to commit, whatever the check returned
+        assert verdict.stat().st_size < 100_000
     pages = setup.root / "record" / "pages"
     if pages.is_dir():  # nothing from outside reached the pages
         published = b"".join(p.read_bytes() for p in pages.rglob("*") if p.is_file())
@@ -514,3 +558,25 @@ def test_verify_killed_keeps_the_previous_verdict_and_its_figures(tmp_path: Path
     assert snapshot(verdicts) == before  # the previous verdict and its figures, as they were
     status = invoke("status", "--root", str(root))
     assert status.code == 0 and "stale" in status.out
+
+
+def test_a_long_list_is_kept_as_a_summary_the_page_shows(tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("big", "long_list", more=POWER))},
+                        checks=BIG)
+    assert invoke("verify", "--root", str(root)).code == 0
+    verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
+    run = verdict["checks"][0]["runs"][0]
+    assert run["metrics"]["curve"] == {"summary": "list", "count": 1_000_000, "min": 0.0, "median": 499999.5,
+                                       "max": 999999.0}
+    assert invoke("render", "--root", str(root)).code == 0
+    page = (root / "record" / "pages" / "THEORY-1.md").read_text(encoding="utf-8")
+    assert "| `curve` | 1,000,000 values, 0 / 500000 / 999999 (min / median / max) |" in page
+
+
+def test_a_list_the_check_keeps_is_kept_in_full(tmp_path: Path) -> None:
+    more = POWER + "\nkeep: [curve]\nparams: {n: 500}"
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("big", "long_list", more=more))},
+                        checks=BIG)
+    assert invoke("verify", "--root", str(root)).code == 0
+    verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
+    assert verdict["checks"][0]["runs"][0]["metrics"]["curve"] == [float(i) for i in range(500)]

@@ -225,6 +225,7 @@ class CheckSpec(_Strict):
     quorum: int | None = Field(default=None, ge=1)
     threads: int = Field(default=1, ge=1)
     tolerance: Tolerance = Field(default_factory=Tolerance)
+    keep: list[str] = Field(default_factory=list)  # list metrics kept in full (else summarized when long)
     control: Control | None = None
     controls: list[Control] = Field(default_factory=list)
     timeout: float | None = Field(default=None, gt=0)
@@ -237,6 +238,14 @@ class CheckSpec(_Strict):
     def _name(cls, value: str) -> str:
         if not _CHECK_NAME.match(value):
             raise ValueError(f"'{value}' is not a check name; use lowercase words joined by dashes, e.g. exact-expansion")
+        return value
+
+    @field_validator("keep")
+    @classmethod
+    def _keep(cls, value: list[str]) -> list[str]:
+        for metric in value:
+            if not _METRIC.match(metric):
+                raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
         return value
 
     @field_validator("run")

@@ -148,6 +148,11 @@ def number(value: Any) -> str:
             if finite:
                 return f"{len(value)} values, {number(min(finite))} … {number(max(finite))}"
         return f"{len(value)} values"
+    if isinstance(value, dict) and value.get("summary") == "list" and "count" in value:  # a long list, summarized
+        if "median" in value:
+            return (f"{value['count']:,} values, {number(value['min'])} / {number(value['median'])} / "
+                    f"{number(value['max'])} (min / median / max)")
+        return f"{value['count']:,} values"
     if isinstance(value, dict):
         return f"{len(value)} entries"
     return escape.short(str(value), 40)

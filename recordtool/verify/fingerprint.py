@@ -231,6 +231,8 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
         parts[f"check:{check.name}:degenerate"] = digest(canonical({m: str(e) for m, e in check.degenerate.items()}))
     if check.quorum is not None:
         parts[f"check:{check.name}:quorum"] = str(check.quorum)
+    if check.keep:
+        parts[f"check:{check.name}:keep"] = digest(canonical(sorted(check.keep)))
     if "tolerance" in check.model_fields_set:
         parts[f"check:{check.name}:tolerance"] = digest(canonical(check.tolerance.model_dump()))
     return parts

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from recordtool.record.schema import STATEMENT_CLAUSE, CheckSpec, Theory, Tolerance
 from recordtool.verify.fingerprint import canonical
+from recordtool.verify.limits import bound_error, bound_metrics, is_summary
 from recordtool.verify.verdict import (
     CheckVerdict,
     ClauseState,
@@ -43,6 +44,8 @@ def describe(value: Any) -> str:
         return f"the string {shown!r}"
     if isinstance(value, list):
         return f"a list of {len(value)} value{'s' if len(value) != 1 else ''}"
+    if is_summary(value):
+        return f"a list of {value['count']:,} values (summarized)"
     if isinstance(value, dict) and "__type__" in value:
         return f"a {value['__type__']}"
     if value is None:
@@ -64,6 +67,12 @@ def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[
     """One run's metrics against the check's expectations (and, on the ``main`` run, against
     their declared nulls); flags the run degenerate when it meets a ``degenerate:`` condition."""
     duration_s = round(duration_s, 4)
+    error = bound_error(error)
+    named = {*spec.expect, *(e.null for e in spec.expect.values() if e.null is not None), *spec.observe,
+             *spec.degenerate}
+    metrics, too_much = bound_metrics(metrics, named, spec.keep)
+    if outcome == "ok" and too_much is not None:
+        return Run(seed, "error", metrics, [], duration_s, too_much, log)
     if outcome != "ok":
         return Run(seed, outcome, dict(metrics), [], duration_s, error, log)
     results: list[ExpectationResult] = []

@@ -1,0 +1,85 @@
+"""Limits on what a check returns: a verdict is committed, so it stays small.
+
+A run keeps at most ``MAX_METRICS`` metrics (more is an error that names the bound: return the
+few the claim is about). A list of more than ``MAX_VALUES`` values is kept as a summary, its
+count, min, median and max (``{"summary": "list", "count": ..., ...}``), which the page shows
+as such, unless the check's ``keep:`` names it: then up to ``MAX_KEPT_VALUES`` values are kept
+as they are (more is an error). Text is cut to ``MAX_TEXT`` characters, an error's lines to
+twice that and the error to its last ``MAX_ERROR``. So one run of one check adds at most about 100 kB to its verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Collection, Mapping
+from typing import Any
+
+MAX_METRICS = 100
+MAX_VALUES = 50
+MAX_KEPT_VALUES = 10_000
+MAX_TEXT = 200
+MAX_ERROR = 4_000
+
+
+def bound_metrics(metrics: Mapping[str, Any], named: Collection[str], keep: Collection[str]
+                  ) -> tuple[dict[str, Any], str | None]:
+    """The metrics as a verdict keeps them, and what is wrong when they are over a bound
+    (``named``: the metrics the claim names, kept even then; ``keep``: lists kept in full)."""
+    if len(metrics) > MAX_METRICS:
+        kept = {name: bound_value(metrics[name]) for name in named if name in metrics}
+        return kept, (f"the check returned {len(metrics):,} metrics, over the {MAX_METRICS} a verdict keeps; "
+                      "return the few the claim is about, and summarize the rest")
+    out: dict[str, Any] = {}
+    for name, value in metrics.items():
+        if name in keep and isinstance(value, (list, tuple)):
+            if len(value) > MAX_KEPT_VALUES:
+                out[name] = bound_value(value)
+                return out | {k: bound_value(v) for k, v in metrics.items() if k not in out}, (
+                    f"metric '{name}' has {len(value):,} values, over the {MAX_KEPT_VALUES:,} a check may keep in "
+                    "full (keep:); return fewer, or leave it out of keep: to keep a summary")
+            out[name] = [bound_value(v) for v in value]
+        else:
+            out[name] = bound_value(value)
+    return out, None
+
+
+def bound_error(error: str | None) -> str | None:
+    """An error (a traceback) within the bounds: each line cut to ``MAX_TEXT`` * 2
+    characters, then its last ``MAX_ERROR`` characters (the end says what happened)."""
+    if error is None or len(error) <= MAX_ERROR:
+        return error
+    lines = [line if len(line) <= 2 * MAX_TEXT else line[: 2 * MAX_TEXT - 1] + "…" for line in error.split("\n")]
+    error = "\n".join(lines)
+    return error if len(error) <= MAX_ERROR else "…" + error[-MAX_ERROR:]
+
+
+def bound_value(value: Any) -> Any:
+    """``value`` within the bounds: a long list summarized, long text cut."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
+    if isinstance(value, (list, tuple)):
+        if len(value) <= MAX_VALUES:
+            return [bound_value(v) for v in value]
+        return summary(value)
+    if isinstance(value, dict):
+        if len(value) <= MAX_VALUES:
+            return {str(k)[:MAX_TEXT]: bound_value(v) for k, v in value.items()}
+        return {"summary": "mapping", "count": len(value)}
+    return value
+
+
+def summary(values: list[Any] | tuple[Any, ...]) -> dict[str, Any]:
+    """A long list as its count and, when its values are numbers, min, median and max."""
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    out: dict[str, Any] = {"summary": "list", "count": len(values)}
+    finite = [v for v in numbers if not math.isnan(v)]
+    if len(numbers) == len(values) and finite:
+        out |= {"min": min(finite), "median": statistics.median(finite), "max": max(finite)}
+        if len(finite) < len(numbers):
+            out["nan"] = len(numbers) - len(finite)
+    return out
+
+
+def is_summary(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("summary") in ("list", "mapping") and "count" in value
