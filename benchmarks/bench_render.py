@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 from measure import run  # noqa: E402
 
 
-def measure(n: int, folder: Path, jobs: int) -> dict[str, float]:
+def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, float]:
     sys.path.insert(0, str(HERE))
     from synthetic import generate_record  # type: ignore[import-not-found]
 
@@ -54,7 +54,7 @@ def measure(n: int, folder: Path, jobs: int) -> dict[str, float]:
     from recordtool.verify.status import assess
 
     root = folder / f"r{n}"
-    generate_record(root, n)
+    generate_record(root, n, plain=plain)
     out = folder / f"out-{n}-inprocess-{os.getpid()}"  # never used before (see main)
     t0 = time.perf_counter()
     project = open_project(root=root, jobs=jobs)
@@ -102,20 +102,23 @@ def main() -> None:
     parser.add_argument("--jobs", default="1,2", help="comma-separated values of render's -j (e.g. 1,2,4)")
     parser.add_argument("--repeat", type=int, default=1, help="run the command this many times per size; "
                         "print the medians")
+    parser.add_argument("--plain", action="store_true", help="synthetic bodies of plain sentences instead of "
+                        "research Markdown (synthetic.py)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     jobs = [int(j) for j in args.jobs.split(",")]
     if args.child is not None:
-        print(json.dumps(measure(args.child, args.keep, jobs[-1])))
+        print(json.dumps(measure(args.child, args.keep, jobs[-1], args.plain)))
         return
     with tempfile.TemporaryDirectory(prefix="render-bench-") as tmp:
         folder = args.keep or Path(tmp)
+        print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
         print(f"creating a file here takes {_create_cost_us(folder):.0f} µs (a quiet ext4: about 25 µs; "
               "up to 350 µs in the minutes after many files were deleted: see this script's docstring)\n")
         print(f"{'entries':>8} {'open s':>8} {'render s':>9} {'ms/entry':>9} {'unchanged s':>12} {'peak MiB':>9}")
         for n in [int(s) for s in args.sizes.split(",")]:
             out = subprocess.run([sys.executable, __file__, "--child", str(n), "--keep", str(folder),
-                                  "--jobs", str(jobs[-1])],
+                                  "--jobs", str(jobs[-1]), *(["--plain"] if args.plain else [])],
                                  check=True, capture_output=True, text=True).stdout
             r = json.loads(out.strip().splitlines()[-1])
             print(f"{n:>8} {r['open']:>8.2f} {r['render']:>9.2f} {1000 * r['render'] / n:>9.3f} "

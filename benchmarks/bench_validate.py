@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--jobs", default="1,2", help="comma-separated values of validate's -j (e.g. 1,2,4)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (one at 100,000 entries)")
+    parser.add_argument("--plain", action="store_true", help="synthetic bodies of plain sentences instead of "
+                        "research Markdown (synthetic.py)")
     args = parser.parse_args()
     root = HERE.parent
     jobs = [int(j) for j in args.jobs.split(",")]
@@ -52,11 +54,12 @@ def main() -> None:
     print(f"\n{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable")
     print("(cpu s: user + system time of all its processes; peak MiB: the largest process; all MiB: every "
           "process of the command together, shared pages once; load: the 1-minute load average after)")
+    print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
     print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'peak MiB':>9} {'all MiB':>8}  load")
     for n in (int(s) for s in args.sizes.split(",")):
-        folder = HERE / "out" / f"record-{n}"
+        folder = HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}"
         if not (folder / "pyproject.toml").exists():
-            generate_record(folder, n, seed=0)
+            generate_record(folder, n, seed=0, plain=args.plain)
         for j in jobs:
             wall, cpu, mem, total = median_of(["validate", "-j", str(j)], folder, args.repeat if n < 100_000 else 1)
             print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {cpu:>7.2f} {mem:>9.0f} {total:>8.0f}  "

@@ -1,11 +1,18 @@
-"""A generator of synthetic records, for benchmarks: N entries with realistic links.
+"""A generator of synthetic records, for benchmarks: N entries with realistic links and prose.
 
-    python benchmarks/synthetic.py OUT_DIR N [--seed S]
+    python benchmarks/synthetic.py OUT_DIR N [--seed S] [--plain]
 
 Writes OUT_DIR/pyproject.toml (with [tool.recordtool]) and OUT_DIR/record/<folder>/<ID>.yaml.
 The mix is 30% literature, 30% notes, 40% claims; each entry cites one to four earlier entries
-with a typed relation and mentions two to five ids in its prose, about 3% of them dangling,
-and now and then an id inside a code span (which is not a mention).
+with a typed relation, and now and then has an id inside a code span (which is not a mention).
+
+Bodies are ordinary research Markdown by default ("realistic" mode): 1 to 4 KB each of
+headings, paragraphs with emphasis, links, inline code and inline math, bullet and numbered
+lists, block quotes, small tables and fenced code, with two to eight ids mentioned in the prose
+(about 15% of entries mention one id that is not in the record). ``--plain`` writes the old
+bodies instead: two paragraphs of plain sentences with two to five mentions, which parse on a
+fast path of their own and so understate what a real record costs. Benchmarks say which mode
+they ran (``MODES``).
 """
 
 from __future__ import annotations
@@ -52,8 +59,87 @@ def _prose(rng: random.Random, mentions: list[str], code_id: str | None) -> str:
     return " ".join(sentences[:half]) + "\n\n" + " ".join(sentences[half:])
 
 
-def generate_record(root: Path, n: int, seed: int = 0) -> None:
-    """Write a synthetic project of ``n`` entries under ``root``."""
+MODES = {False: "realistic Markdown", True: "plain sentences"}  # by ``plain``
+SYMBOLS = ["W_{OV}", "W_{QK}", "W_O W_V", "\\lambda_i", "A^{h}", "x_{t-1}", "\\sum_h A^h", "\\|W\\|_F"]
+CODE = ["ctx.seed", "model.blocks[0]", "torch.einsum", "W_QK", "attn_only=True", "n_heads=4", "lr=1e-3",
+        "cache['pattern']", "seq_len", "layer_norm=False"]
+SNIPPETS = [
+    ["scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)", "pattern = scores.softmax(dim=-1)",
+     "out = pattern @ v"],
+    ["def composition(w_a, w_b):", "    num = (w_a @ w_b).norm()", "    return num / (w_a.norm() * w_b.norm())"],
+    ["for step in range(steps):", "    loss = model(batch).loss", "    loss.backward()", "    opt.step()",
+     "    opt.zero_grad()"],
+    ["eig = torch.linalg.eigvals(w_ov)", "ratio = eig.real.sum() / eig.abs().sum()", "print(f\"{ratio:.3f}\")"],
+]
+
+
+def _words(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choices(WORDS, k=rng.randint(lo, hi)))
+
+
+def _rich_sentence(rng: random.Random, mention: str | None = None) -> str:
+    """A sentence with, now and then, emphasis, a link, inline code or inline math."""
+    words = rng.choices(WORDS, k=rng.randint(8, 18))
+    for _ in range(rng.randint(0, 2)):
+        i = rng.randrange(1, len(words))
+        kind = rng.random()
+        if kind < 0.3:
+            words[i] = f"*{words[i]}*" if rng.random() < 0.6 else f"**{words[i]}**"
+        elif kind < 0.5:
+            words[i] = f"[{words[i]} {rng.choice(WORDS)}](https://example.org/{rng.choice(WORDS)}/{rng.randint(1, 999)})"
+        elif kind < 0.75:
+            words[i] = f"`{rng.choice(CODE)}`"
+        else:
+            words[i] = f"${rng.choice(SYMBOLS)}$"
+    if mention:
+        words.insert(rng.randint(1, len(words) - 1), mention)
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def _markdown(rng: random.Random, mentions: list[str], code_id: str | None) -> str:
+    """A research note in Markdown of 1 to 4 KB, with every id of ``mentions`` in its prose."""
+    target = rng.randint(1024, 3584)  # the last block may add half a kilobyte
+    todo = list(mentions)
+    rng.shuffle(todo)
+
+    def take() -> str | None:
+        return todo.pop() if todo and rng.random() < 0.5 else None
+
+    blocks: list[str] = []
+    size = 0
+    while size < target or todo:
+        kind = rng.random()
+        if kind < 0.12 and (not blocks or not blocks[-1].startswith("#")):
+            block = f"{'#' * rng.choice([2, 2, 3])} {_words(rng, 2, 5).capitalize()}"
+        elif kind < 0.45:
+            block = " ".join(_rich_sentence(rng, take()) for _ in range(rng.randint(2, 5)))
+        elif kind < 0.57:
+            block = "\n".join(f"- {_rich_sentence(rng, take())}" for _ in range(rng.randint(2, 5)))
+        elif kind < 0.67:
+            block = "\n".join(f"{i}. {_rich_sentence(rng, take())}" for i in range(1, rng.randint(3, 6)))
+        elif kind < 0.75:
+            block = "\n".join(f"> {_rich_sentence(rng, take())}" for _ in range(rng.randint(1, 3)))
+        elif kind < 0.85:
+            rows = ["| metric | value | note |", "| --- | ---: | --- |"]
+            for _ in range(rng.randint(2, 4)):
+                note = take() or _words(rng, 1, 3)
+                rows.append(f"| {rng.choice(WORDS)} {rng.choice(WORDS)} | {rng.uniform(0, 10):.3f} | {note} |")
+            block = "\n".join(rows)
+        elif kind < 0.93:
+            block = "\n".join(["```python", *rng.choice(SNIPPETS), "```"])
+        else:
+            block = " ".join(_rich_sentence(rng, todo.pop() if todo else None) for _ in range(rng.randint(1, 3)))
+        blocks.append(block)
+        size += len(block) + 2
+    if code_id:
+        blocks.append(f"The id `{code_id}` in code is not a mention.")
+    return "\n\n".join(blocks)
+
+
+def generate_record(root: Path, n: int, seed: int = 0, *, plain: bool = False) -> None:
+    """Write a synthetic project of ``n`` entries under ``root``: bodies of research Markdown,
+    or of plain sentences with ``plain``."""
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -67,7 +153,7 @@ def generate_record(root: Path, n: int, seed: int = 0) -> None:
         entry_id = f"{prefix}-{counters[prefix]}"
         cited = rng.sample(ids, k=min(len(ids), rng.randint(1, 4))) if ids else []
         cited = [c for c in cited if not (prefix == "NOTE" and not c.startswith("LIT"))] or cited[:1]
-        mentions = rng.sample(ids, k=min(len(ids), rng.randint(2, 5))) if ids else []
+        mentions = rng.sample(ids, k=min(len(ids), rng.randint(2, 5) if plain else rng.randint(2, 8))) if ids else []
         if rng.random() < 0.15:
             mentions.append(f"THEORY-{10 * n + rng.randint(1, 50)}")  # dangling
         code_id = rng.choice(ids) if ids and rng.random() < 0.1 else None
@@ -104,7 +190,7 @@ def generate_record(root: Path, n: int, seed: int = 0) -> None:
                     "    expect: {error: \"< 1e-9\"}",
                     "    control: {params: {noise: true}}",
                 ]
-        body = _prose(rng, mentions, code_id)
+        body = _prose(rng, mentions, code_id) if plain else _markdown(rng, mentions, code_id)
         lines += ["body: |", *["  " + line if line else "" for line in body.splitlines()]]
         (root / "record" / folder / f"{entry_id}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         ids.append(entry_id)
@@ -115,8 +201,11 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("n", type=int)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--plain", action="store_true",
+                        help="bodies of plain sentences (a fast path of the parser) instead of research Markdown")
     args = parser.parse_args()
-    generate_record(args.out, args.n, args.seed)
+    generate_record(args.out, args.n, args.seed, plain=args.plain)
+    print(f"{args.n} entries ({MODES[args.plain]}) in {args.out}")
 
 
 if __name__ == "__main__":
