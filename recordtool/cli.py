@@ -21,11 +21,47 @@ from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
+    from recordtool.verify.snapshot import Inputs
+
+_said: list[tuple[str, bool]] | None = None  # what a command has printed, while it is being kept
 
 
 def echo(message: str = "", err: bool = False) -> None:
     """``click.echo`` of text that may come from the record: its control characters escaped."""
+    if _said is not None:
+        _said.append((message, err))
     click.echo(terminal(message), err=err)
+
+
+def _replay(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
+    """Print what ``command`` with ``options`` printed last time and exit as it did, when it
+    found nothing to do and nothing it read has changed since (decided from file sizes and
+    times, without opening the project: ``recordtool.verify.snapshot``). Otherwise the inputs
+    to keep the answer under, if this run too finds nothing to do; and printing is recorded."""
+    global _said
+    from recordtool.verify import snapshot
+
+    _said = None
+    inputs = snapshot.take(root, command, options)
+    if inputs is None:
+        return None
+    answer = snapshot.kept_answer(inputs)
+    if answer is not None:
+        for message, err in answer.said:
+            echo(message, err=err)
+        sys.exit(answer.code)
+    _said = []
+    return inputs
+
+
+def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
+    """Keep what this command printed, having found nothing to do, for ``_replay``."""
+    global _said
+    if inputs is not None and _said is not None:
+        from recordtool.verify import snapshot
+
+        snapshot.keep(project, inputs, snapshot.Answer(_said, code))
+    _said = None
 
 
 def _open(root: Path | None, jobs: int | None = None) -> Project:
@@ -217,6 +253,11 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     -k select no claim at all, 130 on Ctrl-C (the verdicts already finished are kept). The
     rules: docs/verdicts.md.
     """
+    inputs = None
+    if not (force or trial or junit_xml is not None):  # those always run or write something
+        inputs = _replay(root, "verify", {
+            "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
+            "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt})
     from recordtool.verify.cluster import ClusterError
     from recordtool.verify.progress import make_display
     from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
@@ -259,7 +300,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         echo(json.dumps(report_json(report), indent=2, allow_nan=False))
     else:
         echo(format_report(report))
-    sys.exit(_interrupted_code() if report.interrupted else 0 if report.ok else 1)
+    code = _interrupted_code() if report.interrupted else 0 if report.ok else 1
+    if not (report.interrupted or report.checks_run or report.written or report.tried):  # nothing to do
+        _keep(project, inputs, code)
+    sys.exit(code)
 
 
 @cli.command(short_help="Show every claim's verdict, and why it is stale.")
@@ -278,6 +322,7 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     or `unchecked`. --why adds each clause's verdict and each expectation's power and
     spread over seeds (docs/verdicts.md).
     """
+    inputs = _replay(root, "status", {"ids": ids, "why": why, "format": fmt})
     from recordtool.verify.session import VerifyError, find_claims
     from recordtool.verify.status import assess, format_status, status_json
 
@@ -295,6 +340,7 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
         echo(json.dumps(status_json(statuses), indent=2, allow_nan=False))
     else:
         echo(format_status(statuses, why=why))
+    _keep(project, inputs, 0)
 
 
 @cli.command()

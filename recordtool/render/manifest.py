@@ -7,7 +7,6 @@ rewritten, and only files the manifest lists are ever removed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -36,10 +35,6 @@ def read_manifest(out: Path) -> dict[str, Written]:
             if (key is None or isinstance(key, str)) and isinstance(size, int) and isinstance(digest, str):
                 written[str(rel)] = (key, size, digest)
     return written
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def manifest_text(files: dict[str, Written]) -> str:

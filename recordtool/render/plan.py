@@ -8,17 +8,14 @@ composed again when recordtool's code, Python or a package that parses the recor
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recordtool import __version__
+from recordtool import snapshot
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
@@ -28,7 +25,6 @@ if TYPE_CHECKING:
 # The modules that compose pages (escape, page, prose, ...) import pydantic and markdown-it:
 # they are imported where pages are composed, so that deciding "nothing changed" stays cheap.
 
-PACKAGE = Path(__file__).resolve().parents[1]  # recordtool/, every stage
 # Distributions whose version can change what a page says (parsing YAML and Markdown).
 RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")  # they shape pages too
 
@@ -38,16 +34,7 @@ def code_version() -> str:
     """A hash of recordtool's own code (every module: loading and linking shape pages too),
     its version, Python's and those of the packages that parse and load the record: pages are
     composed again when any of them changes."""
-    digest = hashlib.blake2b(__version__.encode("utf-8"), digest_size=8)
-    digest.update(sys.version.encode("utf-8"))
-    for dist in RENDER_DEPENDENCIES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            digest.update(f"{dist}={metadata.version(dist)}".encode())
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
-        with contextlib.suppress(OSError):
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return snapshot.code_version(RENDER_DEPENDENCIES)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name, write_atomic
 from recordtool.record.confine import refused
-from recordtool.render.manifest import MANIFEST, Written, content_hash, manifest_text, read_manifest
+from recordtool.render.manifest import MANIFEST, Written, manifest_text, read_manifest
+from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config
@@ -203,15 +204,6 @@ def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | 
     if not data.startswith(magic) or (source.lower().endswith(".webp") and data[8:12] != b"WEBP"):
         return "does not hold the image its name says", None
     return None, data
-
-
-def stat_file(path: str) -> list[int] | None:
-    """[size, mtime_ns] of a file, None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
 
 
 def _put(folders: _Folders, rel: str, data: bytes, digest: str, before: Written | None,

@@ -200,8 +200,10 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
     render(record, statuses=statuses(record))
     manifest = project.root / "record" / "pages" / MANIFEST
     before = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-    real = plan.metadata.version
-    monkeypatch.setattr(plan.metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
     plan.code_version.cache_clear()
     try:
         again = render(open_project(root=project.root), statuses=statuses(record))

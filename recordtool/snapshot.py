@@ -1,0 +1,135 @@
+"""Snapshots of files: deciding "nothing changed" from sizes and modification times.
+
+A command that only reads (``render`` with nothing new, ``verify`` with every verdict fresh,
+``status``) keeps what it read as a snapshot: the size and modification time of every input
+file, and recordtool's own code version. The next run takes the same snapshot before opening
+anything; when the two agree, what the last run concluded still holds and the project (YAML,
+pydantic, the verdicts) need not be loaded at all.
+
+Modification times have a tick (coarse on some filesystems): a file written within ``RACY_NS``
+of the snapshot may change again without its time changing, so its content hash is kept too and
+compared once it is older ("racy" files, as git calls them).
+
+Shared by the stages: it imports none of them (each stage decides what its inputs are).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
+PACKAGE = Path(__file__).resolve().parent  # recordtool/, every stage
+
+Files = dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+
+
+def content_hash(data: bytes) -> str:
+    import hashlib  # loads OpenSSL: only when a hash is wanted
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def stat_file(path: str) -> list[int] | None:
+    """[size, mtime_ns] of a file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def walk(folder: str, into: Files) -> None:
+    """[size, mtime_ns] of every file under ``folder`` (links to folders not followed, as
+    loading does not; ``__pycache__`` left out: importing a module rewrites it)."""
+    stack = [folder]
+    while stack:
+        try:
+            scan = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scan:
+            for item in scan:
+                if item.is_dir(follow_symlinks=False):
+                    if item.name != "__pycache__":
+                        stack.append(item.path)
+                    continue
+                try:
+                    st = item.stat()
+                except OSError:
+                    into[item.path] = [-1, -1]
+                    continue
+                into[item.path] = [st.st_size, st.st_mtime_ns]
+
+
+def take(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
+    """The state of ``files`` (those that exist) and of every file under ``folders``, with the
+    content hash of each file changed so recently that it may change again unseen."""
+    start = time.time_ns()
+    state: Files = {}
+    for path in files:
+        stat = stat_file(path)
+        if stat is not None:
+            state[path] = stat
+    for folder in folders:
+        walk(folder, state)
+    for path, value in state.items():
+        if value[1] >= start - RACY_NS:
+            with contextlib.suppress(OSError), open(path, "rb") as handle:
+                value.append(content_hash(handle.read()))
+    return state
+
+
+def files_hold(then: Any, now: Files) -> bool:
+    """Whether the files are as they were: the same paths, sizes and times (and, for a file
+    that was racy then, the same content)."""
+    if not isinstance(then, dict) or len(then) != len(now):
+        return False
+    for path, value in now.items():
+        old = then.get(path)
+        if not isinstance(old, list) or old[:2] != value[:2]:
+            return False
+        if len(old) > 2 and (len(value) < 3 or value[2] != old[2]):
+            if len(value) > 2:
+                return False
+            try:  # it was racy then, and is old now: check its content
+                with open(path, "rb") as handle:
+                    if content_hash(handle.read()) != old[2]:
+                        return False
+            except OSError:
+                return False
+    return True
+
+
+def stats_hold(then: Any) -> bool:
+    """Whether every file of ``then`` (path -> [size, mtime_ns], or None for none) is as it was."""
+    if not isinstance(then, dict):
+        return False
+    return all(stat_file(path) == old for path, old in then.items())
+
+
+def code_version(dists: tuple[str, ...] = ()) -> str:
+    """A hash of recordtool's own code (every module), its version, Python's, and the versions
+    of the distributions ``dists`` (read from their metadata, never by importing them)."""
+    import hashlib
+
+    import recordtool
+
+    digest = hashlib.blake2b(recordtool.__version__.encode("utf-8"), digest_size=8)
+    digest.update(sys.version.encode("utf-8"))
+    if dists:
+        from importlib import metadata
+
+        for dist in dists:
+            with contextlib.suppress(metadata.PackageNotFoundError):
+                digest.update(f"{dist}={metadata.version(dist)}".encode())
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

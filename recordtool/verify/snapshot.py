@@ -1,0 +1,201 @@
+"""The answers of ``verify`` and ``status`` when nothing was to be done, kept to be given again.
+
+``verify`` with every verdict fresh runs nothing and ``status`` only reads, yet both load the
+whole record (YAML, pydantic) to say so. What they printed is kept in the cache folder
+(``verify-snapshot.json``) beside the snapshot of what they read (``recordtool.snapshot``):
+pyproject.toml, every file of the kinds' folders, the verdicts folder, the checks package and
+any module outside it that a check runs, where those folders lead, recordtool's code (the
+states of its modules' files) and version, Python's, and the versions of the packages the
+fingerprints compare (read from metadata, never by importing them). When all of it is as it was, the same command with the same options
+prints the same thing and exits the same way, without opening the project.
+
+Only a run whose outcome was "nothing to do" is kept (a ``verify`` that ran, tried or wrote
+anything is not), and the key is the command with every option that can change what it prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import recordtool
+from recordtool import snapshot
+from recordtool.record.config import ConfigError, find_root, load_config
+
+if TYPE_CHECKING:
+    from recordtool.record.project import Project
+
+SNAPSHOT = "verify-snapshot.json"  # in the cache folder
+SNAPSHOT_FORMAT = 1
+KEPT = 16  # answers kept for one state of the inputs (commands and options)
+ALWAYS = ("recordtool", "torch")  # packages every fingerprint compares (fingerprint.environment)
+
+Said = list[tuple[str, bool]]  # what was printed: (text, on stderr)
+
+
+class Inputs:
+    """What ``verify`` and ``status`` read, as found on disk before the project is opened.
+    (Plain classes here: a dataclass compiles its methods when imported, which this path,
+    meant to cost little more than starting Python, notices.)"""
+
+    __slots__ = ("key", "path", "state")
+
+    def __init__(self, path: str, key: str, state: dict[str, Any]) -> None:
+        self.path = path  # the snapshot file
+        self.key = key  # the command and its options
+        self.state = state  # root, code, where its folders lead, files
+
+
+class Answer:
+    """What a command printed, in order, and its exit code."""
+
+    __slots__ = ("code", "said")
+
+    def __init__(self, said: Said, code: int) -> None:
+        self.said = said
+        self.code = code
+
+
+def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
+    """The inputs of ``command`` with ``options`` for the project at ``root`` (or found above
+    the current folder); None when the project cannot be found or configured (opening it will
+    say why)."""
+    try:
+        base = root.resolve() if root is not None else find_root(Path.cwd())
+        config = load_config(base)
+    except (ConfigError, OSError):
+        return None
+    if not config.record.is_dir():  # opening it says so
+        return None
+    folders = [str(config.record / kind.folder) for kind in config.kinds.values()]
+    # where the record and its folders lead (a folder replaced by a link is another input)
+    places = [os.path.realpath(path) for path in (str(config.record), *folders, str(config.verdicts),
+                                                 str(config.root / config.checks))]
+    # recordtool's own code is its modules' files (their states: cheaper than hashing them),
+    # its version and Python's
+    files = snapshot.take([str(config.root / "pyproject.toml")],
+                          [*folders, str(config.verdicts), str(config.root / config.checks), str(snapshot.PACKAGE)])
+    state = {"root": str(base), "code": f"{recordtool.__version__} {sys.version}", "places": places, "files": files}
+    key = json.dumps([command, options], sort_keys=True)
+    return Inputs(str(config.cache / SNAPSHOT), key, state)
+
+
+def _read(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == SNAPSHOT_FORMAT else {}
+
+
+def _versions(packages: list[str]) -> dict[str, str | None]:
+    """The installed versions of ``packages`` (import names), read from their metadata."""
+    from recordtool.verify import fingerprint  # imports importlib.metadata: only when needed
+
+    return {name: fingerprint.package_version(name) for name in packages}
+
+
+def _installed(packages: list[str]) -> dict[str, list[int] | None]:
+    """Where the versions of ``packages`` are read from, as file states: each one's metadata
+    file and the folders that hold installed distributions (installing, upgrading or removing
+    one changes them). While they are as they were, so are the versions, and the metadata
+    need not be read (importing ``importlib.metadata`` alone costs more than the rest)."""
+    from importlib import metadata
+
+    from recordtool.verify import fingerprint
+
+    folders = {path for path in sys.path if path.endswith(("site-packages", "dist-packages"))}
+    files: list[str] = []
+    for name in packages:
+        if fingerprint.package_version(name) is None:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:  # an import name that is not its distribution's
+            dists = metadata.packages_distributions().get(name, [])
+            if not dists:
+                continue
+            dist = metadata.distribution(dists[0])
+        found = getattr(dist, "_path", None)  # where a distribution on disk keeps its metadata
+        if found is None:
+            return {}  # no file to watch: read the versions every time
+        meta = os.path.join(str(found), "METADATA")
+        files.append(meta if os.path.exists(meta) else os.path.join(str(found), "PKG-INFO"))
+        folders.add(os.path.dirname(str(found)))
+    return {path: snapshot.stat_file(path) for path in sorted({*files, *folders})}
+
+
+def _holds(last: dict[str, Any], inputs: Inputs) -> bool:
+    """Whether what the kept answers read is all as it is now."""
+    state = inputs.state
+    if any(last.get(name) != state[name] for name in ("root", "code", "places")):
+        return False
+    if not snapshot.files_hold(last.get("files"), state["files"]) or not snapshot.stats_hold(last.get("extra")):
+        return False
+    versions = last.get("versions")
+    if not isinstance(versions, dict):
+        return False
+    installed = last.get("installed")
+    return (bool(installed) and snapshot.stats_hold(installed)) or _versions(sorted(versions)) == versions
+
+
+def kept_answer(inputs: Inputs) -> Answer | None:
+    """What the same command printed last time, when nothing it read has changed since; None
+    when anything differs (or it was never kept): then run it."""
+    last = _read(inputs.path)
+    answer = (last.get("answers") or {}).get(inputs.key)
+    if not isinstance(answer, dict) or not _holds(last, inputs):
+        return None
+    said, code = answer.get("said"), answer.get("code")
+    if not isinstance(said, list) or not isinstance(code, int):
+        return None
+    return Answer([(str(text), bool(err)) for text, err in said], code)
+
+
+def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] | None]]:
+    """What the claims' fingerprints read besides the record and the checks package: the
+    third-party packages whose versions they compare, and every module a check runs that lies
+    outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
+    from recordtool.verify.fingerprint import Scanner
+
+    config = project.config
+    scanner = Scanner(config)
+    package = str(config.root / config.checks) + os.sep
+    packages: set[str] = set()
+    extra: dict[str, list[int] | None] = {}
+    for module in sorted({check.module for claim in project.record.claims() for check in claim.checks}):
+        scan = scanner.scan(module)
+        packages |= scan.packages
+        parts = module.split(".")
+        paths = [str(config.root / rel) for rel in [*scan.files, *scan.missing]]
+        for i in range(1, len(parts) + 1):  # the module and its packages, where they would be
+            stem = config.root.joinpath(*parts[:i])
+            paths += [str(stem.with_suffix(".py")), str(stem / "__init__.py")]
+        for path in paths:
+            if not path.startswith(package):  # the checks package is in the snapshot whole
+                extra[path] = snapshot.stat_file(path)
+    return packages, extra
+
+
+def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
+    """Keep ``answer``, what the command printed having found nothing to do, for ``kept_answer``."""
+    from recordtool.atomic import write_atomic
+
+    packages, extra = fingerprint_inputs(project)
+    last = _read(inputs.path)
+    answers = last.get("answers") if _holds(last, inputs) else None
+    answers = {k: v for k, v in answers.items() if k != inputs.key} if isinstance(answers, dict) else {}
+    answers = dict(list(answers.items())[-(KEPT - 1):])
+    answers[inputs.key] = {"said": answer.said, "code": answer.code}
+    names = sorted(packages | set(ALWAYS))
+    data = {"format": SNAPSHOT_FORMAT, **inputs.state, "extra": extra, "versions": _versions(names),
+            "installed": _installed(names), "answers": answers}
+    try:
+        os.makedirs(os.path.dirname(inputs.path), exist_ok=True)
+        write_atomic(Path(inputs.path), json.dumps(data, separators=(",", ":")))
+    except OSError:  # a cache that cannot be written costs speed, never the answer
+        pass
