@@ -57,7 +57,7 @@ def _replay(root: Path | None, command: str, options: dict[str, Any]) -> Inputs 
 def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     """Keep what this command printed, having found nothing to do, for ``_replay``."""
     global _said
-    if inputs is not None and _said is not None:
+    if inputs is not None and _said is not None and not project.errors:  # a broken record: say it each time
         from recordtool.verify import snapshot
 
         snapshot.keep(project, inputs, snapshot.Answer(_said, code))
