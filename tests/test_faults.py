@@ -10,6 +10,7 @@ and limits on what a check returns.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import importlib
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -580,3 +582,32 @@ def test_a_list_the_check_keeps_is_kept_in_full(tmp_path: Path) -> None:
     assert invoke("verify", "--root", str(root)).code == 0
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
     assert verdict["checks"][0]["runs"][0]["metrics"]["curve"] == [float(i) for i in range(500)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("fork_server", ["1", "0"])
+def test_a_check_ends_when_verify_is_killed(tmp_path: Path, fork_server: str) -> None:
+    pidfile = tmp_path / "check.pid"
+    checks = CHECKS + f"\n\ndef sleeper(ctx):\n    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n    time.sleep(60)\n"
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("slow", "sleeper"))}, checks=checks)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "RECORDTOOL_FORK_SERVER": fork_server}
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the check's process {pid} outlived verify")
