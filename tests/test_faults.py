@@ -611,3 +611,33 @@ def test_a_check_ends_when_verify_is_killed(tmp_path: Path, fork_server: str) ->
     else:
         os.kill(pid, signal.SIGKILL)
         raise AssertionError(f"the check's process {pid} outlived verify")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
+@pytest.mark.parametrize("fork_server", ["1", "0"])
+def test_what_a_check_starts_in_a_session_of_its_own_ends_with_its_run(tmp_path: Path, fork_server: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    checks = CHECKS + textwrap.dedent(f"""
+
+        def spawner(ctx):
+            import subprocess
+            child = subprocess.Popen([sys.executable, "-c", "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
+                                     start_new_session=True)
+            while not os.path.exists({str(pidfile)!r}):
+                time.sleep(0.01)
+            return {{"err": 0.0}}
+    """)
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner"))}, checks=checks)
+    monkeypatch.setenv("RECORDTOOL_FORK_SERVER", fork_server)
+    invoke("verify", "--root", str(root))
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"the process {pid} the check started outlived its run")

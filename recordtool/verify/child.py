@@ -319,7 +319,7 @@ class Server:
         code = 0
         try:
             os.setsid()
-            die_with_parent()
+            die_with_parent(adopt=True)
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             for fd in (self.proto, *self.wake):
@@ -341,6 +341,7 @@ class Server:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
                     stream.flush()
+            end_descendants()
             # Leave at once: a check's stray threads or atexit hooks must not hang the run.
             os._exit(code)
 
@@ -389,7 +390,26 @@ def _drain(fd: int) -> None:
         pass
 
 
-def die_with_parent() -> None:
+def end_descendants() -> None:
+    """Kill every process the check started that still runs, those that left for a session of
+    their own included (adopted by this process, ``PR_SET_CHILD_SUBREAPER``): the run ends."""
+    for _ in range(100):
+        children: list[int] = []
+        with contextlib.suppress(OSError):
+            for task in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
+                    children += [int(pid) for pid in handle.read().split()]
+        if not children:
+            return
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def die_with_parent(adopt: bool = False) -> None:
     """On Linux, have the kernel SIGKILL this process when its parent dies (``verify``, or the
     fork server), so that a ``kill -9`` of ``verify`` leaves no check running
     (``PR_SET_PDEATHSIG``). Elsewhere there is no such call: there a check's process outlives a
@@ -401,6 +421,8 @@ def die_with_parent() -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        if adopt:  # the check's orphans become this process's children, ended with the run
+            libc.prctl(36, 1, 0, 0, 0)  # 36: PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         return
     if os.getppid() == 1:  # the parent died before the call: nothing would tell us
@@ -408,14 +430,18 @@ def die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> None:
-    die_with_parent()
     if argv[:1] == ["--serve"]:
+        die_with_parent()
         Server(Path.cwd()).serve()
+    die_with_parent(adopt=True)
     request_path, result_path = Path(argv[0]), Path(argv[1])
     request = json.loads(request_path.read_text(encoding="utf-8"))
     sys.path[0:1] = [request["root"]]
     os.chdir(request["root"])
-    write_result(result_path, run(request))
+    try:
+        write_result(result_path, run(request))
+    finally:
+        end_descendants()
     sys.stdout.flush()
     sys.stderr.flush()
     # Leave at once: a check's stray threads or atexit hooks must not hang the run.
