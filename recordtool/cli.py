@@ -237,9 +237,11 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
               help="Output format of the summary (progress goes to stderr).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
               help="Also write a JUnit XML report, one test case per check.")
+@click.option("--strict", is_flag=True, help="Exit 1 unless every selected claim is verified (every clause), "
+              "not only when a claim is worse off than its committed verdict.")
 def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
            failed: bool, force: bool, trial: bool, jobs: int, seeds: int | None, timeout: float | None,
-           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None) -> None:
+           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
     Each check runs on its `seeds:` (default 1), and so does each control, every run in a
@@ -247,17 +249,23 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
     is fresh (nothing that produced it has changed) are not rerun unless --force, except a
     timeout or error that the run caused (a timeout, a crash, a signal), not the claim.
-    --try runs and judges without keeping anything. Exits 0 when every selected claim is
-    verified (every clause; or skipped), 1 otherwise, 2 on a usage error (an id that is not
-    a claim, say) or a cluster that cannot be used (before anything runs), 5 when --tag or
-    -k select no claim at all, 130 on Ctrl-C (the verdicts already finished are kept). The
-    rules: docs/verdicts.md.
+    --try runs and judges without keeping anything.
+
+    The committed verdicts are the baseline. Exits 1 when this run leaves a claim worse off
+    than its committed verdict (a result or a clause that held got worse; a claim with no
+    verdict before that is not verified; a check in error or timeout), 0 otherwise, so a
+    claim the record already shows as contradicted is a finding, not a failure; with
+    --strict, 1 unless every selected claim is verified (every clause; or skipped). Exits 2
+    on a usage error (an id that is not a claim, say) or a cluster that cannot be used
+    (before anything runs), 5 when --tag or -k select no claim at all, 130 on Ctrl-C (the
+    verdicts already finished are kept). The rules: docs/verdicts.md.
     """
     inputs = None
     if not (force or trial or junit_xml is not None):  # those always run or write something
         inputs = _replay(root, "verify", {
             "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
-            "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt})
+            "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
+            "strict": strict})
     from recordtool.verify.cluster import ClusterError
     from recordtool.verify.progress import make_display
     from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
@@ -300,7 +308,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         echo(json.dumps(report_json(report), indent=2, allow_nan=False))
     else:
         echo(format_report(report))
-    code = _interrupted_code() if report.interrupted else 0 if report.ok else 1
+    code = (_interrupted_code() if report.interrupted
+            else 0 if (report.all_verified if strict else report.ok) else 1)
     if not (report.interrupted or report.checks_run or report.written or report.tried):  # nothing to do
         _keep(project, inputs, code)
     sys.exit(code)

@@ -82,18 +82,50 @@ class Options:
     trial: bool = False  # `--try`: run and judge, but keep the committed verdicts and figures as they are
 
 
+# How good a claim's result is, for telling whether a run left it worse off than the verdict
+# it replaces (higher is better).
+RANK = {"verified": 5, "partly-verified": 4, "skipped": 3, "no-power": 2, "contradicted": 1,
+        "error": 0, "timeout": 0}
+
+
 @dataclass
 class ClaimResult:
-    """One selected claim after the run: its status now, and whether it was run."""
+    """One selected claim after the run: its status now, whether it was run, and the
+    committed verdict it was measured against (None: there was none)."""
 
     claim: str
     status: ClaimStatus
     ran: bool
     cut_short: bool = False  # it was to run, and Ctrl-C came first: its last verdict stands, not rechecked
+    before: ClaimVerdict | None = None
 
     @property
-    def ok(self) -> bool:
+    def verified(self) -> bool:
         return self.status.state in ("verified", "skipped")
+
+    @property
+    def regressed(self) -> str | None:
+        """Why this run leaves the claim worse off than its committed verdict (None: it does not).
+
+        The committed verdicts are the baseline: a claim that the record already shows as
+        contradicted is a finding, not a fault of this run. A broken check (error, timeout)
+        always counts; so does a claim run for the first time that is not verified, and one
+        whose result, or any clause that held, got worse."""
+        verdict = self.status.verdict
+        if self.status.state in ("error", "timeout"):
+            return f"its check ended in {self.status.state}"
+        if not self.ran or verdict is None:
+            return None
+        if self.before is None:
+            return None if self.verified else f"{self.status.label}, with no verdict before"
+        was, now = self.before.result, verdict.result
+        if RANK.get(now, 0) < RANK.get(was, 0):
+            return f"{self.before.summary} before, {verdict.summary} now"
+        held = {c.clause for c in self.before.clauses if c.state == "verified"}
+        lost = sorted(held - {c.clause for c in verdict.clauses if c.state == "verified"})
+        if lost:
+            return f"clause{'s' if len(lost) > 1 else ''} {', '.join(lost)} verified before, not now"
+        return None
 
 
 @dataclass
@@ -108,7 +140,13 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.interrupted and all(r.ok for r in self.results)
+        """No claim left worse off than its committed verdict (``ClaimResult.regressed``)."""
+        return not self.interrupted and all(r.regressed is None for r in self.results)
+
+    @property
+    def all_verified(self) -> bool:
+        """Every selected claim verified (or skipped): what ``verify --strict`` asks."""
+        return not self.interrupted and all(r.verified for r in self.results)
 
 
 def now_iso() -> str:
@@ -262,7 +300,8 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     for claim in chosen:
         ran = claim.id in report.written or claim.id in report.tried
         report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=ran,
-                                          cut_short=report.interrupted and claim.id in scheduled and not ran))
+                                          cut_short=report.interrupted and claim.id in scheduled and not ran,
+                                          before=store.verdicts.get(claim.id)))
     report.duration_s = time.perf_counter() - t0
     return report
 
@@ -517,6 +556,10 @@ def format_report(report: Report) -> str:
         tail += " (" + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) + ")"
     tail += f"; ran {report.checks_run} check run{'s' if report.checks_run != 1 else ''} in {report.duration_s:.1f} s"
     lines.append(tail)
+    for r in report.results:
+        why = r.regressed
+        if why is not None:
+            lines.append(f"worse than committed: {r.claim}: {why}")
     if report.interrupted:
         lines.append(f"interrupted: kept {len(report.written)} finished verdict{'s' if len(report.written) != 1 else ''}")
     if report.tried:
@@ -532,6 +575,8 @@ def report_json(report: Report) -> dict[str, Any]:
     ran = {r.claim for r in report.results if r.ran}
     for claim in data["claims"]:  # type: ignore[attr-defined]
         claim["ran"] = claim["claim"] in ran
-    data.update({"ok": report.ok, "interrupted": report.interrupted, "notes": report.notes,
+    data.update({"ok": report.ok, "all_verified": report.all_verified,
+                 "worse": {r.claim: r.regressed for r in report.results if r.regressed is not None},
+                 "interrupted": report.interrupted, "notes": report.notes,
                  "checks_run": report.checks_run, "duration_s": round(report.duration_s, 3)})
     return data
