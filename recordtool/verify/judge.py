@@ -203,17 +203,23 @@ def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run],
         power: list[str] = []
         for control in controls:
             judged = [_result(run, metric) for run in control.runs]
+            # NaN fails every expectation, but a metric undefined under a control (no second
+            # layer to compose with, say) shows nothing the measurement could get wrong: no power.
             if judged and all(run.outcome == "ok" for run in control.runs) and all(
-                    r is not None and not r.holds for r in judged):
+                    r is not None and not r.holds and _defined(r.measured) for r in judged):
                 power.append(f"control '{control.name}'")
         if expect.null is not None and measured and len(measured) == len(runs) and all(
-                r.null is not None and r.null_holds is False for r in measured):
+                r.null is not None and r.null_holds is False and _defined(r.null) for r in measured):
             power.append(f"null {expect.null}")
         values, nans = spread([r.measured for r in measured if r.measured is not None])
         state: ExpectationState = ("no-power" if not power else "holds" if holds_on >= required else "fails")
         out.append(ExpectationVerdict(metric, str(expect), list(expect.clause) or list(clause_ids), expect.null,
                                       state, holds_on, len(runs), required, power, values, nans))
     return out
+
+
+def _defined(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)
 
 
 def _observations(spec: CheckSpec, runs: list[Run]) -> list[ObservationVerdict]:
