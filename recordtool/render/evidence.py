@@ -296,7 +296,8 @@ def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:
         elif e.state in ("holds", "fails"):
             text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES[e.state]}"
         if e.state in ("holds", "fails", "no-power"):
-            text += (f" on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
+            text += ((": holds" if e.state == "fails" else "")  # "❌ fails: holds on 0 of 3 seeds"
+                     + f" on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
                      + (f" (quorum {e.required})" if e.required < e.seeds else "")
                      + f", measured {spread(e.spread, e.nans, e.seeds)}")
             if e.power:

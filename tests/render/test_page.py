@@ -297,3 +297,32 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
     assert "| 1 | `n` | \\>= 2 | 2 | 5 | ✅ holds (no power) |" in v
     assert ("| `untrained` | `train=false` | fails an expectation on every seed; ⚠️ degenerate on seeds 0, 1 "
             "(loss_drop \\< 0.1): it learned nothing | `err` |") in v
+
+
+def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectBuilder) -> None:
+    from recordtool.verify.judge import claim_result, judge_check, judge_clauses, judge_control, judge_run
+    from recordtool.verify.verdict import ClaimVerdict
+
+    project.add("THEORY-6", """
+        statement: A.
+        checks:
+          - name: lab
+            run: checks.demo:measure
+            seeds: 2
+            expect: {err: "< 0.5"}
+            controls: [{name: untrained, params: {train: false}}]
+    """)
+    record = open_project(root=project.root)
+    claim = record.record.entries["THEORY-6"]
+    spec = claim.checks[0]  # type: ignore[attr-defined]
+    runs = [judge_run(spec, s, "ok", {"err": e}, 1.0) for s, e in [(0, 0.7), (1, 0.3)]]
+    control = judge_control("untrained", {"train": False},
+                            [judge_run(spec, s, "ok", {"err": 0.9}, 1.0, main=False) for s in (0, 1)])
+    check = judge_check(spec, runs, [control], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids)  # type: ignore[attr-defined]
+    clauses = judge_clauses(claim, [check])  # type: ignore[arg-type]
+    result = claim_result(clauses, [check])
+    verdict = ClaimVerdict("THEORY-6", check.outcome, "A.", [check], {}, "2026-11-29T14:03:00Z",
+                           "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
+    v = _section(render_entry(context(record, statuses(record, THEORY_6=ClaimStatus("THEORY-6", result, verdict))),
+                              "THEORY-6"), "Verdict")
+    assert "`lab`: `err` \\< 0.5: ❌ fails: holds on 1 of 2 seeds, measured 0.3 / 0.5 / 0.7" in v
