@@ -300,7 +300,13 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
 
 
 def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectBuilder) -> None:
-    from recordtool.verify.judge import claim_result, judge_check, judge_clauses, judge_control, judge_run
+    from recordtool.verify.judge import (
+        claim_result,
+        judge_check,
+        judge_clauses,
+        judge_control,
+        judge_run,
+    )
     from recordtool.verify.verdict import ClaimVerdict
 
     project.add("THEORY-6", """

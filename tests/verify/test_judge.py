@@ -75,7 +75,8 @@ def test_an_expectation_that_holds_under_every_control_has_no_power_and_decides_
 def test_a_metric_undefined_under_a_control_gives_it_no_power() -> None:
     # NaN fails 'err < 0.5' on every seed of the control, yet measures nothing that could go wrong
     verdict = check([run(0.1)], [control(run(math.nan))])
-    assert [(e.metric, e.state, e.power) for e in verdict.expectations][0] == ("err", "no-power", [])
+    first = verdict.expectations[0]
+    assert (first.metric, first.state, first.power) == ("err", "no-power", [])
     verdict = check([run(0.1)], [control(run(math.nan), name="undefined"), control(run(0.9))])
     assert verdict.expectations[0].power == ["control 'broken'"]
     nulled = spec(expect={"k": {"is": "> 2", "null": "k_null"}})
