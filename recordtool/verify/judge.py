@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from recordtool.record.schema import STATEMENT_CLAUSE, CheckSpec, Theory, Tolerance
 from recordtool.verify.fingerprint import canonical
-from recordtool.verify.limits import bound_error, bound_metrics, is_summary
+from recordtool.verify.limits import bound_error, bound_metrics, bound_value, is_summary
 from recordtool.verify.verdict import (
     CheckVerdict,
     ClauseState,
@@ -150,7 +150,12 @@ def spread(values: list[float]) -> tuple[list[float] | None, int]:
 def close(a: Any, b: Any, tolerance: Tolerance) -> bool:
     """Whether two metric values are the same within ``tolerance``:
     ``|a - b| <= abs + rel * max(|a|, |b|)``; NaN equals NaN, an infinity only itself; lists
-    element by element; anything else exactly."""
+    element by element (a list kept whole before the bounds of ``limits`` compares as its
+    summary with a summary); anything else exactly."""
+    if is_summary(a) or is_summary(b):
+        a, b = bound_value(a), bound_value(b)
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(close(a[k], b[k], tolerance) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(close(x, y, tolerance) for x, y in zip(a, b, strict=True))
     if isinstance(a, bool) or isinstance(b, bool):

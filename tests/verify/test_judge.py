@@ -292,3 +292,14 @@ def test_the_worked_example_of_docs_verdicts() -> None:
         ("previous-token", "verified"), ("induction", "observed"), ("k-composition", "verified")]
     result = claim_result(clauses, [verdict])
     assert label(result, clauses) == "partly verified: 2 of 3 clauses"
+
+
+def test_a_long_list_kept_whole_compares_as_its_summary() -> None:
+    from recordtool.verify.judge import close
+    from recordtool.verify.limits import bound_value
+
+    curve = [4.0 - i / 100 for i in range(300)]
+    tolerance = Tolerance()
+    assert close(curve, bound_value(curve), tolerance) and close(bound_value(curve), curve, tolerance)
+    assert not close(curve, bound_value([x + 0.5 for x in curve]), tolerance)
+    assert not close(curve[:60], bound_value(curve), tolerance)
