@@ -35,6 +35,12 @@ _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
+
+def _metric_name(metric: str) -> str:
+    if not _METRIC.match(metric):
+        raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
+    return metric
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -103,9 +109,7 @@ class Expect(_Strict):
     @field_validator("null")
     @classmethod
     def _null(cls, value: str | None) -> str | None:
-        if value is not None and not _METRIC.match(value):
-            raise ValueError(f"'{value}' is not a metric name; use letters, digits and underscores")
-        return value
+        return None if value is None else _metric_name(value)
 
     @property
     def plain(self) -> bool:
@@ -240,14 +244,6 @@ class CheckSpec(_Strict):
             raise ValueError(f"'{value}' is not a check name; use lowercase words joined by dashes, e.g. exact-expansion")
         return value
 
-    @field_validator("keep")
-    @classmethod
-    def _keep(cls, value: list[str]) -> list[str]:
-        for metric in value:
-            if not _METRIC.match(metric):
-                raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
-        return value
-
     @field_validator("run")
     @classmethod
     def _run(cls, value: str) -> str:
@@ -259,12 +255,11 @@ class CheckSpec(_Strict):
             raise ValueError(f"'{value}' is not 'module:function'; write e.g. 'checks.path_expansion:measure'")
         return value
 
-    @field_validator("expect", "observe", "degenerate")
+    @field_validator("expect", "observe", "degenerate", "keep")
     @classmethod
-    def _metric_names(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for metric in value:
-            if not _METRIC.match(metric):
-                raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
+    def _metric_names(cls, value: Any) -> Any:
+        for metric in value:  # a mapping's keys, or the names a list holds
+            _metric_name(metric)
         return value
 
     @field_validator("observe")

@@ -91,6 +91,12 @@ def test_clauses_and_the_mapping_form_of_expectations() -> None:
      "'Bad Clause' is not a clause id; use lowercase words joined by dashes, e.g. previous-token"),
     ({"expect": {"e": {"is": "<< 1"}}}, "'<< 1' is not an expectation"),
     ({"expect": {"e": {"is": "< 1", "clause": ["a", "a"]}}}, "a clause is named twice; name each once"),
+    # a metric's name, wherever a check names one
+    ({"expect": {"bad-name": "< 1"}}, "'bad-name' is not a metric name; use letters, digits and underscores"),
+    ({"expect": {"e": {"is": "< 1", "null": "e null"}}}, "'e null' is not a metric name"),
+    ({"observe": {"1st": "statement"}}, "'1st' is not a metric name"),
+    ({"degenerate": {"loss-drop": "< 0.1"}}, "'loss-drop' is not a metric name"),
+    ({"keep": ["curve", "loss curve"]}, "'loss curve' is not a metric name"),
 ])
 def test_bad_check_fields_are_refused(change: dict[str, object], message: str) -> None:
     data = {**CLAIM, "checks": [{**CLAIM["checks"][0], **change}]}  # type: ignore[index]
