@@ -76,6 +76,16 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
     return build
 
 
+def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+    """Make ``module`` hand even a tiny record to the pool: from one item, one item a chunk, as
+    on a machine with 8 cores (the pool's size is then ``-j``'s)."""
+    from recordtool import parallel
+
+    monkeypatch.setattr(module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
+
+
 class EveryWorker:
     """Wraps a function that work shared by a pool calls (``recordtool.parallel``), so that
     each of ``workers`` processes surely does some of it, however busy the machine: each

@@ -7,7 +7,7 @@ import pytest
 
 from recordtool.record.graph import Backlink, Mention
 from recordtool.record.project import open_project
-from tests.conftest import EveryWorker, ProjectBuilder
+from tests.conftest import EveryWorker, ProjectBuilder, share_with_a_pool
 
 
 def test_inverse_citations_backlinks_and_mentions(minimal: Callable[[], ProjectBuilder]) -> None:
@@ -81,13 +81,10 @@ def graph_project(project: ProjectBuilder) -> ProjectBuilder:
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     import recordtool.record.graph as graph_module
-    from recordtool import parallel
 
     project = graph_project(ProjectBuilder(tmp_path))
     serial = open_project(root=project.root, jobs=1)
-    monkeypatch.setattr(graph_module, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 8)
+    share_with_a_pool(monkeypatch, graph_module)
     scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
     monkeypatch.setattr(graph_module, "_scan", scanner)
     shared = open_project(root=project.root, jobs=jobs)

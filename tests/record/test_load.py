@@ -11,7 +11,7 @@ import pytest
 from recordtool.record.load import id_sort_key
 from recordtool.record.problems import Problem
 from recordtool.record.project import open_project
-from tests.conftest import EveryWorker, ProjectBuilder
+from tests.conftest import EveryWorker, ProjectBuilder, share_with_a_pool
 
 
 def errors_of(root: Path) -> list[str]:
@@ -175,7 +175,6 @@ def test_problem_formats_place_and_field() -> None:
 def test_reading_with_a_pool_gives_the_same_record(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: Path, jobs: int) -> None:
     import recordtool.record.load as load
-    from recordtool import parallel
 
     for n in range(1, 9):
         project.add(f"NOTE-{n}", f"title: Note {n}\nbody: |\n  Line one.\n  Mentions NOTE-{n + 1}.\n")
@@ -183,9 +182,7 @@ def test_reading_with_a_pool_gives_the_same_record(project: ProjectBuilder, monk
     project.add("NOTE-21", raw=b"id: [unclosed\n")
     project.add("NOTE-22", raw=b"\xff\xfe")
     serial = open_project(root=project.root, jobs=1)
-    monkeypatch.setattr(load, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 8)
+    share_with_a_pool(monkeypatch, load)
     reader = EveryWorker(load._read_sources, jobs, tmp_path / "calls")
     monkeypatch.setattr(load, "_read_sources", reader)
     shared = open_project(root=project.root, jobs=jobs)

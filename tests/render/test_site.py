@@ -16,7 +16,7 @@ from recordtool.render.plan import render_site
 from recordtool.render.site import render
 from recordtool.render.write import RenderError
 from recordtool.verify.verdict import ClaimStatus
-from tests.conftest import EveryWorker, ProjectBuilder, no_children_left
+from tests.conftest import EveryWorker, ProjectBuilder, no_children_left, share_with_a_pool
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -148,9 +148,7 @@ def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path:
     serial = render(record, out, statuses=statuses(record), jobs=1)
     expected = _files(out)
     shutil.rmtree(out)
-    monkeypatch.setattr(write, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(parallel, "cores", lambda: 8)
-    monkeypatch.setattr(parallel, "CHUNK", 1)
+    share_with_a_pool(monkeypatch, write)
     monkeypatch.setattr(parallel, "WINDOW", 1)  # a few pages: leave some for this process too
     writer = EveryWorker(write._put, jobs, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
