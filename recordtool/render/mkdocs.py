@@ -5,7 +5,8 @@ for ``record/pages``); ``mkdocs build -f record/mkdocs.yml --strict`` then build
 navigation, search and the Mermaid graphs drawn (``pymdownx.superfences``' custom fence),
 into ``record/pages-site/``. The Markdown pages stay the primary output: the configuration only
 says how to read them (front matter, ``<details markdown="1">``, backslash escapes of any
-character as CommonMark allows).
+character as CommonMark allows) and, through recordtool's own MkDocs plugin, that the Mermaid
+graphs' node links point at ``.html`` pages.
 
 The configuration depends only on the project's configuration (its kinds) and the folder
 names, so it does not go stale as entries come and go: the navigation names the index pages,
@@ -53,6 +54,7 @@ def mkdocs_config(config: Config, out: Path) -> str:
         "    - navigation.top",
         "plugins:",
         "  - search",
+        "  - recordtool  # the graphs' node links as the site's pages (recordtool/render/mkdocs_plugin.py)",
         "markdown_extensions:",
         "  - md_in_html  # <details markdown=\"1\">",
         "  - pymdownx.escapeall  # a backslash escapes any character, as in CommonMark",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 
 from recordtool.cli import cli
 from recordtool.render.mkdocs import MARK
+from recordtool.render.mkdocs_plugin import site_links
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record
 
@@ -63,6 +65,10 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     site = project.root / "record" / "pages-site"
     assert 'class="mermaid"' in (site / "LIT-1.html").read_text(encoding="utf-8")
     assert 'class="mermaid"' in (site / "graph.html").read_text(encoding="utf-8")
+    # the graphs' node links lead to the site's pages, not to the Markdown sources
+    drawn = (site / "LIT-1.html").read_text(encoding="utf-8")
+    assert re.search(r"click \w+ (&quot;|\")THEORY-1\.html(&quot;|\")", drawn), drawn
+    assert not re.search(r"click \w+ (&quot;|\")[^&\"]*\.md(&quot;|\")", drawn)
     search = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert any(doc["location"].startswith("THEORY-1.html") for doc in search["docs"])
     # strict mode fails on what a reader would find broken: a link to a file not in the site
@@ -70,3 +76,13 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     assert run("render", "--root", str(project.root), "--site")[0] == 0
     broken = _build(project.root)
     assert broken.returncode != 0 and "nothere.csv" in broken.stderr
+
+
+def test_the_plugin_rewrites_only_the_click_targets_of_mermaid_fences() -> None:
+    page = ('See [LIT-1](LIT-1.md).\n\n```mermaid\nflowchart LR\n  A["LIT-1.md"] --> B\n'
+            '  click A "LIT-1.md"\n  click B "../tags/x.md#top"\n  click C "https://example.org/a.md"\n```\n\n'
+            '```text\nclick A "LIT-1.md"\n```\n')
+    assert site_links(page) == (
+        'See [LIT-1](LIT-1.md).\n\n```mermaid\nflowchart LR\n  A["LIT-1.md"] --> B\n'
+        '  click A "LIT-1.html"\n  click B "../tags/x.html#top"\n  click C "https://example.org/a.md"\n```\n\n'
+        '```text\nclick A "LIT-1.md"\n```\n')
