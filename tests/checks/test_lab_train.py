@@ -9,21 +9,7 @@ from typing import Any
 import torch
 from safetensors.torch import load as load_safetensors
 
-from checks.data import RepeatData
 from checks.train import cache_key, lab_configs, load_or_train, train
-
-
-def test_repeat_data_marks_true_copies() -> None:
-    data = RepeatData(repeat_prob=1.0)
-    tokens, repeated = data.batch(32, torch.Generator().manual_seed(0))
-    assert tokens.shape == repeated.shape == (32, 64)
-    assert 0.3 < float(repeated.float().mean()) < 0.9
-    none = RepeatData(repeat_prob=0.0).batch(8, torch.Generator().manual_seed(0))[1]
-    assert not none.any()
-    state = torch.random.get_rng_state()
-    again = data.batch(32, torch.Generator().manual_seed(0))[0]
-    assert torch.equal(tokens, again)
-    assert torch.equal(state, torch.random.get_rng_state())  # its own generator only
 
 
 def test_training_is_deterministic_and_logged() -> None:
