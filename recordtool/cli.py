@@ -131,7 +131,8 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None) -> Non
         if orphans:
             shown = ", ".join(orphans[:20]) + (f" and {len(orphans) - 20} more" if len(orphans) > 20 else "")
             echo(f"orphans (nothing links to or from them): {shown}")
-        summary = (f"{len(project.record.entries)} entries: {len(errors)} "
+        n = len(project.record.entries)
+        summary = (f"{n} entr{'y' if n == 1 else 'ies'}: {len(errors)} "
                    f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
         echo(summary)
     sys.exit(1 if failed else 0)

@@ -31,7 +31,7 @@ def test_validate_reports_errors_with_places_and_exits_1(project: ProjectBuilder
     code, out, err = run("validate", "--root", str(project.root))
     assert code == 1
     assert err == "record/notes/NOTE-1.yaml:3:9: error: cites[0].id: cites NOTE-7, which is not in the record\n"
-    assert out == "orphans (nothing links to or from them): NOTE-1\n1 entries: 1 error, 0 warnings\n"
+    assert out == "orphans (nothing links to or from them): NOTE-1\n1 entry: 1 error, 0 warnings\n"
 
 
 def test_validate_strict_makes_warnings_fatal(project: ProjectBuilder) -> None:
@@ -39,7 +39,7 @@ def test_validate_strict_makes_warnings_fatal(project: ProjectBuilder) -> None:
     warning = ("record/notes/NOTE-1.yaml:3:1: warning: body: THEORY-9 is mentioned but not in the record; "
                "add it or write it without its id\n")
     orphans = "orphans (nothing links to or from them): NOTE-1\n"
-    summary = "1 entries: 0 errors, 1 warning\n"
+    summary = "1 entry: 0 errors, 1 warning\n"
     assert run("validate", "--root", str(project.root)) == (0, orphans + summary, warning)
     assert run("validate", "--strict", "--root", str(project.root)) == (1, orphans + summary, warning)
 
