@@ -1,6 +1,6 @@
 """Benchmark `recordtool render` on synthetic records.
 
-    python benchmarks/bench_render.py [--sizes 1000,10000] [--jobs 1,2] [--repeat N] [--keep DIR]
+    python benchmarks/bench_render.py [--sizes 1000,10000] [--100k] [--jobs 1,2] [--repeat N] [--keep DIR]
 
 On this machine's disk (ext4 without a journal), creating a file costs ten times more in
 the minutes after many files were deleted: the kernel's inode allocator steps over every
@@ -19,10 +19,13 @@ Then the real command, end to end, as a user runs it: ``python -m recordtool ren
 -o OUT -j J`` in a fresh process for each J of ``--jobs``, into a new folder (cold) and again
 with nothing changed (unchanged), each with its wall time and time per entry, and for the
 cold render its peak memory: that of its largest process (os.wait4) and that of all its
-processes together, the workers included (proportional set size summed, sampled every 0.1 s:
-pages a worker shares with its parent count once). ``--repeat N`` runs the command N times
-per size and prints the median (this machine's timings vary by a fifth from one run to the
-next).
+processes together, the workers included, sampled every 0.1 s from /proc (RSS summed: a page
+a worker shares with its parent counted in each; PSS summed: counted once). Each round first
+measures the floor of the record (``measure.floor``: ``yaml.CSafeLoader`` over every entry
+file plus markdown-it-py's parse of every body, in one fresh process) and prints the cold
+time's ratio to that floor divided over the J processes (at most the cores usable here).
+``--repeat N`` runs N rounds per size and prints the medians (this machine's timings vary by
+a fifth from one run to the next); ``--100k`` adds a record of 100,000 entries (one round).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import run  # noqa: E402
+from measure import Floor, Run, floor, run  # noqa: E402
 
 
 def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, float]:
@@ -85,28 +88,29 @@ def _create_cost_us(folder: Path, n: int = 2_000) -> float:
     return 1e6 * statistics.median(times)
 
 
-def command(root: Path, out: Path, jobs: int) -> tuple[float, float, float, float, str]:
-    """Run ``recordtool render -j jobs`` in a fresh process: (seconds, CPU seconds of all its
-    processes, peak MiB of its largest process, peak MiB of all its processes together, its
-    summary line)."""
+def command(root: Path, out: Path, jobs: int) -> Run:
+    """Run ``recordtool render -j jobs`` in a fresh process, measured (``measure.run``)."""
     done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs)])
     if done.code != 0:
         raise SystemExit(f"recordtool render failed ({done.code}): {done.stderr}")
-    return done.seconds, done.cpu, done.peak_mib, done.all_mib, done.stdout.strip()
+    return done
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000", help="comma-separated record sizes (e.g. 1000,10000,100000)")
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated record sizes (e.g. 1000,10000)")
+    parser.add_argument("--100k", dest="large", action="store_true", help="add 100,000 entries (slow: minutes)")
     parser.add_argument("--keep", type=Path, default=None, help="generate records here (default: a temporary folder)")
     parser.add_argument("--jobs", default="1,2", help="comma-separated values of render's -j (e.g. 1,2,4)")
-    parser.add_argument("--repeat", type=int, default=1, help="run the command this many times per size; "
-                        "print the medians")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the command per size (one at 100,000 "
+                        "entries); print the medians")
     parser.add_argument("--plain", action="store_true", help="synthetic bodies of plain sentences instead of "
                         "research Markdown (synthetic.py)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     jobs = [int(j) for j in args.jobs.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",")] + ([100_000] if args.large else [])
+    usable = len(os.sched_getaffinity(0))
     if args.child is not None:
         print(json.dumps(measure(args.child, args.keep, jobs[-1], args.plain)))
         return
@@ -115,8 +119,9 @@ def main() -> None:
         print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
         print(f"creating a file here takes {_create_cost_us(folder):.0f} µs (a quiet ext4: about 25 µs; "
               "up to 350 µs in the minutes after many files were deleted: see this script's docstring)\n")
+        print(f"in process, -j {jobs[-1]}")
         print(f"{'entries':>8} {'open s':>8} {'render s':>9} {'ms/entry':>9} {'unchanged s':>12} {'peak MiB':>9}")
-        for n in [int(s) for s in args.sizes.split(",")]:
+        for n in sizes:
             out = subprocess.run([sys.executable, __file__, "--child", str(n), "--keep", str(folder),
                                   "--jobs", str(jobs[-1]), *(["--plain"] if args.plain else [])],
                                  check=True, capture_output=True, text=True).stdout
@@ -124,27 +129,45 @@ def main() -> None:
             print(f"{n:>8} {r['open']:>8.2f} {r['render']:>9.2f} {1000 * r['render'] / n:>9.3f} "
                   f"{r['rerender']:>12.2f} {r['peak_mib']:>9.0f}")
         print(f"\nthe command, end to end: python -m recordtool render --root R -o OUT -j J (a fresh process; "
-              f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable)")
-        print("(cpu s: user + system time of all its processes; peak MiB: the largest process; all MiB: every "
-              "process of the command together, shared pages once; load: the 1-minute load average after)")
-        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'peak MiB':>9} {'all MiB':>8} "
-              f"{'unchanged s':>12} {'ms/entry':>9}  load")
-        for n, j in [(int(s), j) for s in args.sizes.split(",") for j in jobs]:
+              f"{os.cpu_count()} cores here, {usable} usable)")
+        print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
+              "measured in each round, divided over min(-j, cores) processes; x floor: the cold time over it, "
+              "median of the rounds; cpu s: user + system time of all its processes; peak MiB: the largest "
+              "process; RSS/PSS MiB: every process of the command together, sampled every 0.1 s, shared pages "
+              "in each (RSS) or once (PSS); load: the 1-minute load average after)")
+        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
+              f"{'floor/j':>8} {'x floor':>8} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8} "
+              f"{'unchanged s':>12}  load")
+        for n in sizes:
+            root = folder / f"r{n}"
             # Into a folder never used before: on ext4 (this machine's disk), creating files
             # right after many were deleted costs up to ten times more kernel time, so removing
             # the last run's output just before would measure the removal, not the render.
             # Old outputs are removed at the end instead.
-            runs = []
-            for i in range(args.repeat):
-                root, out = folder / f"r{n}", folder / f"out-{n}-{os.getpid()}-j{j}-{i}"
-                cold, cpu, cold_mib, cold_all, _line = command(root, out, j)
-                again, _again_cpu, _again_mib, _again_all, line = command(root, out, j)
-                assert ": 0 written," in line, line
-                runs.append((cold, cpu, cold_mib, cold_all, again))
-            cold, cpu, cold_mib, cold_all, again = (statistics.median(r[k] for r in runs) for k in range(5))
-            spread = f"  (cold {min(r[0] for r in runs):.2f}-{max(r[0] for r in runs):.2f} s)" if len(runs) > 1 else ""
-            print(f"{n:>8} {j:>3} {cold:>8.2f} {1000 * cold / n:>9.3f} {cpu:>7.2f} {cold_mib:>9.0f} {cold_all:>8.0f} "
-                  f"{again:>12.2f} {1000 * again / n:>9.3f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
+            floors: list[Floor] = []
+            runs: dict[int, list[tuple[Run, float]]] = {j: [] for j in jobs}
+            for i in range(args.repeat if n < 100_000 else 1):  # rounds interleave the floor and each -j
+                floors.append(floor(root))
+                for j in jobs:
+                    out = folder / f"out-{n}-{os.getpid()}-j{j}-{i}"
+                    cold = command(root, out, j)
+                    again = command(root, out, j)
+                    assert ": 0 written," in again.stdout, again.stdout
+                    runs[j].append((cold, again.seconds))
+            yaml_s = statistics.median(f.yaml_s for f in floors)
+            md_s = statistics.median(f.markdown_s for f in floors)
+            for j in jobs:
+                done = [cold for cold, _again in runs[j]]
+                wall = statistics.median(r.seconds for r in done)
+                ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors, strict=True))
+                spread = (f"  (cold {min(r.seconds for r in done):.2f}-{max(r.seconds for r in done):.2f} s, "
+                          f"x floor {ratios[0]:.2f}-{ratios[-1]:.2f})") if len(done) > 1 else ""
+                print(f"{n:>8} {j:>3} {wall:>8.2f} {1000 * wall / n:>9.3f} "
+                      f"{statistics.median(r.cpu for r in done):>7.2f} {yaml_s:>7.2f} {md_s:>6.2f} "
+                      f"{(yaml_s + md_s) / min(j, usable):>8.2f} {statistics.median(ratios):>8.2f} "
+                      f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
+                      f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a in runs[j]):>12.2f}  "
+                      f"{os.getloadavg()[0]:4.1f}{spread}", flush=True)
         for old in folder.glob("out-*"):
             shutil.rmtree(old, ignore_errors=True)
 
