@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from recordtool.record.mentions import find_mentions
 
@@ -121,3 +125,43 @@ def test_a_long_sentence_is_cut_between_words_around_the_id() -> None:
     inner = found.sentence.strip("…")
     assert found.sentence.startswith("…") and found.sentence.endswith("…")
     assert all(w in words for w in inner.split())  # whole words only
+
+
+# Pieces of Markdown that decide where prose is, where its words end and what a link points
+# at, each of them next to ids: the shortcut of ``markdown_mentions`` (the inline parse of
+# only the lines that may hold a mention) must find what parsing everything finds.
+_PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY", "-", "7", "\u0663", "word", "x", " ", "  ", "\t", "\n", "\n\n",
+           "_", "__", "*", "**", "`", "``", "[", "]", "(", ")", "](THEORY-2)", "](LIT-4.md)", "](NOTE-5 \"t\")",
+           "<", ">", "<b>", "</b>", "<!-- ", " -->", "<https://x.org/THEORY-6>", "!", "![", "&#45;", "&#84;", "&amp;",
+           "&", ";", "\\", "\\-", "\\_", "    ", "> ", "- ", "1. ", "# ", "=== ", "---", "| a | b |\n| - | - |\n",
+           "```\n", "~~~\n", "[r]: THEORY-5\n", "[r]", "[r][]", "e.g. ", ". ", "Then ",
+           # whole constructs where the raw text and the parsed text differ around an id
+           "__THEORY-8__", "*THEORY-9*", "_NOTE-10_", "THEORY-11_", "THEORY&#45;12", "&#84;HEORY-13", "THEORY\\-14",
+           "`THEORY-15`", "[x][s]\n\n[s]: THEORY-16\n", "\n\n[t]\n\n[t]: LIT-17\n", "![a](THEORY-18)",
+           "[a](<THEORY-19>)", "<THEORY-20>", "[a](THEORY&#45;21)", "[a](THEORY\\-22)"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_markdown_mentions_find_what_a_full_parse_finds(pieces: list[str]) -> None:
+    from recordtool.record.config import id_regex
+    from recordtool.record.mentions import markdown_mentions, reference_mentions
+
+    text = "".join(pieces)
+    for pattern in (IDS, id_regex(["THEORY", "NOTE", "LIT"])):
+        assert markdown_mentions(text, pattern) == reference_mentions(text, pattern), text
+
+
+def test_the_shortcut_is_taken_and_compared_on_real_bodies() -> None:
+    import random
+
+    from recordtool.record.mentions import markdown_mentions, reference_mentions
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic import _markdown  # type: ignore[import-not-found]
+
+    rng = random.Random(1)
+    for _ in range(200):
+        body = _markdown(rng, [f"THEORY-{rng.randint(1, 99)}" for _ in range(rng.randint(0, 8))],
+                         rng.choice([None, "NOTE-3"]))
+        assert markdown_mentions(body, IDS) == reference_mentions(body, IDS), body
