@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from recordtool.verify.reaper import running
 from tests.conftest import ProjectBuilder
 from tests.corpus import changed, invoke, snapshot
 from tests.verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
@@ -604,31 +605,66 @@ def test_a_check_ends_when_verify_is_killed(tmp_path: Path, fork_server: str) ->
         raise AssertionError(f"the check's process {pid} outlived verify")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
-@pytest.mark.parametrize("fork_server", ["1", "0"])
-def test_what_a_check_starts_in_a_session_of_its_own_ends_with_its_run(tmp_path: Path, fork_server: str,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    checks = CHECKS + textwrap.dedent(f"""
+# No stray processes ---------------------------------------------------------------------------
 
-        def spawner(ctx):
-            import subprocess
-            child = subprocess.Popen([sys.executable, "-c", "import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
-                                     start_new_session=True)
-            while not os.path.exists({str(pidfile)!r}):
-                time.sleep(0.01)
-            return {{"err": 0.0}}
-    """)
-    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner"))}, checks=checks)
+def stray(pidfile: Path, how: str) -> str:
+    """Python that starts a process that writes its pid to ``pidfile`` and sleeps: ``session``
+    in a session of its own, ``daemon`` by a double fork (it is nobody's child then)."""
+    script = f"echo $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile} && exec sleep 60"
+    start = {
+        "session": f"subprocess.Popen(['/bin/sh', '-c', {script!r}], start_new_session=True)",
+        "daemon": textwrap.dedent(f"""\
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.execv('/bin/sh', ['/bin/sh', '-c', {script!r}])
+                os._exit(0)
+            os.wait()"""),
+    }[how]
+    return f"import subprocess\n{start}\nwhile not os.path.exists({str(pidfile)!r}):\n    time.sleep(0.01)\n"
+
+
+def gone_soon(pid: int, what: str, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while running(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError(f"{what} ({pid}) outlived its run")
+        time.sleep(0.02)
+
+
+ENDS = {  # how the run ends: the check's last lines, and the outcome verify reports
+    "done": ("return {'err': 0.0}", "ok"),
+    "crash": ("os._exit(3)", "error"),
+    "timeout": ("time.sleep(60)", "timeout"),
+    "verify-killed": ("time.sleep(60)", ""),
+}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper and the parent-death signal are Linux's")
+@pytest.mark.parametrize("fork_server", ["1", "0"], ids=["forked", "fresh"])
+@pytest.mark.parametrize(("end", "how"), [(end, "session") for end in ENDS] + [("done", "daemon"), ("verify-killed", "daemon")])
+def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork_server: str,
+                                               end: str, how: str) -> None:
+    pidfile = tmp_path / "stray.pid"
+    body = stray(pidfile, how) + ENDS[end][0]
+    checks = CHECKS + "\n\ndef spawner(ctx):\n" + textwrap.indent(body, "    ") + "\n"
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner", more="timeout: 2"))},
+                        checks=checks)
     monkeypatch.setenv("RECORDTOOL_FORK_SERVER", fork_server)
-    invoke("verify", "--root", str(root))
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-    raise AssertionError(f"the process {pid} the check started outlived its run")
+    if end != "verify-killed":
+        invoke("verify", "--root", str(root))
+        verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
+        assert verdict["checks"][0]["runs"][0]["outcome"] == ENDS[end][1]
+        gone_soon(int(pidfile.read_text()), f"what the check started in a {how}")
+        return
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    verify = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists():
+        assert verify.poll() is None and time.monotonic() < deadline, "the check never started its process"
+        time.sleep(0.02)
+    verify.kill()
+    verify.wait()
+    gone_soon(int(pidfile.read_text()), f"what the check started in a {how}, once verify was killed")

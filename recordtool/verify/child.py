@@ -30,6 +30,11 @@ Two ways to start a run, one contract:
     a fresh interpreter instead. At the end of its stdin it kills and reaps every child
     still running, then exits.
 
+    Processes (``recordtool.verify.reaper``): a fresh run splits in two, a reaper that waits
+    and the check's process below it; the server and that reaper adopt what a dead check
+    process leaves and kill it, and leave, killing all below them, when ``verify`` dies;
+    a check's process adopts what its check starts and kills it when the run ends.
+
     A module is imported once, and its outcome kept: a forked run of a module that failed
     to import reports that failure (traceback or contract error) as a fresh process would.
     The local-imports test looks at the modules an import adds to ``sys.modules``, so it is
@@ -57,6 +62,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, NoReturn
+
+from recordtool.verify import reaper
 
 TRACEBACK_CHARS = 6000
 
@@ -232,6 +239,7 @@ class Server:
         self.modules: dict[str, ModuleType | BaseException] = {}  # first import's outcome
         self.tainted = ""  # a module whose failed import left local code from outside loaded
         self.children: dict[int, int] = {}  # pid -> run id
+        self.pid = os.getpid()
         self.proto = -1
         self.wake = (-1, -1)
 
@@ -319,9 +327,11 @@ class Server:
         code = 0
         try:
             os.setsid()
-            die_with_parent(adopt=True)
+            reaper.die_with_parent(self.pid)
+            reaper.adopt_orphans()
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             for fd in (self.proto, *self.wake):
                 os.close(fd)
             log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -341,30 +351,37 @@ class Server:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
                     stream.flush()
-            end_descendants()
+            reaper.end_children()
             # Leave at once: a check's stray threads or atexit hooks must not hang the run.
             os._exit(code)
 
     def reap(self) -> None:
-        for pid in list(self.children):
+        """Report each run that ended; kill what the runs that ended left behind (the server
+        adopts it, ``recordtool.verify.reaper``), and reap that too."""
+        while True:
             try:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                done, status = pid, -1
-            if done:
-                job = self.children.pop(pid)
-                self.send({"id": job, "exit": os.waitstatus_to_exitcode(status) if status >= 0 else None})
+                break
+            if pid == 0:
+                break
+            job = self.children.pop(pid, None)
+            if job is not None:
+                self.send({"id": job, "exit": os.waitstatus_to_exitcode(status)})
+        reaper.end_children(keep=frozenset(self.children), wait=False)
 
     def send(self, message: dict[str, Any]) -> None:
         os.write(self.proto, (json.dumps(message) + "\n").encode())
 
-    def stop(self) -> None:
-        """Kill every child still running (by its process group) and reap it."""
+    def kill_runs(self) -> None:
+        """Kill every run still going, with its process group."""
         for pid in self.children:
             _kill_group(pid)
-        for pid in self.children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+
+    def stop(self) -> None:
+        """Kill every child still running (by its process group), all they left, and reap them."""
+        self.kill_runs()
+        reaper.end_children()
         self.children.clear()
 
 
@@ -390,50 +407,15 @@ def _drain(fd: int) -> None:
         pass
 
 
-def end_descendants() -> None:
-    """Kill every process the check started that still runs, those that left for a session of
-    their own included (adopted by this process, ``PR_SET_CHILD_SUBREAPER``): the run ends."""
-    for _ in range(100):
-        children: list[int] = []
-        with contextlib.suppress(OSError):
-            for task in os.listdir("/proc/self/task"):
-                with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
-                    children += [int(pid) for pid in handle.read().split()]
-        if not children:
-            return
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-
-
-def die_with_parent(adopt: bool = False) -> None:
-    """On Linux, have the kernel SIGKILL this process when its parent dies (``verify``, or the
-    fork server), so that a ``kill -9`` of ``verify`` leaves no check running
-    (``PR_SET_PDEATHSIG``). Elsewhere there is no such call: there a check's process outlives a
-    ``verify`` killed with SIGKILL (one stopped any other way still ends its checks)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-        if adopt:  # the check's orphans become this process's children, ended with the run
-            libc.prctl(36, 1, 0, 0, 0)  # 36: PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the call: nothing would tell us
-        os._exit(1)
-
-
 def main(argv: list[str]) -> None:
+    parent = reaper.parent_pid()
     if argv[:1] == ["--serve"]:
-        die_with_parent()
-        Server(Path.cwd()).serve()
-    die_with_parent(adopt=True)
+        server = Server(Path.cwd())
+        reaper.adopt_orphans()
+        reaper.watch_parent(parent, server.kill_runs)
+        server.serve()
+    reaper.supervise(parent)  # Linux: the check runs in a child; this process stays its reaper
+    reaper.adopt_orphans()
     request_path, result_path = Path(argv[0]), Path(argv[1])
     request = json.loads(request_path.read_text(encoding="utf-8"))
     sys.path[0:1] = [request["root"]]
@@ -441,7 +423,7 @@ def main(argv: list[str]) -> None:
     try:
         write_result(result_path, run(request))
     finally:
-        end_descendants()
+        reaper.end_children()
     sys.stdout.flush()
     sys.stderr.flush()
     # Leave at once: a check's stray threads or atexit hooks must not hang the run.

@@ -2,7 +2,7 @@
 
 Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
 own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
-them; a timeout kills the run's whole process group). A hang ends in ``timeout``; a crash
+them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``). A hang ends in ``timeout``; a crash
 (an exception, ``os._exit``, a signal, memory exhaustion) in ``error`` with the traceback or
 the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
 last duration) started first. The parent never imports the check's code.
@@ -12,7 +12,7 @@ one ``python -m recordtool.verify.child --serve`` (see ``recordtool.verify.child
 check module once and forks a child per run, so a run costs a fork instead of an
 interpreter's start and its imports (torch alone is a second). The server reports each
 child's pid as soon as it is forked and its exit status when it ends; the parent keeps the
-timeouts and kills the child's process group itself. A forked run's clock starts when it is
+timeouts and kills the child, and all below it, itself. A forked run's clock starts when it is
 forked; while a run waits for the server to import its module, that import counts against
 its timeout (an import that hangs ends in ``timeout`` and brings the server down).
 
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from recordtool.verify import reaper
 from recordtool.verify.verdict import RunOutcome
 
 LOG_TAIL = 4000
@@ -154,6 +155,15 @@ class _Live:
         except PermissionError:
             pass
 
+    def end(self, server: int | None) -> None:
+        """Kill the run and every process below it (``recordtool.verify.reaper``); a forked
+        run only while it is still the server's child (``server``: the server's pid)."""
+        pid = self.proc.pid if self.proc is not None else self.pid
+        if pid is None or self.ended:
+            return
+        if not reaper.end_tree(pid, parent=None if self.proc is not None else server):
+            self.signal(signal.SIGKILL)
+
 
 class _Server:
     """The parent's end of the fork server: requests in, pids and exit statuses out."""
@@ -213,6 +223,9 @@ class _Server:
         return out
 
     def kill(self) -> None:
+        """Kill the server and every process below it: its runs and what they started."""
+        if self.proc.poll() is None and reaper.end_tree(self.proc.pid):
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
 
@@ -293,13 +306,13 @@ class Runner:
                         else:
                             item.signal(signal.SIGTERM)
                     elif item.killed_at is not None and now - item.killed_at > KILL_GRACE_S:
-                        item.signal(signal.SIGKILL)
+                        item.end(server.proc.pid if server is not None else None)
                     still.append(item)
                 live = still
                 self.display.tick([(i.job, now - i.started, self._progress(i)) for i in live])
         finally:
             for item in live:
-                item.signal(signal.SIGKILL)
+                item.end(server.proc.pid if server is not None else None)
             for item in live:
                 if item.proc is not None:
                     with contextlib.suppress(Exception):
@@ -353,7 +366,7 @@ class Runner:
         env = dict(os.environ)
         threads = str(threads_per_run)
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED})
+                    "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED, reaper.PARENT_ENV: str(os.getpid())})
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
         return env

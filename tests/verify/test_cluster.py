@@ -30,7 +30,7 @@ MORE_CHECKS = CHECKS + '''
 def gpuonly(ctx, broken=False):
     (ctx.cache_dir / "models").mkdir(parents=True, exist_ok=True)
     (ctx.cache_dir / "models" / f"gpu-{ctx.seed}.bin").write_bytes(b"weights")
-    return {"err": 1.0 if broken else 0.0, "cuda": float(ctx.device == "cuda"), "worker": os.getppid(),
+    return {"err": 1.0 if broken else 0.0, "cuda": float(ctx.device == "cuda"), "worker": helper.runner(),
             "trim": float("MALLOC_TRIM_THRESHOLD_" in os.environ)}
 
 
@@ -44,7 +44,7 @@ def killworker(ctx, once="", after=""):
     end = time.monotonic() + 30
     while after and not Path(after).exists() and time.monotonic() < end:
         time.sleep(0.05)  # a worker's death takes the runs waiting there with it
-    os.kill(os.getppid(), signal.SIGKILL)
+    os.kill(helper.runner(), signal.SIGKILL)
     time.sleep(10)
     return {"err": 0.0}
 

@@ -1,0 +1,201 @@
+"""The reaper: every process a check starts ends when its run ends, or when ``verify`` dies.
+
+On Linux the processes of a local run are::
+
+    verify ── fork server (a session of its own) ──fork── check process (a session of its own) ── what the check starts
+    verify ── reaper of a fresh run (a session of its own) ──fork── check process (same session) ── what the check starts
+
+- The check process, the fork server and a fresh run's reaper are each a *subreaper*
+  (``PR_SET_CHILD_SUBREAPER``): what a process below them leaves behind when it dies (a
+  double fork, a daemon in a session of its own) becomes their child, never init's. The check
+  process kills all it has (``end_children``) when its run ends; the server and the reaper
+  kill what a check process that died (a crash, ``os._exit``, a timeout's SIGKILL) left them.
+- A check process dies with its parent (``PR_SET_PDEATHSIG`` with SIGKILL): the server and
+  the reaper run one thread, so their end is their main thread's. The server and the reaper
+  get SIGTERM when ``verify`` dies (``watch_parent``): they kill all they have and leave.
+  The kernel sends that signal when the *thread* that started them ends, so they act only
+  when their parent process is gone (their parent pid changed); any other SIGTERM they leave
+  to the check.
+- On a timeout, or when it stops, ``verify`` ends a run's whole tree from outside
+  (``end_tree``): it stops each process (SIGSTOP, so that none can fork or leave), walks the
+  tree again until nothing new shows, then kills them all.
+
+Elsewhere (macOS has neither call) every function here does nothing and says so by its
+result: there a run's process group is killed, and what a check starts in a session of its
+own, or anything when ``verify`` is killed with SIGKILL, can outlive the run (docs/checks.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import NoReturn
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+PARENT_ENV = "RECORDTOOL_PARENT_PID"  # the pid of the process that starts the server or a fresh run
+ROUNDS = 1000  # bounds the kill loops (each round kills a generation at least)
+DEATH_S = 5.0  # how long end_tree waits for what it killed to be dead
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of everything below it; False where it cannot be."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent (pid ``parent``, one thread) ends;
+    leave at once if it has ended already."""
+    if _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL)) and os.getppid() != parent:
+        os._exit(1)
+
+
+def watch_parent(parent: int, before_leaving: Callable[[], None] = lambda: None) -> None:
+    """When the process ``parent`` dies: kill every child (after ``before_leaving``) and leave.
+
+    SIGTERM is the parent-death signal; a SIGTERM while the parent lives (the runner stopping
+    a run's process group) is left to the check process, which gets it too."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getppid() != parent:
+            leave()
+
+    def leave() -> NoReturn:
+        with contextlib.suppress(BaseException):
+            before_leaving()
+        end_children()
+        os._exit(128 + signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, handler)
+    if _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM)) and os.getppid() != parent:
+        leave()
+
+
+def parent_pid() -> int:
+    """The pid of the process that started this one on purpose (``PARENT_ENV``), else the
+    parent's now."""
+    try:
+        return int(os.environ[PARENT_ENV])
+    except (KeyError, ValueError):
+        return os.getppid()
+
+
+def children(pid: int | str = "self") -> list[int]:
+    """The children of ``pid`` (every thread's); [] when it is gone or /proc cannot say."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                out += [int(child) for child in handle.read().split()]
+    return out
+
+
+def end_children(keep: frozenset[int] = frozenset(), wait: bool = True) -> None:
+    """Kill this process's children but ``keep``, again and again: in a subreaper, what they
+    started comes to it as each one dies. ``wait``: reap each and go on until none is left;
+    else kill this generation only (the caller reaps them, and their orphans, later)."""
+    for _ in range(ROUNDS if wait else 1):
+        doomed = [pid for pid in children() if pid not in keep]
+        if not doomed:
+            return
+        for pid in doomed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if wait:
+            for pid in doomed:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+
+
+def end_tree(pid: int, parent: int | None = None) -> bool:
+    """Kill ``pid`` and every process below it, stopping them all first so that none forks
+    or leaves the tree while it is walked. With ``parent``, only if ``pid`` is still that
+    process's child (a pid the caller did not reap itself may have been reused). False where
+    /proc cannot show the tree (the caller falls back to the process group)."""
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/task"):
+        return False
+    if parent is not None and _parent_of(pid) != parent:
+        return True  # gone already (or its pid is another process's now)
+    seen: list[int] = []
+    found = [pid]
+    for _ in range(ROUNDS):
+        for each in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(each, signal.SIGSTOP)
+        seen += found
+        known = set(seen)
+        found = [child for each in seen for child in children(each) if child not in known]
+        if not found:
+            break
+    for each in seen:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGKILL)
+    deadline = time.monotonic() + DEATH_S
+    while any(running(each) for each in seen) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return True
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs still (a zombie has ended: only its reaping is left)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def supervise(parent: int) -> None:
+    """Split a fresh run in two (Linux): the check runs in a child, and this process stays
+    its reaper (a subreaper watching ``parent``), then leaves as the check did. Returns in
+    the child (and, where there is no subreaper, in this process at once)."""
+    if not adopt_orphans():
+        return
+    watch_parent(parent)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        die_with_parent(me)
+        return
+    status: int | None = None
+    with contextlib.suppress(ChildProcessError):
+        status = os.waitpid(pid, 0)[1]
+    end_children()
+    code = os.waitstatus_to_exitcode(status) if status is not None else 1
+    if code < 0:  # leave as the check did: killed by the same signal
+        import resource
+
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # its core, if any, is the check's
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(-code, signal.SIG_DFL)
+            os.kill(me, -code)
+        code = 128 - code
+    os._exit(code)
