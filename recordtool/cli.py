@@ -64,12 +64,13 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     _said = None
 
 
-def _open(root: Path | None, jobs: int | None = None) -> Project:
+def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True) -> Project:
+    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return open_project(root=root, jobs=jobs) if root else open_project(jobs=jobs)
+        return open_project(root=root, jobs=jobs, cache=cache) if root else open_project(jobs=jobs, cache=cache)
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -84,6 +85,12 @@ root_option = click.option(
 jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
     help="Processes that share the work on a large record (default: every core this process may use).",
+)
+
+no_cache_option = click.option(
+    "--no-cache", is_flag=True,
+    help="Read every entry file again instead of using what the last run kept in the cache folder "
+         "(.recordtool-cache/entries/) for the files unchanged since; the results are the same.",
 )
 
 
@@ -104,14 +111,15 @@ def cli() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output format.")
 @jobs_option
-def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None) -> None:
+@no_cache_option
+def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cache: bool) -> None:
     """Check every entry of the record: schema, ids, citations, mentions.
 
     Prints each problem with its place (file:line:col) on stderr, the errors first, then
     the orphans (entries that nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
     there is (with --strict, warnings count as errors), 2 on a usage error.
     """
-    project = _open(root, jobs)
+    project = _open(root, jobs, cache=not no_cache)
     errors, warnings = project.errors, project.warnings
     orphans = project.graph.orphans()
     failed = bool(errors) or (strict and bool(warnings))
@@ -363,7 +371,9 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
 @click.option("--site", is_flag=True, help="Also write mkdocs.yml beside the pages folder, so that "
               "`mkdocs build -f record/mkdocs.yml --strict` builds a static site with navigation, search "
               "and the graphs drawn (pip install \".[site]\").")
-def render(root: Path | None, output: Path | None, check: bool, jobs: int | None, site: bool) -> None:
+@no_cache_option
+def render(root: Path | None, output: Path | None, check: bool, jobs: int | None, site: bool,
+           no_cache: bool) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
     Each page shows the entry's properties, typed citations both ways, a graph view, its
@@ -389,7 +399,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             if report.errors:
                 echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
         else:
-            project = _open(root, jobs)
+            project = _open(root, jobs, cache=not no_cache)
             _report_errors(project)
             config = project.config
             with _terminate_as_interrupt():

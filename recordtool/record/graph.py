@@ -117,10 +117,13 @@ def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[s
     return found
 
 
+Scan = list[tuple[str, str, int, str]]  # the mentions in one entry's prose: (target, field, line, sentence)
+
+
 PARALLEL_MIN = 2_000  # entries; below this starting workers costs more than they save
 
 
-def _scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]]]:
+def _scan(record: Record, ids: list[str]) -> list[Scan]:
     """The mentions in the prose of each entry of ``ids``: (target, field, line, sentence),
     as plain data (they may be scanned in a worker: ``recordtool.parallel``)."""
     pattern = record.config.id_pattern
@@ -133,14 +136,21 @@ def _scan(record: Record, ids: list[str]) -> list[list[tuple[str, str, int, str]
     return out
 
 
-def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list[Problem]]:
+def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None
+                ) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings. ``jobs``: how
-    many processes may scan prose for mentions (None: every core)."""
+    many processes may scan prose for mentions (None: every core). ``scans``: the mentions
+    already found in some entries, by id (kept by ``recordtool.record.cache``); the other
+    entries are scanned, and what they give is added to it."""
     graph = Graph(record)
     ids = list(record.entries)
-    scanned = parallel.map_items(functools.partial(_scan, record), ids, jobs=jobs, min_items=PARALLEL_MIN)
+    scans = {} if scans is None else scans
+    todo = [entry_id for entry_id in ids if entry_id not in scans]
+    found_now = parallel.map_items(functools.partial(_scan, record), todo, jobs=jobs, min_items=PARALLEL_MIN)
+    scans.update(zip(todo, found_now, strict=True))
     same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
-    for entry_id, found in zip(ids, scanned, strict=True):
+    for entry_id in ids:
+        found = scans[entry_id]
         for citation in record.entries[entry_id].cites:
             if citation.id in record.entries and citation.id != entry_id:
                 graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)

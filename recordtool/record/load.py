@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +24,9 @@ from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.record.schema import MODELS, Entry, Theory, compact
 from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
+
+if TYPE_CHECKING:
+    from recordtool.record.cache import EntryCache
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
@@ -125,25 +128,41 @@ def _walk(folder: Path) -> Iterator[tuple[Path, bool]]:
             yield path, item.is_symlink()
 
 
-def load_record(config: Config, *, jobs: int | None = None) -> tuple[Record, list[Problem]]:
+Loaded = tuple[Entry | None, Places | None, list[Problem]]  # what loading one file gives
+
+
+def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None
+                ) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
-    how many processes may parse files (``recordtool.parallel``; None: every core)."""
+    how many processes may parse files (``recordtool.parallel``; None: every core).
+    ``cache``: what loading each file gave last time (``recordtool.record.cache``): a file
+    that is as it was is not read again, and what the others give is kept in it."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     record = Record(config)
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
-    read: list[tuple[Entry | None, Places | None, list[Problem]]] = [(None, None, [])] * len(files)
+    read: list[Loaded] = [(None, None, [])] * len(files)
+    todo = []
+    for i, (path, kind) in enumerate(files):
+        known = cache.loaded(path, config.relative(path), kind) if cache is not None else None
+        if known is None:
+            todo.append(i)
+        else:
+            read[i] = known
 
     def read_files(indices: list[int]) -> list[_Read]:
         return _read_sources([str(files[i][0]) for i in indices])
 
-    chunks = parallel.chunked(list(range(len(files))))
+    chunks = parallel.chunked(todo)
     with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN) as results:
         for chunk, sources in zip(chunks, results, strict=True):
             for i, source in zip(chunk, sources, strict=True):
                 path, kind = files[i]
-                read[i] = load_entry(path, kind, config, config.relative(path), _source(source))
+                rel = config.relative(path)
+                read[i] = load_entry(path, kind, config, rel, _source(source))
+                if cache is not None and source[0] != "io":
+                    cache.learn(path, rel, kind, read[i], source[-1] if source[0] == "source" else None)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
     for (path, kind), (entry, places, found) in zip(files, read, strict=True):

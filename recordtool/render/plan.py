@@ -75,7 +75,7 @@ def plan_site(ctx: Context) -> Plan:
     shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
-    faces: dict[str, str] = {}
+    keys: dict[str, str | None] = {}  # worked out for every page at once, on first need
     indexes: dict[str, str] = {}
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
@@ -85,10 +85,13 @@ def plan_site(ctx: Context) -> Plan:
             target = figure_file(figure, ctx.verdicts, status.verdict.claim)
             if target is not None:
                 assets[target] = figure
+    paths = index.index_paths(ctx)
 
     def key(path: str) -> str | None:
-        owner = owners.get(path)
-        return _entry_key(ctx, owner, shared, faces) if owner is not None else None
+        if not keys:
+            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared).items())
+            keys.update(dict.fromkeys(paths, index_key(ctx, shared)))
+        return keys.get(path)
 
     def compose(path: str) -> str:
         owner = owners.get(path)
@@ -100,41 +103,76 @@ def plan_site(ctx: Context) -> Plan:
             text = indexes.pop(path)
         return text
 
-    paths = index.index_paths(ctx)
     return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths))
 
 
-def _entry_key(ctx: Context, entry_id: str, shared: str, faces: dict[str, str]) -> str:
-    """A hash of everything ``entry_id``'s page shows: the entry, its status (and the titles
-    and captions of its figures, kept beside them), what the page
-    shows of each neighbour (worked out once per entry, its "face"), and whether each id of a
-    quoted sentence is in the record (a link, or "not in the record").
-
-    An entry is known by the bytes of its file (and the file's path): the same bytes give the
-    same entry, so its face needs no more to stand for its title, its citations and the
-    sentences of it a page quotes. Whether an id the entry cites or mentions is in the record
-    needs no more either: it is exactly whether that id is among the neighbours."""
-    graph = ctx.project.graph
-    entries = ctx.project.record.entries
-    status = ctx.statuses.get(entry_id)
-    parts = [shared, faces.get(entry_id) or _face(ctx, entry_id, faces), repr(status)]
-    if status is not None and status.verdict is not None:  # the titles and captions of its figures
-        from recordtool.render.figures import caption
-
-        parts += [repr(caption(ctx, figure)) for figure in status.verdict.figures]
-    parts += [faces.get(n) or _face(ctx, n, faces) for n in graph.neighbours(entry_id)]
-    findall = ctx.pattern.findall
-    for link in graph.backlinks(entry_id):  # the ids in the sentences quoted, linked or not
-        for mention in link.mentions:
-            parts += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+def _hash(parts: list[str]) -> str:
     return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
-def _face(ctx: Context, entry_id: str, faces: dict[str, str]) -> str:
-    """What pages show of an entry, as a string: its id, file, content and state."""
-    places = ctx.project.record.places[entry_id]
-    face = faces[entry_id] = f"{entry_id} {places.path} {places.digest} {ctx.state(entry_id)}"
-    return face
+def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
+    """The key of every entry's page: a hash of everything it shows. That is the entry, its
+    status (and the titles and captions of its figures, kept beside them), what the page shows
+    of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
+    whether each id of a sentence quoted from a backlink is in the record (a link, or "not in
+    the record").
+
+    An entry is known by its "face": its id, the bytes of its file (and the file's path) and
+    its state. The same bytes give the same entry, so a face stands for its title, its
+    citations and the sentences of it a page quotes. Whether an id the entry cites or mentions
+    is in the record needs no more either: it is exactly whether that id is among the
+    neighbours. Worked out for all pages at once, from the graph's indexes."""
+    from recordtool.render.figures import caption
+
+    record, graph = ctx.project.record, ctx.project.graph
+    entries = record.entries
+    states = ctx.states
+    faces = {i: f"{i} {places.path} {places.digest} {states.get(i)}" for i, places in record.places.items()}
+    linked: dict[str, set[str]] = {i: set() for i in entries}
+    for target, by_relation in graph.cited_by.items():
+        for sources in by_relation.values():
+            for source in sources:
+                linked[target].add(source)
+                linked[source].add(target)
+    quoted: dict[str, list[str]] = {}
+    findall = ctx.pattern.findall
+    for target, mentions in graph.mentions_in.items():
+        ids = quoted[target] = []
+        for mention in mentions:
+            linked[target].add(mention.source)
+            linked[mention.source].add(target)
+            ids += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+    keys = {}
+    for entry_id in entries:
+        status = ctx.statuses.get(entry_id)
+        parts = [shared, faces[entry_id], repr(status)]
+        if status is not None and status.verdict is not None:  # the titles and captions of its figures
+            parts.append(repr([caption(ctx, figure) for figure in status.verdict.figures]))
+        near = linked[entry_id]
+        near.discard(entry_id)
+        parts.append(str(len(near)))
+        parts += sorted(faces[n] for n in near)
+        parts += quoted.get(entry_id, ())
+        keys[entry_id] = _hash(parts)
+    return keys
+
+
+def index_key(ctx: Context, shared: str) -> str:
+    """The key of the index pages (composed together): a hash of what they show of every
+    entry (id, kind, status, title or statement, tags, citations, dates, version, state),
+    every claim's status, and the ids mentioned but not in the record, with where and how.
+    An edit of an entry's body or checks leaves it as it was."""
+    record, graph = ctx.project.record, ctx.project.graph
+    states = ctx.states
+    parts = [shared, "index"]
+    for entry_id, entry in record.entries.items():
+        parts.append(repr((entry_id, entry.kind, entry.status, entry.status_note, entry.title,
+                           getattr(entry, "statement", None), entry.tags, [(c.id, c.as_) for c in entry.cites],
+                           entry.version, entry.created, entry.updated, states.get(entry_id))))
+    parts += [repr(status) for status in ctx.statuses.values()]
+    parts += [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
+              for target, mentions in graph.dangling.items()]
+    return _hash(parts)
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:

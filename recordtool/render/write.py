@@ -140,30 +140,38 @@ PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: dict[str, Written], last: dict[str, list[int]], jobs: int | None) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
-    file is not as written). On a large record the pages are shared by a pool of workers
-    (``recordtool.parallel``; pages are independent, composing is pure), each giving back
-    only what the manifest keeps of a page. Every page is still written atomically; this
-    process alone writes the manifest."""
+    file is not as written). Deciding which is cheap and done here; when many pages are to be
+    composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
+    independent, composing is pure), each giving back only what the manifest keeps of a page,
+    so that a render after a small edit starts no pool. Every page is still written
+    atomically; this process alone writes the manifest."""
+    todo: list[str] = []
+    for rel in plan.pages:
+        key = plan.key(rel)
+        before = old.get(rel)
+        if key is not None and before is not None and before[0] == key:
+            stat = stat_file(os.path.join(base, *rel.split("/")))
+            # as written last time (or, without a snapshot, of the size written)
+            if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before[1])):
+                report.files[rel] = before
+                report.stats[rel] = stat
+                report.unchanged += 1
+                continue
+        todo.append(rel)
+
     def run(rels: list[str]) -> list[tuple[Written, list[int], bool]]:
         done = []
         for rel in rels:
-            key = plan.key(rel)
-            before = old.get(rel)
-            if key is not None and before is not None and before[0] == key:
-                stat = stat_file(os.path.join(base, *rel.split("/")))
-                # as written last time (or, without a snapshot, of the size written)
-                if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before[1])):
-                    done.append((before, stat, False))
-                    continue
             data = plan.compose(rel).encode("utf-8")
             digest = content_hash(data)
-            stat, written = _put(folders, rel, data, digest, before, last.get(rel))
-            done.append(((key, len(data), digest), stat, written))
+            stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel))
+            done.append(((plan.key(rel), len(data), digest), stat, written))
         return done
 
     # The index pages are composed together (they share their tallies): one chunk of their own.
     indexes = set(plan.indexes)
-    chunks = [plan.indexes, *parallel.chunked([rel for rel in plan.pages if rel not in indexes])]
+    first = [rel for rel in todo if rel in indexes]
+    chunks = [chunk for chunk in [first, *parallel.chunked([rel for rel in todo if rel not in indexes])] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
     done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
     for rel, (entry, stat, written) in zip(order, done, strict=True):

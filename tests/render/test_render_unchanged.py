@@ -31,9 +31,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     real = recordtool.record.project.open_project
 
     def spy(start: Path | None = None, *, root: Path | None = None,
-            jobs: int | None = None) -> recordtool.record.project.Project:
+            jobs: int | None = None, cache: bool = False) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root, jobs=jobs)
+        return real(start, root=root, jobs=jobs, cache=cache)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls

@@ -1,0 +1,262 @@
+"""The entry cache: what loading each entry file gave, kept so that an unchanged file is not read again.
+
+Reading a record is parsing YAML, validating it and scanning its prose for mentions, file by
+file; the whole-record checks on top (duplicate ids, citations that resolve, dangling
+mentions, cycles, orphans) are cheap. So, the way ruff and mypy keep a cache, each file's own
+results are kept in ``<cache>/entries/`` (``[tool.recordtool] cache``, default
+``.recordtool-cache/``): the entry, where its parts are, its own problems with their places,
+and the mentions found in its prose. The next run uses them for every file that is as it was
+and reads only the others; whatever spans files is worked out again each time.
+
+A file is as it was when its size, modification and change times and inode are those kept
+(``os.stat``), or else when its content has the hash kept. A file changed within ``RACY_NS``
+of being read may change again without its times changing, so it is kept without its times
+and its content is compared next time (as git does with "racy" files).
+
+Everything kept depends on recordtool's own code, Python's version, the versions of the
+packages that parse the record (``recordtool.snapshot.code_version``) and the configuration:
+any change to them and the cache is not used (and is written again). The cache is split in
+``SHARDS`` files by path, so that one edit rewrites one small file; each is written atomically
+(``recordtool.atomic.write_atomic``), carries a hash of its content, and is read with an
+unpickler that makes nothing but the record's own data classes and dates: a damaged or foreign
+shard is ignored and its files read again, never trusted. A cache that cannot be written costs
+speed, never the answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib
+import io
+import os
+import pickle
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recordtool.atomic import sweep, write_atomic
+from recordtool.snapshot import RACY_NS, code_version
+
+if TYPE_CHECKING:
+    from recordtool.record.config import Config, Kind
+    from recordtool.record.graph import Scan
+    from recordtool.record.load import Loaded, Record
+    from recordtool.record.schema import Entry
+
+FOLDER = "entries"  # under the cache folder
+FORMAT = b"recordtool-entries 1\n"
+SHARDS = 64
+# Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
+DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
+
+Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+@dataclass
+class Item:
+    """What loading one file gave, and how to tell the file has not changed since."""
+
+    kind: str  # the kind whose folder holds it
+    stat: Stat | None  # None: it was changed just before it was read; compare its content
+    digest: str  # a hash of its bytes
+    entry: Entry | None
+    places: Any  # recordtool.record.load.Places, or None
+    problems: list[Any]  # recordtool.record.problems.Problem
+    scan: Scan | None = None  # the mentions in its prose, once the graph has scanned them
+
+
+@dataclass
+class EntryCache:
+    """The cache of a record's entry files, open for one load (``open_cache``)."""
+
+    folder: Path
+    key: bytes  # the code, versions and configuration the kept results hold for
+    shards: list[dict[str, Item]]
+    dirty: set[int] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)  # files looked up this run (the others are gone)
+    pending: dict[str, Stat] = field(default_factory=dict)  # files read this run: their state before
+    started: int = field(default_factory=time.time_ns)
+    hits: int = 0
+
+    def loaded(self, path: Path, rel: str, kind: Kind) -> Loaded | None:
+        """What loading ``path`` gave last time, if the file is as it was; None: read it."""
+        self.seen.add(rel)
+        shard = _shard(rel)
+        try:
+            stat = _stat(path)
+        except OSError:
+            return None
+        item = self.shards[shard].get(rel)
+        self.pending[rel] = stat
+        if item is None or item.kind != kind.name:
+            return None
+        if item.stat is None or item.stat != stat:
+            try:
+                digest = _digest(path)
+            except OSError:
+                return None
+            if digest != item.digest:
+                return None
+            kept = stat if not self._racy(stat) else None
+            if item.stat != kept:
+                item.stat = kept
+                self.dirty.add(shard)
+        del self.pending[rel]
+        self.hits += 1
+        return item.entry, item.places, item.problems
+
+    def learn(self, path: Path, rel: str, kind: Kind, loaded: Loaded, digest: str | None) -> None:
+        """Keep what loading ``path`` gave (``digest``: the hash of the bytes it was read from;
+        None when reading failed before hashing them)."""
+        stat = self.pending.pop(rel, None)
+        if stat is None:
+            return
+        if digest is None:  # hashed now, so only when the file is still as it was before it was read
+            with contextlib.suppress(OSError):
+                if _stat(path) == stat and not self._racy(stat):
+                    digest = _digest(path)
+            if digest is None or _stat_or_none(path) != stat:
+                return
+        shard = _shard(rel)
+        self.shards[shard][rel] = Item(kind.name, None if self._racy(stat) else stat, digest, *loaded)
+        self.dirty.add(shard)
+
+    def scans(self, record: Record) -> dict[str, Scan]:
+        """The mentions kept for the entries of ``record`` whose file was as it was."""
+        out = {}
+        for entry_id, places in record.places.items():
+            item = self.shards[_shard(places.path)].get(places.path)
+            if item is not None and item.scan is not None and item.entry is record.entries[entry_id]:
+                out[entry_id] = item.scan
+        return out
+
+    def learn_scans(self, record: Record, scans: dict[str, Scan]) -> None:
+        """Keep the mentions found in the entries of ``record`` that were read this run."""
+        for entry_id, places in record.places.items():
+            shard = _shard(places.path)
+            item = self.shards[shard].get(places.path)
+            if item is not None and item.scan is None and item.entry is record.entries[entry_id]:
+                item.scan = scans.get(entry_id)
+                self.dirty.add(shard)
+
+    def _racy(self, stat: Stat) -> bool:
+        return stat[1] >= self.started - RACY_NS
+
+    def save(self) -> None:
+        """Write the shards that changed, leaving out the files that are gone; never raises for
+        a cache that cannot be written (the next run reads those files again)."""
+        for n, shard in enumerate(self.shards):
+            gone = [rel for rel in shard if rel not in self.seen]
+            for rel in gone:
+                del shard[rel]
+            if gone:
+                self.dirty.add(n)
+        if not self.dirty:
+            return
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            sweep(self.folder)
+        for n in sorted(self.dirty):
+            payload = pickle.dumps(self.shards[n], protocol=pickle.HIGHEST_PROTOCOL)
+            data = FORMAT + self.key + hashlib.blake2b(payload, digest_size=16).digest() + payload
+            try:
+                write_atomic(self.folder / _name(n), data)
+            except OSError:
+                return
+        self.dirty.clear()
+
+
+def open_cache(config: Config) -> EntryCache:
+    """The entry cache of ``config``'s record, with whatever valid shards it holds."""
+    folder = config.cache / FOLDER
+    key = cache_key(config)
+    return EntryCache(folder, key, [_read_shard(folder / _name(n), key) for n in range(SHARDS)])
+
+
+def clear_cache(config: Config) -> None:
+    """Remove the entry cache (``recordtool validate --no-cache`` does not read it either)."""
+    folder = config.cache / FOLDER
+    for n in range(SHARDS):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / _name(n))
+
+
+def cache_key(config: Config) -> bytes:
+    """What every kept result depends on beyond its file: recordtool's code and version,
+    Python's, the parsing packages' versions, and the configuration (its root included)."""
+    text = repr((code_version(DEPENDENCIES), os.path.realpath(config.root), config))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def _name(n: int) -> str:
+    return f"shard-{n:02d}.bin"
+
+
+def _shard(rel: str) -> int:
+    return zlib.crc32(rel.encode("utf-8", "surrogateescape")) % SHARDS
+
+
+def _stat(path: Path) -> Stat:
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _stat_or_none(path: Path) -> Stat | None:
+    try:
+        return _stat(path)
+    except OSError:
+        return None
+
+
+def _digest(path: Path) -> str:
+    """The hash loading gives a file's bytes (``Places.digest``)."""
+    with open(path, "rb") as handle:
+        return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+
+
+def _read_shard(path: Path, key: bytes) -> dict[str, Item]:
+    """A shard's items; {} when there is none or it is not a whole shard written for ``key``."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    head = len(FORMAT)
+    if data[:head] != FORMAT or data[head:head + 16] != key:
+        return {}
+    payload = data[head + 32:]
+    if hashlib.blake2b(payload, digest_size=16).digest() != data[head + 16:head + 32]:
+        return {}
+    try:
+        items = _Unpickler(io.BytesIO(payload)).load()
+    except Exception:  # anything a damaged shard raises: read its files again
+        return {}
+    if not isinstance(items, dict) or not all(isinstance(k, str) and isinstance(v, Item) for k, v in items.items()):
+        return {}
+    return items
+
+
+class _Unpickler(pickle.Unpickler):
+    """Makes only the record's data classes (dataclasses and pydantic models of
+    ``recordtool.record``) and dates: a shard can name no function to call."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("datetime", "date"):
+            import datetime
+
+            return datetime.date
+        if module.startswith("recordtool.record.") and name.isidentifier():
+            found = getattr(importlib.import_module(module), name, None)
+            if isinstance(found, type) and (dataclasses.is_dataclass(found) or _is_model(found)):
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not kept in an entry cache")
+
+
+def _is_model(cls: type) -> bool:
+    from pydantic import BaseModel
+
+    return issubclass(cls, BaseModel)

@@ -1,0 +1,220 @@
+"""The entry cache: unchanged files are not read again, and a bad cache is never trusted."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import recordtool.record.load as load
+from recordtool.record import cache as cache_module
+from recordtool.record.cache import FOLDER, SHARDS, open_cache
+from recordtool.record.project import Project, open_project
+from tests.conftest import ProjectBuilder
+
+PAST = 1_600_000_000_000_000_000
+
+
+def _old(path: Path, seconds: int = 0) -> None:
+    """A time long past for ``path`` (a file the cache may trust by its size and times)."""
+    os.utime(path, ns=(PAST + seconds * 1_000_000_000,) * 2)
+
+
+def _record(project: ProjectBuilder) -> ProjectBuilder:
+    project.add("LIT-1", """
+        title: A paper
+        reference: {authors: ["Doe, J."], year: 2021, title: A paper}
+        body: The paper. See NOTE-1 and NOTE-9.
+    """)
+    project.add("NOTE-1", """
+        title: Notes on the paper
+        cites: [{id: LIT-1, as: paper}]
+        body: Read LIT-1 in full.
+    """)
+    project.add("THEORY-1", """
+        statement: The paper's claim, drawn from LIT-1.
+        cites: [{id: LIT-1, as: source}, {id: LIT-7, as: source}]
+    """)
+    project.add("NOTE-2", "title: [unclosed\n")
+    for path in (project.root / "record").glob("*/*.yaml"):
+        _old(path)
+    return project
+
+
+def _same(a: Project, b: Project) -> None:
+    assert a.problems == b.problems
+    assert a.record.entries == b.record.entries and a.record.places == b.record.places
+    assert a.record.failed == b.record.failed
+    assert a.graph.mentions_out == b.graph.mentions_out and a.graph.cited_by == b.graph.cited_by
+    assert a.graph.dangling == b.graph.dangling
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files parsed (not taken from the cache), by name."""
+    names: list[str] = []
+    real = load._read_sources
+
+    def spy(paths: list[str]) -> list[load._Read]:
+        names.extend(Path(p).name for p in paths)
+        return real(paths)
+
+    monkeypatch.setattr(load, "_read_sources", spy)
+    return names
+
+
+def test_only_changed_files_are_read_again(project: ProjectBuilder, parsed: list[str]) -> None:
+    root = _record(project).root
+    cold = open_project(root=root, cache=True)
+    assert sorted(parsed) == ["LIT-1.yaml", "NOTE-1.yaml", "NOTE-2.yaml", "THEORY-1.yaml"]
+    parsed.clear()
+    _same(open_project(root=root, cache=True), cold)
+    assert parsed == []  # every file as it was: none parsed
+    path = project.path("NOTE-1")
+    path.write_text(path.read_text(encoding="utf-8").replace("in full", "twice"), encoding="utf-8")
+    _old(path, 1)
+    again = open_project(root=root, cache=True)
+    assert parsed == ["NOTE-1.yaml"]
+    _same(again, open_project(root=root))
+    parsed.clear()
+    path.write_bytes(path.read_bytes())  # new times, the same bytes: its hash says it is as it was
+    _old(path, 2)
+    open_project(root=root, cache=True)
+    assert parsed == []
+
+
+def test_a_file_changed_just_now_is_compared_by_content(project: ProjectBuilder, parsed: list[str]) -> None:
+    root = _record(project).root
+    path = project.path("NOTE-1")
+    path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")  # just now: racy
+    open_project(root=root, cache=True)
+    kept = open_cache(open_project(root=root).config)
+    item = next(i for shard in kept.shards for rel, i in shard.items() if rel.endswith("NOTE-1.yaml"))
+    assert item.stat is None  # its times cannot be trusted yet
+    stat = os.stat(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("in full", "at once"), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and time, other content
+    parsed.clear()
+    again = open_project(root=root, cache=True)
+    assert parsed == ["NOTE-1.yaml"]
+    assert "at once" in again.record.entries["NOTE-1"].body
+
+
+def _shards(root: Path) -> list[Path]:
+    return sorted((root / ".recordtool-cache" / FOLDER).glob("shard-*.bin"))
+
+
+DAMAGE: dict[str, Callable[[bytes], bytes]] = {
+    "truncated": lambda data: data[: len(data) // 2],
+    "a byte changed": lambda data: data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
+    "empty": lambda data: b"",
+    "another format": lambda data: b"recordtool-entries 0\n" + data[21:],
+    "garbage": lambda data: os.urandom(len(data)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_cache_is_read_again_never_trusted(project: ProjectBuilder, parsed: list[str], damage: str) -> None:
+    root = _record(project).root
+    cold = open_project(root=root, cache=True)
+    shards = _shards(root)
+    assert shards
+    for shard in shards:
+        shard.write_bytes(DAMAGE[damage](shard.read_bytes()))
+    parsed.clear()
+    _same(open_project(root=root, cache=True), cold)
+    assert sorted(parsed) == ["LIT-1.yaml", "NOTE-1.yaml", "NOTE-2.yaml", "THEORY-1.yaml"]
+    parsed.clear()
+    open_project(root=root, cache=True)  # written again, whole
+    assert parsed == []
+
+
+class _Run:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch pwned",))
+
+
+def test_a_shard_that_names_a_function_is_refused(project: ProjectBuilder, parsed: list[str]) -> None:
+    """A shard is made of data classes only: one that would call anything else (a crafted
+    pickle with the right format, key and hash) is not loaded, and its files are read again."""
+    import hashlib
+
+    root = _record(project).root
+    config = open_project(root=root, cache=True).config
+    key = cache_module.cache_key(config)
+    payload = pickle.dumps({"record/notes/NOTE-1.yaml": _Run()})
+    data = cache_module.FORMAT + key + hashlib.blake2b(payload, digest_size=16).digest() + payload
+    for n in range(SHARDS):
+        (root / ".recordtool-cache" / FOLDER / f"shard-{n:02d}.bin").write_bytes(data)
+    parsed.clear()
+    os.chdir(root)
+    open_project(root=root, cache=True)
+    assert not (root / "pwned").exists()
+    assert len(parsed) == 4
+
+
+def test_new_code_or_configuration_reads_every_file(project: ProjectBuilder, parsed: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _record(project).root
+    open_project(root=root, cache=True)
+    parsed.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(cache_module, "code_version", lambda dists: "other code")
+        open_project(root=root, cache=True)
+    assert len(parsed) == 4
+    parsed.clear()
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + '\n[tool.recordtool.relations]\nsource = "Source of"\n',
+                         encoding="utf-8")
+    open_project(root=root, cache=True)
+    assert len(parsed) == 4
+
+
+def test_deleted_files_leave_the_cache(project: ProjectBuilder) -> None:
+    root = _record(project).root
+    open_project(root=root, cache=True)
+    project.path("NOTE-1").unlink()
+    open_project(root=root, cache=True)
+    kept = open_cache(open_project(root=root).config)
+    assert sorted(rel for shard in kept.shards for rel in shard) == [
+        "record/literature/LIT-1.yaml", "record/notes/NOTE-2.yaml", "record/theory/THEORY-1.yaml"]
+
+
+def test_an_unwritable_cache_costs_speed_not_the_answer(project: ProjectBuilder) -> None:
+    root = _record(project).root
+    (root / ".recordtool-cache").write_text("a file where the folder would be", encoding="utf-8")
+    _same(open_project(root=root, cache=True), open_project(root=root))
+
+
+def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``-j``, a pool is started for the files to read, not for the whole record."""
+    import recordtool.parallel as parallel
+    import recordtool.record.graph as graph
+
+    for n in range(1, 21):
+        project.add(f"NOTE-{n}", f"title: Note {n}\nbody: See NOTE-{n % 20 + 1}.\n")
+        _old(project.path(f"NOTE-{n}"))
+    monkeypatch.setattr(load, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(graph, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(parallel, "CHUNK", 2)
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    pools: list[int] = []
+    real = parallel.ProcessPoolExecutor
+
+    def counted(*args: object, **kwargs: object) -> object:
+        pools.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    cold = open_project(root=project.root, jobs=2, cache=True)
+    assert len(pools) == 2  # reading and scanning the whole record: a pool each
+    path = project.path("NOTE-3")
+    path.write_text("id: NOTE-3\ntitle: Changed\nbody: See NOTE-1.\n", encoding="utf-8")
+    _old(path, 1)
+    pools.clear()
+    again = open_project(root=project.root, jobs=2, cache=True)
+    assert pools == []
+    assert again.record.entries["NOTE-3"].title == "Changed" != cold.record.entries["NOTE-3"].title

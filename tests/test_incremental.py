@@ -1,0 +1,239 @@
+"""Incremental validate and render give what a cold run gives: a seeded random walk of edits.
+
+Each step edits, adds or deletes a few entries of a small record (titles, tags, citations and
+their relations, mentions, ids, kinds, statuses, verdicts, entries made invalid and valid
+again, duplicates, the configuration), then runs ``validate`` and ``render`` in the project
+as it has been all along (the entry cache, the manifest and the snapshot kept from the last
+run) and in a fresh copy of it with no cache and no pages. Their problems, exit codes and every
+page must be the same, byte for byte; a deleted entry's page is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from recordtool.record.config import load_config
+from recordtool.verify.store import write_verdict
+from tests.conftest import FOLDERS, ProjectBuilder
+from tests.corpus import invoke
+from tests.render_record import verdict
+
+PREFIXES = list(FOLDERS)
+RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "sorce"]  # 'sorce': unknown
+TAGS = ["alpha", "beta", "gamma", "Bad Tag"]  # 'Bad Tag' is refused by the schema
+WORDS = ["the", "head", "attends", "to", "the", "previous", "token", "and", "copies", "it", "forward"]
+CHANGES = ["title", "tags", "cites", "mentions", "reword", "status", "id", "kind", "add", "delete", "break", "mend",
+           "duplicate", "verdict", "config", "same", "relation"]
+SEED_OF_TIME = 1_600_000_000_000_000_000  # file times are set from here on, a second a step
+
+
+class Walk:
+    """A small record and a seeded random source of changes to it."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.project = ProjectBuilder(root)
+        self.root = root
+        self.rng = random.Random(seed)
+        self.step = 0
+        self.broken: dict[Path, bytes] = {}  # files made invalid, and what they held before
+        for n in range(1, 5):
+            for prefix in PREFIXES:
+                self.write(f"{prefix}-{n}", self.entry(f"{prefix}-{n}"))
+
+    def files(self) -> list[Path]:
+        return sorted((self.root / "record").glob("*/*.yaml"))
+
+    def ids(self) -> list[str]:
+        return [p.stem for p in self.files()]
+
+    def some_id(self) -> str:
+        """An id of the record, now and then one that is not in it."""
+        ids = self.ids()
+        if not ids or self.rng.random() < 0.2:
+            return f"{self.rng.choice(PREFIXES)}-{self.rng.randint(50, 54)}"
+        return self.rng.choice(ids)
+
+    def entry(self, entry_id: str) -> str:
+        """The YAML of a valid entry ``entry_id`` (after its id line), with random links."""
+        rng = self.rng
+        prefix = entry_id.split("-")[0]
+        cites = [{"id": self.some_id(), "as": rng.choice(RELATIONS[:-1])} for _ in range(rng.randint(0, 2))]
+        cites = [c for c in cites if c["id"] != entry_id]
+        tags = sorted(set(rng.sample(TAGS[:-1], rng.randint(0, 2))))
+        lines = [f"title: {self.sentence()}", f"tags: [{', '.join(tags)}]", f"cites: {json.dumps(cites)}",
+                 f"status: {rng.choice(['active', 'active', 'draft', 'superseded'])}",
+                 f"body: {json.dumps(self.prose())}"]
+        if prefix == "LIT":
+            lines.append('reference: {authors: ["Doe, J."], year: 2021, title: A paper}')
+        if prefix == "THEORY":
+            lines.append(f"statement: {json.dumps(self.sentence() + '.')}")
+        return "\n".join(lines) + "\n"
+
+    def sentence(self) -> str:
+        words = self.rng.sample(WORDS, 4)
+        return " ".join(words).capitalize()
+
+    def prose(self) -> str:
+        """Sentences mentioning ids (in prose, in a link, in code, which is not a mention)."""
+        parts = []
+        for _ in range(self.rng.randint(1, 4)):
+            target = self.some_id()
+            other = self.some_id()
+            parts.append(self.rng.choice([f"{self.sentence()} as {target} says.", f"See [{target}]({target}.md).",
+                                          f"{self.sentence()}, as {target} and {other} say.",
+                                          f"Not a mention: `{target}`.", f"{self.sentence()}."]))
+        return " ".join(parts)
+
+    def write(self, entry_id: str, text: str, folder: str | None = None) -> None:
+        path = self.project.add(entry_id, text, folder=folder)
+        self.touch(path)
+
+    def touch(self, path: Path) -> None:
+        """Give a changed file a time of its own, long past (so that the cache trusts its size
+        and times, rather than comparing the content of a file changed just now)."""
+        self.step += 1
+        when = SEED_OF_TIME + self.step * 1_000_000_000
+        os.utime(path, ns=(when, when))
+
+    def edit(self, path: Path, change: Callable[[list[str]], list[str]]) -> None:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        path.write_text("\n".join(change(lines)) + "\n", encoding="utf-8")
+        self.touch(path)
+
+    def set_field(self, path: Path, name: str, value: str) -> None:
+        def change(lines: list[str]) -> list[str]:
+            kept = [line for line in lines if not line.startswith(f"{name}:")]
+            return [*kept, f"{name}: {value}"]
+
+        self.edit(path, change)
+
+    def mutate(self, what: str | None = None) -> str:
+        """Make one change (``what``, else one at random); say which."""
+        rng = self.rng
+        files = self.files()
+        if not files:
+            what = "add"
+        elif what is None:
+            what = rng.choice([*CHANGES, "tags", "mentions", "add", "mend"])
+        path = rng.choice(files) if files else None
+        if what == "add" or path is None:
+            prefix = rng.choice(PREFIXES)
+            used = {int(i.split("-")[1]) for i in self.ids() if i.startswith(prefix + "-")}
+            # a new id, or one that is mentioned but not in the record yet
+            number = rng.choice([n for n in [*range(1, 12), *range(50, 55)] if n not in used] or [99])
+            self.write(f"{prefix}-{number}", self.entry(f"{prefix}-{number}"))
+        elif what == "title":
+            self.set_field(path, "title", self.sentence())
+        elif what == "tags":
+            tags = rng.sample(TAGS[:-1], rng.randint(0, 2)) + (TAGS[-1:] if rng.random() < 0.1 else [])
+            self.set_field(path, "tags", f"[{', '.join(tags)}]")
+        elif what in ("cites", "relation"):
+            cites = [{"id": self.some_id(), "as": rng.choice(RELATIONS)} for _ in range(rng.randint(0, 3))]
+            self.set_field(path, "cites", json.dumps(cites))
+        elif what == "mentions":
+            self.set_field(path, "body", json.dumps(self.prose()))
+        elif what == "reword":  # the same ids mentioned, in other words: the sentences quoted change
+            said = rng.choice([" says.", " say."])
+            self.edit(path, lambda lines: [line.replace(said, " once" + said, 1)
+                                           if line.startswith("body:") else line for line in lines])
+        elif what == "status":
+            self.set_field(path, "status", rng.choice(["active", "draft", "retracted", "superseded", "gone"]))
+        elif what == "id":  # an id that does not match the file, or a renamed file with its id
+            new_id = f"{path.stem.split('-')[0]}-{rng.randint(20, 30)}"
+            if rng.random() < 0.5:
+                self.edit(path, lambda lines: [f"id: {new_id}", *lines[1:]])
+            elif not self.project.path(new_id).exists():
+                text = path.read_text(encoding="utf-8").split("\n", 1)[1]
+                path.unlink()
+                self.write(new_id, text)
+        elif what == "kind":  # a wrong kind: field, or a file in another kind's folder
+            if rng.random() < 0.5:
+                self.set_field(path, "kind", rng.choice(["note", "literature", "theory", "essay"]))
+            else:
+                folder = rng.choice([f for f in FOLDERS.values() if f != path.parent.name])
+                target = path.parent.parent / folder / path.name
+                if not target.exists():
+                    path.rename(target)
+                    self.touch(target)
+        elif what == "delete":
+            path.unlink()
+            self.broken.pop(path, None)
+        elif what == "break":  # invalid YAML, or a value the schema refuses
+            self.broken.setdefault(path, path.read_bytes())
+            if rng.random() < 0.5:
+                self.edit(path, lambda lines: [*lines, "title: [unclosed"])
+            else:
+                self.set_field(path, "version", rng.choice(["0", "many", "{a: 1}"]))
+        elif what == "mend":  # an entry made invalid before is valid again, as it was
+            mended = [p for p in self.broken if p.exists()]
+            if mended:
+                fixed = rng.choice(mended)
+                fixed.write_bytes(self.broken.pop(fixed))
+                self.touch(fixed)
+        elif what == "duplicate":
+            folder = path.parent
+            copy = folder / f"{path.stem.split('-')[0]}-{rng.randint(40, 45)}.yaml"
+            if not copy.exists():
+                shutil.copyfile(path, copy)  # the id inside is the original's: a duplicate id
+                self.touch(copy)
+        elif what == "verdict":
+            config = load_config(self.root)
+            claims = [i for i in self.ids() if i.startswith("THEORY-")]
+            if claims:
+                claim = rng.choice(claims)
+                outcome = rng.choice(["pass", "fail"])
+                write_verdict(config, verdict(claim, outcome, error=None if outcome == "pass" else "it broke"))
+        elif what == "config":  # a relation more or less: every entry's results may change
+            pyproject = self.root / "pyproject.toml"
+            text = pyproject.read_text(encoding="utf-8")
+            extra = '\n[tool.recordtool.relations]\nsorce = "Sorce of"\n'
+            pyproject.write_text(text.replace(extra, "") if extra in text else text + extra, encoding="utf-8")
+        elif what == "same":  # written again with the same bytes: new times, same content
+            path.write_bytes(path.read_bytes())
+            self.touch(path)
+        return what
+
+
+def _pages(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".recordtool-snapshot.json"}
+
+
+def _cold_copy(root: Path, to: Path) -> Path:
+    """The project as it is, without its cache or its pages."""
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(root, to, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
+    return to
+
+
+def _validate(root: Path, *options: str) -> tuple[int, object, str]:
+    outcome = invoke("validate", "--root", str(root), "--format", "json", *options)
+    return outcome.code, json.loads(outcome.out), outcome.err
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: int) -> None:
+    walk = Walk(tmp_path / "project", seed)
+    root = walk.root
+    pages = root / "record" / "pages"
+    done: list[str] = []
+    first = walk.rng.sample(CHANGES, len(CHANGES))  # each kind of change at least once, then any
+    for step in range(30):
+        done += [walk.mutate(first.pop() if first else None) for _ in range(walk.rng.randint(1, 3))]
+        incremental = _validate(root)
+        rendered = invoke("render", "--root", str(root))
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert incremental == _validate(cold, "--no-cache"), f"seed {seed}, step {step}: {done}"
+        cold_rendered = invoke("render", "--root", str(cold), "--no-cache")
+        assert rendered.code == cold_rendered.code == 0, f"seed {seed}, step {step}: {done}"
+        assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
+        assert (root / ".recordtool-cache" / "entries").is_dir()
+    assert set(CHANGES) <= set(done)
