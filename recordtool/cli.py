@@ -94,7 +94,21 @@ no_cache_option = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: what it writes
+    is written whole or not at all (atomic writes, temporary files removed), one line says
+    so, and the exit code says which signal (143, 130). ``render`` and ``verify`` say more."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _terminate_as_interrupt():
+            try:
+                return super().invoke(ctx)
+            except KeyboardInterrupt:
+                echo("interrupted: nothing half-written is left", err=True)
+                sys.exit(_interrupted_code())
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="recordtool")
 def cli() -> None:
     """A knowledge record whose claims check themselves.

@@ -343,8 +343,9 @@ def failing(what: str, errno_: int, under: str = "record") -> Callable[[pytest.M
     return patch
 
 
-def terminate_at(module: str, name: str, call: int = 1) -> Callable[[pytest.MonkeyPatch, Path], None]:
-    """SIGTERM to this process during the ``call``-th call of ``module.name`` (as a CI timeout would)."""
+def terminate_at(module: str, name: str, call: int = 1, sig: int = signal.SIGTERM) -> Callable[[pytest.MonkeyPatch, Path], None]:
+    """SIGTERM (or ``sig``: SIGINT is Ctrl-C) to this process during the ``call``-th call of
+    ``module.name`` (as a CI timeout would)."""
     def patch(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
         target = importlib.import_module(module)
         real = getattr(target, name)
@@ -353,7 +354,7 @@ def terminate_at(module: str, name: str, call: int = 1) -> Callable[[pytest.Monk
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             calls[0] += 1
             if calls[0] == call:
-                os.kill(os.getpid(), signal.SIGTERM)
+                os.kill(os.getpid(), sig)
             return real(*args, **kwargs)
         monkeypatch.setattr(target, name, wrapped)
     return patch
@@ -385,6 +386,7 @@ def leftovers_in_pages(tmp: Path) -> Setup:
 
 
 ENOSPC, EROFS, EACCES = errno.ENOSPC, errno.EROFS, errno.EACCES
+INTERRUPTED = "interrupted: nothing half-written is left"
 KEPT = "its previous verdict and figures are kept as they were"
 
 MACHINE_CASES = [
@@ -423,6 +425,13 @@ MACHINE_CASES = [
           patch=failing("mkdir", EACCES, ".recordtool-cache")),
     Fault("verify-sigterm-while-keeping", verified, 143, "", patch=terminate_at("recordtool.verify.session", "keep_verdict")),
     Fault("verify-leftovers-removed", leftovers_in_verdicts, 0, ""),
+    Fault("new-sigterm-before-linking", new_title("T"), 143, INTERRUPTED, patch=terminate_at("os", "link")),
+    Fault("new-sigterm-while-writing", new_title("T"), 143, INTERRUPTED, patch=terminate_at("os", "fsync")),
+    Fault("new-ctrl-c", new_title("T"), 130, INTERRUPTED, patch=terminate_at("os", "link", sig=signal.SIGINT)),
+    Fault("status-sigterm-while-keeping", lambda tmp: dataclasses.replace(unverified(tmp), argv=["status"]), 143,
+          INTERRUPTED, patch=terminate_at("recordtool.verify.snapshot", "keep")),
+    Fault("validate-sigterm", lambda tmp: Setup(record(tmp).root, ["validate"]), 143, INTERRUPTED,
+          patch=terminate_at("recordtool.cli", "_open")),
 ]
 
 
