@@ -20,6 +20,7 @@ from recordtool import __version__
 from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
+    from recordtool.record.graph import Compose
     from recordtool.record.project import Project
     from recordtool.verify.snapshot import Inputs
 
@@ -64,13 +65,16 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     _said = None
 
 
-def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True) -> Project:
-    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off."""
+def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
+          compose: Compose | None = None) -> Project:
+    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
+    ``compose``: what else to make of each body it parses (``build_graph``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return open_project(root=root, jobs=jobs, cache=cache) if root else open_project(jobs=jobs, cache=cache)
+        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose) if root
+                else open_project(jobs=jobs, cache=cache, compose=compose))
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -413,7 +417,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             if report.errors:
                 echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
         else:
-            project = _open(root, jobs, cache=not no_cache)
+            from recordtool.render.prose import compose_body
+
+            # each body parsed once, for its mentions and its page
+            project = _open(root, jobs, cache=not no_cache, compose=compose_body)
             _report_errors(project)
             config = project.config
             with _terminate_as_interrupt():

@@ -9,6 +9,7 @@ and a "wanted" entry), never invented.
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import TypeVar
 
 from recordtool import parallel
 from recordtool.record.load import Record, id_sort_key
-from recordtool.record.mentions import find_mentions
+from recordtool.record.mentions import Found, find_mentions
 from recordtool.record.problems import Problem
 
 
@@ -43,6 +44,10 @@ class Backlink:
 RECENT = 256  # backlinks and neighbours kept for this many ids at most
 T = TypeVar("T")
 
+Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], str | None]"]
+"""A body and the id pattern -> its mentions (exactly ``find_mentions``'s) and what a later
+stage makes of the same parse (render: the body composed for its page), or None."""
+
 
 @dataclass
 class Graph:
@@ -51,6 +56,7 @@ class Graph:
     mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
+    composed: dict[str, str] = field(default_factory=dict)  # id -> what ``compose`` made of its body
     # Backlinks and neighbours, kept for the last ids asked about (a page asks for its own
     # several times; keeping them for every id would hold a copy of the graph); a graph is
     # complete once ``build_graph`` returns. Ids of the record sort by their place in it.
@@ -123,31 +129,44 @@ Scan = list[tuple[str, str, int, str]]  # the mentions in one entry's prose: (ta
 PARALLEL_MIN = 2_000  # entries; below this starting workers costs more than they save
 
 
-def _scan(record: Record, ids: list[str]) -> list[Scan]:
+def _scan(record: Record, compose: Compose | None, ids: list[str]) -> list[tuple[Scan, str | None]]:
     """The mentions in the prose of each entry of ``ids``: (target, field, line, sentence),
-    as plain data (they may be scanned in a worker: ``recordtool.parallel``)."""
+    and what ``compose`` made of its body, as plain data (they may be scanned in a worker:
+    ``recordtool.parallel``)."""
     pattern = record.config.id_pattern
     out = []
     for entry_id in ids:
         first_lines = record.places[entry_id].prose
-        out.append([(found.id, name, first_lines.get(name, 0) + found.line, found.sentence)
-                    for name, text in record.entries[entry_id].prose()
-                    for found in find_mentions(text, pattern) if found.id != entry_id])
+        found: Scan = []
+        made = None
+        for name, text in record.entries[entry_id].prose():
+            if compose is not None and name == "body":
+                mentions, made = compose(text, pattern)
+            else:
+                mentions = find_mentions(text, pattern)
+            found.extend((m.id, name, first_lines.get(name, 0) + m.line, m.sentence) for m in mentions if m.id != entry_id)
+        out.append((found, made))
     return out
 
 
-def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None
-                ) -> tuple[Graph, list[Problem]]:
+def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None,
+                compose: Compose | None = None) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings. ``jobs``: how
     many processes may scan prose for mentions (None: every core). ``scans``: the mentions
     already found in some entries, by id (kept by ``recordtool.record.cache``); the other
-    entries are scanned, and what they give is added to it."""
+    entries are scanned, and what they give is added to it. ``compose``: what else to make of
+    the body of each entry scanned, from the parse that finds its mentions (kept in
+    ``Graph.composed``; an entry not scanned has none)."""
     graph = Graph(record)
     ids = list(record.entries)
     scans = {} if scans is None else scans
     todo = [entry_id for entry_id in ids if entry_id not in scans]
-    found_now = parallel.map_items(functools.partial(_scan, record), todo, jobs=jobs, min_items=PARALLEL_MIN)
-    scans.update(zip(todo, found_now, strict=True))
+    found_now = parallel.map_items(functools.partial(_scan, record, compose), todo, jobs=jobs,
+                                   min_items=PARALLEL_MIN)
+    for entry_id, (scan, made) in zip(todo, found_now, strict=True):
+        scans[entry_id] = scan
+        if made is not None:
+            graph.composed[entry_id] = made
     same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
     for entry_id in ids:
         found = scans[entry_id]

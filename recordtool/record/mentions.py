@@ -183,6 +183,17 @@ def _may_mention(content: str, pattern: re.Pattern[str]) -> bool:
     return "&" in content or "\\" in content or pattern.search(content.translate(_MARKUP)) is not None
 
 
+def mentions_and_tokens(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], list[Token] | None]:
+    """``find_mentions(text, pattern)``, and the tokens of ``markdown().parse(text)`` when they
+    were parsed for it (None when a shortcut took no parse), so that what renders the prose
+    can use the same parse. Without an image (``![``) that parse gives the same tokens as
+    ``scanner()``: its rules are the scanner's and the image rule, which fires only at ``![``."""
+    if is_plain(text) or not pattern.search(text) or "![" in text:
+        return find_mentions(text, pattern), None
+    tokens = markdown().parse(text)
+    return _mentions(tokens, pattern), tokens
+
+
 def reference_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     """``markdown_mentions`` by parsing all of ``text`` (the reference for its shortcut)."""
     return _mentions(scanner().parse(text), pattern)

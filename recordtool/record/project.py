@@ -10,7 +10,7 @@ from pathlib import Path
 
 from recordtool.record.cache import open_cache
 from recordtool.record.config import Config, find_root, load_config
-from recordtool.record.graph import Graph, build_graph
+from recordtool.record.graph import Compose, Graph, build_graph
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import static_problems
@@ -49,20 +49,21 @@ def no_gc_pauses() -> Iterator[None]:
 
 
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
-                 cache: bool = False) -> Project:
+                 cache: bool = False, compose: Compose | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
     before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
     many processes may share reading a large record (None: every core). ``cache``: read only
     the entry files changed since the last load, and keep what the others gave
-    (``recordtool.record.cache``); the project is the same either way."""
+    (``recordtool.record.cache``); the project is the same either way. ``compose``: what else
+    to make of each body from the parse that finds its mentions (``build_graph``)."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with no_gc_pauses():
         kept = open_cache(config) if cache else None
         record, problems = load_record(config, jobs=jobs, cache=kept)
         scans = kept.scans(record) if kept is not None else None
-        graph, more = build_graph(record, jobs=jobs, scans=scans)
+        graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose)
         if kept is not None and scans is not None:
             kept.learn_scans(record, scans)
             kept.save()

@@ -21,9 +21,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 
-from recordtool.record.mentions import SCHEME, is_plain, link_target_id, markdown
+from recordtool.record.mentions import (
+    SCHEME,
+    Found,
+    is_plain,
+    link_target_id,
+    markdown,
+    mentions_and_tokens,
+)
 from recordtool.render import escape
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
@@ -44,15 +52,75 @@ class Style:
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
 
 
-def block(source: str, style: Style) -> str:
-    """``source`` (Markdown) written back as Markdown blocks, ids linked."""
+def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
+    """``source`` (Markdown) written back as Markdown blocks, ids linked; ``tokens``: what
+    ``markdown().parse(source)`` gives, when it was parsed already."""
     if not source.strip():
         return ""
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    root = SyntaxTreeNode(markdown().parse(source))
+    root = SyntaxTreeNode(tokens if tokens is not None else markdown().parse(source))
     return "\n".join(_blocks(root.children, style)).rstrip("\n")
+
+
+# Prose composed before the pages are planned -------------------------------------------------
+#
+# A page's prose depends on the rest of the record only through the links of its ids (to
+# the id's page, or to the page of wanted entries with the title "not in the record"). So a
+# body can be composed once, from the parse that found its mentions (``compose_body``, while
+# the graph is built), with a slot for each id's link, and the slots filled on its page
+# (``fill``): the same bytes as ``block``, one parse instead of two. Prose with a link that
+# the page rewrites (a relative destination) or a link to an id with no text of its own is
+# composed on the page as before.
+
+_SLOT = re.compile("\x00([^\x00]*)\x00( \")?")  # the parser turns NUL into U+FFFD: no prose holds one
+
+
+class _NotComposed(Exception):
+    """The prose needs the page to be composed (see above)."""
+
+
+def _slot(target: str) -> tuple[str, str | None]:
+    return f"\x00{target}\x00", None
+
+
+def _on_the_page(href: str) -> str:
+    raise _NotComposed
+
+
+def compose_body(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], str | None]:
+    """The mentions of ``text`` (``find_mentions``) and, from the same parse, the prose
+    composed for any page with its links left as slots (``fill``); None when the page has to
+    compose it (``block``)."""
+    found, tokens = mentions_and_tokens(text, pattern)
+    try:
+        return found, block(text, Style(pattern, _slot, _on_the_page), tokens)
+    except _NotComposed:
+        return found, None
+
+
+def fill(composed: str, style: Style) -> str | None:
+    """``block(text, style)`` from ``composed = compose_body(text, style.pattern)[1]``: each
+    slot becomes the id's link on the page; None when ``style`` leaves an id unlinked (a
+    slot cannot stand for that: compose with ``block``)."""
+    if "\x00" not in composed:
+        return composed
+    out: list[str] = []
+    last = 0
+    for match in _SLOT.finditer(composed):
+        target = style.link(match[1])
+        if target is None:
+            return None
+        href, title = target
+        out.append(composed[last:match.start()])
+        if match[2]:  # the link has a title of its own
+            out.append(escape.href(href) + ' "')
+        else:
+            out.append(escape.href(href) + (f' "{escape.title(title)}"' if title else ""))
+        last = match.end()
+    out.append(composed[last:])
+    return "".join(out)
 
 
 # Beyond ``is_plain``: emphasis, and what CommonMark normalises (carriage returns, NUL).
@@ -321,6 +389,8 @@ def _link(node: SyntaxTreeNode, style: Style, one_line: bool, cell: bool, state:
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
+    if not inner and "\x00" in href:
+        raise _NotComposed  # its text would be the link's destination, which only the page knows
     return f"[{inner or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from recordtool.record.mentions import markdown
 from recordtool.render import escape
 from recordtool.render.prose import Style, block, inline
@@ -84,3 +87,47 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
         assert block(source, style()) == parsed(source), repr(source)
     assert plain > 2_000  # the fast path was taken, and often
     assert code > 300  # with code spans too
+
+
+# Composing a body while the graph is built (``compose_body``) and filling its links on the
+# page (``fill``) must give the bytes ``block`` gives, and the mentions ``find_mentions`` gives.
+_PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY-9", "word", "x", " ", "\n", "\n\n", "  \n", "\t", "_", "__", "*",
+           "**", "`", "[", "]", "(", ")", "](THEORY-2)", "](LIT-4.md)", "](NOTE-5 \"own title\")", "](THEORY-9)",
+           "[it](THEORY-9 \"own\")", "[it](THEORY-9)", "[it *LIT-3*](NOTE-5 \"t\")", "[r](rel.md)", "[a](#b)",
+           "]()", "](THEORY-1 \"\")", "[](THEORY-2)", "[](https://x.org)", "](rel/file.md)", "](#anchor)",
+           "](https://x.org/THEORY-6)", "![a](THEORY-7)", "![b](fig.png)", "![c](https://x.org/i.png \"t\")",
+           "<b>", "<https://x.org/THEORY-6>", "&#45;", "&amp;", "\\", "\\-", "    ", "> ", "- ", "1. ", "# ",
+           "| a | THEORY-1 |\n| - | - |\n| [x](NOTE-5) | y |\n", "```\n", "~~~py\n", "[r]: THEORY-5\n", "[r]",
+           "\"", "%", "e.g. ", ". ", "Then ", "\x00", "\r\n"]
+
+
+def _page_style() -> Style:
+    def link(target: str) -> tuple[str, str | None]:
+        return (f"../x y/{target}(1).md", None) if target != "THEORY-9" else ("../wanted.md", 'not "in" the record')
+
+    return Style(PATTERN, link, lambda href: f"../up/{href}")
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_body_composed_with_its_mentions_fills_in_as_block_writes_it(pieces: list[str]) -> None:
+    from recordtool.record.mentions import find_mentions
+    from recordtool.render.prose import compose_body, fill
+
+    text = "".join(pieces)
+    found, composed = compose_body(text, PATTERN)
+    assert found == find_mentions(text, PATTERN), text
+    if composed is not None:
+        assert fill(composed, _page_style()) == block(text, _page_style()), text
+        assert (fill(composed, Style(PATTERN, lambda i: None)) is None) == ("\x00" in composed)  # a link left out
+
+
+def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
+    from recordtool.render.prose import compose_body, fill
+
+    body = "# Head\n\nSee THEORY-1 and [it](NOTE-5 \"t\"), *LIT-3*.\n\n- THEORY-9\n\n| a |\n| - |\n| LIT-3 |\n"
+    found, composed = compose_body(body, PATTERN)
+    assert [f.id for f in found] == ["THEORY-1", "NOTE-5", "LIT-3", "THEORY-9", "LIT-3"]
+    assert composed is not None and fill(composed, _page_style()) == block(body, _page_style())
+    assert compose_body("a [file](rel/file.md)", PATTERN)[1] is None  # relative to the page
+    assert compose_body("a [](THEORY-1)", PATTERN)[1] is None  # its text is its destination
