@@ -61,7 +61,22 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
     root = SyntaxTreeNode(tokens if tokens is not None else markdown().parse(source))
-    return "\n".join(_blocks(root.children, style)).rstrip("\n")
+    try:
+        return "\n".join(_blocks(root.children, style)).rstrip("\n")
+    finally:
+        _release(root)
+
+
+def _release(root: SyntaxTreeNode) -> None:
+    """Unlink each node of the tree from its parent: without those cycles the tree is freed as
+    soon as it is dropped, also while the cyclic collector is paused (``no_gc_pauses``, which
+    keeps what it finds for good)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        for child in node.children:
+            child.parent = None
+        todo.extend(node.children)
 
 
 # Prose composed before the pages are planned -------------------------------------------------

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import recordtool.record.project
 from recordtool.cli import cli
+from recordtool.record.graph import Compose
 from recordtool.render import plan, site, snapshot
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, verdict
@@ -30,10 +31,10 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     calls: list[Path] = []
     real = recordtool.record.project.open_project
 
-    def spy(start: Path | None = None, *, root: Path | None = None,
-            jobs: int | None = None, cache: bool = False) -> recordtool.record.project.Project:
+    def spy(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
+            cache: bool = False, compose: Compose | None = None) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root, jobs=jobs, cache=cache)
+        return real(start, root=root, jobs=jobs, cache=cache, compose=compose)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls
