@@ -16,7 +16,8 @@ table with the time per entry, so linear growth is visible. Peak memory is the c
 maximum resident set size (its workers not counted: see below for them).
 
 Then the real command, end to end, as a user runs it: ``python -m recordtool render --root R
--o OUT -j J`` in a fresh process for each J of ``--jobs``, into a new folder (cold) and again
+-o OUT -j J`` in a fresh process for each J of ``--jobs``, into a new folder and without the
+entry cache an earlier run left (cold: the command writes the cache again), and again
 with nothing changed (unchanged), each with its wall time and time per entry, and for the
 cold render its peak memory: that of its largest process (os.wait4) and that of all its
 processes together, the workers included, sampled every 0.1 s from /proc (RSS summed: a page
@@ -53,6 +54,7 @@ def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, f
     from synthetic import generate_record  # type: ignore[import-not-found]
 
     from recordtool.record.project import open_project
+    from recordtool.render.prose import compose_body
     from recordtool.render.site import render
     from recordtool.verify.status import assess
 
@@ -60,7 +62,7 @@ def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, f
     generate_record(root, n, plain=plain)
     out = folder / f"out-{n}-inprocess-{os.getpid()}"  # never used before (see main)
     t0 = time.perf_counter()
-    project = open_project(root=root, jobs=jobs)
+    project = open_project(root=root, jobs=jobs, compose=compose_body)  # as the command does, cold
     t1 = time.perf_counter()
     statuses = assess(project)
     t2 = time.perf_counter()
@@ -88,8 +90,12 @@ def _create_cost_us(folder: Path, n: int = 2_000) -> float:
     return 1e6 * statistics.median(times)
 
 
-def command(root: Path, out: Path, jobs: int) -> Run:
-    """Run ``recordtool render -j jobs`` in a fresh process, measured (``measure.run``)."""
+def command(root: Path, out: Path, jobs: int, *, cold: bool = False) -> Run:
+    """Run ``recordtool render -j jobs`` in a fresh process, measured (``measure.run``);
+    ``cold``: without the entry cache of an earlier run (which it writes again, as a first run
+    does)."""
+    if cold:
+        shutil.rmtree(root / ".recordtool-cache" / "entries", ignore_errors=True)
     done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs)])
     if done.code != 0:
         raise SystemExit(f"recordtool render failed ({done.code}): {done.stderr}")
@@ -150,7 +156,7 @@ def main() -> None:
                 floors.append(floor(root))
                 for j in jobs:
                     out = folder / f"out-{n}-{os.getpid()}-j{j}-{i}"
-                    cold = command(root, out, j)
+                    cold = command(root, out, j, cold=True)
                     again = command(root, out, j)
                     assert ": 0 written," in again.stdout, again.stdout
                     runs[j].append((cold, again.seconds))

@@ -4,7 +4,8 @@ against the floor the libraries set on the same record in the same run.
     python benchmarks/bench_validate.py [--sizes 1000,10000] [--100k] [--jobs 1,2] [--repeat 3] [--plain]
 
 Each measurement runs the real command (``recordtool validate -j J`` for each J of
-``--jobs``) in a fresh process (imports included) on a synthetic record
+``--jobs``) in a fresh process (imports included), cold (the entry cache an earlier run left
+is removed first; the command writes it again, as a first run does), on a synthetic record
 (benchmarks/synthetic.py, generated once into benchmarks/out/). Each round first measures
 the floor (``measure.floor``: ``yaml.CSafeLoader`` over every entry file plus markdown-it-py's
 parse of every body, in one fresh process), then the command at each J; the figures are the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -34,6 +36,9 @@ from synthetic import generate_record  # noqa: E402
 
 
 def once(args: list[str], cwd: Path) -> Run:
+    """``recordtool ARGS`` in ``cwd``, cold: without the entry cache of an earlier run (which
+    it writes again, as a first run does)."""
+    shutil.rmtree(cwd / ".recordtool-cache" / "entries", ignore_errors=True)
     done = run([sys.executable, "-m", "recordtool", *args], cwd)
     if done.code not in (0, 1):
         raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {done.stderr[-500:]}")
