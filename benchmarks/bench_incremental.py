@@ -1,0 +1,107 @@
+"""Benchmark: `recordtool validate` and `render` after editing one entry, against a cold run.
+
+    python benchmarks/bench_incremental.py [--sizes 1000,10000] [--100k] [--jobs 2] [--rounds 5] [--cold-rounds 3]
+
+On a synthetic record of research Markdown (benchmarks/synthetic.py, written afresh into
+benchmarks/out/incremental-N/, which this benchmark edits), each command runs in a fresh
+process (imports included):
+
+- cold: ``validate --no-cache`` and ``render --no-cache`` into an empty pages folder (every
+  file read, every page composed), ``--cold-rounds`` times;
+- one edit: an entry picked at random gets a new word in its title and its body (its page,
+  its neighbours' pages and the index pages change), then ``validate``; another entry the
+  same, then ``render``; ``--rounds`` times. The entry cache (.recordtool-cache/entries/), the
+  manifest and the snapshot are those the previous runs left, as for a user.
+
+Printed per size: the medians, the speedup, how many pages the one-edit render wrote, and
+whether the last one-edit validate printed exactly what a cold one prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from measure import Run, run  # noqa: E402
+from synthetic import generate_record  # noqa: E402
+
+
+def once(args: list[str], cwd: Path) -> Run:
+    done = run([sys.executable, "-m", "recordtool", *args], cwd)
+    if done.code not in (0, 1):
+        raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {done.stderr[-500:]}")
+    return done
+
+
+def edit(folder: Path, rng: random.Random, round_: int) -> Path:
+    """A new word in the title and the body of an entry picked at random."""
+    files = sorted((folder / "record").glob("*/*.yaml"))
+    path = rng.choice(files)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace('title: "', f'title: "Revised{round_} ', 1).replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--100k", dest="large", action="store_true", help="add 100,000 entries (slow: the cold runs "
+                        "take minutes)")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="-j of every command "
+                        "(default: every core usable here)")
+    parser.add_argument("--rounds", type=int, default=5, help="one-edit runs of each command per size")
+    parser.add_argument("--cold-rounds", type=int, default=3, help="cold runs of each command per size (one at "
+                                                                      "100,000 entries)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")] + ([100_000] if args.large else [])
+    j = ["-j", str(args.jobs)]
+    print(f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable; every command with -j {args.jobs}; "
+          "synthetic records, bodies of research Markdown")
+    print("(cold: --no-cache, into an empty pages folder; one edit: a new word in one entry's title and body, then "
+          "the command with the cache, manifest and snapshot of the runs before; medians; load: 1-minute average after)")
+    print(f"{'entries':>8} {'validate cold s':>16} {'one edit s':>11} {'x':>6}   {'render cold s':>14} "
+          f"{'one edit s':>11} {'x':>6} {'pages written':>14} {'same output':>12}  load")
+    for n in sizes:
+        folder = HERE / "out" / f"incremental-{n}"
+        shutil.rmtree(folder, ignore_errors=True)
+        generate_record(folder, n, seed=0)
+        pages = folder / "record" / "pages"
+        cold_validate: list[float] = []
+        cold_render: list[float] = []
+        for _ in range(args.cold_rounds if n < 100_000 else 1):
+            shutil.rmtree(pages, ignore_errors=True)
+            cold_render.append(once(["render", "--no-cache", *j], folder).seconds)
+            cold_validate.append(once(["validate", "--no-cache", *j], folder).seconds)
+        once(["validate", *j], folder)  # the cache, as the last run left it
+        once(["render", *j], folder)
+        rng = random.Random(n)
+        validate: list[float] = []
+        render: list[float] = []
+        written: list[int] = []
+        for round_ in range(args.rounds):
+            edit(folder, rng, round_)
+            validate.append(once(["validate", *j], folder).seconds)
+            edit(folder, rng, round_)
+            done = once(["render", *j], folder)
+            render.append(done.seconds)
+            written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
+        last = once(["validate", *j], folder)
+        cold = once(["validate", "--no-cache", *j], folder)
+        same = (last.code, last.stdout, last.stderr) == (cold.code, cold.stdout, cold.stderr)
+        cv, v = statistics.median(cold_validate), statistics.median(validate)
+        cr, r = statistics.median(cold_render), statistics.median(render)
+        print(f"{n:>8} {cv:>16.2f} {v:>11.2f} {cv / v:>6.1f}   {cr:>14.2f} {r:>11.2f} {cr / r:>6.1f} "
+              f"{statistics.median(written):>14.0f} {'yes' if same else 'NO':>12}  {os.getloadavg()[0]:4.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
