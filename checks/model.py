@@ -13,7 +13,10 @@ vectors, so its ``W_OV = W_O W_V`` is our ``W_V @ W_O`` and its ``W_QK = W_Q^T W
 
 The forward pass returns every attention pattern (and the other intermediate values the
 circuit analysis reads), and can run with patterns supplied ("frozen"), or with chosen heads'
-values scaled (ablated). No I/O here.
+values scaled (ablated); ``logits`` computes the logits alone by fused attention, for training.
+Tokens are embedded by ``embedding``, whose gradient sums in a fixed order on any number of
+threads (``W_E[tokens]``'s does not: training on two threads gave different weights each run).
+No I/O here.
 """
 
 from __future__ import annotations
@@ -153,6 +156,25 @@ class Attention(nn.Module):
             out = out + self.b_O
         return out, scores, pattern, head_out
 
+    def fused(self, x: Tensor, pos: Tensor) -> Tensor:
+        """``forward``'s output alone, (batch, pos, d_model), by torch's fused attention
+        (``scaled_dot_product_attention``: no pattern is kept); equal to it to float rounding."""
+        B, T, _ = x.shape
+        H, dh = self.W_Q.shape[0], self.W_Q.shape[2]
+        xqk = x + pos  # (batch, pos, d_model)
+        q = (xqk @ _per_head_in(self.W_Q)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
+        k = (xqk @ _per_head_in(self.W_K)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
+        v = (x @ _per_head_in(self.W_V)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
+        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
+            q = q + self.b_Q[:, None, :]
+            k = k + self.b_K[:, None, :]
+            v = v + self.b_V[:, None, :]
+        z = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
+        out = z.transpose(1, 2).reshape(B, T, H * dh) @ self.W_O.reshape(H * dh, -1)  # (batch, pos, d_model)
+        if self.b_O is not None:
+            out = out + self.b_O
+        return out
+
 
 class AttnOnlyTransformer(nn.Module):
     """Embedding, ``n_layers`` attention layers adding into the residual stream, unembedding.
@@ -211,7 +233,7 @@ class AttnOnlyTransformer(nn.Module):
         T = tokens.shape[1]
         assert self.config.n_ctx >= T, f"sequence of {T} tokens, context is {self.config.n_ctx}"
         pos = self.W_pos[:T]  # (pos, d_model)
-        resid = self.W_E[tokens]  # (batch, pos, d_model)
+        resid = nn.functional.embedding(tokens, self.W_E)  # (batch, pos, d_model)
         out = ModelOutput(resid, [], [], [], [])
         for layer in range(self.config.n_layers):
             out.residuals.append(resid)
@@ -236,3 +258,18 @@ class AttnOnlyTransformer(nn.Module):
             logits = logits + self.b_U
         out.logits = logits
         return out
+
+    def logits(self, tokens: Tensor) -> Tensor:
+        """(batch, pos, d_vocab): ``forward(tokens).logits``, by fused attention and keeping
+        nothing else, to float rounding; what training runs."""
+        T = tokens.shape[1]
+        assert self.config.n_ctx >= T, f"sequence of {T} tokens, context is {self.config.n_ctx}"
+        pos = self.W_pos[:T]  # (pos, d_model)
+        resid = nn.functional.embedding(tokens, self.W_E)  # (batch, pos, d_model)
+        for layer in range(self.config.n_layers):
+            x = self.lns[layer](resid) if self.config.layer_norm else resid
+            resid = resid + self.attention(layer).fused(x, pos)  # (batch, pos, d_model)
+        if self.config.layer_norm:
+            resid = self.lns[-1](resid)
+        logits = resid @ self.W_U  # (batch, pos, d_vocab)
+        return logits if self.b_U is None else logits + self.b_U

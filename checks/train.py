@@ -15,6 +15,13 @@ its curve in ``<key>.json``; the key hashes the model config, the training confi
 the thread count, torch's version and CPU kernel level, and the source text of the model,
 data and training code, so any change to them retrains. Writes are atomic, and a lock file
 lets one process train while another, wanting the same model, waits and then loads it.
+
+While it trains, the model is checkpointed into the same folder (``<key>.checkpoint``, every
+``checkpoint_seconds``): the weights, the optimiser's state, the data generator's state, the
+log so far and the step. A run that is interrupted or times out leaves it there, and the next
+run that wants the model resumes from it instead of starting over, ending with the same
+weights, bit for bit, as a run that was never interrupted. It is removed once the model is
+saved.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 from torch import Tensor
@@ -68,6 +76,7 @@ class TrainingLog:
     eval_repeat_loss: list[float] = field(default_factory=list)  # predictable repeated tokens
     stopped_early: bool = False
     from_cache: bool = False
+    resumed_at: list[int] = field(default_factory=list)  # the steps of checkpoints training resumed from
 
 
 @dataclass
@@ -118,9 +127,61 @@ def predictable_repeat_mask(repeated: Tensor) -> Tensor:
 
 def language_model_losses(logits: Tensor, tokens: Tensor) -> Tensor:
     """Next-token cross-entropy per position. logits (batch, pos, vocab) -> (batch, pos-1)."""
-    return torch.nn.functional.cross_entropy(
-        logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none"
+    B, T, V = logits.shape
+    losses = torch.nn.functional.cross_entropy(
+        logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1), reduction="none"
     )
+    return losses.view(B, T - 1)
+
+
+@dataclass
+class Checkpoint:
+    """Training stopped after ``step``: everything needed to go on exactly as if it had not."""
+
+    step: int
+    model: dict[str, Tensor]
+    optimizer: dict[int, dict[str, Tensor]]  # the optimiser's state per parameter (its settings come from the key)
+    data_rng: Tensor  # the training batches' generator state
+    log: TrainingLog
+
+    def to_bytes(self, key: str) -> bytes:
+        """One safetensors file: the tensors, and the step, log and key as metadata."""
+        tensors = {f"model.{name}": t.detach().contiguous() for name, t in self.model.items()}
+        for index, state in self.optimizer.items():
+            for name, value in state.items():
+                tensors[f"optimizer.{index}.{name}"] = value.detach().contiguous()
+        tensors["data_rng"] = self.data_rng.contiguous()
+        meta = {"key": key, "step": str(self.step), "log": json.dumps(asdict(self.log))}
+        return save_safetensors(tensors, metadata=meta)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, key: str) -> Checkpoint:
+        """Read ``to_bytes``'s file; ValueError if it is not a checkpoint of the model ``key``."""
+        try:
+            tensors = load_safetensors(data)
+            meta = _safetensors_metadata(data)
+        except (SafetensorError, ValueError, json.JSONDecodeError) as exc:
+            raise ValueError(f"unreadable checkpoint: {exc}") from exc
+        if meta.get("key") != key:
+            raise ValueError(f"a checkpoint of model {meta.get('key')}, not {key}")
+        model = {k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")}
+        state: dict[int, dict[str, Tensor]] = {}
+        for name, value in tensors.items():
+            if name.startswith("optimizer."):
+                _, index, field_name = name.split(".", 2)
+                state.setdefault(int(index), {})[field_name] = value
+        log = TrainingLog(**json.loads(meta["log"]))
+        return cls(int(meta["step"]), model, state, tensors["data_rng"], log)
+
+
+def _safetensors_metadata(data: bytes) -> dict[str, str]:
+    """The ``__metadata__`` of a safetensors file (its header is 8 bytes of length, then JSON)."""
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + length])
+    meta = header.get("__metadata__", {})
+    if not isinstance(meta, dict):
+        raise ValueError("no metadata")
+    return {str(k): str(v) for k, v in meta.items()}
 
 
 @contextlib.contextmanager
@@ -140,11 +201,20 @@ def train(
     seed: int,
     threads: int = 1,
     progress: Callable[[str], None] = lambda _m: None,
+    resume: Checkpoint | None = None,
+    checkpoint: Callable[[Checkpoint], None] | None = None,
+    checkpoint_seconds: float = 15.0,
 ) -> tuple[AttnOnlyTransformer, TrainingLog]:
     """Train a fresh model (AdamW) on ``threads`` threads; the same seed and thread count give
-    the same weights, bit for bit, on the same machine and torch."""
+    the same weights, bit for bit, on the same machine and torch.
+
+    resume:             go on from this checkpoint (taken by a run of the same settings)
+    checkpoint:         called with a checkpoint after a step, at most every
+                        ``checkpoint_seconds`` (0: after every step); the weights are the same
+                        whether or when it is called
+    """
     with _torch_threads(threads):
-        return _train(model_config, train_config, seed, progress)
+        return _train(model_config, train_config, seed, progress, resume, checkpoint, checkpoint_seconds)
 
 
 def _train(
@@ -152,20 +222,32 @@ def _train(
     train_config: TrainConfig,
     seed: int,
     progress: Callable[[str], None],
+    resume: Checkpoint | None,
+    checkpoint: Callable[[Checkpoint], None] | None,
+    checkpoint_seconds: float,
 ) -> tuple[AttnOnlyTransformer, TrainingLog]:
+    data, batch_size, max_steps = train_config.data, train_config.batch_size, train_config.max_steps
     model = AttnOnlyTransformer(model_config, generator=torch.Generator().manual_seed(seed))
     data_gen = torch.Generator().manual_seed(seed + 1)
     eval_gen = torch.Generator().manual_seed(seed + 2)
-    eval_tokens, eval_repeated = train_config.data.batch(train_config.eval_batch_size, eval_gen)
+    eval_tokens, eval_repeated = data.batch(train_config.eval_batch_size, eval_gen)
     eval_mask = predictable_repeat_mask(eval_repeated)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=train_config.lr, weight_decay=train_config.weight_decay
     )
-    log = TrainingLog()
-    start = time.perf_counter()
-    for step in range(1, train_config.max_steps + 1):
-        tokens, _ = train_config.data.batch(train_config.batch_size, data_gen)
-        loss = language_model_losses(model(tokens).logits, tokens).mean()
+    log, first = TrainingLog(), 1
+    if resume is not None:
+        model.load_state_dict(resume.model)
+        optimizer.load_state_dict({"state": resume.optimizer,
+                                   "param_groups": optimizer.state_dict()["param_groups"]})
+        data_gen.set_state(resume.data_rng)
+        log, first = replace(resume.log, resumed_at=[*resume.log.resumed_at, resume.step]), resume.step + 1
+        progress(f"resumed at step {resume.step}/{max_steps}")
+    start = time.perf_counter() - log.seconds
+    saved = time.perf_counter()
+    for step in range(first, max_steps + 1):
+        tokens, _ = data.batch(batch_size, data_gen)
+        loss = language_model_losses(model.logits(tokens), tokens).mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
         optimizer.step()
@@ -175,19 +257,25 @@ def _train(
             log.loss.append(float(loss.detach()))
         if step % train_config.eval_every == 0:
             with torch.no_grad():
-                losses = language_model_losses(model(eval_tokens).logits, eval_tokens)
+                losses = language_model_losses(model.logits(eval_tokens), eval_tokens)
             repeat_loss = float(losses[eval_mask].mean()) if eval_mask.any() else math.nan
             log.eval_steps.append(step)
             log.eval_loss.append(float(losses.mean()))
             log.eval_repeat_loss.append(repeat_loss)
-            progress(f"step {step}/{train_config.max_steps}, loss {float(loss.detach()):.3f}, "
+            progress(f"step {step}/{max_steps}, loss {float(loss.detach()):.3f}, "
                      f"repeated tokens {repeat_loss:.3f}")
             if repeat_loss < train_config.target_repeat_loss:
                 log.stopped_early = True
                 break
+        if checkpoint is not None and step < max_steps and time.perf_counter() - saved >= checkpoint_seconds:
+            log.seconds = time.perf_counter() - start
+            state = optimizer.state_dict()["state"]
+            checkpoint(Checkpoint(step, model.state_dict(), state, data_gen.get_state(), log))
+            saved = time.perf_counter()
     log.seconds = time.perf_counter() - start
-    n_tokens = log.steps * train_config.batch_size * train_config.data.n_ctx
-    log.tokens_per_second = n_tokens / log.seconds if log.seconds > 0 else 0.0
+    n_tokens = (log.steps - (first - 1)) * batch_size * data.n_ctx  # this run's steps only
+    this_run = log.seconds - (resume.log.seconds if resume is not None else 0.0)
+    log.tokens_per_second = n_tokens / this_run if this_run > 0 else 0.0
     model.eval()
     return model, log
 
@@ -216,11 +304,14 @@ def load_or_train(
     cache_dir: Path,
     threads: int = 1,
     progress: Callable[[str], None] = lambda _m: None,
+    checkpoint_seconds: float = 15.0,
 ) -> TrainedModel:
-    """The trained model from the cache, or trained now (on ``threads`` threads) and saved there."""
+    """The trained model from the cache, or trained now (on ``threads`` threads) and saved
+    there, resuming from the checkpoint an interrupted run left (``<key>.checkpoint``)."""
     key = cache_key(model_config, train_config, seed, threads)
     folder = cache_dir / "models"
     weights_path, log_path = folder / f"{key}.safetensors", folder / f"{key}.json"
+    checkpoint_path = folder / f"{key}.checkpoint"
     with _locked(folder / f"{key}.lock"):
         if weights_path.exists() and log_path.exists():
             model = AttnOnlyTransformer(model_config)
@@ -230,9 +321,18 @@ def load_or_train(
             log.from_cache = True
             progress(f"loaded model {key} from the cache")
             return TrainedModel(model, log, key)
+        resume = None
+        if checkpoint_path.exists():
+            try:
+                resume = Checkpoint.from_bytes(checkpoint_path.read_bytes(), key)
+            except (OSError, ValueError) as exc:
+                progress(f"starting over: checkpoint {checkpoint_path.name} not used ({exc})")
         progress(f"training model {key}")
-        model, log = train(model_config, train_config, seed, threads, progress)
+        model, log = train(model_config, train_config, seed, threads, progress, resume=resume,
+                           checkpoint=lambda c: write_atomic(checkpoint_path, c.to_bytes(key)),
+                           checkpoint_seconds=checkpoint_seconds)
         state = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
         write_atomic(log_path, json.dumps(asdict(log)))
         write_atomic(weights_path, save_safetensors(state))
+        checkpoint_path.unlink(missing_ok=True)
         return TrainedModel(model, log, key)

@@ -64,3 +64,20 @@ def test_to_dtype_keeps_the_function() -> None:
     double = model.to_dtype("float64")
     assert double.W_E.dtype == torch.float64
     assert torch.allclose(double(tokens).logits.float(), model(tokens).logits, atol=1e-5)
+
+
+def test_fused_logits_are_the_forward_logits() -> None:
+    """What training runs (fused attention, nothing kept) computes what forward() does, in
+    every configuration, and its gradients too."""
+    tokens = torch.randint(0, 64, (5, 40), generator=torch.Generator().manual_seed(1))
+    for settings in [{}, {"layer_norm": True}, {"biases": True}, {"n_layers": 3, "dtype": "float64"}]:
+        model = AttnOnlyTransformer(ModelConfig(**settings), generator=torch.Generator().manual_seed(0))  # type: ignore[arg-type]
+        fused, full = model.logits(tokens), model(tokens).logits
+        tol = 1e-12 if settings.get("dtype") == "float64" else 1e-5
+        assert fused.shape == full.shape == (5, 40, 64)
+        assert torch.allclose(fused, full, rtol=0, atol=tol * float(full.detach().abs().max())), settings
+        g_fused = torch.autograd.grad(fused.square().sum(), list(model.parameters()))
+        g_full = torch.autograd.grad(full.square().sum(), list(model.parameters()))
+        scale = max(float(g.abs().max()) for g in g_full)  # (b_K's gradient is 0 but for rounding)
+        for a, b in zip(g_fused, g_full, strict=True):
+            assert torch.allclose(a, b, rtol=0, atol=tol * scale), settings

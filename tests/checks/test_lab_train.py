@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 from safetensors.torch import load as load_safetensors
 
@@ -29,16 +30,17 @@ TRAIN_IN_A_CHILD = """
 import sys
 from safetensors.torch import save
 from checks.train import lab_configs, train
-model, _ = train(*lab_configs(max_steps=25, target_repeat_loss=0.0), seed=5, threads=1)
+model, _ = train(*lab_configs(max_steps=25, target_repeat_loss=0.0), seed=5, threads=int(sys.argv[1]))
 sys.stdout.buffer.write(save({k: v.contiguous() for k, v in model.state_dict().items()}))
 """
 
 
-def test_training_in_two_processes_gives_the_same_weights_bit_for_bit() -> None:
+@pytest.mark.parametrize("threads", [1, 2])
+def test_training_in_two_processes_gives_the_same_weights_bit_for_bit(threads: int) -> None:
     root = Path(__file__).resolve().parents[2]
     weights = [
         load_safetensors(io.BytesIO(subprocess.run(
-            [sys.executable, "-c", TRAIN_IN_A_CHILD], cwd=root, capture_output=True, check=True,
+            [sys.executable, "-c", TRAIN_IN_A_CHILD, str(threads)], cwd=root, capture_output=True, check=True,
             env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}).stdout).read())
         for _ in range(2)
     ]
@@ -81,3 +83,63 @@ def test_lab_training_forms_a_real_induction_head(lab_metrics: dict[str, Any]) -
     m = lab_metrics
     assert m["training_stopped_early"] == 1 and m["final_eval_repeat_loss"] < 1.6
     assert m["n_induction_heads"] >= 1 and m["max_induction_score"] > 0.4
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _interrupt_at(step: int) -> Any:
+    def progress(message: str) -> None:
+        if message.startswith(f"step {step}/"):
+            raise Interrupted(message)
+    return progress
+
+
+def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+        assert torch.equal(x, y), name
+
+
+def test_an_interrupted_training_resumes_from_its_checkpoint_bit_for_bit(tmp_path: Path) -> None:
+    mc, tc = lab_configs(max_steps=40, eval_every=10, log_every=3, target_repeat_loss=0.0)
+    straight = load_or_train(mc, tc, 4, tmp_path / "straight", threads=1)
+    folder = tmp_path / "interrupted" / "models"
+    with pytest.raises(Interrupted):  # checkpoints after every step, then stops at step 20
+        load_or_train(mc, tc, 4, tmp_path / "interrupted", threads=1, progress=_interrupt_at(20),
+                      checkpoint_seconds=0)
+    assert (folder / f"{straight.key}.checkpoint").exists()
+    assert not (folder / f"{straight.key}.safetensors").exists()
+    with pytest.raises(Interrupted):  # resumes at 19 (the last checkpoint before the eval that raised), stops at 30
+        load_or_train(mc, tc, 4, tmp_path / "interrupted", threads=1, progress=_interrupt_at(30),
+                      checkpoint_seconds=0)
+    messages: list[str] = []
+    resumed = load_or_train(mc, tc, 4, tmp_path / "interrupted", threads=1, progress=messages.append)
+    assert "resumed at step 29/40" in messages
+    _same_weights(straight.model, resumed.model)
+    assert resumed.log.resumed_at == [19, 29] and resumed.log.steps == 40
+    assert (resumed.log.loss_steps, resumed.log.loss) == (straight.log.loss_steps, straight.log.loss)
+    assert resumed.log.eval_repeat_loss == straight.log.eval_repeat_loss
+    assert not (folder / f"{straight.key}.checkpoint").exists()  # removed once the model is saved
+    _same_weights(straight.model, load_or_train(mc, tc, 4, tmp_path / "interrupted", threads=1).model)
+
+
+def test_a_checkpoint_of_another_model_or_unreadable_is_not_used(tmp_path: Path) -> None:
+    mc, tc = lab_configs(max_steps=6, eval_every=3, target_repeat_loss=0.0)
+    key = cache_key(mc, tc, 0, 1)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    other = lab_configs(max_steps=6, eval_every=3, target_repeat_loss=0.0, lr=1e-3)
+    with pytest.raises(Interrupted):
+        load_or_train(*other, 0, tmp_path, threads=1, progress=_interrupt_at(3), checkpoint_seconds=0)
+    other_key = cache_key(*other, 0, 1)
+    (folder / f"{key}.checkpoint").write_bytes((folder / f"{other_key}.checkpoint").read_bytes())
+    messages: list[str] = []
+    fresh = load_or_train(mc, tc, 0, tmp_path, threads=1, progress=messages.append)
+    assert any(m.startswith(f"starting over: checkpoint {key}.checkpoint not used (a checkpoint of model {other_key}")
+               for m in messages), messages
+    _same_weights(fresh.model, train(mc, tc, seed=0, threads=1)[0])
+    (folder / f"{other_key}.checkpoint").write_bytes(b"\x00garbage")
+    messages.clear()
+    load_or_train(*other, 0, tmp_path, threads=1, progress=messages.append)
+    assert any(m.startswith("starting over: checkpoint") for m in messages), messages
