@@ -232,6 +232,8 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
         path = create_entry(project.config, kind, title)
     except TemplateError as exc:
         raise click.ClickException(terminal(str(exc))) from None
+    except OSError as exc:
+        _storage_error(exc, "cannot write the entry")
     echo(project.config.relative(path))
 
 

@@ -4,8 +4,9 @@ Each case builds a small project, runs one command and asserts the exit code, th
 on stderr (with its place), no traceback, and that nothing changed on disk but what the case
 allows (the output folder of a render, the file ``new`` writes). The classes: nothing from
 outside (links, figures, reference links, terminal output, ``new --title``), faults of the
-machine (read-only and full folders, a missing output folder, signals, temporary files, modes)
-and limits on what a check returns.
+machine (read-only and full folders, a missing output folder, signals, temporary files, modes;
+a real full disk, a small tmpfs, where this machine lets the tests mount one), limits on what a
+check returns, and no stray processes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -679,3 +680,141 @@ def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pyte
     verify.kill()
     verify.wait()
     gone_soon(int(pidfile.read_text()), f"what the check started in a {how}, once verify was killed")
+
+
+# A real full disk (a small tmpfs) --------------------------------------------------------------
+
+Mount = Callable[[Path], Path]
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Mount]:
+    """Mount a 256 KiB tmpfs on a folder (made empty first); unmounted after the test. Skips
+    where mounting is not permitted (it needs root and the right to mount: many CI
+    containers lack it; the cases with a simulated full disk above run everywhere)."""
+    mounted: list[Path] = []
+
+    def mount(where: Path) -> Path:
+        where.mkdir(parents=True, exist_ok=True)
+        if shutil.which("mount") is None:
+            pytest.skip("a real full disk needs `mount` (a small tmpfs); none here")
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=755", "tmpfs", str(where)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            pytest.skip(f"a real full disk needs the right to mount a small tmpfs (root, CAP_SYS_ADMIN): "
+                        f"{done.stderr.strip() or done.returncode}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+def fill(disk: Path) -> None:
+    """Leave not one free byte on ``disk`` (creating an empty file still works there)."""
+    fd = os.open(disk / ".filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        for size in (65536, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+    finally:
+        os.close(fd)
+
+
+def moved_onto(disk: Mount, folder: Path) -> None:
+    """Put ``folder``'s files on a small disk mounted in its place."""
+    keep = folder.with_name(folder.name + ".before")
+    os.rename(folder, keep)
+    disk(folder)
+    for child in keep.iterdir():
+        shutil.move(str(child), folder / child.name)
+    keep.rmdir()
+
+
+def full_new(tmp: Path, disk: Mount) -> Setup:
+    project = record(tmp)
+    moved_onto(disk, project.root / "record" / "notes")
+    fill(project.root / "record" / "notes")
+    return Setup(project.root, ["new", "note", "--title", "T"], allowed=(".recordtool-cache",))
+
+
+# A page that grows by more than the room a render frees by replacing the pages (a page
+# each): the disk must be full for the render's own writes, not only for a new file.
+LONGER = "title: Changed\ncites: [{id: LIT-1, as: paper}]\nbody: |\n" + "  A longer body.\n" * 2000
+
+
+def full_render(tmp: Path, disk: Mount) -> Setup:
+    project = record(tmp)
+    assert invoke("render", "--root", str(project.root)).code == 0
+    moved_onto(disk, project.root / "record" / "pages")
+    project.add("NOTE-1", LONGER)
+    fill(project.root / "record" / "pages")
+    return Setup(project.root, ["render"], allowed=(".recordtool-cache", "record/pages"))
+
+
+def full_render_elsewhere(tmp: Path, disk: Mount) -> Setup:
+    project = record(tmp)
+    out = disk(tmp / "disk") / "pages"
+    assert invoke("render", "--root", str(project.root), "-o", str(out)).code == 0
+    project.add("NOTE-1", LONGER)
+    fill(tmp / "disk")
+    return Setup(project.root, ["render", "-o", str(out)], allowed=(".recordtool-cache",))
+
+
+def full_verdicts(tmp: Path, disk: Mount) -> Setup:
+    setup = verified(tmp)
+    moved_onto(disk, setup.root / "record" / "verdicts")
+    fill(setup.root / "record" / "verdicts")
+    return setup
+
+
+def full_cache(tmp: Path, disk: Mount) -> Setup:
+    setup = unverified(tmp)
+    disk(setup.root / ".recordtool-cache")
+    fill(setup.root / ".recordtool-cache")
+    return dataclasses.replace(setup, allowed=(".recordtool-cache",))
+
+
+@dataclass(frozen=True)
+class FullDisk:
+    name: str
+    build: Callable[[Path, Mount], Setup]
+    code: int
+    first: str
+    pages: str = ""  # a folder of pages (under the test's folder): each page in it must be whole, old or new
+
+
+FULL_DISK_CASES = [
+    FullDisk("new", full_new, 1, "error: cannot write the entry: {root}/record/notes/NOTE-2.yaml: No space left on "
+             "device; nothing half-written is left"),
+    FullDisk("render", full_render, 1, "error: cannot write the pages: {root}/record/pages/NOTE-1.md: No space "
+             "left on device; nothing half-written is left", pages="project/record/pages"),
+    FullDisk("render-elsewhere", full_render_elsewhere, 1, "error: cannot write the pages: {tmp}/disk/pages/"
+             "NOTE-1.md: No space left on device; nothing half-written is left", pages="disk/pages"),
+    FullDisk("verify-verdicts", full_verdicts, 1, f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: "
+             f"No space left on device; {KEPT}"),
+    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify.lock: No space left "
+             "on device; nothing half-written is left"),
+]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a small tmpfs is Linux's")
+@pytest.mark.parametrize("case", FULL_DISK_CASES, ids=[c.name for c in FULL_DISK_CASES])
+def test_a_real_full_disk_loses_nothing(tmp_path: Path, small_disk: Mount, case: FullDisk) -> None:
+    setup = case.build(tmp_path, small_disk)
+    before = snapshot(setup.root)
+    pages = tmp_path / case.pages
+    skip = (".filler", ".recordtool-snapshot.json")  # the snapshot goes first: "nothing changed" is no longer known
+    old = {p: p.read_bytes() for p in pages.rglob("*") if p.is_file() and p.name not in skip} if case.pages else {}
+    outcome = invoke(*setup.argv[:1], "--root", str(setup.root), *setup.argv[1:])
+    expected = case.first.format(root=setup.root, tmp=tmp_path)
+    assert (outcome.code, outcome.first) == (case.code, expected), outcome.err
+    assert [p for p in changed(before, snapshot(setup.root)) if not p.startswith(setup.allowed)] == []
+    assert [p for p in snapshot(tmp_path) if ".recordtool-" in p and p.endswith(".tmp")] == []
+    if case.pages:  # every page whole: as it was, or as a render with room writes it
+        assert invoke("render", "--root", str(setup.root), "-o", str(tmp_path / "fresh")).code == 0
+        for path, data in old.items():
+            new = path.read_bytes() if path.exists() else None
+            assert new in (data, (tmp_path / "fresh" / path.relative_to(pages)).read_bytes()), path

@@ -104,8 +104,8 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     # Written whole to a temporary file, then linked into place: the entry appears complete
     # or not at all (a full disk, Ctrl-C), and an existing file is never replaced.
     tmp = temporary_name(path.parent, path.name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # mode per umask
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # mode per umask
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -113,6 +113,8 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
         os.link(tmp, path)
     except FileExistsError:
         raise TemplateError(f"{config.relative(path)} exists already; not overwritten") from None
+    except OSError as exc:  # a full disk: named after the entry meant, not the temporary file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -126,8 +126,20 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
     if name is not None and not (folder / name).is_dir():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
+        failed: list[OSError] = []
+
+        def copy(source: str, target: str) -> object:
+            try:
+                return shutil.copy2(source, target)
+            except OSError as exc:
+                failed.append(exc)
+                raise
+
         try:
-            shutil.copytree(staged, tmp)
+            try:
+                shutil.copytree(staged, tmp, copy_function=copy)
+            except shutil.Error as exc:  # a list of (source, target, why): say the first why, as it came
+                raise (failed[0] if failed else OSError(None, str(exc.args[0][0][2]))) from None
             os.rename(tmp, folder / name)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -201,8 +213,10 @@ def locked(config: Config) -> Iterator[None]:
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+        try:  # unbuffered: nothing is left to flush when the handle closes
+            os.write(handle.fileno(), f"pid {os.getpid()}".encode())
+        except OSError as exc:  # a full disk
+            raise OSError(exc.errno, exc.strerror, str(lock_path)) from None
         yield
     finally:
         handle.close()
