@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from markdown_it.token import Token
-from markdown_it.tree import SyntaxTreeNode
 
 from recordtool.record.mentions import (
     SCHEME,
@@ -60,23 +59,48 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    root = SyntaxTreeNode(tokens if tokens is not None else markdown().parse(source))
-    try:
-        return "\n".join(_blocks(root.children, style)).rstrip("\n")
-    finally:
-        _release(root)
+    return "\n".join(_blocks(tree(tokens if tokens is not None else markdown().parse(source)), style)).rstrip("\n")
 
 
-def _release(root: SyntaxTreeNode) -> None:
-    """Unlink each node of the tree from its parent: without those cycles the tree is freed as
-    soon as it is dropped, also while the cyclic collector is paused (``no_gc_pauses``, which
-    keeps what it finds for good)."""
-    todo = [root]
-    while todo:
-        node = todo.pop()
-        for child in node.children:
-            child.parent = None
-        todo.extend(node.children)
+class Node:
+    """A node of the syntax tree: the nodes ``markdown_it.tree.SyntaxTreeNode`` makes of the
+    same tokens, with the attributes prose reads (of the token, or of the opening token of a
+    pair, whose ``type`` loses its ``_open``), made several times faster and without links to
+    parents (no cycles: a tree is freed as soon as it is dropped, also while the cyclic
+    collector is paused by ``no_gc_pauses``)."""
+
+    __slots__ = ("attrs", "children", "content", "hidden", "info", "markup", "tag", "type")
+
+    def __init__(self, token: Token, kind: str, children: list[Node]) -> None:
+        self.type = kind
+        self.tag = token.tag
+        self.markup = token.markup
+        self.info = token.info
+        self.content = token.content
+        self.attrs = token.attrs
+        self.hidden = token.hidden
+        self.children = children
+
+
+def tree(tokens: list[Token]) -> list[Node]:
+    """The top nodes of ``tokens`` (what ``SyntaxTreeNode(tokens).children`` holds)."""
+    top: list[Node] = []
+    levels = [top]
+    for token in tokens:
+        nesting = token.nesting
+        if nesting == 1:
+            children: list[Node] = []
+            levels[-1].append(Node(token, token.type.removesuffix("_open"), children))
+            levels.append(children)
+        elif nesting == -1:
+            if len(levels) == 1:
+                raise ValueError("Invalid token nesting")
+            levels.pop()
+        else:
+            levels[-1].append(Node(token, token.type, tree(token.children) if token.children else []))
+    if len(levels) != 1:
+        raise ValueError("unclosed tokens")
+    return top
 
 
 # Prose composed before the pages are planned -------------------------------------------------
@@ -199,17 +223,17 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    root = SyntaxTreeNode(markdown().parse(source))
-    parts = [_inline(node.children, style, cell=True) for node in _inlines(root)]
+    parts = [_inline(node.children, style, cell=True) for top in tree(markdown().parse(source))
+             for node in _inlines(top)]
     return " ".join(p for p in parts if p)
 
 
-def _inlines(node: SyntaxTreeNode) -> list[SyntaxTreeNode]:
+def _inlines(node: Node) -> list[Node]:
     if node.type == "inline":
         return [node]
     if node.type in ("fence", "code_block", "html_block"):
         return []
-    out: list[SyntaxTreeNode] = []
+    out: list[Node] = []
     for child in node.children:
         out.extend(_inlines(child))
     return out
@@ -218,7 +242,7 @@ def _inlines(node: SyntaxTreeNode) -> list[SyntaxTreeNode]:
 # Blocks -------------------------------------------------------------------------------------
 
 
-def _blocks(nodes: list[SyntaxTreeNode], style: Style, tight: bool = False) -> list[str]:
+def _blocks(nodes: list[Node], style: Style, tight: bool = False) -> list[str]:
     out: list[str] = []
     for node in nodes:
         lines = _block(node, style)
@@ -230,7 +254,7 @@ def _blocks(nodes: list[SyntaxTreeNode], style: Style, tight: bool = False) -> l
     return out
 
 
-def _block(node: SyntaxTreeNode, style: Style) -> list[str]:
+def _block(node: Node, style: Style) -> list[str]:
     kind = node.type
     if kind == "paragraph":
         return _inline(node.children[0].children, style).split("\n") if node.children else []
@@ -257,7 +281,7 @@ def _block(node: SyntaxTreeNode, style: Style) -> list[str]:
     return _html_block(node.content) if node.content else []
 
 
-def _list(node: SyntaxTreeNode, style: Style) -> list[str]:
+def _list(node: Node, style: Style) -> list[str]:
     tight = any(
         child.type == "paragraph" and child.hidden for item in node.children for child in item.children
     )
@@ -294,7 +318,7 @@ def _html_block(content: str) -> list[str]:
     return out
 
 
-def _table(node: SyntaxTreeNode, style: Style) -> list[str]:
+def _table(node: Node, style: Style) -> list[str]:
     rows: list[list[str]] = []
     aligns: list[str] = []
     for section in node.children:
@@ -328,7 +352,7 @@ class _State:
     at_line_start: bool = True
 
 
-def _inline(nodes: list[SyntaxTreeNode], style: Style, *, one_line: bool = False, cell: bool = False,
+def _inline(nodes: list[Node], style: Style, *, one_line: bool = False, cell: bool = False,
             in_link: bool = False, state: _State | None = None) -> str:
     state = state or _State()
     one_line = one_line or cell
@@ -391,7 +415,7 @@ def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: boo
     return "".join(out)
 
 
-def _link(node: SyntaxTreeNode, style: Style, one_line: bool, cell: bool, state: _State) -> str:
+def _link(node: Node, style: Style, one_line: bool, cell: bool, state: _State) -> str:
     href = str(node.attrs.get("href", ""))
     title = node.attrs.get("title")
     inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=True, state=state)

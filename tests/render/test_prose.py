@@ -131,3 +131,21 @@ def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None
     assert composed is not None and fill(composed, _page_style()) == block(body, _page_style())
     assert compose_body("a [file](rel/file.md)", PATTERN)[1] is None  # relative to the page
     assert compose_body("a [](THEORY-1)", PATTERN)[1] is None  # its text is its destination
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_tree_prose_is_written_from_is_markdown_its(pieces: list[str]) -> None:
+    from markdown_it.tree import SyntaxTreeNode
+
+    from recordtool.render.prose import Node, tree
+
+    def same(ours: list[Node], theirs: list[SyntaxTreeNode]) -> None:
+        assert [n.type for n in ours] == [n.type for n in theirs]
+        for a, b in zip(ours, theirs, strict=True):
+            assert (a.tag, a.markup, a.info, a.content, a.attrs, a.hidden) == (
+                b.tag, b.markup, b.info, b.content, b.attrs, b.hidden)
+            same(a.children, b.children)
+
+    tokens = markdown().parse("".join(pieces))
+    same(tree(tokens), SyntaxTreeNode(tokens).children)
