@@ -1,6 +1,7 @@
 """Benchmark of `recordtool verify`: the fixed cost per check, -j 2 against -j 1, the shipped record.
 
     .venv/bin/python benchmarks/bench_verify.py [--noop 8] [--spin 4] [--seconds 1.0] [--no-shipped]
+    .venv/bin/python benchmarks/bench_verify.py --cold [-j 2] [--seeds 1,declared]
 
 Prints (1) the fixed overhead per check run: the median wall time between the ends of
 consecutive no-op checks in one `verify -j 1` (fork or process start, imports, the result's
@@ -12,6 +13,13 @@ the module's import); (2) the wall time of verifying CPU-bound fake checks with 
 fresh (it reuses the trained models in .recordtool-cache/models: warm that cache first, or
 the first run trains; it rewrites record/verdicts); (4) `recordtool verify` with every
 verdict fresh (nothing runs).
+
+With --cold, instead: the shipped record verified from nothing, as on a clean clone. For each
+seeds setting, a fresh `git clone` of this repository's HEAD into a temporary folder (no model
+cache, nothing uncommitted), then `recordtool verify --force --try -j J` there (`--seeds 1`, or
+the seeds the claims declare), timed by the wall clock, with the CPU time of everything it ran,
+the load average before and after, and each run's duration as verify reports it (slowest first).
+--try keeps the clone's verdicts as they are; the clone is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -71,13 +81,56 @@ def shipped(jobs: int, serve: bool) -> tuple[float, str]:
     return wall, last[0]
 
 
+RESULT_LINE = re.compile(r"^(?P<label>.+): (?P<state>\S+) \((?P<seconds>[0-9.]+) s\)")
+
+
+def cold(jobs: int, seeds: str) -> None:
+    """verify --force --try of the shipped record in a fresh clone (``seeds``: a number or "declared")."""
+    with tempfile.TemporaryDirectory(prefix="verify-cold-") as tmp:
+        clone = Path(tmp) / "repo"
+        subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+        command = [sys.executable, "-m", "recordtool", "verify", "--force", "--try", "-j", str(jobs)]
+        if seeds != "declared":
+            command += ["--seeds", seeds]
+        env = {**os.environ, "PYTHONPATH": str(clone)}
+        before = os.getloadavg()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        run = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
+        runs = [(float(m["seconds"]), m["label"], m["state"]) for m in map(RESULT_LINE.match, run.stderr.splitlines()) if m]
+        models = len(list((clone / ".recordtool-cache" / "models").glob("*.safetensors")))
+    shown = "--seeds " + seeds if seeds != "declared" else "the declared seeds"
+    print(f"cold `recordtool verify --force --try -j {jobs}` with {shown} (fresh clone, empty model cache): "
+          f"{wall:.1f} s wall, {cpu:.1f} s CPU, exit {run.returncode}, {len(runs)} runs, {models} models trained; "
+          f"load average {before[0]:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+    for seconds, label, state in sorted(runs, reverse=True):
+        if seconds >= 1.0:
+            print(f"  {seconds:6.1f} s  {label}" + ("" if state == "done" else f"  ({state})"))
+    rest = [seconds for seconds, _, _ in runs if seconds < 1.0]
+    if rest:
+        print(f"  {sum(rest):6.1f} s  the other {len(rest)} runs together (each under 1 s)")
+    summary = [line for line in run.stdout.splitlines() if line.startswith("THEORY-")]
+    for line in summary:
+        print(f"  {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--noop", type=int, default=8, help="no-op checks for the overhead")
     parser.add_argument("--spin", type=int, default=4, help="CPU-bound checks for -j 1 vs -j 2")
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU time of each spinning check")
     parser.add_argument("--no-shipped", action="store_true", help="skip verifying the shipped record")
+    parser.add_argument("--cold", action="store_true", help="only the cold figures: the shipped record in a fresh clone")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="verify's -j for --cold")
+    parser.add_argument("--seeds", default="1,declared", help="for --cold: comma-separated seed counts or 'declared'")
     args = parser.parse_args()
+    if args.cold:
+        for seeds in args.seeds.split(","):
+            cold(args.jobs, seeds.strip())
+        return
     quiet = PlainDisplay(open(os.devnull, "w"))  # noqa: SIM115
     with tempfile.TemporaryDirectory(prefix="verify-bench-") as tmp:
         root = make_project(Path(tmp) / "noop", {

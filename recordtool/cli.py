@@ -249,8 +249,9 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @click.option("--try", "trial", is_flag=True, help="Run the selected claims (fresh ones too) and show the judged "
               "result, keeping the committed verdicts and figures as they are.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Check runs at once (the slowest first); each run has its check's own `threads:`, "
-                   "so -j changes no number.")
+              help="Cores to run checks on: runs start (the slowest first) while their checks' `threads:` "
+                   "add up to at most N (a wider run goes alone); each run has its check's own "
+                   "`threads:`, so -j changes no number.")
 @click.option("--seeds", type=click.IntRange(min=1), default=None, metavar="N",
               help="Run every check on seeds 0..N-1 instead of its own `seeds:` (a quick look; the verdict "
                    "is then stale until a plain verify runs each check on its own seeds).")

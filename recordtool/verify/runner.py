@@ -271,7 +271,9 @@ class Runner:
         try:
             while pending or live:
                 while pending and len(live) < max(1, self.jobs):
-                    job = pending.pop(0)
+                    job = self._next(pending, live)
+                    if job is None:
+                        break
                     counter += 1
                     item = self._prepare(job, counter)
                     if server is not None and server.alive and server.submit(item):
@@ -324,6 +326,16 @@ class Runner:
 
     def close(self) -> None:
         """Nothing to release: ``run`` stops what it started."""
+
+    def _next(self, pending: list[Job], live: list[_Live]) -> Job | None:
+        """The first pending job whose threads fit beside the runs going: their threads add up
+        to at most ``jobs`` (a job wider than that runs alone), so ``-j`` cores' worth of runs go
+        at once, each on its check's own ``threads:``, and -j N never oversubscribes N cores."""
+        busy = sum(item.job.threads for item in live)
+        for index, job in enumerate(pending):
+            if not live or busy + job.threads <= max(1, self.jobs):
+                return pending.pop(index)
+        return None
 
     def _listen(self, server: _Server, live: list[_Live]) -> None:
         """Apply the server's news; when it is gone, move its runs to fresh children."""

@@ -116,6 +116,39 @@ def test_slowest_start_first(root: Path) -> None:
     assert order == ["new", "slow", "fast"]
 
 
+def test_runs_start_while_their_threads_fit_in_j(root: Path) -> None:
+    """-j 2: two one-thread runs at once, a two-thread run alone, a three-thread run alone too."""
+    events: list[tuple[str, str]] = []
+
+    class Recorder:
+        def started(self, j: Job) -> None:
+            events.append(("start", j.check))
+
+        def finished(self, result: JobResult) -> None:
+            events.append(("end", result.job.check))
+
+        def tick(self, running: list[tuple[Job, float, str]]) -> None:
+            pass
+
+    jobs = in_order(job("wide", "noop"), job("one", "noop"), job("two", "noop"), job("widest", "noop"),
+                    job("three", "noop"))
+    for j, threads in zip(jobs, [2, 1, 1, 3, 1], strict=True):
+        j.threads, j.figures_dir = threads, root / "figures"
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2,
+                    display=Recorder())
+    assert all(r.outcome == "ok" for r in runner.run(jobs))
+    busy, most = {}, 0
+    for event, name in events:
+        if event == "start":
+            busy[name] = next(j.threads for j in jobs if j.check == name)
+            most = max(most, sum(busy.values()) if len(busy) > 1 else 0)
+        else:
+            del busy[name]
+    assert most <= 2  # never more threads than -j, but for a wide run alone
+    assert events[:2] == [("start", "wide"), ("end", "wide")]  # 2 threads: nothing beside it
+    assert ("start", "two") in events[events.index(("start", "one")):events.index(("end", "one"))]
+
+
 def hanging_run(root: Path, pidfile: Path, *, serve: bool) -> tuple[Generator[JobResult, None, None], int, int]:
     """A run of a quick check and one that hangs, started: the run (the quick one's result
     taken), the hanging check's pid and its parent's (the server's, when forked from one)."""
