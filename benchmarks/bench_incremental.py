@@ -8,9 +8,10 @@ process (imports included):
 
 - cold: ``validate --no-cache`` and ``render --no-cache`` into an empty pages folder (every
   file read, every page composed), ``--cold-rounds`` times;
-- one edit: an entry picked at random gets a new word in its title and its body (its page,
-  its neighbours' pages and the index pages change), then ``validate``; another entry the
-  same, then ``render``; ``--rounds`` times. The entry cache (.recordtool-cache/entries/), the
+- one edit: an entry picked at random gets a new word in its body (its page and its
+  neighbours' pages change; row "body"), or in its title and its body (the index pages that
+  list it change too; row "title"), then ``validate``; another entry the same, then
+  ``render``; ``--rounds`` times each. The entry cache (.recordtool-cache/entries/), the
   manifest and the snapshot are those the previous runs left, as for a user.
 
 Printed per size: the medians, the speedup, how many pages the one-edit render wrote, and
@@ -41,12 +42,16 @@ def once(args: list[str], cwd: Path) -> Run:
     return done
 
 
-def edit(folder: Path, rng: random.Random, round_: int) -> Path:
-    """A new word in the title and the body of an entry picked at random."""
+EDITS = ("body", "title")  # a new word in the body; in the title too (then the index pages that list it change)
+
+
+def edit(folder: Path, rng: random.Random, round_: int, what: str) -> Path:
+    """A new word in the body (and with ``what`` "title", the title) of an entry picked at random."""
     files = sorted((folder / "record").glob("*/*.yaml"))
     path = rng.choice(files)
-    text = path.read_text(encoding="utf-8")
-    text = text.replace('title: "', f'title: "Revised{round_} ', 1).replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
+    text = path.read_text(encoding="utf-8").replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
+    if what == "title":
+        text = text.replace('title: "', f'title: "Revised{round_} ', 1)
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -66,9 +71,9 @@ def main() -> None:
     j = ["-j", str(args.jobs)]
     print(f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable; every command with -j {args.jobs}; "
           "synthetic records, bodies of research Markdown")
-    print("(cold: --no-cache, into an empty pages folder; one edit: a new word in one entry's title and body, then "
+    print("(cold: --no-cache, into an empty pages folder; one edit: a new word in one entry's body (and title), then "
           "the command with the cache, manifest and snapshot of the runs before; medians; load: 1-minute average after)")
-    print(f"{'entries':>8} {'validate cold s':>16} {'one edit s':>11} {'x':>6}   {'render cold s':>14} "
+    print(f"{'entries':>8} {'edit':>6} {'validate cold s':>16} {'one edit s':>11} {'x':>6}   {'render cold s':>14} "
           f"{'one edit s':>11} {'x':>6} {'pages written':>14} {'same output':>12}  load")
     for n in sizes:
         folder = HERE / "out" / f"incremental-{n}"
@@ -84,24 +89,28 @@ def main() -> None:
         once(["validate", *j], folder)  # the cache, as the last run left it
         once(["render", *j], folder)
         rng = random.Random(n)
-        validate: list[float] = []
-        render: list[float] = []
-        written: list[int] = []
-        for round_ in range(args.rounds):
-            edit(folder, rng, round_)
-            validate.append(once(["validate", *j], folder).seconds)
-            edit(folder, rng, round_)
-            done = once(["render", *j], folder)
-            render.append(done.seconds)
-            written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
+        results = []
+        for what in EDITS:
+            validate: list[float] = []
+            render: list[float] = []
+            written: list[int] = []
+            for round_ in range(args.rounds):
+                edit(folder, rng, round_, what)
+                validate.append(once(["validate", *j], folder).seconds)
+                edit(folder, rng, round_, what)
+                done = once(["render", *j], folder)
+                render.append(done.seconds)
+                written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
+            results.append((what, validate, render, written))
         last = once(["validate", *j], folder)
         cold = once(["validate", "--no-cache", *j], folder)
         same = (last.code, last.stdout, last.stderr) == (cold.code, cold.stdout, cold.stderr)
-        cv, v = statistics.median(cold_validate), statistics.median(validate)
-        cr, r = statistics.median(cold_render), statistics.median(render)
-        print(f"{n:>8} {cv:>16.2f} {v:>11.2f} {cv / v:>6.1f}   {cr:>14.2f} {r:>11.2f} {cr / r:>6.1f} "
-              f"{statistics.median(written):>14.0f} {'yes' if same else 'NO':>12}  {os.getloadavg()[0]:4.1f}", flush=True)
-
+        cv, cr = statistics.median(cold_validate), statistics.median(cold_render)
+        for what, validate, render, written in results:
+            v, r = statistics.median(validate), statistics.median(render)
+            print(f"{n:>8} {what:>6} {cv:>16.2f} {v:>11.2f} {cv / v:>6.1f}   {cr:>14.2f} {r:>11.2f} {cr / r:>6.1f} "
+                  f"{statistics.median(written):>14.0f} {'yes' if same else 'NO':>12}  {os.getloadavg()[0]:4.1f}",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

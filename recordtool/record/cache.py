@@ -17,7 +17,7 @@ Everything kept depends on recordtool's own code, Python's version, the versions
 packages that parse the record (``recordtool.snapshot.code_version``) and the configuration:
 any change to them and the cache is not used (and is written again). The cache is split in
 ``SHARDS`` files by path, so that one edit rewrites one small file; each is written atomically
-(``recordtool.atomic.write_atomic``), carries a hash of its content, and is read with an
+(``recordtool.atomic.write_atomic``), carries a checksum of its content (CRC-32), and is read with an
 unpickler that makes nothing but the record's own data classes and dates: a damaged or foreign
 shard is ignored and its files read again, never trusted. A cache that cannot be written costs
 speed, never the answer.
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from recordtool.record.schema import Entry
 
 FOLDER = "entries"  # under the cache folder
-FORMAT = b"recordtool-entries 1\n"
+FORMAT = b"recordtool-entries 2\n"
 SHARDS = 64
 # Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
@@ -162,7 +162,7 @@ class EntryCache:
             sweep(self.folder)
         for n in sorted(self.dirty):
             payload = pickle.dumps(self.shards[n], protocol=pickle.HIGHEST_PROTOCOL)
-            data = FORMAT + self.key + hashlib.blake2b(payload, digest_size=16).digest() + payload
+            data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
             try:
                 write_atomic(self.folder / _name(n), data)
             except OSError:
@@ -228,8 +228,8 @@ def _read_shard(path: Path, key: bytes) -> dict[str, Item]:
     head = len(FORMAT)
     if data[:head] != FORMAT or data[head:head + 16] != key:
         return {}
-    payload = data[head + 32:]
-    if hashlib.blake2b(payload, digest_size=16).digest() != data[head + 16:head + 32]:
+    payload = data[head + 20:]
+    if zlib.crc32(payload).to_bytes(4, "big") != data[head + 16:head + 20]:  # a damaged file, not a forged one
         return {}
     try:
         items = _Unpickler(io.BytesIO(payload)).load()

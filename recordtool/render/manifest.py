@@ -8,6 +8,7 @@ rewritten, and only files the manifest lists are ever removed.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 MANIFEST = ".recordtool-manifest.json"
@@ -37,9 +38,17 @@ def read_manifest(out: Path) -> dict[str, Written]:
     return written
 
 
+_PLAIN = re.compile(r"[ -!#-\[\]-~]*")  # printable ASCII but '"' and '\\': JSON as it is
+
+
+def _text(value: str) -> str:
+    """``json.dumps(value)``, without its call for the hashes and plain paths that fill a manifest."""
+    return f'"{value}"' if _PLAIN.fullmatch(value) else json.dumps(value)
+
+
 def manifest_text(files: dict[str, Written]) -> str:
     """The manifest as JSON with one line per file (a render's change reads as a short diff),
     written with the C encoder: ``indent`` would take the pure-Python one, ten times slower."""
-    lines = [f"\n {json.dumps(rel)}: {json.dumps({'hash': digest, 'key': key, 'size': size})}"
-             for rel, (key, size, digest) in sorted(files.items())]
+    lines = [f'\n {_text(rel)}: {{"hash": {_text(digest)}, "key": {"null" if key is None else _text(key)}, '
+             f'"size": {int(size)}}}' for rel, (key, size, digest) in sorted(files.items())]
     return f'{{"format": {MANIFEST_FORMAT}, "files": {{' + ",".join(lines) + ("\n" if lines else "") + "}}\n"

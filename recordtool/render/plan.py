@@ -69,7 +69,7 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
 def plan_site(ctx: Context) -> Plan:
     """Every page of the site with the key of its inputs; figures to copy."""
     from recordtool.render import index, page
-    from recordtool.render.sitemap import entry_page, figure_file
+    from recordtool.render.sitemap import GRAPH, INDEX, WANTED, entry_page, figure_file
 
     project = ctx.project
     shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
@@ -90,7 +90,8 @@ def plan_site(ctx: Context) -> Plan:
     def key(path: str) -> str | None:
         if not keys:
             keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared).items())
-            keys.update(dict.fromkeys(paths, index_key(ctx, shared)))
+            groups = index_keys(ctx, shared)
+            keys.update((p, groups[index_group(p)]) for p in paths)
         return keys.get(path)
 
     def compose(path: str) -> str:
@@ -98,8 +99,14 @@ def plan_site(ctx: Context) -> Plan:
         if owner is not None:
             return page.render_entry(ctx, owner)
         text = indexes.pop(path, None)  # each is composed once: let it go once written
-        if text is None:
-            indexes.update(index.index_pages(ctx))
+        if text is None:  # the pages of its group, composed together (they share their tallies)
+            group = index_group(path)
+            made = {INDEX: index.dashboard, WANTED: index.wanted, GRAPH: index.graph_page}
+            if group in made:
+                indexes[path] = made[group](ctx)
+            else:
+                indexes.update(index.kind_pages(ctx) if group == "kinds" else index.tag_pages(ctx)
+                               if group == "tags" else index.index_pages(ctx))
             text = indexes.pop(path)
         return text
 
@@ -128,6 +135,10 @@ def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
     entries = record.entries
     states = ctx.states
     faces = {i: f"{i} {places.path} {places.digest} {states.get(i)}" for i, places in record.places.items()}
+    # The neighbours' faces enter a key as the sum of their hashes (a set has no order to keep,
+    # and a sum of 128-bit hashes changes with any one of them): no sorting, no joining.
+    sums = {i: int.from_bytes(hashlib.blake2b(face.encode("utf-8"), digest_size=16).digest(), "big")
+            for i, face in faces.items()}
     linked: dict[str, set[str]] = {i: set() for i in entries}
     for target, by_relation in graph.cited_by.items():
         for sources in by_relation.values():
@@ -136,12 +147,16 @@ def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
                 linked[source].add(target)
     quoted: dict[str, list[str]] = {}
     findall = ctx.pattern.findall
+    found: dict[str, list[str]] = {}  # sentence -> its ids, each marked when not in the record
     for target, mentions in graph.mentions_in.items():
         ids = quoted[target] = []
         for mention in mentions:
             linked[target].add(mention.source)
             linked[mention.source].add(target)
-            ids += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+            marked = found.get(mention.sentence)
+            if marked is None:
+                marked = found[mention.sentence] = [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+            ids += marked
     keys = {}
     for entry_id in entries:
         status = ctx.statuses.get(entry_id)
@@ -150,29 +165,45 @@ def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
             parts.append(repr([caption(ctx, figure) for figure in status.verdict.figures]))
         near = linked[entry_id]
         near.discard(entry_id)
-        parts.append(str(len(near)))
-        parts += sorted(faces[n] for n in near)
+        parts.append(f"{len(near)} {sum(map(sums.__getitem__, near)) % (1 << 128):x}")
         parts += quoted.get(entry_id, ())
         keys[entry_id] = _hash(parts)
     return keys
 
 
-def index_key(ctx: Context, shared: str) -> str:
-    """The key of the index pages (composed together): a hash of what they show of every
-    entry (id, kind, status, title or statement, tags, citations, dates, version, state),
-    every claim's status, and the ids mentioned but not in the record, with where and how.
-    An edit of an entry's body or checks leaves it as it was."""
+def index_group(path: str) -> str:
+    """Which index pages ``path`` is composed with, and shares a key with: the dashboard, the
+    wanted page and the graph each alone, the kind pages together, the tag pages together."""
+    from recordtool.render.sitemap import GRAPH, INDEX, WANTED
+
+    if path.startswith(("kinds/", "tags/")):
+        return path.split("/", 1)[0]
+    return path if path in (INDEX, WANTED, GRAPH) else "other"
+
+
+def index_keys(ctx: Context, shared: str) -> dict[str, str]:
+    """The key of each group of index pages (``index_group``): a hash of what they show of
+    every entry (id, kind, status, title or statement, tags, citations, dates, version, state)
+    and every claim's status; for the dashboard, how many ids are mentioned but not in the
+    record; for the wanted page, each of them with where and how. An edit of an entry's body or
+    checks leaves them as they were, unless it changes what the wanted page quotes."""
+    from recordtool.render.sitemap import GRAPH, INDEX, WANTED
+
     record, graph = ctx.project.record, ctx.project.graph
     states = ctx.states
-    parts = [shared, "index"]
+    parts = [shared]
     for entry_id, entry in record.entries.items():
-        parts.append(repr((entry_id, entry.kind, entry.status, entry.status_note, entry.title,
-                           getattr(entry, "statement", None), entry.tags, [(c.id, c.as_) for c in entry.cites],
-                           entry.version, entry.created, entry.updated, states.get(entry_id))))
+        cites = [f"{c.id}{c.as_!r}" for c in entry.cites]
+        parts.append(f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
+                     f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
+                     f"{entry.created} {entry.updated} {states.get(entry_id)}")
     parts += [repr(status) for status in ctx.statuses.values()]
-    parts += [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
+    listed = _hash(parts)
+    wanted = [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
               for target, mentions in graph.dangling.items()]
-    return _hash(parts)
+    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: _hash([listed, GRAPH]),
+            INDEX: _hash([listed, INDEX, str(len(graph.dangling))]), WANTED: _hash([listed, WANTED, *wanted]),
+            "other": _hash([listed, "other", *wanted])}
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:

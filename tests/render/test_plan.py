@@ -1,0 +1,70 @@
+"""Page keys: a page is composed again exactly when what it shows may have changed."""
+
+from __future__ import annotations
+
+import pytest
+
+import recordtool.render.index as index
+from recordtool.record.project import open_project
+from recordtool.render.site import render
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record, statuses
+
+INDEX_PAGES = ["graph.md", "index.md", "kinds/literature.md", "kinds/note.md", "kinds/theory.md", "tags/alpha.md",
+               "tags/beta.md", "wanted.md"]
+
+
+def _edit(project: ProjectBuilder, entry_id: str, old: str, new: str) -> list[str]:
+    """Replace ``old`` with ``new`` in an entry, render, and give the pages composed again."""
+    path = project.path(entry_id)
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    record = open_project(root=project.root)
+    report = render(record, statuses=statuses(record))
+    return sorted(report.written)
+
+
+def test_a_body_edit_recomposes_no_index_page(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    composed: list[int] = []
+    real = index.index_pages
+    monkeypatch.setattr(index, "index_pages", lambda ctx: composed.append(1) or real(ctx))
+    written = _edit(project, "LIT-1", "The paper. See NOTE-1.", "The paper. See NOTE-1 first.")
+    assert composed == []
+    assert written == ["LIT-1.md", "NOTE-1.md"]  # NOTE-1 quotes the sentence that mentions it
+
+
+def test_index_pages_follow_what_they_list(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    # a sentence quoted on the wanted page (THEORY-99 is not in the record)
+    assert "wanted.md" in _edit(project, "THEORY-1", "THEORY-99 would extend it", "THEORY-99 would surely extend it")
+    # a title: every listing that shows it
+    written = _edit(project, "NOTE-1", "title: Notes on the paper", "title: Notes, revised")
+    assert {"kinds/note.md", "tags/alpha.md", "tags/beta.md"} <= set(written)
+    # a tag: the dashboard counts tags (and tags/beta.md, used by no entry now, is removed)
+    assert _edit(project, "NOTE-1", "tags: [alpha, beta]", "tags: [alpha]") == ["NOTE-1.md", "index.md"]
+    assert not (project.root / "record" / "pages" / "tags" / "beta.md").exists()
+
+
+def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project: ProjectBuilder,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    composed: list[str] = []
+    for name in ("dashboard", "wanted", "graph_page", "kind_pages", "tag_pages", "index_pages"):
+        real = getattr(index, name)
+        monkeypatch.setattr(index, name, lambda ctx, name=name, real=real: composed.append(name) or real(ctx))
+    # the sentence the wanted page quotes: that page alone
+    written = _edit(project, "THEORY-1", "THEORY-99 would extend it", "THEORY-99 would surely extend it")
+    assert composed == ["wanted"] and "wanted.md" in written
+    composed.clear()
+    # a new id mentioned but not in the record: the dashboard counts them too
+    _edit(project, "THEORY-1", "THEORY-99 would surely", "THEORY-98 and THEORY-99 would surely")
+    assert sorted(composed) == ["dashboard", "wanted"]
+    composed.clear()
+    # a title: every group that lists entries
+    _edit(project, "LIT-1", "title: A paper", "title: A paper, renamed")
+    assert sorted(composed) == ["dashboard", "graph_page", "kind_pages", "tag_pages", "wanted"]
