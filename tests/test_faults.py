@@ -204,6 +204,56 @@ def figures(names: dict[str, bytes | str], listed: list[str]) -> Callable[[Path]
 
 OWN = "record/verdicts/figures/THEORY-1/small/"
 
+
+def swapped_after(module: str, name: str, rel: str, target: str, text: bytes) -> Callable[[pytest.MonkeyPatch, Path], None]:
+    """After the first call of ``module.name`` that checks ``rel`` (or, when its first argument is
+    no path, after its first call), ``rel`` becomes a link to ``target`` outside the project
+    (holding ``text``, where ``{outside}`` stands for that folder): the race between a check and a read."""
+    def patch(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        where = importlib.import_module(module)
+        real = getattr(where, name)
+        calls = [0]
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            result = real(*args, **kwargs)
+            if not isinstance(args[0], (str, Path)) or os.fspath(args[0]).endswith(rel):  # a check of that file
+                calls[0] += 1
+            if calls[0] == 1:
+                outside = root.parent / "outside" / target
+                outside.parent.mkdir(exist_ok=True)
+                outside.write_bytes(text.replace(b"{outside}", os.fsencode(outside.parent)))
+                (root / rel).unlink()
+                (root / rel).symlink_to(outside)
+            return result
+        monkeypatch.setattr(where, name, wrapped)
+    return patch
+
+
+def entry_swapped(command: str) -> Callable[[Path], Setup]:
+    def build(tmp: Path) -> Setup:
+        project = record(tmp)
+        project.add("NOTE-2", "title: mine\n")
+        return Setup(project.root, [command], allowed=("record/notes/NOTE-2.yaml", ".recordtool-cache", "record/pages"))
+    return build
+
+
+SWAPPED_ENTRY = ("record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/s.yaml, outside record/; an entry must "
+                 "be a file inside the record (copy it in instead of linking): it is not read")
+def check_module_swapped(tmp: Path) -> Setup:
+    root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", "- {name: c, run: 'checks.evil:f', expect: {err: '< 1'}}")})
+    (root / "checks" / "evil.py").write_text("def f(ctx):\n    return {'err': 0.0}\n", encoding="utf-8")
+    return Setup(root, ["verify"], allowed=("checks/evil.py", ".recordtool-cache", "record/verdicts"),
+                 outside=[tmp / "outside" / "it-ran"])
+
+
+def swappable(build: Callable[[Path], Setup]) -> Callable[[Path], Setup]:
+    """The figure the case swaps for a link may change."""
+    return lambda tmp: dataclasses.replace(build(tmp), allowed=("record/pages", OWN + "a.png"))
+
+
+SECRET = b"id: NOTE-2\ntitle: the secret\n"
+SECRET_PNG = PNG + b"the secret"
+
 OUTSIDE_CASES = [
     Fault("entry-link-out", entry_link_out, 1,
           "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
@@ -266,6 +316,21 @@ OUTSIDE_CASES = [
           f"warning: figure {OWN}a.svg is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
     Fault("figure-good-beside-bad", figures({OWN + "a.png": PNG, OWN + "b.txt": b"x"}, [OWN + "a.png", OWN + "b.txt"]),
           0, f"warning: figure {OWN}b.txt is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
+    Fault("entry-swapped-for-a-link-validate", entry_swapped("validate"), 1, SWAPPED_ENTRY,
+          patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
+    Fault("entry-swapped-for-a-link-render", entry_swapped("render"), 0, SWAPPED_ENTRY,
+          patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
+    Fault("check-module-swapped-for-a-link-verify", check_module_swapped, 1, "",
+          out_has="outside checks/; check modules must be files inside checks/ (copy it in instead): it is not run",
+          patch=swapped_after("recordtool.record.load", "checks_problems", "checks/evil.py", "evil.py",
+                              MARK.format(marker="{outside}/it-ran").encode())),
+    Fault("figure-swapped-for-a-link", swappable(figures({OWN + "a.png": PNG}, [OWN + "a.png"])), 0,
+          f"warning: figure {OWN}a.png is a link to {{tmp}}/outside/s.png, outside THEORY-1/; it is not copied",
+          patch=swapped_after("recordtool.render.write", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
+    Fault("figure-swapped-for-a-link-as-opened", swappable(figures({OWN + "a.png": PNG}, [OWN + "a.png"])), 0,
+          f"warning: figure {OWN}a.png changed while it was read (it or a folder on its way is a link now, outside "
+          "THEORY-1/ or not); it is not copied",
+          patch=swapped_after("recordtool.record.confine", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
 ]
 
 # Faults of the machine ------------------------------------------------------------------------

@@ -5,16 +5,24 @@ An entry, a check module or a figure that is a link leading out of its folder (t
 text would otherwise be published on a page, or its code run by ``verify``. A link that stays
 inside its folder is followed; anything that is not a regular file (a named pipe, a device)
 is refused too.
+
+``open_inside`` makes the check and the read one: the file is opened from its folder one name
+at a time, following no link (``O_NOFOLLOW``), and what was opened is checked with ``fstat``,
+so that a file swapped for a link (or a folder on its way for one) between the check and the
+read is refused, never read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recordtool.record.config import Config
-from recordtool.record.problems import Problem
+if TYPE_CHECKING:  # a check's process reads its modules through here: it imports nothing more
+    from recordtool.record.config import Config
+    from recordtool.record.problems import Problem
 
 
 def refused(path: Path | str, folder: Path | str) -> str | None:
@@ -33,9 +41,74 @@ def refused(path: Path | str, folder: Path | str) -> str | None:
     return None
 
 
+class Refused(OSError):
+    """A file that may not be read as a file of its folder; ``str()`` says why."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(errno.EPERM, why)
+        self.why = why
+
+    def __str__(self) -> str:
+        return self.why
+
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def open_inside(path: Path | str, folder: Path | str) -> int:
+    """A file descriptor open for reading on ``path``, a regular file inside ``folder`` (a
+    link that stays inside is followed, as ``refused`` allows); ``Refused`` when it is not,
+    including when it changed between the check and the opening. The caller closes it."""
+    real_folder, real = os.path.realpath(folder), os.path.realpath(path)  # once: what is checked is what is opened
+    why = refused(real, real_folder)
+    if why is not None:
+        raise Refused(why)
+    parts = os.path.relpath(real, real_folder).split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        raise Refused(f"changed while it was read (it leads out of {os.path.basename(real_folder)}/ now)")
+    where = os.open(real_folder, _FLAGS | _DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)
+            os.close(where)
+            where = inner
+        # O_NONBLOCK: a named pipe swapped in opens at once (and is refused below)
+        fd = os.open(parts[-1], _FLAGS | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=where)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):  # a link where a file or folder was
+            raise Refused(f"changed while it was read (it or a folder on its way is a link now, "
+                          f"outside {os.path.basename(real_folder)}/ or not)") from None
+        raise Refused(f"cannot be read: {exc.strerror}") from None
+    finally:
+        os.close(where)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Refused("is not a regular file")
+    return fd
+
+
+def read_inside(path: Path | str, folder: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, a regular file inside ``folder`` (``open_inside``): at most
+    ``limit`` + 1 of them, so that the caller can tell a file over the limit."""
+    fd = open_inside(path, folder)
+    try:
+        parts = []
+        left = limit + 1 if limit is not None else -1
+        while left != 0 and (chunk := os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
+            parts.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 def checks_problems(config: Config) -> list[Problem]:
     """A problem for every file or folder of the checks package that leads out of it (a link)
     or that is a module but not a regular file: refused before anything there is read or run."""
+    from recordtool.record.problems import Problem
+
     package = config.root / config.checks
     if not package.is_dir() and not package.is_symlink():
         return []

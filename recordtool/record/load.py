@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool import parallel
 from recordtool.record.config import Config, Kind
-from recordtool.record.confine import checks_problems, refused
+from recordtool.record.confine import Refused, checks_problems, refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.problems import Problem, did_you_mean, did_you_mean_id, field_path
 from recordtool.record.schema import MODELS, Entry, Theory, compact
@@ -152,7 +152,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             read[i] = known
 
     def read_files(indices: list[int]) -> list[_Read]:
-        return _read_sources([str(files[i][0]) for i in indices])
+        return _read_sources([str(files[i][0]) for i in indices], str(config.record))
 
     chunks = parallel.chunked(todo)
     with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN) as results:
@@ -191,13 +191,18 @@ _Read = tuple[Any, ...]
 PARALLEL_MIN = 1_000  # files; below this starting workers costs more than they save
 
 
-def _read_sources(paths: list[str]) -> list[_Read]:
+def _read_sources(paths: list[str], record: str) -> list[_Read]:
     out: list[_Read] = []
     for path in paths:
         try:
-            source = read_source(Path(path))
+            source = read_source(Path(path), inside=record)  # still inside the record as it is read
         except SourceError as exc:
             out.append(("error", exc.message, exc.line, exc.col, exc.code))
+        except Refused as exc:
+            out.append(("error", "not a regular file; an entry is a YAML file", 0, 0, "not-a-file")
+                       if exc.why == "is not a regular file" else
+                       ("error", f"{exc.why}; an entry must be a file inside the record (copy it in instead of "
+                        "linking): it is not read", 0, 0, "outside"))
         except OSError as exc:
             out.append(("io", exc.strerror or str(exc)))
         else:
@@ -262,11 +267,13 @@ class _Marks:
 
 
 def _with_all_marks(path: Path, source: Source) -> Source:
-    """The same file with a mark for every value (read again: only files with problems pay)."""
+    """The same file with a mark for every value (read again: only files with problems pay;
+    the same bytes, or the marks are those there are)."""
     try:
-        return read_source(path, all_marks=True)
+        full = read_source(path, all_marks=True)
     except (SourceError, OSError):
         return source
+    return full if full.digest == source.digest else source
 
 
 def _prose_start(source: Source, name: str) -> int:

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from recordtool.record.confine import open_inside
+
 try:  # libyaml's composer is about ten times faster than the pure-Python one.
     from yaml import CSafeLoader as _BaseLoader
 
@@ -76,20 +78,23 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path, *, all_marks: bool = False) -> Source:
+def read_source(path: Path, *, all_marks: bool = False, inside: Path | str | None = None) -> Source:
     """Read and compose ``path``; raise SourceError with a place on any problem.
 
     Marks are kept for top-level fields and their direct items (enough for later stages);
     ``all_marks`` keeps them for every value, which reporting a deep problem needs.
     """
-    return parse_source(read_bytes(path), all_marks=all_marks)
+    return parse_source(read_bytes(path, inside), all_marks=all_marks)
 
 
-def read_bytes(path: Path | str) -> bytes:
+def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger, OSError when it
-    cannot be read), in four system calls: a record is thousands of small files."""
+    cannot be read), in four system calls: a record is thousands of small files. ``inside``:
+    the folder the file must be a regular file of, checked as it is opened
+    (``recordtool.record.confine.open_inside``; ``Refused``, an OSError, when it is not)."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
+        if inside is None else open_inside(path, inside)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name, write_atomic
-from recordtool.record.confine import refused
+from recordtool.record.confine import Refused, read_inside, refused
 from recordtool.render.manifest import MANIFEST, Written, manifest_text, read_manifest
 from recordtool.snapshot import content_hash, stat_file
 
@@ -205,8 +205,9 @@ def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | 
     if magic is None:
         return "is not an image file (.png, .jpg, .gif, .webp)", None
     try:
-        with open(os.path.realpath(path), "rb") as handle:
-            data = handle.read()
+        data = read_inside(path, folder)  # checked again as it is opened: no swap in between
+    except Refused as exc:
+        return str(exc), None
     except OSError as exc:
         return f"cannot be read: {exc.strerror}", None
     if not data.startswith(magic) or (source.lower().endswith(".webp") and data[8:12] != b"WEBP"):

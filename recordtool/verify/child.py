@@ -48,6 +48,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import importlib.abc
+import importlib.machinery
 import json
 import os
 import random
@@ -63,6 +65,7 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
+from recordtool.record.confine import Refused, read_inside
 from recordtool.verify import reaper
 
 TRACEBACK_CHARS = 6000
@@ -113,8 +116,13 @@ def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set
     The test for local imports from outside ``package`` looks only at the modules this
     import added: exact on a module's first import while no such module is loaded yet.
     """
+    confine_imports(root, package)
     before = set(sys.modules)
-    mod = importlib.import_module(module)
+    try:
+        mod = importlib.import_module(module)
+    except Refused as exc:
+        raise CheckLoadError(f"{exc.filename or module} {exc.why}; check modules must be files inside "
+                             f"{package}/ (copy it in instead): it is not run") from None
     added = set(sys.modules) - before
     package_dir = (root / package).resolve()
     mod_file = Path(getattr(mod, "__file__", "") or "").resolve()
@@ -128,6 +136,44 @@ def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set
             "so that its changes make verdicts stale"
         )
     return mod, added
+
+
+class _ConfinedLoader(importlib.machinery.SourceFileLoader):
+    """Reads a module of the checks package (its source, its cached bytecode) only as a
+    regular file inside the package, checked as it is opened (``confine.open_inside``): a
+    file swapped for a link out after ``validate`` or ``verify`` looked is never run."""
+
+    def __init__(self, fullname: str, path: str, folder: str, root: Path) -> None:
+        super().__init__(fullname, path)
+        self.folder, self.root = folder, root
+
+    def get_data(self, path: str) -> bytes:
+        try:
+            return read_inside(path, self.folder)
+        except Refused as exc:
+            exc.filename = os.path.relpath(path, self.root)
+            raise
+
+
+class _ConfinedFinder(importlib.abc.MetaPathFinder):
+    """Finds the checks package's modules as Python does, and has them read by ``_ConfinedLoader``."""
+
+    def __init__(self, root: Path, package: str) -> None:
+        self.root, self.package, self.folder = root, package, os.path.realpath(root / package)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.package and not fullname.startswith(self.package + "."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin:
+            spec.loader = _ConfinedLoader(fullname, spec.origin, self.folder, self.root)
+        return spec
+
+
+def confine_imports(root: Path, package: str) -> None:
+    """Have the modules of ``package`` read only from inside it, from now on (once)."""
+    if not any(isinstance(f, _ConfinedFinder) and f.package == package for f in sys.meta_path):
+        sys.meta_path.insert(0, _ConfinedFinder(root, package))
 
 
 def check_function(mod: ModuleType, module: str, function: str) -> Any:

@@ -58,9 +58,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     names: list[str] = []
     real = load._read_sources
 
-    def spy(paths: list[str]) -> list[load._Read]:
+    def spy(paths: list[str], *args: str) -> list[load._Read]:
         names.extend(Path(p).name for p in paths)
-        return real(paths)
+        return real(paths, *args)
 
     monkeypatch.setattr(load, "_read_sources", spy)
     return names

@@ -1,0 +1,84 @@
+"""Confinement without a race: what is checked is what is read, even when a file or a folder
+on its way is swapped for a link (or a named pipe) between the check and the opening."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from recordtool.record import confine
+from recordtool.record.confine import Refused, read_inside
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "record" / "notes").mkdir(parents=True)
+    (tmp_path / "record" / "notes" / "NOTE-1.yaml").write_text("title: mine\n", encoding="utf-8")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "NOTE-1.yaml").write_text("title: the secret\n", encoding="utf-8")
+    return tmp_path / "record"
+
+
+def after_the_check(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]) -> None:
+    real = confine.refused
+
+    def checked_then_swapped(path: Path | str, where: Path | str) -> str | None:
+        why = real(path, where)
+        swap()
+        return why
+    monkeypatch.setattr(confine, "refused", checked_then_swapped)
+
+
+def test_a_file_of_the_folder_is_read(folder: Path) -> None:
+    assert read_inside(folder / "notes" / "NOTE-1.yaml", folder) == b"title: mine\n"
+
+
+def test_a_link_that_stays_inside_is_followed(folder: Path) -> None:
+    (folder / "notes" / "NOTE-2.yaml").symlink_to(folder / "notes" / "NOTE-1.yaml")
+    assert read_inside(folder / "notes" / "NOTE-2.yaml", folder) == b"title: mine\n"
+
+
+def test_a_link_out_is_refused(folder: Path) -> None:
+    (folder / "notes" / "NOTE-2.yaml").symlink_to(folder.parent / "outside" / "NOTE-1.yaml")
+    with pytest.raises(Refused, match=r"is a link to .*/outside/NOTE-1\.yaml, outside record/"):
+        read_inside(folder / "notes" / "NOTE-2.yaml", folder)
+
+
+def test_a_file_swapped_for_a_link_after_the_check_is_not_read(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = folder / "notes" / "NOTE-1.yaml"
+
+    def swap() -> None:
+        path.unlink()
+        path.symlink_to(folder.parent / "outside" / "NOTE-1.yaml")
+    after_the_check(monkeypatch, swap)
+    with pytest.raises(Refused, match="changed while it was read"):
+        read_inside(path, folder)
+
+
+def test_a_folder_on_the_way_swapped_for_a_link_is_not_followed(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def swap() -> None:
+        os.rename(folder / "notes", folder / "notes.old")
+        (folder / "notes").symlink_to(folder.parent / "outside", target_is_directory=True)
+    after_the_check(monkeypatch, swap)
+    with pytest.raises(Refused, match="changed while it was read"):
+        read_inside(folder / "notes" / "NOTE-1.yaml", folder)
+
+
+def test_a_named_pipe_swapped_in_is_refused_at_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = folder / "notes" / "NOTE-1.yaml"
+
+    def swap() -> None:
+        path.unlink()
+        os.mkfifo(path)
+    after_the_check(monkeypatch, swap)
+    with pytest.raises(Refused, match="is not a regular file"):
+        read_inside(path, folder)  # no writer: it would wait for ever if it were opened to be read
+
+
+def test_a_limit_reads_one_byte_over_it(folder: Path) -> None:
+    (folder / "notes" / "big.yaml").write_bytes(b"x" * 100)
+    assert len(read_inside(folder / "notes" / "big.yaml", folder, limit=10)) == 11
+    assert len(read_inside(folder / "notes" / "big.yaml", folder)) == 100
