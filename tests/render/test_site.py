@@ -229,3 +229,24 @@ def test_output_is_byte_identical_across_processes(project: ProjectBuilder,
                        env=env, check=True, capture_output=True)
         outs.append({k: v for k, v in _files(out).items() if not k.endswith("snapshot.json")})
     assert "THEORY-1.md" in outs[0] and outs[0] == outs[1]
+
+
+def test_output_inside_the_project_is_byte_identical_across_processes(project: ProjectBuilder, tmp_path: Path) -> None:
+    """As above, into a folder inside the project (whose path the pages' keys name): the
+    manifest too is the same from one render to the next, and into a second folder of the
+    same depth the pages are the same bytes (their keys differ: they name the folder)."""
+    import subprocess
+    import sys
+
+    small_record(project)
+    runs = []
+    for seed, name in (("1", "site"), ("2", "site"), ("3", "other")):
+        out = project.root / name
+        shutil.rmtree(out, ignore_errors=True)
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "recordtool", "render", "--root", str(project.root), "-o", name],
+                       env=env, check=True, capture_output=True, cwd=project.root)
+        runs.append({k: v for k, v in _files(out).items() if not k.endswith("snapshot.json")})
+    assert "THEORY-1.md" in runs[0] and MANIFEST in runs[0] and runs[0] == runs[1]
+    pages = [{k: v for k, v in run.items() if k != MANIFEST} for run in runs]
+    assert pages[2] == pages[0]
