@@ -47,6 +47,7 @@ from checks import model as model_module
 from checks.data import RepeatData
 from checks.model import AttnOnlyTransformer, ModelConfig
 from recordtool import write_atomic
+from recordtool.atomic import sweep
 
 
 @dataclass(frozen=True)
@@ -313,6 +314,7 @@ def load_or_train(
     weights_path, log_path = folder / f"{key}.safetensors", folder / f"{key}.json"
     checkpoint_path = folder / f"{key}.checkpoint"
     with _locked(folder / f"{key}.lock"):
+        sweep(folder)  # what a killed training was writing (a checkpoint, say) goes
         if weights_path.exists() and log_path.exists():
             model = AttnOnlyTransformer(model_config)
             model.load_state_dict(load_safetensors(weights_path.read_bytes()))

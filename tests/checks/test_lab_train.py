@@ -143,3 +143,15 @@ def test_a_checkpoint_of_another_model_or_unreadable_is_not_used(tmp_path: Path)
     messages.clear()
     load_or_train(*other, 0, tmp_path, threads=1, progress=messages.append)
     assert any(m.startswith("starting over: checkpoint") for m in messages), messages
+
+
+def test_what_a_killed_training_was_writing_is_swept(tmp_path: Path) -> None:
+    mc, tc = lab_configs(max_steps=2, eval_every=100)
+    key = cache_key(mc, tc, 0, 1)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (folder / f".{key}.checkpoint.recordtool-{dead}-0a1b2c3d.tmp").write_bytes(b"half a checkpoint")
+    load_or_train(mc, tc, 0, tmp_path, threads=1)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([f"{key}.json", f"{key}.lock", f"{key}.safetensors"])
