@@ -726,12 +726,14 @@ def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pyte
     pidfile = tmp_path / "stray.pid"
     body = stray(pidfile, how) + ENDS[end][0]
     checks = CHECKS + "\n\ndef spawner(ctx):\n" + textwrap.indent(body, "    ") + "\n"
-    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner", more="timeout: 2"))},
+    timeout = 3 if end == "timeout" else 60  # room to start a process on a busy machine, and no more
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner", more=f"timeout: {timeout}"))},
                         checks=checks)
     monkeypatch.setenv("RECORDTOOL_FORK_SERVER", fork_server)
     if end != "verify-killed":
         invoke("verify", "--root", str(root))
         verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
+        assert pidfile.exists(), "the check did not start its process before its run ended (a very busy machine?)"
         assert verdict["checks"][0]["runs"][0]["outcome"] == ENDS[end][1]
         gone_soon(int(pidfile.read_text()), f"what the check started in a {how}")
         return
