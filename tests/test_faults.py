@@ -246,6 +246,34 @@ def check_module_swapped(tmp: Path) -> Setup:
                  outside=[tmp / "outside" / "it-ran"])
 
 
+def verdict_link_out(command: str) -> Callable[[Path], Setup]:
+    """A claim's verdict file is a link to a verdict kept outside (the same claim's, saying more)."""
+    def build(tmp: Path) -> Setup:
+        root = make_project(tmp, {"THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER))})
+        assert invoke("verify", "--root", str(root)).code == 0
+        verdict = root / "record" / "verdicts" / "THEORY-1.json"
+        text = verdict.read_text(encoding="utf-8")
+        assert '"cpu"' in text
+        outside = secret(tmp, "THEORY-1.json", text.replace('"cpu"', '"the secret"'))  # the device the page names
+        verdict.unlink()
+        verdict.symlink_to(outside)
+        return Setup(root, [command], allowed=("record/pages", ".recordtool-cache"), outside=[outside])
+    return build
+
+
+def caption_through_a_link(tmp: Path) -> Setup:
+    """A figure folder that is a link out, holding an image and its caption."""
+    build = figures({}, [OWN + "a.png"])
+    setup = build(tmp)
+    folder = tmp / "outside" / "fig"
+    folder.mkdir(parents=True)
+    (folder / "a.png").write_bytes(PNG)
+    (folder / "a.png.json").write_text(json.dumps({"title": "the secret", "caption": "the secret"}), encoding="utf-8")
+    (setup.root / OWN).parent.mkdir(parents=True, exist_ok=True)
+    (setup.root / OWN.rstrip("/")).symlink_to(folder, target_is_directory=True)
+    return setup
+
+
 def swappable(build: Callable[[Path], Setup]) -> Callable[[Path], Setup]:
     """The figure the case swaps for a link may change."""
     return lambda tmp: dataclasses.replace(build(tmp), allowed=("record/pages", OWN + "a.png"))
@@ -320,6 +348,11 @@ OUTSIDE_CASES = [
           patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
     Fault("entry-swapped-for-a-link-render", entry_swapped("render"), 0, SWAPPED_ENTRY,
           patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
+    Fault("verdict-link-out-render", verdict_link_out("render"), 0, ""),
+    Fault("verdict-link-out-status", verdict_link_out("status"), 0, "",
+          out_has="THEORY-1  unchecked  — verdict file record/verdicts/THEORY-1.json is damaged: is a link to "),
+    Fault("figure-caption-through-a-folder-link-out", caption_through_a_link, 0,
+          f"warning: figure {OWN}a.png is a link to {{tmp}}/outside/fig/a.png, outside THEORY-1/; it is not copied"),
     Fault("check-module-swapped-for-a-link-verify", check_module_swapped, 1, "",
           out_has="outside checks/; check modules must be files inside checks/ (copy it in instead): it is not run",
           patch=swapped_after("recordtool.record.load", "checks_problems", "checks/evil.py", "evil.py",

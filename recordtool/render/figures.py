@@ -14,6 +14,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from recordtool.record.confine import read_inside
 from recordtool.render import escape
 from recordtool.render.sitemap import Context, figure_file, relative
 from recordtool.verify.context import SIDECAR
@@ -30,16 +31,22 @@ def caption(ctx: Context, figure: str) -> tuple[str, str]:
     memo = ctx.memo("figures.caption")
     found: tuple[str, str] | None = memo.get(figure)
     if found is None:
-        found = memo[figure] = _read(os.path.join(str(ctx.project.config.root), figure + SIDECAR))
+        root = str(ctx.project.config.root)
+        found = memo[figure] = _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
     return found
 
 
-def _read(path: str) -> tuple[str, str]:
+def _read(path: str, folder: str) -> tuple[str, str]:
+    """What the sidecar ``path`` says, read only as a regular file of the verdicts' figures
+    ``folder`` (checked as it is opened: its words reach the page) and no larger than
+    ``MAX_SIDECAR``."""
     try:
-        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_SIDECAR:
+        if os.path.islink(path):
             return "", ""
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        raw = read_inside(path, folder, limit=MAX_SIDECAR)
+        if len(raw) > MAX_SIDECAR:
+            return "", ""
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return "", ""
     if not isinstance(data, dict):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from recordtool.atomic import sweep, write_atomic
 from recordtool.record.config import Config
+from recordtool.record.confine import Refused, read_inside
 from recordtool.verify.verdict import ClaimVerdict, VerdictError
 
 SUFFIX = ".json"
@@ -48,10 +49,12 @@ def figures_dir(config: Config, claim_id: str) -> Path:
 def read_verdict(config: Config, claim_id: str) -> ClaimVerdict | None:
     """The claim's verdict, None when it has none; raises VerdictError for a damaged file."""
     path = verdict_path(config, claim_id)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
+    try:  # a regular file of the store, checked as it is opened: a link out is not read
+        text = read_inside(path, config.verdicts).decode("utf-8")
+    except Refused as exc:
+        raise VerdictError(f"{exc.why}; a verdict must be a file inside {config.relative(config.verdicts)}/") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise VerdictError(f"cannot be read ({exc})") from None
     verdict = ClaimVerdict.from_json(text)
