@@ -13,6 +13,10 @@ only; batches of 64 sequences of 64 tokens from ``RepeatData``; AdamW, lr 1e-2, 
   shortformer positions: the same function) in its idiomatic loop, ``loss =
   model(tokens, return_type="loss")``, backward, ``torch.optim.AdamW`` step, with each batch
   from the same ``RepeatData`` generator (no evaluation: the TL side does less);
+- TL train(): TransformerLens's own training function (``transformer_lens.train.train``: a
+  ``DataLoader`` over a dataset of sequences, AdamW, no gradient clipping, progress bars off),
+  given the same number of steps' worth of ``RepeatData`` sequences drawn beforehand (their
+  drawing not timed: generous to it);
 - each model's step alone (forward, backward, AdamW) on a fixed batch, to show where the
   difference lies;
 - steps per second both by the wall clock and by the process's CPU time (on one thread, the
@@ -35,6 +39,8 @@ from __future__ import annotations
 
 import argparse
 import os
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # TransformerLens's train() draws progress bars
 import statistics
 import sys
 import time
@@ -173,6 +179,24 @@ def tl_loop(mc: ModelConfig, tc: TrainConfig, steps: int) -> int:
     return steps
 
 
+def tl_train(mc: ModelConfig, tc: TrainConfig, steps: int) -> Callable[[], int]:
+    """TransformerLens's own ``train`` on ``steps`` batches of the lab's sequences (drawn now)."""
+    tokens, _ = tc.data.batch(steps * tc.batch_size, torch.Generator().manual_seed(1))
+    dataset = [{"tokens": row} for row in tokens]
+
+    def run() -> int:
+        from transformer_lens.train import HookedTransformerTrainConfig
+        from transformer_lens.train import train as tl_train_function
+
+        config = HookedTransformerTrainConfig(
+            num_epochs=1, batch_size=tc.batch_size, lr=tc.lr, weight_decay=tc.weight_decay, optimizer_name="AdamW",
+            device="cpu", print_every=None, seed=0)
+        tl_train_function(tl_model(mc), config, dataset)  # type: ignore[arg-type]
+        return steps
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -191,7 +215,8 @@ def main() -> None:
     mc, tc = lab_configs()
     flops = step_flops(mc, tc.batch_size)
     tokens, _ = tc.data.batch(tc.batch_size, torch.Generator().manual_seed(0))
-    names = ["lab loop", "TL loop", "lab step", "TL step", "matmuls"] if have_tl else ["lab loop", "lab step", "matmuls"]
+    names = ["lab loop", "TL loop", "TL train()", "lab step", "TL step", "matmuls"] if have_tl else [
+        "lab loop", "lab step", "matmuls"]
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
 
@@ -204,6 +229,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
         if have_tl:
             note("TL loop", clocked(lambda: tl_loop(mc, tc, args.steps)))
+            note("TL train()", clocked(tl_train(mc, tc, args.steps)))
+            torch.set_num_threads(args.threads)
         note("lab step", timed(lab_step(mc, tokens), 30))
         if have_tl:
             note("TL step", timed(tl_step(mc, tokens), 30))
@@ -214,10 +241,10 @@ def main() -> None:
     print(f"\n{args.rounds} rounds of {args.steps} steps a loop, medians; {args.threads} thread(s); "
           f"torch {torch.__version__}; load average {os.getloadavg()[0]:.1f} at the end")
     print(f"one step: {flops / 1e9:.3f} GFLOP (forward + backward, counted analytically)")
-    print(f"  {'':9s} {'wall clock':>25s}   {'CPU time':>25s}")
+    print(f"  {'':10s} {'wall clock':>25s}   {'CPU time':>25s}")
     for name in names:
         w, c = statistics.median(wall[name]), statistics.median(cpu[name])
-        print(f"  {name:9s} {w:6.1f} steps/s {w * flops / 1e9:6.1f} GFLOP/s   {c:6.1f} steps/s {c * flops / 1e9:6.1f} GFLOP/s")
+        print(f"  {name:10s} {w:6.1f} steps/s {w * flops / 1e9:6.1f} GFLOP/s   {c:6.1f} steps/s {c * flops / 1e9:6.1f} GFLOP/s")
     print("  (matmuls: the step's matmuls alone at their shapes: this machine's rate for them)")
     for label, rates in (("wall clock", wall), ("CPU time", cpu)):
         m = {k: statistics.median(v) for k, v in rates.items()}
@@ -225,8 +252,8 @@ def main() -> None:
         if have_tl:
             per_round = [a / b for a, b in zip(rates["lab loop"], rates["TL loop"], strict=True)]
             line += (f"; lab loop / TL loop {statistics.median(per_round):.2f}x (median of rounds: "
-                     f"{', '.join(f'{r:.2f}' for r in per_round)}); lab step / TL step "
-                     f"{m['lab step'] / m['TL step']:.2f}x")
+                     f"{', '.join(f'{r:.2f}' for r in per_round)}); lab loop / TL train() "
+                     f"{m['lab loop'] / m['TL train()']:.2f}x; lab step / TL step {m['lab step'] / m['TL step']:.2f}x")
         print(line)
     if have_tl:
         print(f"TransformerLens {_version('transformer_lens')}")
