@@ -748,6 +748,7 @@ ENDS = {  # how the run ends: the check's last lines, and the outcome verify rep
     "crash": ("os._exit(3)", "error"),
     "timeout": ("time.sleep(60)", "timeout"),
     "verify-killed": ("time.sleep(60)", ""),
+    "verify-terminated": ("time.sleep(60)", ""),
 }
 
 
@@ -763,7 +764,7 @@ def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pyte
     root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner", more=f"timeout: {timeout}"))},
                         checks=checks)
     monkeypatch.setenv("RECORDTOOL_FORK_SERVER", fork_server)
-    if end != "verify-killed":
+    if not end.startswith("verify-"):
         invoke("verify", "--root", str(root))
         verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text(encoding="utf-8"))
         assert pidfile.exists(), "the check did not start its process before its run ended (a very busy machine?)"
@@ -777,9 +778,9 @@ def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pyte
     while not pidfile.exists():
         assert verify.poll() is None and time.monotonic() < deadline, "the check never started its process"
         time.sleep(0.02)
-    verify.kill()
-    verify.wait()
-    gone_soon(int(pidfile.read_text()), f"what the check started in a {how}, once verify was killed")
+    verify.send_signal(signal.SIGKILL if end == "verify-killed" else signal.SIGTERM)
+    assert verify.wait(timeout=60) in (-signal.SIGKILL, 128 + signal.SIGTERM)
+    gone_soon(int(pidfile.read_text()), f"what the check started in a {how}, once verify was {end[7:]}")
 
 
 # A real full disk (a small tmpfs) --------------------------------------------------------------
