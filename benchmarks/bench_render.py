@@ -26,7 +26,8 @@ measures the floor of the record (``measure.floor``: ``yaml.CSafeLoader`` over e
 file plus markdown-it-py's parse of every body, in one fresh process) and prints the cold
 time's ratio to that floor divided over the J processes (at most the cores usable here).
 ``--repeat N`` runs N rounds per size and prints the medians (this machine's timings vary by
-a fifth from one run to the next); ``--100k`` adds a record of 100,000 entries (one round).
+a fifth from one run to the next); ``--100k`` adds a record of 100,000 entries (one round);
+``--command-only`` measures the command only.
 """
 
 from __future__ import annotations
@@ -47,12 +48,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from measure import Floor, Run, floor, run  # noqa: E402
+from synthetic import generate_record  # noqa: E402
 
 
 def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, float]:
-    sys.path.insert(0, str(HERE))
-    from synthetic import generate_record  # type: ignore[import-not-found]
-
     from recordtool.record.project import open_project
     from recordtool.render.prose import compose_body
     from recordtool.render.site import render
@@ -112,6 +111,8 @@ def main() -> None:
                         "entries); print the medians")
     parser.add_argument("--plain", action="store_true", help="synthetic bodies of plain sentences instead of "
                         "research Markdown (synthetic.py)")
+    parser.add_argument("--command-only", action="store_true", help="leave out the in-process stages (a whole "
+                        "render more per size), measure only the command")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     jobs = [int(j) for j in args.jobs.split(",")]
@@ -125,9 +126,13 @@ def main() -> None:
         print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
         print(f"creating a file here takes {_create_cost_us(folder):.0f} µs (a quiet ext4: about 25 µs; "
               "up to 350 µs in the minutes after many files were deleted: see this script's docstring)\n")
-        print(f"in process, -j {jobs[-1]}")
-        print(f"{'entries':>8} {'open s':>8} {'render s':>9} {'ms/entry':>9} {'unchanged s':>12} {'peak MiB':>9}")
+        if not args.command_only:
+            print(f"in process, -j {jobs[-1]}")
+            print(f"{'entries':>8} {'open s':>8} {'render s':>9} {'ms/entry':>9} {'unchanged s':>12} {'peak MiB':>9}")
         for n in sizes:
+            if args.command_only:
+                generate_record(folder / f"r{n}", n, plain=args.plain)
+                continue
             out = subprocess.run([sys.executable, __file__, "--child", str(n), "--keep", str(folder),
                                   "--jobs", str(jobs[-1]), *(["--plain"] if args.plain else [])],
                                  check=True, capture_output=True, text=True).stdout
