@@ -64,6 +64,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="-j of every command "
                         "(default: every core usable here)")
     parser.add_argument("--rounds", type=int, default=5, help="one-edit runs of each command per size")
+    parser.add_argument("--validate-only", action="store_true", help="measure validate alone: the cold run is "
+                        "the one that fills the cache (every file parsed), no render (at 100,000 entries a cold "
+                        "render takes many minutes)")
     parser.add_argument("--cold-rounds", type=int, default=3, help="cold runs of each command per size (one at "
                                                                       "100,000 entries)")
     args = parser.parse_args()
@@ -82,12 +85,15 @@ def main() -> None:
         pages = folder / "record" / "pages"
         cold_validate: list[float] = []
         cold_render: list[float] = []
-        for _ in range(args.cold_rounds if n < 100_000 else 1):
+        for _ in range(0 if args.validate_only else args.cold_rounds if n < 100_000 else 1):
             shutil.rmtree(pages, ignore_errors=True)
             cold_render.append(once(["render", "--no-cache", *j], folder).seconds)
             cold_validate.append(once(["validate", "--no-cache", *j], folder).seconds)
-        once(["validate", *j], folder)  # the cache, as the last run left it
-        once(["render", *j], folder)
+        filled = once(["validate", *j], folder)  # the cache, as the last run left it
+        if args.validate_only:
+            cold_validate.append(filled.seconds)
+        else:
+            once(["render", *j], folder)
         rng = random.Random(n)
         results = []
         for what in EDITS:
@@ -97,20 +103,23 @@ def main() -> None:
             for round_ in range(args.rounds):
                 edit(folder, rng, round_, what)
                 validate.append(once(["validate", *j], folder).seconds)
-                edit(folder, rng, round_, what)
-                done = once(["render", *j], folder)
-                render.append(done.seconds)
-                written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
+                if not args.validate_only:
+                    edit(folder, rng, round_, what)
+                    done = once(["render", *j], folder)
+                    render.append(done.seconds)
+                    written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
             results.append((what, validate, render, written))
         last = once(["validate", *j], folder)
         cold = once(["validate", "--no-cache", *j], folder)
         same = (last.code, last.stdout, last.stderr) == (cold.code, cold.stdout, cold.stderr)
-        cv, cr = statistics.median(cold_validate), statistics.median(cold_render)
+        cv = statistics.median(cold_validate)
         for what, validate, render, written in results:
-            v, r = statistics.median(validate), statistics.median(render)
-            print(f"{n:>8} {what:>6} {cv:>16.2f} {v:>11.2f} {cv / v:>6.1f}   {cr:>14.2f} {r:>11.2f} {cr / r:>6.1f} "
-                  f"{statistics.median(written):>14.0f} {'yes' if same else 'NO':>12}  {os.getloadavg()[0]:4.1f}",
-                  flush=True)
+            v = statistics.median(validate)
+            shown = (f"{statistics.median(cold_render):>14.2f} {statistics.median(render):>11.2f} "
+                     f"{statistics.median(cold_render) / statistics.median(render):>6.1f} "
+                     f"{statistics.median(written):>14.0f}" if render else f"{'-':>14} {'-':>11} {'-':>6} {'-':>14}")
+            print(f"{n:>8} {what:>6} {cv:>16.2f} {v:>11.2f} {cv / v:>6.1f}   {shown} {'yes' if same else 'NO':>12}  "
+                  f"{os.getloadavg()[0]:4.1f}", flush=True)
 
 if __name__ == "__main__":
     main()
