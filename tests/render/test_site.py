@@ -250,3 +250,32 @@ def test_output_inside_the_project_is_byte_identical_across_processes(project: P
     assert "THEORY-1.md" in runs[0] and MANIFEST in runs[0] and runs[0] == runs[1]
     pages = [{k: v for k, v in run.items() if k != MANIFEST} for run in runs]
     assert pages[2] == pages[0]
+
+
+def test_a_small_edit_starts_no_pool(project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which pages changed is decided in this process: a pool is started for many pages to
+    compose, not for the few a small edit changes."""
+    import recordtool.parallel as parallel
+    import recordtool.render.write as write
+
+    record = small_record(project)
+    monkeypatch.setattr(write, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+    pools: list[int] = []
+    real = parallel.ProcessPoolExecutor
+
+    def counted(*args: object, **kwargs: object) -> object:
+        pools.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    out = tmp_path / "pages"
+    assert len(render(record, out, statuses=statuses(record), jobs=2).written) == 12
+    assert pools == [1]  # every page to compose: a pool
+    path = project.path("THEORY-2")
+    path.write_text(path.read_text(encoding="utf-8") + "body: A new body.\n", encoding="utf-8")
+    record = open_project(root=project.root)
+    assert render(record, out, statuses=statuses(record), jobs=2).written == ["THEORY-2.md"]
+    assert pools == [1]  # one page to compose: none
+    assert no_children_left()
