@@ -237,3 +237,26 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
         assert (root / ".recordtool-cache" / "entries").is_dir()
     assert set(CHANGES) <= set(done)
+
+
+@pytest.mark.parametrize("outcomes", [("pass", "fail"), ("fail", "pass")])
+def test_a_claims_new_verdict_recomposes_its_page(tmp_path: Path, outcomes: tuple[str, str]) -> None:
+    """A verdict changes nothing in the record, only the claim's status: its page (and what
+    shows the status) must still be composed again, as a cold render composes it."""
+    walk = Walk(tmp_path / "project", 0)
+    root = walk.root
+    pages = root / "record" / "pages"
+    config = load_config(root)
+    claim = next(i for i in walk.ids() if i.startswith("THEORY-"))
+    before: dict[str, bytes] = {}
+    for outcome in outcomes:
+        assert invoke("render", "--root", str(root)).code == 0
+        write_verdict(config, verdict(claim, outcome, error=None if outcome == "pass" else "it broke"))
+        assert invoke("render", "--root", str(root)).code == 0
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+        now = _pages(pages)
+        assert now == _pages(cold / "record" / "pages"), outcome
+        page = next(p for p in now if p.endswith(f"{claim}.md"))
+        assert now[page] != before.get(page), f"{claim}'s page did not change with its verdict ({outcome})"
+        before = now
