@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from recordtool import parallel
 from recordtool.record.load import Record, id_sort_key
@@ -21,9 +21,9 @@ from recordtool.record.mentions import Found, find_mentions
 from recordtool.record.problems import Problem
 
 
-@dataclass(frozen=True, slots=True)
-class Mention:
-    """``source`` writes ``target`` in the prose of ``field``, on ``line`` of its file."""
+class Mention(NamedTuple):
+    """``source`` writes ``target`` in the prose of ``field``, on ``line`` of its file (a named
+    tuple: a large record has hundreds of thousands, made afresh by every load)."""
 
     source: str
     target: str
@@ -224,8 +224,10 @@ def uses_cycles(record: Record) -> list[list[str]]:
     """Each cycle of ``uses`` citations (a claim relying, through others, on itself), as the ids
     around it from its first id in record order, one cycle per strongly connected group."""
     entries = record.entries
-    edges = {i: sorted({c.id for c in e.cites if c.as_ == "uses" and c.id in entries and c.id != i}, key=id_sort_key)
-             for i, e in entries.items()}
+    # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
+    out = {i: {c.id for c in e.cites if c.as_ == "uses" and c.id in entries and c.id != i}
+           for i, e in entries.items() if any(c.as_ == "uses" for c in e.cites)}
+    edges = {i: sorted((t for t in targets if t in out), key=id_sort_key) for i, targets in out.items()}
     order = {entry_id: n for n, entry_id in enumerate(entries)}
     cycles = []
     for group in _strongly_connected(edges):
