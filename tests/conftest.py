@@ -47,6 +47,21 @@ class ProjectBuilder:
         return path
 
 
+def count_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time recordtool.parallel starts a process pool."""
+    import recordtool.parallel as parallel
+
+    pools: list[int] = []
+    real = parallel.ProcessPoolExecutor
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        pools.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    return pools
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> ProjectBuilder:
     return ProjectBuilder(tmp_path)

@@ -13,7 +13,7 @@ import recordtool.record.load as load
 from recordtool.record import cache as cache_module
 from recordtool.record.cache import FOLDER, SHARDS, open_cache
 from recordtool.record.project import Project, open_project
-from tests.conftest import ProjectBuilder
+from tests.conftest import ProjectBuilder, count_pools
 
 PAST = 1_600_000_000_000_000_000
 
@@ -202,14 +202,7 @@ def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch:
     monkeypatch.setattr(graph, "PARALLEL_MIN", 10)
     monkeypatch.setattr(parallel, "CHUNK", 2)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
-    pools: list[int] = []
-    real = parallel.ProcessPoolExecutor
-
-    def counted(*args: object, **kwargs: object) -> object:
-        pools.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    pools = count_pools(monkeypatch)
     cold = open_project(root=project.root, jobs=2, cache=True)
     assert len(pools) == 2  # reading and scanning the whole record: a pool each
     path = project.path("NOTE-3")

@@ -16,7 +16,13 @@ from recordtool.render.plan import render_site
 from recordtool.render.site import render
 from recordtool.render.write import RenderError
 from recordtool.verify.verdict import ClaimStatus
-from tests.conftest import EveryWorker, ProjectBuilder, no_children_left, share_with_a_pool
+from tests.conftest import (
+    EveryWorker,
+    ProjectBuilder,
+    count_pools,
+    no_children_left,
+    share_with_a_pool,
+)
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -262,14 +268,7 @@ def test_a_small_edit_starts_no_pool(project: ProjectBuilder, tmp_path: Path, mo
     monkeypatch.setattr(write, "PARALLEL_MIN", 5)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
-    pools: list[int] = []
-    real = parallel.ProcessPoolExecutor
-
-    def counted(*args: object, **kwargs: object) -> object:
-        pools.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    pools = count_pools(monkeypatch)
     out = tmp_path / "pages"
     assert len(render(record, out, statuses=statuses(record), jobs=2).written) == 12
     assert pools == [1]  # every page to compose: a pool
