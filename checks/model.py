@@ -116,6 +116,21 @@ class Attention(nn.Module):
         mask = torch.zeros(config.n_ctx, config.n_ctx, dtype=dt).masked_fill(~causal, float("-inf"))
         self.register_buffer("mask", mask, persistent=False)  # (query_pos, key_pos): 0 or -inf
 
+    def qkv(self, x: Tensor, pos: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys and values, each (batch, head, pos, d_head), from the residual x
+        (batch, pos, d_model) and the positions pos (pos, d_model)."""
+        B, T, _ = x.shape
+        H, dh = self.W_Q.shape[0], self.W_Q.shape[2]
+        xqk = x + pos  # (batch, pos, d_model): positions enter queries and keys only
+        q = (xqk @ _per_head_in(self.W_Q)).view(B, T, H, dh).transpose(1, 2)
+        k = (xqk @ _per_head_in(self.W_K)).view(B, T, H, dh).transpose(1, 2)
+        v = (x @ _per_head_in(self.W_V)).view(B, T, H, dh).transpose(1, 2)
+        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
+            q = q + self.b_Q[:, None, :]
+            k = k + self.b_K[:, None, :]
+            v = v + self.b_V[:, None, :]
+        return q, k, v
+
     def forward(
         self,
         x: Tensor,
@@ -133,14 +148,7 @@ class Attention(nn.Module):
         """
         B, T, _ = x.shape
         H, dh = self.W_Q.shape[0], self.W_Q.shape[2]
-        xqk = x + pos  # (batch, pos, d_model): positions enter queries and keys only
-        q = (xqk @ _per_head_in(self.W_Q)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        k = (xqk @ _per_head_in(self.W_K)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        v = (x @ _per_head_in(self.W_V)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
-            q = q + self.b_Q[:, None, :]
-            k = k + self.b_K[:, None, :]
-            v = v + self.b_V[:, None, :]
+        q, k, v = self.qkv(x, pos)
         if value_scale is not None:
             v = v * value_scale[:, None, None]
         scores = (q * self.scale) @ k.transpose(-1, -2)  # (batch, head, query_pos, key_pos)
@@ -161,14 +169,7 @@ class Attention(nn.Module):
         (``scaled_dot_product_attention``: no pattern is kept); equal to it to float rounding."""
         B, T, _ = x.shape
         H, dh = self.W_Q.shape[0], self.W_Q.shape[2]
-        xqk = x + pos  # (batch, pos, d_model)
-        q = (xqk @ _per_head_in(self.W_Q)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        k = (xqk @ _per_head_in(self.W_K)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        v = (x @ _per_head_in(self.W_V)).view(B, T, H, dh).transpose(1, 2)  # (batch, head, pos, d_head)
-        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
-            q = q + self.b_Q[:, None, :]
-            k = k + self.b_K[:, None, :]
-            v = v + self.b_V[:, None, :]
+        q, k, v = self.qkv(x, pos)
         z = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
         out = z.transpose(1, 2).reshape(B, T, H * dh) @ self.W_O.reshape(H * dh, -1)  # (batch, pos, d_model)
         if self.b_O is not None:
