@@ -67,28 +67,29 @@ def project(tmp_path: Path) -> ProjectBuilder:
     return ProjectBuilder(tmp_path)
 
 
+def minimal_record(project: ProjectBuilder) -> ProjectBuilder:
+    """A valid three-entry record in ``project``: a paper, a note on it, a claim from it."""
+    project.add("LIT-1", """
+        title: A paper
+        reference: {authors: ["Doe, J."], year: 2021, title: A paper}
+        body: The paper. See NOTE-1.
+    """)
+    project.add("NOTE-1", """
+        title: Notes on the paper
+        cites: [{id: LIT-1, as: paper}]
+        body: Read LIT-1 in full.
+    """)
+    project.add("THEORY-1", """
+        statement: The paper's claim, drawn from LIT-1.
+        cites: [{id: LIT-1, as: source}]
+    """)
+    return project
+
+
 @pytest.fixture
 def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
-    """A valid three-entry record: a paper, a note on it, a claim from it."""
-
-    def build() -> ProjectBuilder:
-        project.add("LIT-1", """
-            title: A paper
-            reference: {authors: ["Doe, J."], year: 2021, title: A paper}
-            body: The paper. See NOTE-1.
-        """)
-        project.add("NOTE-1", """
-            title: Notes on the paper
-            cites: [{id: LIT-1, as: paper}]
-            body: Read LIT-1 in full.
-        """)
-        project.add("THEORY-1", """
-            statement: The paper's claim, drawn from LIT-1.
-            cites: [{id: LIT-1, as: source}]
-        """)
-        return project
-
-    return build
+    """``minimal_record``, written when called."""
+    return lambda: minimal_record(project)
 
 
 def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:

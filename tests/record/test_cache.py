@@ -13,7 +13,7 @@ import recordtool.record.load as load
 from recordtool.record import cache as cache_module
 from recordtool.record.cache import FOLDER, SHARDS, open_cache
 from recordtool.record.project import Project, open_project
-from tests.conftest import ProjectBuilder, count_pools
+from tests.conftest import ProjectBuilder, count_pools, minimal_record
 
 PAST = 1_600_000_000_000_000_000
 
@@ -23,21 +23,17 @@ def _old(path: Path, seconds: int = 0) -> None:
     os.utime(path, ns=(PAST + seconds * 1_000_000_000,) * 2)
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
 def _record(project: ProjectBuilder) -> ProjectBuilder:
-    project.add("LIT-1", """
-        title: A paper
-        reference: {authors: ["Doe, J."], year: 2021, title: A paper}
-        body: The paper. See NOTE-1 and NOTE-9.
-    """)
-    project.add("NOTE-1", """
-        title: Notes on the paper
-        cites: [{id: LIT-1, as: paper}]
-        body: Read LIT-1 in full.
-    """)
-    project.add("THEORY-1", """
-        statement: The paper's claim, drawn from LIT-1.
-        cites: [{id: LIT-1, as: source}, {id: LIT-7, as: source}]
-    """)
+    """The minimal record with a mention and a citation of ids not in it, and a file that fails."""
+    minimal_record(project)
+    _edit(project.path("LIT-1"), "See NOTE-1.", "See NOTE-1 and NOTE-9.")
+    _edit(project.path("THEORY-1"), "[{id: LIT-1, as: source}]", "[{id: LIT-1, as: source}, {id: LIT-7, as: source}]")
     project.add("NOTE-2", "title: [unclosed\n")
     for path in (project.root / "record").glob("*/*.yaml"):
         _old(path)
