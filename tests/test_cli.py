@@ -101,9 +101,9 @@ def test_show_a_claim_gives_its_verdict_and_its_title_once(minimal: Callable[[],
 def test_show_unknown_id(minimal: Callable[[], ProjectBuilder]) -> None:
     project = minimal()
     assert run("show", "--root", str(project.root), "NOTE-2") == (1, "", "Error: no entry NOTE-2 in the record\n")
-    project.add("LIT-1534", 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}')
-    assert run("show", "--root", str(project.root), "lit-1543") == (
-        1, "", "Error: no entry lit-1543 in the record; did you mean 'LIT-1534'?\n")
+    project.add("LIT-2718", 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}')
+    assert run("show", "--root", str(project.root), "lit-2781") == (
+        1, "", "Error: no entry lit-2781 in the record; did you mean 'LIT-2718'?\n")
 
 
 def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], ProjectBuilder]) -> None:
