@@ -262,8 +262,9 @@ def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tu
 
 
 def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[str, Any]] | None = None,
-         new_params: dict[str, dict[str, Any]] | None = None) -> list[str]:
-    """Why ``old`` is no longer ``new``, one short reason per change, in a stable order."""
+         new_params: dict[str, dict[str, Any]] | None = None, *, seeds_given: bool = False) -> list[str]:
+    """Why ``old`` is no longer ``new``, one short reason per change, in a stable order.
+    ``seeds_given``: ``new`` holds the seeds of ``verify --seeds``, not those the checks declare."""
     reasons: list[str] = []
     old_checks = _check_names(old)
     new_checks = _check_names(new)
@@ -290,7 +291,8 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
             elif part in ("seeds", "threads") and before is None:
                 reasons.append(f"check '{name}': {part} {after} (not recorded before)")
             elif part == "seeds" and after is not None:
-                reasons.append(f"check '{name}': ran on {before} seed{'s' if before != '1' else ''}, declares {after}")
+                asks = "--seeds gives" if seeds_given else "declares"
+                reasons.append(f"check '{name}': ran on {before} seed{'s' if before != '1' else ''}, {asks} {after}")
             elif part in ("threads", "quorum") and before is not None and after is not None:
                 reasons.append(f"check '{name}': {part} {before} -> {after}")
             else:

@@ -32,22 +32,26 @@ __all__ = ["assess", "assess_claims", "claim_status", "summary"]
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
 
-def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str, str]) -> ClaimStatus:
-    """The state of one claim given its verdict (or None) and its current fingerprint."""
+def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str, str], *,
+                 seeds_given: bool = False) -> ClaimStatus:
+    """The state of one claim given its verdict (or None) and its current fingerprint
+    (``seeds_given``: made with the seeds of ``verify --seeds``)."""
     if verdict is None:
         return ClaimStatus(claim.id, "unchecked", None)
-    reasons = stale_reasons(claim, verdict, current)
+    reasons = stale_reasons(claim, verdict, current, seeds_given=seeds_given)
     if reasons:
         return ClaimStatus(claim.id, "stale", verdict, reasons)
     return ClaimStatus(claim.id, verdict.result, verdict)
 
 
-def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str]) -> list[str]:
+def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
+                  seeds_given: bool = False) -> list[str]:
     if verdict.fingerprint == current:
         return []
     old_params = {c.name: c.params for c in verdict.checks}
     new_params = {c.name: c.params for c in claim.checks}
-    return diff(verdict.fingerprint, current, old_params, new_params) or ["fingerprint changed"]
+    return (diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
+            or ["fingerprint changed"])
 
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
@@ -74,7 +78,8 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
             statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
                                              [f"verdict file {where} is damaged: {store.damaged[claim.id]}"])
         else:
-            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current)
+            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current,
+                                              seeds_given=seeds is not None)
     return statuses, prints
 
 

@@ -8,7 +8,8 @@ from verify_fakes import POWER, check, claim_yaml, make_project
 
 from recordtool.record.project import open_project
 from recordtool.verify.session import Options, verify
-from recordtool.verify.status import assess, format_status
+from recordtool.verify.status import assess, assess_claims, format_status
+from recordtool.verify.store import read_store
 
 CLAIM = claim_yaml("THEORY-1", check("small", "ok", more="params: {scale: 1.0}\ncontrol: {params: {broken: true}}"))
 USER = claim_yaml("THEORY-2", check("small", "noop", more=POWER), statement="Uses the first.",
@@ -79,3 +80,18 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
             in lines)
     assert "    uses THEORY-1, which is unchecked" in lines
     assert lines[-1] == "verified 1 of 2 claims (1 unchecked); checks of fresh verdicts: 1 of 1 pass"
+
+
+def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) -> None:
+    """While ``verify --seeds N`` decides what to run, a verdict on other seeds is stale
+    because of the option: the reason must not say the YAML declares N."""
+    root = make_project(tmp_path, {"THEORY-1": CLAIM.replace("scale: 1.0}", "scale: 1.0}\n    seeds: 3")})
+    assert verify(open_project(root=root), Options()).ok
+    project = open_project(root=root)
+    claims = project.record.claims()
+    store = read_store(project.config, [c.id for c in claims])
+    given, _ = assess_claims(project, claims, store, seeds=1)
+    assert (given["THEORY-1"].state, given["THEORY-1"].reasons) == (
+        "stale", ["check 'small': ran on 3 seeds, --seeds gives 1"])
+    plain, _ = assess_claims(project, claims, store)
+    assert (plain["THEORY-1"].state, plain["THEORY-1"].reasons) == ("verified", [])
