@@ -2,8 +2,11 @@
 
 ``plan_site`` gathers what each page depends on into a key (a hash) and a way to compose it;
 ``render_site`` composes them all into ``{path: bytes}`` (pure: the same project and statuses
-give the same bytes, no clock, no disk). ``code_version`` is part of every key: a page is
-composed again when recordtool's code, Python or a package that parses the record changes.
+give the same bytes, no clock, no disk). ``code_version`` is not part of a key, so that the
+manifest, which is committed with the pages, is the same whatever recordtool's version: a
+render trusts the keys of the last one only when that was made by the same ``code_version``
+(kept locally, in the cache folder: ``recordtool.render.site``), and composes every page
+otherwise (and rewrites only those whose bytes changed).
 """
 
 from __future__ import annotations
@@ -72,7 +75,10 @@ def plan_site(ctx: Context) -> Plan:
     from recordtool.render.sitemap import GRAPH, INDEX, WANTED, entry_page, figure_file
 
     project = ctx.project
-    shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
+    # recordtool's code is not in the keys, which the committed manifest keeps (a new version
+    # would otherwise change every line of it): a render trusts the keys only when the last
+    # one was made by the same code (``site.keys_code``), and composes every page otherwise.
+    shared = repr((ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     keys: dict[str, str | None] = {}  # worked out for every page at once, on first need

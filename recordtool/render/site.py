@@ -1,21 +1,32 @@
 """The rendered site: ``render`` plans the pages (``plan``), writes what changed (``write``,
 keeping the ``manifest``), and keeps the ``snapshot`` that lets the next render say "nothing
 changed" without opening the project.
+
+The manifest's keys say which pages need composing again; they leave out recordtool's own
+code, so that the manifest committed beside the pages does not change with recordtool's
+version. Which code made them is kept locally instead, in the cache folder
+(``<cache>/pages/<hash of the output folder>``, ``keys_code``): removed when a render starts,
+written when it has finished. A render whose code is not the one recorded (a new version, a
+fresh clone, a render that was interrupted) composes every page and rewrites only those whose
+bytes changed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recordtool.atomic import write_atomic
 from recordtool.render import snapshot
-from recordtool.render.plan import context, plan_site
+from recordtool.render.plan import code_version, context, plan_site
 from recordtool.render.write import check_output_folder, write_site
 
 if TYPE_CHECKING:
+    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.render.linkcheck import BrokenLink
     from recordtool.verify.verdict import ClaimStatus
@@ -64,8 +75,12 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     last = snapshot.read_snapshot(base).get("outputs")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
+    trust = keys_code(config, base) == code_version()
+    forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
     plan = plan_site(context(project, statuses, target))
-    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None, jobs=jobs)
+    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None, jobs=jobs,
+                        trust_keys=trust)
+    remember_keys_code(config, base)
     broken = None
     if check:
         from recordtool.render import linkcheck
@@ -80,6 +95,36 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
         snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())))
     return result
 
+
+
+def _keys_code_file(config: Config, base: str) -> Path:
+    name = hashlib.blake2b(base.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    return config.cache / "pages" / name
+
+
+def keys_code(config: Config, base: str) -> str | None:
+    """The code version that made the manifest's keys in the output folder ``base`` (resolved),
+    as the last finished render recorded it; None when unknown."""
+    try:
+        text = _keys_code_file(config, base).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    folder, _, code = text.partition("\n")
+    return code.strip() if folder == base else None
+
+
+def forget_keys_code(config: Config, base: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(_keys_code_file(config, base))
+
+
+def remember_keys_code(config: Config, base: str) -> None:
+    """Record that this code made the keys of ``base``'s manifest; a cache folder that cannot
+    be written costs the next render its shortcut, never a wrong page."""
+    path = _keys_code_file(config, base)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, f"{base}\n{code_version()}\n".encode("utf-8", "surrogateescape"))
 
 
 def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:

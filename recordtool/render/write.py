@@ -90,13 +90,15 @@ class _Folders:
 
 
 def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | None = None, *,
-               jobs: int | None = None) -> WriteReport:
+               jobs: int | None = None, trust_keys: bool = True) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
     ``last``: [size, mtime_ns] of each file as the last render wrote it (from its snapshot): a
     file still so is as written, and its hash in the manifest says whether it changes.
-    ``jobs``: how many processes may compose and write pages (None: every core)."""
+    ``jobs``: how many processes may compose and write pages (None: every core).
+    ``trust_keys``: whether the manifest's keys were made by this code; when not, every page
+    is composed (and written only when its bytes changed)."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
@@ -107,7 +109,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
     old = read_manifest(out)
     last = last or {}
     new = report.files
-    _write_pages(plan, base, folders, report, old, last, jobs)
+    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys)
     for rel, source in plan.assets.items():
         why, data = read_figure(root, source, rel)
         if data is None:
@@ -138,7 +140,8 @@ PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they 
 
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
-                 old: dict[str, Written], last: dict[str, list[int]], jobs: int | None) -> None:
+                 old: dict[str, Written], last: dict[str, list[int]], jobs: int | None,
+                 trust_keys: bool = True) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
     composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
@@ -149,7 +152,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     for rel in plan.pages:
         key = plan.key(rel)
         before = old.get(rel)
-        if key is not None and before is not None and before[0] == key:
+        if trust_keys and key is not None and before is not None and before[0] == key:
             stat = stat_file(os.path.join(base, *rel.split("/")))
             # as written last time (or, without a snapshot, of the size written)
             if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before[1])):

@@ -196,14 +196,37 @@ def test_a_failing_worker_costs_nothing(project: ProjectBuilder, tmp_path: Path,
     assert _files(out) == expected
 
 
+def _composing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages each later render composes, in the order it composes them."""
+    import recordtool.render.plan as plan
+
+    composed: list[str] = []
+    real = plan.plan_site
+
+    def counting(ctx):  # type: ignore[no-untyped-def]
+        made = real(ctx)
+        compose = made.compose
+        made.compose = lambda path: composed.append(path) or compose(path)
+        return made
+
+    monkeypatch.setattr("recordtool.render.site.plan_site", counting)
+    return composed
+
+
 def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another version of recordtool or of a package that shapes pages: every page is composed
+    again (and only those whose bytes changed are written); the committed manifest's keys do
+    not name the version, so the manifest is the same bytes."""
     import recordtool.render.plan as plan
 
     record = small_record(project)
     render(record, statuses=statuses(record))
     manifest = project.root / "record" / "pages" / MANIFEST
-    before = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    before = manifest.read_bytes()
+    composed = _composing(monkeypatch)
+    render(open_project(root=project.root), statuses=statuses(record))
+    assert composed == []  # the same code: the keys hold
     from importlib import metadata
 
     real = metadata.version
@@ -213,10 +236,48 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
         again = render(open_project(root=project.root), statuses=statuses(record))
     finally:
         plan.code_version.cache_clear()
-    after = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-    assert (again.written, again.unchanged) == ([], 12)  # composed again, the same bytes
-    keyed = [p for p in before if before[p]["key"] is not None]  # entry and index pages alike
-    assert len(keyed) == 12 and all(after[p]["key"] != before[p]["key"] for p in keyed)
+    assert (again.written, again.unchanged) == ([], 12)
+    assert len(composed) == 12  # every page with a key: entry and index pages alike
+    assert manifest.read_bytes() == before
+
+
+def test_a_fresh_clone_composes_every_page_and_changes_no_file(project: ProjectBuilder,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages and manifest committed, the local cache folder not: the keys are not trusted
+    (nothing says which code made them), so every page is composed, and none is written."""
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    pages = project.root / "record" / "pages"
+    before = _files(pages)
+    shutil.rmtree(project.root / ".recordtool-cache")
+    composed = _composing(monkeypatch)
+    again = render(open_project(root=project.root), statuses=statuses(record))
+    assert (again.written, again.removed, len(composed)) == ([], [], 12)
+    assert _files(pages) == before
+
+
+def test_an_interrupted_render_leaves_its_keys_untrusted(project: ProjectBuilder,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render stopped half-way (Ctrl-C) may have written pages its manifest does not list
+    yet: the next render composes every page instead of trusting the keys."""
+    import recordtool.render.site as site
+
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+
+    def stop(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(site, "write_site", stop)
+        with pytest.raises(KeyboardInterrupt):
+            render(open_project(root=project.root), statuses=statuses(record))
+    composed = _composing(monkeypatch)
+    again = render(open_project(root=project.root), statuses=statuses(record))
+    assert (again.written, len(composed)) == ([], 12)
+    composed.clear()
+    render(open_project(root=project.root), statuses=statuses(record))
+    assert composed == []  # finished, so trusted again
 
 
 def test_output_is_byte_identical_across_processes(project: ProjectBuilder,
