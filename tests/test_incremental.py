@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import shutil
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -260,3 +262,56 @@ def test_a_claims_new_verdict_recomposes_its_page(tmp_path: Path, outcomes: tupl
         page = next(p for p in now if p.endswith(f"{claim}.md"))
         assert now[page] != before.get(page), f"{claim}'s page did not change with its verdict ({outcome})"
         before = now
+
+
+def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keys of the entries' pages are kept between renders (``plan.KeptKeys``): after one
+    edit only the keys that may change are worked out again; a kept file that is damaged, or
+    that names anything to call, is not used (every key is worked out again) and runs nothing."""
+    from recordtool.record.cache import cache_key
+    from recordtool.render import plan
+
+    walk = Walk(tmp_path / "project", 5)
+    root = walk.root
+    pages = root / "record" / "pages"
+    assert invoke("render", "--root", str(root)).code == 0
+    kept = root / ".recordtool-cache" / plan.KEPT_FILE
+    assert kept.is_file()
+    worked: list[str] = []
+    real = plan._neighbourhood
+
+    def counted(ctx: object, entry_id: str) -> tuple[set[str], set[str]]:
+        worked.append(entry_id)
+        return real(ctx, entry_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plan, "_neighbourhood", counted)
+    entries = _validate(root)[1]["entries"]  # type: ignore[index]
+
+    def edit_and_compare(title: str) -> set[str]:
+        """The ids whose page key was worked out by a render after the edit."""
+        worked.clear()
+        walk.set_field(walk.files()[0], "title", title)
+        assert invoke("render", "--root", str(root)).code == 0
+        done = set(worked)
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+        assert _pages(pages) == _pages(cold / "record" / "pages")
+        return done
+
+    assert 0 < len(edit_and_compare("One title")) < entries
+    damaged = bytearray(kept.read_bytes())
+    damaged[-3] ^= 0xFF
+    kept.write_bytes(bytes(damaged))
+    assert len(edit_and_compare("Another title")) == entries  # not used: every key worked out again
+    victim = tmp_path / "victim"
+    victim.write_text("still here", encoding="utf-8")
+
+    class Foreign:
+        def __reduce__(self) -> tuple[object, tuple[str]]:
+            return (os.remove, (str(victim),))
+
+    payload = pickle.dumps(Foreign())
+    kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    assert len(edit_and_compare("A third title")) == entries
+    assert victim.read_text(encoding="utf-8") == "still here"

@@ -256,6 +256,43 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not kept in an entry cache")
 
 
+def read_plain(path: Path, key: bytes, form: bytes) -> Any:
+    """What ``write_plain`` kept at ``path`` for ``key`` (in the file format ``form``): plain data
+    only (dicts, lists, tuples, sets, strings, numbers), read with an unpickler that makes no
+    object of any class. None when there is none, or it is damaged, foreign or not for ``key``."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    head = len(form)
+    if data[:head] != form or data[head:head + 16] != key:
+        return None
+    payload = data[head + 20:]
+    if zlib.crc32(payload).to_bytes(4, "big") != data[head + 16:head + 20]:
+        return None
+    try:
+        return _PlainUnpickler(io.BytesIO(payload)).load()
+    except Exception:  # anything a damaged file raises: work it out again
+        return None
+
+
+def write_plain(path: Path, key: bytes, form: bytes, value: Any) -> None:
+    """Keep ``value`` (plain data) at ``path`` for ``key``, atomically, with a checksum; a file
+    that cannot be written is left out (the next run works it out again)."""
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, form + key + zlib.crc32(payload).to_bytes(4, "big") + payload)
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Makes no object of any class: plain data only."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
+
+
 def _is_model(cls: type) -> bool:
     from pydantic import BaseModel
 

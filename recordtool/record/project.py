@@ -22,6 +22,7 @@ class Project:
     record: Record
     graph: Graph
     problems: list[Problem]
+    cached: bool = False  # opened with the entry cache: later stages may keep what they work out too
 
     @property
     def errors(self) -> list[Problem]:
@@ -69,4 +70,4 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             kept.save()
         problems = sorted([*problems, *more, *static_problems(config, record)],
                           key=lambda p: (p.severity != "error", *p.sort_key()))
-    return Project(config, record, graph, problems)
+    return Project(config, record, graph, problems, cached=cache)

@@ -7,6 +7,11 @@ manifest, which is committed with the pages, is the same whatever recordtool's v
 render trusts the keys of the last one only when that was made by the same ``code_version``
 (kept locally, in the cache folder: ``recordtool.render.site``), and composes every page
 otherwise (and rewrites only those whose bytes changed).
+
+Working out every page's key is a pass over the whole graph; after an edit of one entry few
+keys change. So, with the entry cache, the keys are kept between renders (``KeptKeys``, in
+``<cache>/pages/keys.bin``) with what each one depends on, and only those that may have changed
+are worked out again, the same way as the first time.
 """
 
 from __future__ import annotations
@@ -95,9 +100,12 @@ def plan_site(ctx: Context) -> Plan:
 
     def key(path: str) -> str | None:
         if not keys:
-            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared).items())
-            groups = index_keys(ctx, shared)
+            kept = read_kept_keys(ctx)
+            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept).items())
+            groups = index_keys(ctx, shared, kept)
             keys.update((p, groups[index_group(p)]) for p in paths)
+            if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
+                write_kept_keys(ctx, kept)
         return keys.get(path)
 
     def compose(path: str) -> str:
@@ -123,7 +131,7 @@ def _hash(parts: list[str]) -> str:
     return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
-def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
+def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
     """The key of every entry's page: a hash of everything it shows. That is the entry, its
     status (and the titles and captions of its figures, kept beside them), what the page shows
     of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
@@ -134,47 +142,175 @@ def entry_keys(ctx: Context, shared: str) -> dict[str, str]:
     its state. The same bytes give the same entry, so a face stands for its title, its
     citations and the sentences of it a page quotes. Whether an id the entry cites or mentions
     is in the record needs no more either: it is exactly whether that id is among the
-    neighbours. Worked out for all pages at once, from the graph's indexes."""
+    neighbours.
+
+    ``kept``: the faces, statuses and keys the last render worked out (``KeptKeys``); then
+    only the keys that may have changed are worked out again (``KeptKeys.stale``), and
+    ``kept`` is brought up to date. Each key is worked out the same way either way."""
     from recordtool.render.figures import caption
 
-    record, graph = ctx.project.record, ctx.project.graph
+    record = ctx.project.record
     entries = record.entries
     states = ctx.states
     faces = {i: f"{i} {places.path} {places.digest} {states.get(i)}" for i, places in record.places.items()}
+    said = {}  # what a page shows of its entry's status: only claims have one
+    for entry_id, status in ctx.statuses.items():
+        if entry_id in entries:
+            shown = [repr(status)]
+            if status.verdict is not None:  # the titles and captions of its figures
+                shown.append(repr([caption(ctx, figure) for figure in status.verdict.figures]))
+            said[entry_id] = "\0".join(shown)
+    todo: set[str] | dict[str, str] = faces
+    if kept is None:
+        kept = KeptKeys(shared, watching=False)
+    elif kept.shared != shared:  # other code, configuration or output folder: every key afresh
+        kept.clear(shared)
+    else:
+        todo = kept.stale(ctx, faces, said)
     # The neighbours' faces enter a key as the sum of their hashes (a set has no order to keep,
     # and a sum of 128-bit hashes changes with any one of them): no sorting, no joining.
-    sums = {i: int.from_bytes(hashlib.blake2b(face.encode("utf-8"), digest_size=16).digest(), "big")
-            for i, face in faces.items()}
-    linked: dict[str, set[str]] = {i: set() for i in entries}
-    for target, by_relation in graph.cited_by.items():
-        for sources in by_relation.values():
-            for source in sources:
-                linked[target].add(source)
-                linked[source].add(target)
-    quoted: dict[str, list[str]] = {}
+    sums: dict[str, int] = {}
     findall = ctx.pattern.findall
     found: dict[str, list[str]] = {}  # sentence -> its ids, each marked when not in the record
-    for target, mentions in graph.mentions_in.items():
-        ids = quoted[target] = []
-        for mention in mentions:
-            linked[target].add(mention.source)
-            linked[mention.source].add(target)
+    for entry_id in todo:
+        near, watch = _neighbourhood(ctx, entry_id)
+        quoted: list[str] = []
+        for mention in ctx.project.graph.mentions_in.get(entry_id, ()):
             marked = found.get(mention.sentence)
             if marked is None:
                 marked = found[mention.sentence] = [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
-            ids += marked
-    keys = {}
-    for entry_id in entries:
-        status = ctx.statuses.get(entry_id)
-        parts = [shared, faces[entry_id], repr(status)]
-        if status is not None and status.verdict is not None:  # the titles and captions of its figures
-            parts.append(repr([caption(ctx, figure) for figure in status.verdict.figures]))
-        near = linked[entry_id]
-        near.discard(entry_id)
-        parts.append(f"{len(near)} {sum(map(sums.__getitem__, near)) % (1 << 128):x}")
-        parts += quoted.get(entry_id, ())
-        keys[entry_id] = _hash(parts)
-    return keys
+            quoted += marked
+        watch.update(i.lstrip("!") for i in quoted)
+        total = 0
+        for i in near:
+            face_sum = sums.get(i)
+            if face_sum is None:
+                face_sum = sums[i] = int.from_bytes(hashlib.blake2b(faces[i].encode("utf-8"), digest_size=16).digest(),
+                                                    "big")
+            total += face_sum
+        parts = [shared, faces[entry_id], said.get(entry_id, "None")]
+        parts.append(f"{len(near)} {total % (1 << 128):x}")
+        parts += quoted
+        kept.learn(entry_id, _hash(parts), watch)
+    kept.faces, kept.said = faces, said
+    return {entry_id: kept.keys[entry_id] for entry_id in entries}
+
+
+def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
+    """The neighbours of ``entry_id`` in the record (what it cites or mentions, and what cites
+    or mentions it), and every id its own links name, in the record or not (whether each one
+    is in the record shows on its page)."""
+    record, graph = ctx.project.record, ctx.project.graph
+    entries = record.entries
+    named = {c.id for c in entries[entry_id].cites}
+    named.update(m.target for m in graph.mentions_out.get(entry_id, ()))
+    near = {i for i in named if i in entries}
+    for sources in graph.cited_by.get(entry_id, {}).values():
+        near.update(sources)
+    near.update(m.source for m in graph.mentions_in.get(entry_id, ()))
+    near.discard(entry_id)
+    named |= near
+    named.discard(entry_id)
+    return near, named
+
+
+KEPT_FORM = b"recordtool-page-keys 1\n"
+
+
+@dataclass
+class KeptKeys:
+    """What the last render worked out for the entries' pages, kept for the next one
+    (``<cache>/pages/keys.bin``): each entry's face and status as shown, its page's key, and
+    for each id the entries whose key depends on it (``watchers``: the entries it is a
+    neighbour of, and those that name it in a citation, a mention or a quoted sentence).
+
+    The key of an entry's page depends on its face, its status, its neighbours' faces and
+    whether each id its page names is in the record. So after an edit, the keys that may
+    have changed are those of the entries whose face or status changed, of the entries that
+    watch an id whose face changed (or that came or went), and of the entries that a changed
+    entry now names (``stale``). Every other key is the one kept. A watcher kept that no
+    longer watches costs a key worked out again, never a wrong one."""
+
+    shared: str
+    faces: dict[str, str] = field(default_factory=dict)
+    said: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    watchers: dict[str, set[str]] = field(default_factory=dict)
+    listings: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (its file, what the lists show of it)
+    changed: bool = True  # since read: to be written again
+    watching: bool = True  # False: nothing is kept for a next render, so no watchers are worked out
+
+    def clear(self, shared: str) -> None:
+        self.shared, self.faces, self.said, self.keys, self.watchers, self.listings = shared, {}, {}, {}, {}, {}
+        self.changed = True
+
+    def stale(self, ctx: Context, faces: dict[str, str], said: dict[str, str]) -> set[str]:
+        """The entries whose key may differ from the one kept."""
+        entries = ctx.project.record.entries
+        graph = ctx.project.graph
+        kept_faces = self.faces
+        changed = {i for i, face in faces.items() if kept_faces.get(i) != face}
+        changed.update(i for i in kept_faces if i not in faces)
+        todo = {i for i in changed if i in entries}
+        todo.update(i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i))
+        for entry_id in changed:
+            todo.update(self.watchers.get(entry_id, ()))
+            if entry_id in entries:  # what it names now (what it named before watches it)
+                todo.update(c.id for c in entries[entry_id].cites)
+                todo.update(m.target for m in graph.mentions_out.get(entry_id, ()))
+        todo = {i for i in todo if i in entries}
+        self.changed = bool(todo) or bool(changed)
+        return todo
+
+    def learn(self, entry_id: str, key: str, watch: set[str]) -> None:
+        self.keys[entry_id] = key
+        if not self.watching:
+            return
+        for i in watch:
+            watching = self.watchers.get(i)
+            if watching is None:
+                self.watchers[i] = {entry_id}
+            else:
+                watching.add(entry_id)
+
+    def plain(self) -> tuple[str, dict[str, str], dict[str, str], dict[str, str], dict[str, set[str]],
+                             dict[str, tuple[str, str]]]:
+        """Plain data, for ``recordtool.record.cache.write_plain``; entries gone are left out."""
+        keys = {i: k for i, k in self.keys.items() if i in self.faces}
+        return (self.shared, self.faces, self.said, keys, self.watchers, self.listings)
+
+    @classmethod
+    def from_plain(cls, value: object) -> KeptKeys | None:
+        if not (isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], str)
+                and all(isinstance(v, dict) for v in value[1:])):
+            return None
+        shared, faces, said, keys, watchers, listings = value
+        if not (all(isinstance(w, set) for w in watchers.values())
+                and all(isinstance(v, tuple) and len(v) == 2 for v in listings.values())):
+            return None
+        return cls(shared, faces, said, keys, watchers, listings, changed=False)
+
+
+def read_kept_keys(ctx: Context) -> KeptKeys | None:
+    """The keys the last render kept, when the project was opened with the cache."""
+    from recordtool.record.cache import cache_key, read_plain
+
+    project = ctx.project
+    if not project.cached:
+        return None
+    kept = KeptKeys.from_plain(read_plain(project.config.cache / KEPT_FILE, cache_key(project.config), KEPT_FORM))
+    return kept if kept is not None else KeptKeys("")
+
+
+def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
+    from recordtool.record.cache import cache_key, write_plain
+
+    if kept.changed:
+        config = ctx.project.config
+        write_plain(config.cache / KEPT_FILE, cache_key(config), KEPT_FORM, kept.plain())
+
+
+KEPT_FILE = "pages/keys.bin"  # under the cache folder
 
 
 def index_group(path: str) -> str:
@@ -187,22 +323,36 @@ def index_group(path: str) -> str:
     return path if path in (INDEX, WANTED, GRAPH) else "other"
 
 
-def index_keys(ctx: Context, shared: str) -> dict[str, str]:
+def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
     """The key of each group of index pages (``index_group``): a hash of what they show of
     every entry (id, kind, status, title or statement, tags, citations, dates, version, state)
     and every claim's status; for the dashboard, how many ids are mentioned but not in the
     record; for the wanted page, each of them with where and how. An edit of an entry's body or
-    checks leaves them as they were, unless it changes what the wanted page quotes."""
+    checks leaves them as they were, unless it changes what the wanted page quotes.
+
+    ``kept``: what the last render kept (``KeptKeys``): what each entry's file shows in the
+    lists is taken from it while the file is the same (its path and hash)."""
     from recordtool.render.sitemap import GRAPH, INDEX, WANTED
 
     record, graph = ctx.project.record, ctx.project.graph
     states = ctx.states
     parts = [shared]
+    listings = kept.listings if kept is not None else {}
+    fresh: dict[str, tuple[str, str]] = {}
     for entry_id, entry in record.entries.items():
-        cites = [f"{c.id}{c.as_!r}" for c in entry.cites]
-        parts.append(f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
-                     f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
-                     f"{entry.created} {entry.updated} {states.get(entry_id)}")
+        places = record.places[entry_id]
+        made = f"{places.path} {places.digest}"  # the same file, the same listing
+        shown = listings.get(entry_id)
+        if shown is None or shown[0] != made:
+            cites = [f"{c.id}{c.as_!r}" for c in entry.cites]
+            shown = (made, f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
+                      f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
+                      f"{entry.created} {entry.updated}")
+        fresh[entry_id] = shown
+        parts.append(f"{shown[1]} {states.get(entry_id)}")
+    if kept is not None and fresh != listings:
+        kept.listings = fresh
+        kept.changed = True
     parts += [repr(status) for status in ctx.statuses.values()]
     listed = _hash(parts)
     wanted = [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
