@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import logging
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore, block, normalize, text_join
@@ -68,7 +71,24 @@ class Found:
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """The Markdown parser for rendering (CommonMark, plus tables)."""
+    _quiet_block_rules()
     return MarkdownIt("commonmark").enable("table")
+
+
+def _nothing(*args: object, **kwargs: object) -> None:
+    return None
+
+
+@lru_cache(maxsize=1)
+def _quiet_block_rules() -> None:
+    """markdown-it's block rules log every call they get at DEBUG level, about 200 calls for
+    a body of research Markdown, which cost a twentieth of the parse even though nothing is
+    logged: while DEBUG is off for a rule's logger (as it is unless the process turned it on
+    before parsing), its ``debug`` does nothing at once. The tokens are the same."""
+    for name, module in list(sys.modules.items()):
+        logger = getattr(module, "LOGGER", None) if name.startswith("markdown_it.rules_block.") else None
+        if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
+            setattr(logger, "debug", _nothing)  # noqa: B010 - an attribute of this one logger object
 
 
 @lru_cache(maxsize=1)
@@ -80,6 +100,7 @@ def scanner() -> MarkdownIt:
     rules = ["code", "fence", "blockquote", "hr", "list", "reference", "html_block", "heading",
              "lheading", "paragraph", "table", "backticks", "link", "autolink", "html_inline",
              "entity", "escape", "newline", "text", "emphasis"]
+    _quiet_block_rules()
     return MarkdownIt("zero", {"html": True}).enable(rules)
 
 
@@ -101,7 +122,7 @@ def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     """Every id matching ``pattern`` in the prose ``text``, in order of appearance."""
     if is_plain(text):
         return plain_mentions(text, pattern)
-    if not pattern.search(text):  # no candidate: nothing to parse
+    if not _may_mention(text, pattern):  # no candidate: nothing to parse
         return []
     return markdown_mentions(text, pattern)
 
@@ -188,10 +209,88 @@ def mentions_and_tokens(text: str, pattern: re.Pattern[str]) -> tuple[list[Found
     were parsed for it (None when a shortcut took no parse), so that what renders the prose
     can use the same parse. Without an image (``![``) that parse gives the same tokens as
     ``scanner()``: its rules are the scanner's and the image rule, which fires only at ``![``."""
-    if is_plain(text) or not pattern.search(text) or "![" in text:
+    if is_plain(text) or not _may_mention(text, pattern) or "![" in text:
         return find_mentions(text, pattern), None
-    tokens = markdown().parse(text)
+    tokens = parse(text)[0]
     return _mentions(tokens, pattern), tokens
+
+
+# Parsing with markdown-it-py, faster where nothing inline can happen ---------------------------
+#
+# An inline run (a paragraph's, a heading's or a table cell's text) without any character at
+# which one of ``markdown()``'s inline rules can fire (only text and line breaks are left) is
+# parsed by markdown-it into text tokens and the line breaks between them, which
+# ``_plain_inline`` makes directly, the way markdown-it's ``newline`` rule does. About two in
+# three of a research body's inline runs are such (a fifth of its characters).
+
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")  # escape, code, emphasis, links, images, autolinks, HTML, entities
+_RULES = (["normalize", "block", "inline", "text_join"],
+          ["text", "newline", "escape", "backticks", "emphasis", "link", "image", "autolink", "html_inline", "entity"],
+          ["balance_pairs", "emphasis", "fragments_join"])
+
+
+@lru_cache(maxsize=1)
+def _fast_inline() -> bool:
+    """Whether ``markdown()`` has the rules ``_plain_inline`` stands in for, and no others
+    (another version of markdown-it-py may not: its own parse is taken then)."""
+    md = markdown()
+    return (md.core.ruler.get_active_rules(), md.inline.ruler.get_active_rules(),
+            md.inline.ruler2.get_active_rules()) == _RULES
+
+
+def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
+    """``markdown().parse(text)`` and the env it fills (reference definitions): the same
+    tokens, with the inline runs that hold no inline markup made without markdown-it's inline
+    parser (``_plain_inline``; a randomised test compares the two)."""
+    md = markdown()
+    env: dict[str, Any] = {}
+    if not _fast_inline():
+        return md.parse(text, env), env
+    state = StateCore(text, md, env)
+    normalize(state)
+    block(state)
+    for token in state.tokens:
+        if token.type == "inline":
+            if _INLINE_MARKUP.search(token.content):
+                token.children = token.children or []
+                md.inline.parse(token.content, md, env, token.children)
+            else:
+                token.children = _plain_inline(token.content)
+    text_join(state)
+    return state.tokens, env
+
+
+def _plain_inline(content: str) -> list[Token]:
+    """The tokens markdown-it's inline parser makes of ``content``, which holds no inline
+    markup: a text token per line, a soft break between lines, or a hard break after two or
+    more spaces (the spaces before a break and at the start of the next line dropped)."""
+    tokens: list[Token] = []
+    pos, end = 0, len(content)
+    while True:
+        newline = content.find("\n", pos)
+        if newline < 0:
+            if pos < end:
+                tokens.append(_text_token(content[pos:]))
+            return tokens
+        line = content[pos:newline]
+        kept = line.rstrip(" ")
+        spaces = len(line) - len(kept)
+        if spaces == 1:
+            line = line[:-1]
+        elif spaces > 1:
+            line = kept
+        if line:
+            tokens.append(_text_token(line))
+        tokens.append(Token("hardbreak" if spaces > 1 else "softbreak", "br", 0))
+        pos = newline + 1
+        while pos < end and content[pos] in " \t":
+            pos += 1
+
+
+def _text_token(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token
 
 
 def reference_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:

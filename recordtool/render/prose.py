@@ -28,8 +28,8 @@ from recordtool.record.mentions import (
     Found,
     is_plain,
     link_target_id,
-    markdown,
     mentions_and_tokens,
+    parse,
 )
 from recordtool.render import escape
 
@@ -59,7 +59,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tree(tokens if tokens is not None else markdown().parse(source)), style)).rstrip("\n")
+    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style)).rstrip("\n")
 
 
 class Node:
@@ -223,7 +223,7 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_inline(node.children, style, cell=True) for top in tree(markdown().parse(source))
+    parts = [_inline(node.children, style, cell=True) for top in tree(parse(source)[0])
              for node in _inlines(top)]
     return " ".join(p for p in parts if p)
 

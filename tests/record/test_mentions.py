@@ -165,3 +165,109 @@ def test_the_shortcut_is_taken_and_compared_on_real_bodies() -> None:
         body = _markdown(rng, [f"THEORY-{rng.randint(1, 99)}" for _ in range(rng.randint(0, 8))],
                          rng.choice([None, "NOTE-3"]))
         assert markdown_mentions(body, IDS) == reference_mentions(body, IDS), body
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_mentions_found_with_shortcuts_are_what_a_full_parse_finds(pieces: list[str]) -> None:
+    """``find_mentions`` and ``mentions_and_tokens`` parse nothing when no id can be there
+    (``__THEORY-1__`` and ``THEORY&#45;1`` can be)."""
+    from recordtool.record.mentions import mentions_and_tokens, reference_mentions
+
+    text = "".join(pieces)
+    expected = reference_mentions(text, IDS)
+    assert find_mentions(text, IDS) == expected, text
+    assert mentions_and_tokens(text, IDS)[0] == expected, text
+
+
+def test_ids_written_in_bold_or_encoded_are_mentions() -> None:
+    assert ids("__LIT-3__ is bold") == ["LIT-3"]
+    assert ids("THEORY&#45;1 and THEORY\\-2") == ["THEORY-1", "THEORY-2"]
+
+
+# ``parse`` makes the inline runs without inline markup itself (``_plain_inline``): every
+# token must be markdown-it's, line breaks and the spaces around them above all.
+_LINES = ["word", "THEORY-1", "x y", " ", "  ", "   ", "\t", " \t", "\t ", "\n", "\n\n", " \n", "  \n", "   \n",
+          "\t\n", "\n ", "\n  ", "\n\t", "\n\n  ", "\r\n", "\x00", "é", "\u00a0", "\u2028", ".", ":", "-", "+", "#",
+          "=", "$", "%", "@", "^", "{", "}", "(", ")", "|", "'", '"', "1. ", "- ", "> ", "# ", "    ", "---",
+          "| a | b |\n| - | - |\n", "| c |  d  |\n", "```\n", "[r]: THEORY-5\n", "<div>\n",
+          "\\", "`", "*", "_", "[", "]", "!", "<", "&", "~", "&amp;", "[a](b)", "*e*", "`c`", "<b>"]
+
+
+def _same_parse(text: str) -> bool:
+    from recordtool.record.mentions import markdown, parse
+
+    env: dict[str, object] = {}
+    return parse(text) == (markdown().parse(text, env), env)
+
+
+@given(st.lists(st.sampled_from(_LINES), max_size=40))
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_parse_gives_markdown_its_tokens(pieces: list[str]) -> None:
+    assert _same_parse("".join(pieces)), repr("".join(pieces))
+
+
+def _texts() -> list[str]:
+    import random
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic import _markdown
+
+    rng = random.Random(3)
+    texts = [_markdown(rng, [f"THEORY-{rng.randint(1, 99)}"], None) for _ in range(100)]
+    texts += ["".join(rng.choice(_LINES) for _ in range(rng.randint(1, 30))) for _ in range(3_000)]
+    return texts
+
+
+def test_parse_takes_its_shortcut_and_a_broken_shortcut_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above can fail: each way of getting line breaks wrong is caught."""
+    from markdown_it.token import Token
+
+    from recordtool.record import mentions
+
+    texts = _texts()
+    real = mentions._plain_inline
+    taken = 0
+
+    def counting(content: str) -> list[Token]:
+        nonlocal taken
+        taken += 1
+        return real(content)
+
+    monkeypatch.setattr(mentions, "_plain_inline", counting)
+    assert all(_same_parse(text) for text in texts)
+    assert taken > 2_000  # the shortcut was taken, and often
+
+    def soft_only(content: str) -> list[Token]:  # no hard breaks
+        for token in (tokens := real(content)):
+            token.type = "softbreak" if token.type == "hardbreak" else token.type
+        return tokens
+
+    def spaces_kept(content: str) -> list[Token]:  # the next line's leading spaces kept
+        return real(content.replace("\n", "\n\x01")) if "\n " in content or "\n\t" in content else real(content)
+
+    def one_text(content: str) -> list[Token]:  # the line breaks left in the text
+        return [mentions._text_token(content)] if content else []
+
+    for broken in (soft_only, spaces_kept, one_text):
+        monkeypatch.setattr(mentions, "_plain_inline", broken)
+        assert not all(_same_parse(text) for text in texts), broken.__name__
+
+
+def test_block_rules_stop_logging_only_where_debug_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+    import types
+
+    from recordtool.record.mentions import _quiet_block_rules
+
+    quiet, loud = logging.getLogger("recordtool-test.quiet"), logging.getLogger("recordtool-test.loud")
+    loud.setLevel(logging.DEBUG)
+    for name, logger in (("quiet", quiet), ("loud", loud)):
+        module = types.ModuleType(f"markdown_it.rules_block.{name}")
+        module.LOGGER = logger  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    try:
+        _quiet_block_rules.__wrapped__()
+        assert "debug" in vars(quiet) and "debug" not in vars(loud)
+    finally:
+        vars(quiet).pop("debug", None)
