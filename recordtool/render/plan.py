@@ -236,7 +236,7 @@ class KeptKeys:
     said: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     watchers: dict[str, set[str]] = field(default_factory=dict)
-    listings: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (its file, what the lists show of it)
+    listings: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (its file, a hash of what the lists show of it)
     changed: bool = True  # since read: to be written again
     watching: bool = True  # False: nothing is kept for a next render, so no watchers are worked out
 
@@ -345,9 +345,9 @@ def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
         shown = listings.get(entry_id)
         if shown is None or shown[0] != made:
             cites = [f"{c.id}{c.as_!r}" for c in entry.cites]
-            shown = (made, f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
-                      f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
-                      f"{entry.created} {entry.updated}")
+            shown = (made, _hash([f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
+                                  f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
+                                  f"{entry.created} {entry.updated}"]))
         fresh[entry_id] = shown
         parts.append(f"{shown[1]} {states.get(entry_id)}")
     if kept is not None and fresh != listings:
