@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from recordtool.cli import main
+from recordtool.cli import run
 
-main()
+run()

@@ -192,3 +192,22 @@ def test_validate_jobs_reach_reading(minimal: Callable[[], ProjectBuilder], monk
     assert seen == [2, None]
     code, _out, err = run("validate", "--root", str(project.root), "--jobs", "0")
     assert code == 2 and "0 is not in the range x>=1" in err
+
+
+@pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"], ["render"], ["render", "--check"]])
+def test_the_program_leaving_at_once_says_and_exits_as_the_command_does(minimal: Callable[[], ProjectBuilder],
+                                                                       args: list[str]) -> None:
+    """``python -m recordtool`` leaves without freeing the record after validate and render
+    (``cli.run``): the same output, flushed to pipes, and the same exit code as in process."""
+    project = minimal()
+    project.add("NOTE-2", "title: Dangling\nbody: See LIT-99.\n")  # a warning
+    project.add("NOTE-3", "title: Broken\ncites: [{id: LIT-98, as: paper}]\n")  # an error
+    expected = CliRunner().invoke(cli, [*args, "--root", str(project.root)])
+    for path in (project.root / "record" / "pages").rglob("*"):  # render again from nothing
+        if path.is_file():
+            path.unlink()
+    result = subprocess.run([sys.executable, "-m", "recordtool", *args, "--root", str(project.root)],
+                            capture_output=True, text=True, check=False, cwd=project.root)
+    assert (result.returncode, result.stdout, result.stderr) == (expected.exit_code, expected.stdout,
+                                                                 expected.stderr)
+    assert expected.exit_code == (1 if args[0] == "validate" else 0)
