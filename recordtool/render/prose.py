@@ -18,7 +18,7 @@ Pure: no disk, no clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markdown_it.token import Token
@@ -67,11 +67,13 @@ class Node:
     same tokens, with the attributes prose reads (of the token, or of the opening token of a
     pair, whose ``type`` loses its ``_open``), made several times faster and without links to
     parents (no cycles: a tree is freed as soon as it is dropped, also while the cyclic
-    collector is paused by ``no_gc_pauses``)."""
+    collector is paused by ``no_gc_pauses``). A token without children (text, a line break,
+    code: most of a tree) is its own node: it has the same attributes, ``children`` aside
+    (``_children``)."""
 
     __slots__ = ("attrs", "children", "content", "hidden", "info", "markup", "tag", "type")
 
-    def __init__(self, token: Token, kind: str, children: list[Node]) -> None:
+    def __init__(self, token: Token, kind: str, children: list[Item]) -> None:
         self.type = kind
         self.tag = token.tag
         self.markup = token.markup
@@ -82,14 +84,22 @@ class Node:
         self.children = children
 
 
-def tree(tokens: list[Token]) -> list[Node]:
+Item = Node | Token
+"""A node of the tree: a ``Node``, or a token without children."""
+
+
+def _children(node: Item) -> Sequence[Item]:
+    return node.children or ()
+
+
+def tree(tokens: list[Token]) -> list[Item]:
     """The top nodes of ``tokens`` (what ``SyntaxTreeNode(tokens).children`` holds)."""
-    top: list[Node] = []
+    top: list[Item] = []
     levels = [top]
     for token in tokens:
         nesting = token.nesting
         if nesting == 1:
-            children: list[Node] = []
+            children: list[Item] = []
             levels[-1].append(Node(token, token.type.removesuffix("_open"), children))
             levels.append(children)
         elif nesting == -1:
@@ -97,7 +107,7 @@ def tree(tokens: list[Token]) -> list[Node]:
                 raise ValueError("Invalid token nesting")
             levels.pop()
         else:
-            levels[-1].append(Node(token, token.type, tree(token.children) if token.children else []))
+            levels[-1].append(Node(token, token.type, tree(token.children)) if token.children else token)
     if len(levels) != 1:
         raise ValueError("unclosed tokens")
     return top
@@ -223,18 +233,18 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_inline(node.children, style, cell=True) for top in tree(parse(source)[0])
+    parts = [_inline(_children(node), style, cell=True) for top in tree(parse(source)[0])
              for node in _inlines(top)]
     return " ".join(p for p in parts if p)
 
 
-def _inlines(node: Node) -> list[Node]:
+def _inlines(node: Item) -> list[Item]:
     if node.type == "inline":
         return [node]
     if node.type in ("fence", "code_block", "html_block"):
         return []
-    out: list[Node] = []
-    for child in node.children:
+    out: list[Item] = []
+    for child in _children(node):
         out.extend(_inlines(child))
     return out
 
@@ -242,7 +252,7 @@ def _inlines(node: Node) -> list[Node]:
 # Blocks -------------------------------------------------------------------------------------
 
 
-def _blocks(nodes: list[Node], style: Style, tight: bool = False) -> list[str]:
+def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[str]:
     out: list[str] = []
     for node in nodes:
         lines = _block(node, style)
@@ -254,18 +264,18 @@ def _blocks(nodes: list[Node], style: Style, tight: bool = False) -> list[str]:
     return out
 
 
-def _block(node: Node, style: Style) -> list[str]:
+def _block(node: Item, style: Style) -> list[str]:
     kind = node.type
     if kind == "paragraph":
-        return _inline(node.children[0].children, style).split("\n") if node.children else []
+        return _inline(_children(node.children[0]), style).split("\n") if node.children else []
     if kind == "heading":
         level = max(int(node.tag[1:]), style.min_heading)
-        text = _inline(node.children[0].children, style, one_line=True) if node.children else ""
+        text = _inline(_children(node.children[0]), style, one_line=True) if node.children else ""
         return ["#" * level + (" " + text if text else "")]
     if kind in ("bullet_list", "ordered_list"):
-        return _list(node, style)
+        return _list(_children(node), kind == "ordered_list", node.attrs, style)
     if kind == "blockquote":
-        inner = _blocks(node.children, style)
+        inner = _blocks(_children(node), style)
         return [("> " + line) if line else ">" for line in inner] or [">"]
     if kind == "fence":
         info = node.info.strip()
@@ -277,21 +287,20 @@ def _block(node: Node, style: Style) -> list[str]:
     if kind == "html_block":
         return _html_block(node.content)
     if kind == "table":
-        return _table(node, style)
+        return _table(_children(node), style)
     return _html_block(node.content) if node.content else []
 
 
-def _list(node: Node, style: Style) -> list[str]:
+def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | float], style: Style) -> list[str]:
     tight = any(
-        child.type == "paragraph" and child.hidden for item in node.children for child in item.children
+        child.type == "paragraph" and child.hidden for item in items for child in _children(item)
     )
-    ordered = node.type == "ordered_list"
-    number = int(node.attrs.get("start", 1)) if ordered else 0
+    number = int(attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
-    for item in node.children:
+    for item in items:
         marker = f"{number}{item.markup or '.'}" if ordered else (item.markup or "-")
         number += 1
-        lines = _blocks(item.children, style, tight=tight)
+        lines = _blocks(_children(item), style, tight=tight)
         if out and not tight:
             out.append("")
         indent = " " * (len(marker) + 1)
@@ -318,14 +327,14 @@ def _html_block(content: str) -> list[str]:
     return out
 
 
-def _table(node: Node, style: Style) -> list[str]:
+def _table(sections: Sequence[Item], style: Style) -> list[str]:
     rows: list[list[str]] = []
     aligns: list[str] = []
-    for section in node.children:
-        for row in section.children:
+    for section in sections:
+        for row in _children(section):
             cells = []
-            for cell in row.children:
-                text = _inline(cell.children[0].children, style, cell=True) if cell.children else ""
+            for cell in _children(row):
+                text = _inline(_children(cell.children[0]), style, cell=True) if cell.children else ""
                 cells.append(text)
                 if section.type == "thead":
                     aligns.append(str(cell.attrs.get("style", "")).removeprefix("text-align:"))
@@ -352,7 +361,7 @@ class _State:
     at_line_start: bool = True
 
 
-def _inline(nodes: list[Node], style: Style, *, one_line: bool = False, cell: bool = False,
+def _inline(nodes: Sequence[Item], style: Style, *, one_line: bool = False, cell: bool = False,
             in_link: bool = False, state: _State | None = None) -> str:
     state = state or _State()
     one_line = one_line or cell
@@ -373,7 +382,7 @@ def _inline(nodes: list[Node], style: Style, *, one_line: bool = False, cell: bo
             span = escape.code(node.content)
             out.append(span.replace("|", "\\|") if cell else span)
         elif kind in ("em", "strong"):
-            inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=in_link, state=state)
+            inner = _inline(_children(node), style, one_line=one_line, cell=cell, in_link=in_link, state=state)
             out.append(f"{node.markup}{inner}{node.markup}")
         elif kind == "link":
             out.append(_link(node, style, one_line, cell, state))
@@ -415,10 +424,10 @@ def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: boo
     return "".join(out)
 
 
-def _link(node: Node, style: Style, one_line: bool, cell: bool, state: _State) -> str:
+def _link(node: Item, style: Style, one_line: bool, cell: bool, state: _State) -> str:
     href = str(node.attrs.get("href", ""))
     title = node.attrs.get("title")
-    inner = _inline(node.children, style, one_line=one_line, cell=cell, in_link=True, state=state)
+    inner = _inline(_children(node), style, one_line=one_line, cell=cell, in_link=True, state=state)
     target = link_target_id(href, style.pattern)
     if target is not None:
         linked = style.link(target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -138,14 +139,14 @@ def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None
 def test_the_tree_prose_is_written_from_is_markdown_its(pieces: list[str]) -> None:
     from markdown_it.tree import SyntaxTreeNode
 
-    from recordtool.render.prose import Node, tree
+    from recordtool.render.prose import Item, tree
 
-    def same(ours: list[Node], theirs: list[SyntaxTreeNode]) -> None:
+    def same(ours: Sequence[Item], theirs: list[SyntaxTreeNode]) -> None:
         assert [n.type for n in ours] == [n.type for n in theirs]
         for a, b in zip(ours, theirs, strict=True):
             assert (a.tag, a.markup, a.info, a.content, a.attrs, a.hidden) == (
                 b.tag, b.markup, b.info, b.content, b.attrs, b.hidden)
-            same(a.children, b.children)
+            same(a.children or [], b.children)
 
     tokens = markdown().parse("".join(pieces))
     same(tree(tokens), SyntaxTreeNode(tokens).children)
