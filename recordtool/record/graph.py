@@ -9,6 +9,8 @@ and a "wanted" entry), never invented.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -109,8 +111,11 @@ class Graph:
         for by_relation in self.cited_by.values():
             for sources in by_relation.values():
                 linked.update(sources)  # linking to an entry of the record
-        linked.update(m.source for mentions in self.mentions_in.values() for m in mentions)
+        linked.update(map(_source, itertools.chain.from_iterable(self.mentions_in.values())))  # linking to one
         return [i for i in entries if i not in linked]
+
+
+_source = operator.itemgetter(0)  # a Mention's source
 
 
 def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[str], list[T]]) -> tuple[T, ...]:
@@ -168,20 +173,25 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
         if made is not None:
             graph.composed[entry_id] = made
     same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
+    # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
+    entries, failed = record.entries, record.failed
+    cited_by, mentions_out, mentions_in, dangling = graph.cited_by, graph.mentions_out, graph.mentions_in, graph.dangling
+    new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
     for entry_id in ids:
         found = scans[entry_id]
-        for citation in record.entries[entry_id].cites:
-            if citation.id in record.entries and citation.id != entry_id:
-                graph.cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
-        out = [Mention(entry_id, same.get(target, target), name, line, sentence)
-               for target, name, line, sentence in found]
-        if out:
-            graph.mentions_out[entry_id] = out
+        for citation in entries[entry_id].cites:
+            if citation.id in entries and citation.id != entry_id:
+                cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
+        if found:
+            out = [new(Mention, (entry_id, same_id(target, target), name, line, sentence))
+                   for target, name, line, sentence in found]
+            mentions_out[entry_id] = out
             for mention in out:
-                if mention.target in record.entries:
-                    graph.mentions_in.setdefault(mention.target, []).append(mention)
-                elif mention.target not in record.failed:  # it exists, but did not load: not wanted
-                    graph.dangling.setdefault(mention.target, []).append(mention)
+                target = mention[1]
+                if target in entries:
+                    mentions_in.setdefault(target, []).append(mention)
+                elif target not in failed:  # it exists, but did not load: not wanted
+                    dangling.setdefault(target, []).append(mention)
     graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
     problems = []
     for target, mentions in graph.dangling.items():
@@ -225,8 +235,11 @@ def uses_cycles(record: Record) -> list[list[str]]:
     around it from its first id in record order, one cycle per strongly connected group."""
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
-    out = {i: {c.id for c in e.cites if c.as_ == "uses" and c.id in entries and c.id != i}
-           for i, e in entries.items() if any(c.as_ == "uses" for c in e.cites)}
+    out = {}
+    for i, e in entries.items():
+        uses = [c.id for c in e.cites if c.as_ == "uses"]
+        if uses:
+            out[i] = {t for t in uses if t in entries and t != i}
     edges = {i: sorted((t for t in targets if t in out), key=id_sort_key) for i, targets in out.items()}
     order = {entry_id: n for n, entry_id in enumerate(entries)}
     cycles = []
