@@ -540,11 +540,13 @@ def run() -> None:
     object by object as the process ends costs a tenth of a second at 10,000 entries and
     about a second at 100,000, after the answer is given. So once one of them is done, the
     process leaves at once, its output flushed (as mypy does); everything they write is
-    written and closed by then. Other commands end as usual."""
+    written and closed by then. Other commands end as usual, and so does any command run under
+    a profiler or a tracer (``python -m cProfile``, coverage), which write their results as the
+    process ends."""
     try:
         main()
     except SystemExit as exc:
-        if not _leave_at_once:
+        if not _leave_at_once or sys.getprofile() is not None or sys.gettrace() is not None:
             raise
         code = exc.code
         if code is not None and not isinstance(code, int):
