@@ -70,9 +70,13 @@ class Found:
 
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
-    """The Markdown parser for rendering (CommonMark, plus tables)."""
+    """The Markdown parser for rendering (CommonMark, plus tables), with its text rule
+    stopping only where one of its inline rules can fire (``TERMINATORS``)."""
     _quiet_block_rules()
-    return MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark").enable("table")
+    if _rules(md) == _RULES:
+        md.inline.terminator_re = TERMINATORS
+    return md
 
 
 def _nothing(*args: object, **kwargs: object) -> None:
@@ -227,15 +231,25 @@ _INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")  # escape, code, emphasis, links
 _RULES = (["normalize", "block", "inline", "text_join"],
           ["text", "newline", "escape", "backticks", "emphasis", "link", "image", "autolink", "html_inline", "entity"],
           ["balance_pairs", "emphasis", "fragments_join"])
+# markdown-it's text rule takes the characters up to the next of its terminators, and each
+# terminator is tried against every inline rule: by default also characters that only rules
+# of extensions use ('-', ':', '#', '~', ...), which an id holds. With ``_RULES`` an inline rule
+# can fire only at a line break, '!' (image), '&' (entity), '*' or '_' (emphasis), '<'
+# (autolink, HTML), '[' (link), '\\' (escape) or '`' (code); and a link's text ends at ']',
+# which its parse finds by skipping tokens. The text between them is the same.
+TERMINATORS = re.compile(r"[\n!&*<\[\]\\_`]")
+
+
+def _rules(md: MarkdownIt) -> tuple[list[str], list[str], list[str]]:
+    return (md.core.ruler.get_active_rules(), md.inline.ruler.get_active_rules(),
+            md.inline.ruler2.get_active_rules())
 
 
 @lru_cache(maxsize=1)
 def _fast_inline() -> bool:
     """Whether ``markdown()`` has the rules ``_plain_inline`` stands in for, and no others
     (another version of markdown-it-py may not: its own parse is taken then)."""
-    md = markdown()
-    return (md.core.ruler.get_active_rules(), md.inline.ruler.get_active_rules(),
-            md.inline.ruler2.get_active_rules()) == _RULES
+    return _rules(markdown()) == _RULES
 
 
 def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
