@@ -126,7 +126,7 @@ def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     """Every id matching ``pattern`` in the prose ``text``, in order of appearance."""
     if is_plain(text):
         return plain_mentions(text, pattern)
-    if not _may_mention(text, pattern):  # no candidate: nothing to parse
+    if not pattern.search(text) and not _may_mention(text, pattern):  # no candidate: nothing to parse
         return []
     return markdown_mentions(text, pattern)
 
@@ -204,7 +204,8 @@ _MARKUP = str.maketrans("*_`[]()<>!", "          ")
 
 def _may_mention(content: str, pattern: re.Pattern[str]) -> bool:
     """Whether the inline Markdown ``content`` may hold a mention: an id, once markup is taken
-    for spaces, or an entity or escape (``THEORY&#45;1`` is THEORY-1 once parsed)."""
+    for spaces, or an entity or escape (``THEORY&#45;1`` is THEORY-1 once parsed). An id in
+    the raw text is one once markup is taken for spaces: a caller may look for that first."""
     return "&" in content or "\\" in content or pattern.search(content.translate(_MARKUP)) is not None
 
 
@@ -213,7 +214,7 @@ def mentions_and_tokens(text: str, pattern: re.Pattern[str]) -> tuple[list[Found
     were parsed for it (None when a shortcut took no parse), so that what renders the prose
     can use the same parse. Without an image (``![``) that parse gives the same tokens as
     ``scanner()``: its rules are the scanner's and the image rule, which fires only at ``![``."""
-    if is_plain(text) or not _may_mention(text, pattern) or "![" in text:
+    if is_plain(text) or not (pattern.search(text) or _may_mention(text, pattern)) or "![" in text:
         return find_mentions(text, pattern), None
     tokens = parse(text)[0]
     return _mentions(tokens, pattern), tokens
