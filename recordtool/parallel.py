@@ -60,8 +60,10 @@ T = TypeVar("T")
 
 CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cost nothing
 WINDOW = 4  # chunks in flight per worker
+SHIPPED = "spawn"  # how map_shipped's workers start: fresh interpreters, holding nothing of this process
 
 _job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None  # in a worker: its work
+_shipped: tuple[Callable[[Any, Any], list[Any]], Any] | None = None  # in a worker of map_shipped: its work
 
 
 def cores() -> int:
@@ -115,17 +117,55 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
         return
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_worker, initargs=(work, chunks))
+
+    def submit(number: int) -> Future[list[Any]]:
+        return pool.submit(_run, number)
+
     try:
-        yield _in_order(pool, work, chunks, WINDOW * forked, helping)
+        yield _in_order(submit, work, chunks, WINDOW * forked, helping)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _in_order(pool: ProcessPoolExecutor, work: Callable[[list[T]], list[Any]], chunks: list[list[T]],
-              window: int, helping: bool) -> Iterator[list[Any]]:
-    """The chunks' results in order: the pool takes chunks from the front, at most ``window``
-    ahead of the one taken; while that one is not ready, a ``helping`` caller does the last
-    chunk nobody has taken. A chunk the pool could not do is done here."""
+def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
+                pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
+                jobs: int | None, min_items: int) -> list[Any]:
+    """Like ``map_chunks``, for work whose inputs are a small part of a large state held here:
+    the workers hold nothing of this process. Each is a fresh interpreter (the ``SHIPPED``
+    start method), gets ``shared()`` once (pickled) and each chunk's ``pack(chunk)`` (pickled,
+    made here as the chunk is handed out), and gives back ``remote(shared, packed)``, one
+    result per item; ``remote`` is found by name (a function of a module). This process, one
+    of the ``workers(jobs)``, does chunks from the back with ``local(chunk)``, and any chunk a
+    worker could not do (``pack`` or ``remote`` failed, the worker died). Where ``map_chunks``
+    would not start a pool, every chunk is done here with ``local``."""
+    count = workers(jobs)
+    forked = min(count - 1, len(chunks))
+    if count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None:
+        return [result for chunk in chunks for result in local(chunk)]
+    pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context(SHIPPED),
+                               initializer=_start_shipped, initargs=(remote, shared()))
+
+    def submit(number: int) -> Future[list[Any]]:
+        try:
+            packed = pack(chunks[number])
+        except Exception as exc:  # the chunk is done here
+            failed: Future[list[Any]] = Future()
+            failed.set_exception(exc)
+            return failed
+        return pool.submit(_run_shipped, packed)
+
+    try:
+        return [result for done in _in_order(submit, local, chunks, WINDOW * forked, True) for result in done]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
+              chunks: list[list[T]], window: int, helping: bool) -> Iterator[list[Any]]:
+    """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
+    it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
+    ``helping`` caller does the last chunk nobody has taken. A chunk the pool could not do is
+    done here."""
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
     here: dict[int, list[Any]] = {}  # done here, from the back
     back = len(chunks)  # chunks from here on are (being) done here
@@ -136,7 +176,7 @@ def _in_order(pool: ProcessPoolExecutor, work: Callable[[list[T]], list[Any]], c
             continue
         while not broken and i + len(pending) < back and len(pending) < window:
             try:
-                pending.append(pool.submit(_run, i + len(pending)))
+                pending.append(submit(i + len(pending)))
             except (BrokenProcessPool, RuntimeError):
                 broken = True
         result: list[Any] | None = None
@@ -157,6 +197,24 @@ def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]
     parent, and (Linux) end when the parent does."""
     global _job
     _job = (work, chunks)
+    _detach()
+
+
+def _start_shipped(remote: Callable[[Any, Any], list[Any]], shared: Any) -> None:
+    """In each worker of ``map_shipped``, first: keep the work and its shared state, and
+    detach as ``_start_worker`` does."""
+    global _job, _shipped
+    _job = (_nothing, [])
+    _shipped = (remote, shared)
+    _detach()
+
+
+def _nothing(items: list[Any]) -> list[Any]:
+    return items
+
+
+def _detach() -> None:
+    """Leave Ctrl-C to the parent, and (Linux) end when the parent does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":
         with contextlib.suppress(OSError, AttributeError):
@@ -165,6 +223,13 @@ def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
             if os.getppid() == 1:  # the parent is already gone
                 os._exit(1)
+
+
+def _run_shipped(packed: Any) -> list[Any]:
+    """In a worker of ``map_shipped``: the results of one chunk, from what was packed for it."""
+    assert _shipped is not None
+    remote, shared = _shipped
+    return remote(shared, packed)
 
 
 def _run(number: int) -> list[Any]:

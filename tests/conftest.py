@@ -131,12 +131,25 @@ class EveryWorker:
 
 
 def no_children_left() -> bool:
-    """Whether every child process of this one has ended and been reaped."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    """Whether every child process of this one has ended and been reaped, leaving aside the
+    standard library's resource tracker: a pool of fresh interpreters
+    (``parallel.map_shipped``) starts it, and it lives as long as this process."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():  # not Linux
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        return False
+    children = [pid for task in tasks.iterdir() for pid in (task / "children").read_text().split()]
+    for pid in children:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        if b"multiprocessing.resource_tracker" not in command:
+            return False  # running, or ended and not reaped (no command line left)
+    return True
 
 
 @pytest.fixture

@@ -1,17 +1,20 @@
-"""Work shared by a pool of forked workers: the same results, in order, whatever the workers do."""
+"""Work shared by a pool of workers (forked, or fresh interpreters given what they need): the
+same results, in order, whatever the workers do."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from recordtool import parallel
-from tests.conftest import EveryWorker, no_children_left
+from tests.conftest import EveryWorker, count_pools, no_children_left
 
 
 @pytest.fixture(autouse=True)
@@ -189,3 +192,74 @@ def test_ctrl_c_lets_running_chunks_finish_and_leaves_no_worker(tmp_path: Path) 
 def test_chunks() -> None:
     assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
     assert [len(c) for c in parallel.chunked(list(range(130)))] == [parallel.CHUNK, parallel.CHUNK, 2]
+
+
+# map_shipped: workers that hold nothing of this process --------------------------------------
+
+HELD = "as imported"  # what a fresh interpreter sees; this process changes it below
+
+
+def shipped_square(shared: tuple[int, str], packed: list[int]) -> list[tuple[int, int, str]]:
+    """In a worker of ``map_shipped``: each item squared plus ``shared``'s number, this
+    process's id, and ``HELD`` as it is here; the worker notes itself in ``shared``'s folder."""
+    plus, folder = shared
+    Path(folder, str(os.getpid())).touch()
+    if -1 in packed:
+        raise ValueError("a chunk a worker cannot do")
+    return [(i * i + plus, os.getpid(), HELD) for i in packed]
+
+
+def local_square_after_a_worker(folder: Path) -> Callable[[list[int]], list[tuple[int, int, str]]]:
+    """This process's part of ``shipped_square``, once a worker has done a chunk (10 s at most):
+    the workers surely do some of the work, however busy the machine."""
+    def local(items: list[int]) -> list[tuple[int, int, str]]:
+        deadline = time.monotonic() + 10
+        while not any(folder.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [(i * i + 1, os.getpid(), HELD) for i in items]
+    return local
+
+
+def test_shipped_work_is_done_by_workers_that_hold_nothing_of_this_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "HELD", "changed here")
+    items = list(range(300))
+    results = parallel.map_shipped(local_square_after_a_worker(tmp_path), shipped_square, lambda chunk: chunk,
+                                   lambda: (1, str(tmp_path)), parallel.chunked(items, 10), jobs=3, min_items=1)
+    assert [r[0] for r in results] == [i * i + 1 for i in items]  # in order, whoever did them
+    workers = {pid for _square, pid, _held in results} - {os.getpid()}
+    assert workers and workers <= {int(p.name) for p in tmp_path.iterdir()}
+    assert {held for _square, pid, held in results if pid != os.getpid()} == {"as imported"}  # fresh interpreters
+    assert {held for _square, pid, held in results if pid == os.getpid()} <= {"changed here"}
+    assert no_children_left()
+
+
+def test_shipped_chunks_a_worker_cannot_do_are_done_here(tmp_path: Path) -> None:
+    items = [*range(100), -1, *range(100, 200)]  # the chunk with -1 fails in a worker
+
+    def pack(chunk: list[int]) -> list[int]:
+        if 150 in chunk:
+            raise RuntimeError("cannot pack")  # nor this one: both done here
+        return chunk
+
+    results = parallel.map_shipped(local_square_after_a_worker(tmp_path), shipped_square, pack,
+                                   lambda: (1, str(tmp_path)), parallel.chunked(items, 10), jobs=2, min_items=1)
+    assert [r[0] for r in results] == [i * i + 1 for i in items]
+    here = {i for i, (_square, pid, _held) in zip(items, results, strict=True) if pid == os.getpid()}
+    assert {-1, 150} <= here
+    assert no_children_left()
+
+
+def test_shipped_work_below_the_threshold_or_with_one_job_starts_no_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pools = count_pools(monkeypatch)
+    items = list(range(50))
+    def local(chunk: list[int]) -> list[tuple[int, int, str]]:
+        return [(i * i + 1, os.getpid(), HELD) for i in chunk]
+
+    for jobs, least in ((1, 1), (4, 51)):
+        results = parallel.map_shipped(local, shipped_square, lambda c: c,
+                                       lambda: (1, str(tmp_path)), parallel.chunked(items, 10), jobs=jobs,
+                                       min_items=least)
+        assert results == [(i * i + 1, os.getpid(), HELD) for i in items]
+    assert pools == []

@@ -54,6 +54,10 @@ class Plan:
     compose: Callable[[str], str]
     assets: dict[str, str] = field(default_factory=dict)  # output path -> source, relative to the root
     indexes: list[str] = field(default_factory=list)  # the index pages (composed together, on first need)
+    # The entry pages' owners and the context they are composed in: for workers that compose
+    # them from a slice of the project (``recordtool.render.slices``); None: only ``compose``.
+    owners: dict[str, str] = field(default_factory=dict)  # entry page -> its entry's id
+    context: Context | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,7 @@ def plan_site(ctx: Context) -> Plan:
             text = indexes.pop(path)
         return text
 
-    return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths))
+    return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths), owners, ctx)
 
 
 def _hash(parts: list[str]) -> str:

@@ -23,6 +23,7 @@ from recordtool.snapshot import content_hash, stat_file
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
+    from recordtool.render.slices import Packed, Shared
 
 
 class RenderError(Exception):
@@ -162,29 +163,77 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                 continue
         todo.append(rel)
 
-    def run(rels: list[str]) -> list[tuple[Written, list[int], bool]]:
-        done = []
-        for rel in rels:
-            data = plan.compose(rel).encode("utf-8")
-            digest = content_hash(data)
-            stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel))
-            done.append(((plan.key(rel), len(data), digest), stat, written))
-        return done
+    def here(rel: str) -> Done:
+        data = plan.compose(rel).encode("utf-8")
+        digest = content_hash(data)
+        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel))
+        return len(data), digest, stat, written
+
+    def run(rels: list[str]) -> list[Done | None]:
+        return [here(rel) for rel in rels]
 
     # The index pages are composed together (they share their tallies): one chunk of their own.
     indexes = set(plan.indexes)
     first = [rel for rel in todo if rel in indexes]
     chunks = [chunk for chunk in [first, *parallel.chunked([rel for rel in todo if rel not in indexes])] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
-    done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
-    for rel, (entry, stat, written) in zip(order, done, strict=True):
-        report.files[rel] = entry
+    ctx = plan.context
+    if ctx is None:
+        done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
+    else:
+        from recordtool.render import slices
+
+        def pack(rels: list[str]) -> Shipped:
+            own = [plan.owners[rel] for rel in rels if rel in plan.owners]
+            return ([(rel, plan.owners.get(rel), old.get(rel), last.get(rel)) for rel in rels],
+                    slices.pack(ctx, own))
+
+        done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
+                                    min_items=PARALLEL_MIN)
+    for rel, result in zip(order, done, strict=True):
+        if result is None:  # a page its worker's slice could not compose
+            result = here(rel)
+        size, digest, stat, written = result
+        report.files[rel] = (plan.key(rel), size, digest)
         report.stats[rel] = stat
         if written:
             report.written.append(rel)
         else:
             report.unchanged += 1
     report.written.sort()
+
+
+Done = tuple[int, str, list[int], bool]  # a page composed and put: its size, hash, [size, mtime_ns], written?
+# What a worker gets for a chunk of pages: each page with its entry (None: not an entry page) and
+# what the manifest and the last render say of it, and the slice of the project they need.
+Shipped = tuple[list[tuple[str, "str | None", "Written | None", "list[int] | None"]], "Packed"]
+
+
+def compose_shipped(common: tuple[Shared, str], shipped: Shipped) -> list[Done | None]:
+    """In a worker that does not hold the project (``parallel.map_shipped``): compose and put
+    the entry pages of one chunk from their slice of the project; None for a page that is
+    not an entry's or that needs more than its slice (it is composed by the caller)."""
+    from recordtool.render import slices
+    from recordtool.render.page import render_entry
+
+    shared, base = common
+    pages, packed = shipped
+    ctx = slices.context(shared, packed)
+    folders = _Folders(base)
+    out: list[Done | None] = []
+    for rel, entry_id, before, last in pages:
+        if entry_id is None:
+            out.append(None)
+            continue
+        try:
+            data = render_entry(ctx, entry_id).encode("utf-8")
+        except slices.Missing:
+            out.append(None)
+            continue
+        digest = content_hash(data)
+        stat, written = _put(folders, rel, data, digest, before, last)
+        out.append((len(data), digest, stat, written))
+    return out
 
 
 # What an image file starts with: the only files copied from the verdict store into pages.

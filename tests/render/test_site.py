@@ -156,6 +156,9 @@ def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path:
     shutil.rmtree(out)
     share_with_a_pool(monkeypatch, write)
     monkeypatch.setattr(parallel, "WINDOW", 1)  # a few pages: leave some for this process too
+    # Workers forked, not fresh interpreters, so that they see the counting ``_put``; they
+    # still get their pages' slice of the project pickled and compose from it alone.
+    monkeypatch.setattr(parallel, "SHIPPED", "fork")
     writer = EveryWorker(write._put, jobs, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
     shared = render(record, out, statuses=statuses(record), jobs=jobs)
@@ -188,6 +191,7 @@ def test_a_failing_worker_costs_nothing(project: ProjectBuilder, tmp_path: Path,
     monkeypatch.setattr(write, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     monkeypatch.setattr(parallel, "CHUNK", 1)
+    monkeypatch.setattr(parallel, "SHIPPED", "fork")  # workers that see the failing ``_put``
     writer = EveryWorker(put_failing_in_child, 2, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
     result = render(record, out, statuses=statuses(record), jobs=2)
@@ -211,6 +215,28 @@ def _composing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr("recordtool.render.site.plan_site", counting)
     return composed
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_pages_composed_by_fresh_interpreters_are_the_same(project: ProjectBuilder, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """The workers that compose pages are fresh interpreters (``parallel.SHIPPED``) given their
+    pages' slice of the project: the same pages and manifest as one process writes."""
+    import recordtool.render.write as write
+
+    record = small_record(project)
+    out = tmp_path / "pages"
+    states = statuses(record, THEORY_1=ClaimStatus("THEORY-1", "verified", verdict()))
+    serial = render(record, out, statuses=states, jobs=1)
+    expected = _files(out)
+    shutil.rmtree(out)
+    share_with_a_pool(monkeypatch, write)
+    pools = count_pools(monkeypatch)
+    shared = render(record, out, statuses=states, jobs=jobs)
+    assert pools == [1]
+    assert shared.written == serial.written and len(shared.written) == 12
+    assert _files(out) == expected
+    assert no_children_left()
 
 
 def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: ProjectBuilder,
