@@ -1,45 +1,62 @@
-"""Work spread over the cores: a standard-library pool of forked workers, results in order.
+"""Work spread over the cores: standard-library process pools, results in order.
 
 Opening and rendering a large record is many independent small steps (parse a file, scan a
 text for ids, compose and write a page). They are cut into chunks (``CHUNK`` items each) and
 the chunks shared by ``min(cores(), jobs)`` processes (``jobs``: ``-j``, by default every core
 this process may run on, from ``os.sched_getaffinity``): a
-``concurrent.futures.ProcessPoolExecutor`` of forked workers and, when the caller would only
-wait for the results (``map_chunks``: scanning mentions, writing pages), the caller itself,
-which then does chunks from the back while the pool works from the front. When the caller
-has work of its own with each result (validating the files the workers parsed), all
-``jobs`` processes are forked workers (``chunk_results``). The results come back in the
-order of the chunks, so what the caller builds from them is the same, byte for byte,
-whatever the number of processes.
+``concurrent.futures.ProcessPoolExecutor`` of workers and, when the caller would only wait
+for the results, the caller itself, which then does chunks from the back while the pool
+works from the front. The results come back in the order of the chunks, so what the caller
+builds from them is the same, byte for byte, whatever the number of processes.
 
-Why the pool is configured as it is:
+Two kinds of workers, for two kinds of input:
 
-- The **fork** start method, and a new pool for each piece of work, made when the data it
-  needs is ready: the workers inherit the work function and the chunks (the files to read,
-  the record, the plan of the site) as they are, copy-on-write, so nothing is pickled on the
-  way in but chunk numbers, and results (plain data: tuples, strings, numbers) are all that
-  comes back. ``spawn`` would have to pickle the whole record into every worker. Python 3.11
-  and later fork all the workers at once, before the pool starts its threads.
-- **The caller works too** when it would only wait: with ``-j 2`` one worker is forked, not
-  two. Every process that touches the record (reading an object writes its reference count)
-  gets its own copy of the memory pages it touches, so each forked worker costs memory in
-  proportion to what it reads; the caller's pages cost nothing more.
-- **A window of chunks in flight** (``WINDOW`` per worker): chunks are handed out as results
-  are taken, so the results of fast workers never pile up ahead of a slow caller (the parsed
-  YAML of a whole record, say) and memory stays that of a few chunks per worker.
+- **Forked workers** (``chunk_results``, ``map_chunks``) for work whose input is small beside
+  what the caller will hold later: parsing the entry files, whose paths are all a worker
+  needs. They inherit the work function and the chunks as they are, copy-on-write, so nothing
+  is pickled on the way in but chunk numbers. When the caller has work of its own with each
+  result (validating the files the workers parsed), all ``jobs`` processes are forked
+  workers. Python 3.11 and later fork all the workers at once, before the pool starts its
+  threads.
+- **Fresh interpreters** (``map_shipped``, the ``SHIPPED`` start method, ``spawn``) for work
+  that reads a small part of a large state the caller holds: scanning the prose of the
+  record's entries for mentions, composing the pages from the record and its graph. A forked
+  worker shares the caller's memory only until it touches it, and reading a Python object
+  writes its reference count: a forked worker composing half of the pages copied most of
+  what it read, so ``render -j 2`` of 100,000 entries held 2.5 GB between its processes
+  where one process held 1.4 GB. A fresh interpreter holds nothing of the caller; it gets
+  the state every chunk shares once, and each chunk's part of the rest pickled as the
+  chunk is handed out (the prose of its entries; its pages' slice of the project,
+  ``recordtool.render.slices``), and lets it go when the chunk is done. Starting one costs
+  about half a second of CPU (an interpreter and its imports), which only a large record
+  (``min_items``) repays. As with any ``spawn`` pool, a script that calls recordtool with
+  ``jobs`` above one runs in the workers too unless its own work sits under
+  ``if __name__ == "__main__":``; the workers also start the standard library's resource
+  tracker, a small process that lives as long as the caller.
+
+Why the pools are configured as they are:
+
+- **The caller works too** when it would only wait: with ``-j 2`` one worker is started,
+  not two; a forked worker costs memory in proportion to what it reads, the caller's pages
+  cost nothing more.
+- **A window of chunks in flight** (``WINDOW`` per worker): chunks are handed out (and for
+  ``map_shipped`` packed) as results are taken, so the results of fast workers never pile up
+  ahead of a slow caller (the parsed YAML of a whole record, say) and memory stays that of
+  a few chunks per worker.
 - **Workers ignore Ctrl-C**; this process decides. On an interrupt (or any error) here, the
   chunks not yet started are cancelled, those running finish (a page being written is
   written whole), and every worker is joined before the interrupt goes on: no stray workers,
   no half-written files. On Linux a worker also dies with this process if it is killed.
 - **Failures cost nothing but time**: a chunk that fails in a worker (an exception, a worker
-  that died) is done again here, so the outcome never depends on the workers; a side effect
-  of ``work`` (writing a file) may then happen twice for an item.
+  that died, a chunk or shared state that does not pickle) is done again here, so the
+  outcome never depends on the workers; a side effect of ``work`` (writing a file) may then
+  happen twice for an item.
 - No ``maxtasksperchild``: a pool lives for one piece of work, and replacing a worker would
   fork from the pool's thread.
 
 The work is done here, in order, without a pool, below ``min_items`` items, with one chunk,
-one job or one core, without ``fork`` (Windows), inside a worker, or while other threads
-run (forking those is unsafe).
+one job or one core, inside a worker, and (forked workers only) without ``fork`` (Windows)
+or while other threads run (forking those is unsafe).
 """
 
 from __future__ import annotations
@@ -152,7 +169,10 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
             failed: Future[list[Any]] = Future()
             failed.set_exception(exc)
             return failed
-        return pool.submit(_run_shipped, packed)
+        try:
+            return pool.submit(_run_shipped, packed)
+        except Exception as exc:  # a worker could not be started (``shared()`` does not pickle, say)
+            raise BrokenProcessPool(str(exc)) from exc
 
     try:
         return [result for done in _in_order(submit, local, chunks, WINDOW * forked, True) for result in done]

@@ -263,3 +263,15 @@ def test_shipped_work_below_the_threshold_or_with_one_job_starts_no_pool(
                                        min_items=least)
         assert results == [(i * i + 1, os.getpid(), HELD) for i in items]
     assert pools == []
+
+
+def test_shipped_work_whose_shared_state_does_not_pickle_is_done_here(tmp_path: Path) -> None:
+    items = list(range(100))
+
+    def local(chunk: list[int]) -> list[tuple[int, int, str]]:
+        return [(i * i + 1, os.getpid(), HELD) for i in chunk]
+
+    results = parallel.map_shipped(local, shipped_square, lambda c: c, lambda: (1, lambda: None),
+                                   parallel.chunked(items, 10), jobs=2, min_items=1)
+    assert results == local(items)
+    assert no_children_left()

@@ -8,7 +8,6 @@ and a "wanted" entry), never invented.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import re
@@ -134,22 +133,33 @@ Scan = list[tuple[str, str, int, str]]  # the mentions in one entry's prose: (ta
 PARALLEL_MIN = 2_000  # entries; below this starting workers costs more than they save
 
 
-def _scan(record: Record, compose: Compose | None, ids: list[str]) -> list[tuple[Scan, str | None]]:
-    """The mentions in the prose of each entry of ``ids``: (target, field, line, sentence),
-    and what ``compose`` made of its body, as plain data (they may be scanned in a worker:
-    ``recordtool.parallel``)."""
-    pattern = record.config.id_pattern
+Texts = list[tuple[str, list[tuple[str, str, int]]]]  # per entry: its id and its prose (field, text, first line)
+
+
+def _texts(record: Record, ids: list[str]) -> Texts:
+    """The prose of each entry of ``ids``, with the line of its file each field starts on: all
+    that finding its mentions needs (plain data, sent to a worker: ``parallel.map_shipped``)."""
     out = []
     for entry_id in ids:
         first_lines = record.places[entry_id].prose
+        out.append((entry_id, [(name, text, first_lines.get(name, 0)) for name, text in record.entries[entry_id].prose()]))
+    return out
+
+
+def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tuple[Scan, str | None]]:
+    """The mentions in each entry's prose (``_texts``): (target, field, line, sentence), and
+    what ``compose`` made of its body, as plain data (they may be found in a worker)."""
+    pattern, compose = how
+    out = []
+    for entry_id, fields in texts:
         found: Scan = []
         made = None
-        for name, text in record.entries[entry_id].prose():
+        for name, text, first_line in fields:
             if compose is not None and name == "body":
                 mentions, made = compose(text, pattern)
             else:
                 mentions = find_mentions(text, pattern)
-            found.extend((m.id, name, first_lines.get(name, 0) + m.line, m.sentence) for m in mentions if m.id != entry_id)
+            found.extend((m.id, name, first_line + m.line, m.sentence) for m in mentions if m.id != entry_id)
         out.append((found, made))
     return out
 
@@ -166,8 +176,18 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     ids = list(record.entries)
     scans = {} if scans is None else scans
     todo = [entry_id for entry_id in ids if entry_id not in scans]
-    found_now = parallel.map_items(functools.partial(_scan, record, compose), todo, jobs=jobs,
-                                   min_items=PARALLEL_MIN)
+    # A worker gets the prose of its entries, not a fork of the record (it would copy what it
+    # reads of it: ``recordtool.render.slices`` says why).
+    how = (record.config.id_pattern, compose)
+
+    def texts(ids: list[str]) -> Texts:
+        return _texts(record, ids)
+
+    def here(ids: list[str]) -> list[tuple[Scan, str | None]]:
+        return _scan(how, _texts(record, ids))
+
+    found_now = parallel.map_shipped(here, _scan, texts, lambda: how, parallel.chunked(todo), jobs=jobs,
+                                     min_items=PARALLEL_MIN)
     for entry_id, (scan, made) in zip(todo, found_now, strict=True):
         scans[entry_id] = scan
         if made is not None:

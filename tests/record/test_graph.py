@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from recordtool import parallel
 from recordtool.record.graph import Backlink, Mention
 from recordtool.record.project import open_project
 from tests.conftest import EveryWorker, ProjectBuilder, share_with_a_pool
@@ -85,11 +86,30 @@ def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: 
     project = graph_project(ProjectBuilder(tmp_path))
     serial = open_project(root=project.root, jobs=1)
     share_with_a_pool(monkeypatch, graph_module)
+    # Workers forked, not fresh interpreters, so that they see the counting ``_scan``; they
+    # still get only the prose of their entries, pickled.
+    monkeypatch.setattr(parallel, "SHIPPED", "fork")
     scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
     monkeypatch.setattr(graph_module, "_scan", scanner)
     shared = open_project(root=project.root, jobs=jobs)
     assert len(scanner.pids()) == jobs  # every process scanned entries: jobs - 1 workers and this one
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
+        assert getattr(shared.graph, name) == getattr(serial.graph, name), name
+    assert shared.problems == serial.problems
+
+
+def test_scanning_in_fresh_interpreters_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.record.graph as graph_module
+    from recordtool.render.prose import compose_body
+    from tests.conftest import count_pools
+
+    project = graph_project(ProjectBuilder(tmp_path))
+    serial = open_project(root=project.root, jobs=1, compose=compose_body)
+    share_with_a_pool(monkeypatch, graph_module)
+    pools = count_pools(monkeypatch)
+    shared = open_project(root=project.root, jobs=2, compose=compose_body)
+    assert pools == [1]
+    for name in ("cited_by", "mentions_out", "mentions_in", "dangling", "composed"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems
 
