@@ -6,7 +6,8 @@ until it touches it, and reading a Python object writes its reference count: a f
 composing half the pages of 10,000 entries copied 89 MiB of the 142 MiB this process held (the
 entries it composed, 29 MiB, their mentions both ways, 31 MiB, the prose composed for them,
 13 MiB, its neighbours' entries, 8 MiB, and so on), so at 100,000 entries ``render -j 2`` held
-2.4 GB between its processes where ``-j 1`` held 1.35 GB. Keeping the texts compact or
+2.5 GB between its processes, a worker of 1.25 GB beside a main process of 1.25 GB
+(docs/performance.md). Keeping the texts compact or
 dropping what this process no longer needs would shave a part of that copy, not the copy:
 what a worker reads, it copies. So the workers that compose pages hold nothing of this
 process: they are started from the standard library's fork server
