@@ -76,18 +76,18 @@ def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkey
 
     small_record(project)
     seen: list[tuple[str, int | None]] = []
-    real_open, real_map = recordtool.record.project.open_project, parallel.map_chunks
+    real_open, real_map = recordtool.record.project.open_project, parallel.map_shipped
 
     def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
         seen.append(("open", jobs))
         return real_open(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
-    def map_chunks(*args: object, jobs: int | None, min_items: int) -> object:
+    def map_shipped(*args: object, jobs: int | None, min_items: int) -> object:
         seen.append(("pool", jobs))
         return real_map(*args, jobs=jobs, min_items=min_items)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
-    monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
+    monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
     assert run("render", "--root", str(project.root), "-j", "3")[0] == 0
     assert run("render", "--root", str(project.root), "--check")[0] == 0
     # opening (then scanning mentions) and writing pages: None is every core
