@@ -77,9 +77,10 @@ def id_sort_key(entry_id: str) -> tuple[str, int, str]:
     return (entry_id, -1, entry_id)
 
 
-def entry_files(config: Config) -> tuple[list[tuple[Path, Kind]], list[Problem]]:
-    """Every YAML file under each kind's folder, sorted; stray files are warned about."""
-    files: list[tuple[Path, Kind]] = []
+def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
+    """Every YAML file under each kind's folder (its path, a string), sorted; stray files are
+    warned about."""
+    files: list[tuple[str, Kind]] = []
     problems: list[Problem] = []
     if not config.record.is_dir():
         problems.append(Problem(config.relative(config.record), 0, 0,
@@ -106,38 +107,42 @@ def entry_files(config: Config) -> tuple[list[tuple[Path, Kind]], list[Problem]]
             problems.append(Problem(config.relative(child), 0, 0, f"the folder {why}; entries must be files inside "
                                     "the record: it is not read", code="outside"))
             continue
-        for path, link in _walk(child):
-            name = path.name
-            if link and path.is_dir() and (why := refused(path, config.record)) != "is not a regular file":
-                problems.append(Problem(config.relative(path), 0, 0, f"{why}; an entry must be a file inside the "
-                                        "record (copy it in instead of linking): it is not read", code="outside"))
+        for path, link in _walk(str(child)):
+            name = os.path.basename(path)
+            if link and os.path.isdir(path) and (why := refused(Path(path), config.record)) != "is not a regular file":
+                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
+                                        "the record (copy it in instead of linking): it is not read", code="outside"))
             elif not name.endswith(YAML_SUFFIXES):
-                problems.append(Problem(config.relative(path), 0, 0,
+                problems.append(Problem(config.relative(Path(path)), 0, 0,
                                         "not a YAML entry (.yaml); it is ignored",
                                         severity="warning", code="stray-file"))
-            elif link and (why := refused(path, config.record)) is not None:
-                problems.append(Problem(config.relative(path), 0, 0, f"{why}; an entry must be a file inside the "
-                                        "record (copy it in instead of linking): it is not read", code="outside"))
+            elif link and (why := refused(Path(path), config.record)) is not None:
+                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
+                                        "the record (copy it in instead of linking): it is not read", code="outside"))
             else:
                 files.append((path, kind))
     return files, problems
 
 
-def _walk(folder: Path) -> Iterator[tuple[Path, bool]]:
+def _walk(folder: str) -> Iterator[tuple[str, bool]]:
     """Every file under ``folder`` (sorted, hidden ones left out) and whether it is a link;
-    a link to a folder is not followed (a link to a folder outside the record is reported)."""
+    a link to a folder is not followed (a link to a folder outside the record is reported).
+    Paths are strings: a large record has a hundred thousand files, listed on every run."""
     with os.scandir(folder) as scan:
-        items = sorted(scan, key=lambda item: item.name)
+        items = sorted(scan, key=_name)
     for item in items:
         if item.name.startswith("."):
             continue
-        path = Path(item.path)
         if item.is_dir(follow_symlinks=False):
-            yield from _walk(path)
-        elif item.is_symlink() and item.is_dir():
-            yield path, True  # refused as leading outside, or reported as not YAML
+            yield from _walk(item.path)
+        elif item.is_symlink():
+            yield item.path, True  # a link to a folder: refused as leading outside, or reported as not YAML
         else:
-            yield path, item.is_symlink()
+            yield item.path, False
+
+
+def _name(item: os.DirEntry[str]) -> str:
+    return item.name
 
 
 Loaded = tuple[Entry | None, Places | None, list[Problem]]  # what loading one file gives
@@ -154,34 +159,39 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     record = Record(config)
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
+    base = os.fspath(config.root) + os.sep
+    rels = [path[len(base):].replace(os.sep, "/") if path.startswith(base) else config.relative(Path(path))
+            for path, _kind in files]
+    known = cache.unchanged(files, rels) if cache is not None else [None] * len(files)
     read: list[Loaded] = [(None, None, [])] * len(files)
     todo = []
-    for i, (path, kind) in enumerate(files):
-        known = cache.loaded(path, config.relative(path), kind) if cache is not None else None
-        if known is None:
+    for i, loaded_before in enumerate(known):
+        if loaded_before is None:
             todo.append(i)
         else:
-            read[i] = known
+            read[i] = loaded_before
 
     def read_files(indices: list[int]) -> list[_Read]:
-        return _read_sources([str(files[i][0]) for i in indices], str(config.record))
+        return _read_sources([files[i][0] for i in indices], str(config.record))
 
     chunks = parallel.chunked(todo)
     with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN) as results:
         for chunk, sources in zip(chunks, results, strict=True):
             for i, source in zip(chunk, sources, strict=True):
-                path, kind = files[i]
-                rel = config.relative(path)
-                read[i] = load_entry(path, kind, config, rel, _source(source))
+                file, kind = Path(files[i][0]), files[i][1]
+                rel = rels[i]
+                read[i] = load_entry(file, kind, config, rel, _source(source))
                 if cache is not None and source[0] != "io":
-                    cache.learn(path, rel, kind, read[i], source[-1] if source[0] == "source" else None)
+                    cache.learn(file, rel, kind, read[i], source[-1] if source[0] == "source" else None)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry, Places]] = []
-    for (path, kind), (entry, places, found) in zip(files, read, strict=True):
-        problems.extend(found)
+    for (path, kind), rel, (entry, places, found) in zip(files, rels, read, strict=True):
+        if found:
+            problems.extend(found)
         if entry is None or places is None:
-            if found and _ID.match(path.stem) and path.stem.startswith(f"{kind.prefix}-"):
-                record.failed.setdefault(path.stem, config.relative(path))
+            stem = os.path.splitext(os.path.basename(path))[0]
+            if found and _ID.match(stem) and stem.startswith(f"{kind.prefix}-"):
+                record.failed.setdefault(stem, rel)
             continue
         if entry.id in seen:
             problems.append(Problem(places.path, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "

@@ -25,7 +25,7 @@ def next_id(config: Config, kind: Kind) -> str:
     highest = 0
     files, _ = entry_files(config)
     for path, file_kind in files:
-        match = _ID.match(path.stem)
+        match = _ID.match(Path(path).stem)
         if match and match["prefix"] == kind.prefix and file_kind == kind:
             highest = max(highest, int(match["number"]))
     return f"{kind.prefix}-{highest + 1}"
