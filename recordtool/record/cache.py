@@ -34,6 +34,7 @@ import os
 import pickle
 import time
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,14 +150,16 @@ class EntryCache:
                 out[entry_id] = item.scan
         return out
 
-    def learn_scans(self, record: Record, scans: dict[str, Scan]) -> None:
-        """Keep the mentions found in the entries of ``record`` that were read this run."""
-        items, entries = self.items, record.entries
-        for entry_id, places in record.places.items():
-            item = items.get(places.path)
+    def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str]) -> None:
+        """Keep the mentions found in the entries ``fresh`` of ``record`` (those that ``scans``
+        did not give: read this run, or kept without them), not looking at the others."""
+        items, entries, places = self.items, record.entries, record.places
+        for entry_id in fresh:
+            path = places[entry_id].path
+            item = items.get(path)
             if item is not None and item.scan is None and item.entry is entries[entry_id]:
                 item.scan = scans.get(entry_id)
-                self.dirty.add(_shard(places.path))
+                self.dirty.add(_shard(path))
 
     def _racy(self, stat: Stat) -> bool:
         return stat[1] >= self.started - RACY_NS

@@ -64,9 +64,10 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
         kept = open_cache(config) if cache else None
         record, problems = load_record(config, jobs=jobs, cache=kept)
         scans = kept.scans(record) if kept is not None else None
+        known = set(scans) if scans is not None else set()
         graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose)
         if kept is not None and scans is not None:
-            kept.learn_scans(record, scans)
+            kept.learn_scans(record, scans, scans.keys() - known)
             kept.save()
         problems = sorted([*problems, *more, *static_problems(config, record)],
                           key=lambda p: (p.severity != "error", *p.sort_key()))
