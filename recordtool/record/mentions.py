@@ -354,8 +354,10 @@ def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str])
     joined = "".join(plain)
     hits: list[tuple[int, str, int]] = []
     for start, end, span_line in spans:
-        for match in pattern.finditer(joined, start, end):
-            hits.append((match.start(), match.group(0), span_line))
+        # each text on its own, as the page links it (``recordtool.render.prose``): what is
+        # next to it beyond markup (``THEORY-1*THEORY-2*``) does not join it into one word
+        for match in pattern.finditer(joined[start:end]):
+            hits.append((start + match.start(), match.group(0), span_line))
     hits.extend((at, entry_id, link_line) for entry_id, at, link_line in extra)
     if not hits:
         return []

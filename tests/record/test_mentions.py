@@ -295,3 +295,35 @@ def test_block_rules_stop_logging_only_where_debug_is_off(monkeypatch: pytest.Mo
         assert "debug" in vars(quiet) and "debug" not in vars(loud)
     finally:
         vars(quiet).pop("debug", None)
+
+
+_PLAIN_PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY", "-", "7", "word", "x", " ", "  ", "\n", "\n\n", "*", "**",
+                 "~", "!", ".", "(", ")", "e.g. ", ". ", "*THEORY-9*", "**NOTE-2**", "THEORY-4*", "*LIT-5"]
+
+
+@given(st.lists(st.sampled_from(_PLAIN_PIECES), max_size=40))
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_plain_paragraphs_with_emphasis_mention_what_a_parse_finds(pieces: list[str]) -> None:
+    """Plain paragraphs may hold emphasis (``*``): the shortcut, which reads the raw text, and
+    the parse, which reads the text between the markup, find the same ids on the same lines
+    (``THEORY-1*THEORY-9*`` mentions both, as the page links both). The sentences quoted
+    differ by the markup, which only the raw text holds."""
+    from recordtool.record.mentions import is_plain, markdown_mentions, plain_mentions
+
+    text = "".join(pieces)
+    assume(is_plain(text))
+    assert ([(f.id, f.line) for f in plain_mentions(text, IDS)]
+            == [(f.id, f.line) for f in markdown_mentions(text, IDS)]), text
+
+
+def test_an_id_next_to_emphasis_is_a_mention_as_the_page_links_it() -> None:
+    from recordtool.record.mentions import markdown_mentions, plain_mentions
+    from recordtool.render.prose import Style, block
+
+    text = "See THEORY-1*THEORY-9* and **NOTE-2**LIT-3."
+    expected = ["THEORY-1", "THEORY-9", "NOTE-2", "LIT-3"]
+    assert [f.id for f in plain_mentions(text, IDS)] == expected
+    assert [f.id for f in markdown_mentions(text, IDS)] == expected
+    assert [f.id for f in markdown_mentions(text + "\n\n`code`", IDS)] == expected  # not plain: parsed
+    page = block(text + "\n\n`code`", Style(IDS, lambda i: (f"{i}.md", None)))
+    assert [i for i in expected if f"[{i}]({i}.md)" in page] == expected
