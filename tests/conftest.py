@@ -141,7 +141,12 @@ def no_children_left() -> bool:
         except ChildProcessError:
             return True
         return False
-    children = [pid for task in tasks.iterdir() for pid in (task / "children").read_text().split()]
+    children = []
+    for task in tasks.iterdir():
+        try:
+            children += (task / "children").read_text().split()
+        except FileNotFoundError:  # a thread (a pool's) that ended meanwhile: its children went to another
+            continue
     for pid in children:
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()

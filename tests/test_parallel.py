@@ -275,3 +275,28 @@ def test_shipped_work_whose_shared_state_does_not_pickle_is_done_here(tmp_path: 
                                    parallel.chunked(items, 10), jobs=2, min_items=1)
     assert results == local(items)
     assert no_children_left()
+
+
+def test_fresh_interpreters_start_only_as_many_as_the_items_repay(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine with many cores, a small record starts few fresh interpreters: one per
+    ``min_items // 2`` items at most (each costs about half a second to start)."""
+    sizes: list[int] = []
+    real = parallel.ProcessPoolExecutor
+
+    def sized(workers: int, *args: object, **kwargs: object) -> object:
+        sizes.append(workers)
+        return real(workers, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", sized)
+
+    def local(chunk: list[int]) -> list[tuple[int, int, str]]:
+        return [(i * i + 1, os.getpid(), HELD) for i in chunk]
+
+    items = list(range(60))
+    for least, expected in ((20, 6), (40, 3), (60, 2), (1, 7)):  # 60 items, 8 cores, -j 8: at most 7
+        results = parallel.map_shipped(local, shipped_square, lambda c: c, lambda: (1, str(tmp_path)),
+                                       parallel.chunked(items, 5), jobs=8, min_items=least)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+        assert sizes.pop() == expected, least
+    assert no_children_left()
