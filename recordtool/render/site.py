@@ -72,13 +72,14 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
         statuses = assess(project)
     base = os.path.realpath(target)
-    last = snapshot.read_snapshot(base).get("outputs")
+    kept = inputs.last() if inputs is not None and inputs.out == base else snapshot.read_snapshot(base)
+    last = snapshot.unpack(kept.get("outputs"))
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     trust = keys_code(config, base) == code_version()
     forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
     plan = plan_site(context(project, statuses, target))
-    report = write_site(plan, target, config.root, last if isinstance(last, dict) else None, jobs=jobs,
+    report = write_site(plan, target, config.root, last, jobs=jobs,
                         trust_keys=trust)
     remember_keys_code(config, base)
     broken = None

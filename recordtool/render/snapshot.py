@@ -6,14 +6,18 @@ time of every input file (entries, verdicts and figures, the checks package, pyp
 the versions the claims' fingerprints compare, recordtool's own code, and every file written.
 When all of it is as it was, ``last_report`` says so without opening the project: the site is
 already what a render would write. The taking and comparing of files is ``recordtool.snapshot``'s,
-shared with ``verify`` and ``status``.
+shared with ``verify`` and ``status``. The files' states are kept packed (``pack``: the paths in a
+list, sizes and times in one array), which at 100,000 pages reads, compares and writes several
+times faster than a JSON object per file; a render reads the snapshot once (``Inputs.last``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from recordtool.render.write import WriteReport
 
 SNAPSHOT = ".recordtool-snapshot.json"
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2  # 2: the files' states packed (``pack``)
 
 
 @dataclass
@@ -40,9 +44,17 @@ class Inputs:
     out: str  # the output folder, resolved
     code: str  # recordtool's code and version
     files: dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+    _last: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def as_json(self) -> dict[str, Any]:
-        return {"root": self.root, "out": self.out, "code": self.code, "files": self.files}
+        return {"root": self.root, "out": self.out, "code": self.code, "files": pack(self.files)}
+
+    def last(self) -> dict[str, Any]:
+        """The snapshot the last render kept in the output folder ({} if none), read once: the
+        "nothing changed" check and the render after it share it."""
+        if self._last is None:
+            self._last = read_snapshot(self.out)
+        return self._last
 
 
 def snapshot_inputs(root: Path | None = None, out: Path | None = None) -> Inputs | None:
@@ -59,6 +71,85 @@ def snapshot_inputs(root: Path | None = None, out: Path | None = None) -> Inputs
     folders = [str(config.record / kind.folder) for kind in config.kinds.values()]
     files = files_state([pyproject], [*folders, str(config.verdicts), str(config.root / config.checks)])
     return Inputs(str(base), os.path.realpath(target), plan.code_version(), files)
+
+
+def pack(files: dict[str, list[Any]]) -> dict[str, Any]:
+    """Files' states (path -> [size, mtime_ns], + a content hash when racy) in a form that is
+    cheap to write, read and compare at 100,000 files: the paths in a list, the sizes and times
+    as one array of 64-bit integers (base64), the hashes by path. ``unpack`` gives them back."""
+    stats = array("q")
+    hashes: dict[str, str] = {}
+    for path, value in files.items():
+        stats.append(value[0])
+        stats.append(value[1])
+        if len(value) > 2:
+            hashes[path] = value[2]
+    return {"paths": list(files), "stats": base64.b64encode(stats.tobytes()).decode("ascii"), "hashes": hashes}
+
+
+def _stats(packed: Any) -> tuple[list[str], array[int], dict[str, str]] | None:
+    """The paths, sizes and times, and hashes of ``pack``'s form; None when it is not that."""
+    if not isinstance(packed, dict):
+        return None
+    paths, text, hashes = packed.get("paths"), packed.get("stats"), packed.get("hashes")
+    if not (isinstance(paths, list) and isinstance(text, str) and isinstance(hashes, dict)):
+        return None
+    stats = array("q")
+    try:
+        stats.frombytes(base64.b64decode(text, validate=True))
+    except ValueError:
+        return None
+    if len(stats) != 2 * len(paths) or not all(isinstance(p, str) for p in paths):
+        return None
+    return paths, stats, hashes
+
+
+def unpack(packed: Any) -> dict[str, list[Any]] | None:
+    """The files' states ``pack`` packed; None when ``packed`` is not in that form."""
+    got = _stats(packed)
+    if got is None:
+        return None
+    paths, stats, hashes = got
+    pairs = [[size, mtime] for size, mtime in zip(stats[0::2], stats[1::2], strict=True)]
+    files: dict[str, list[Any]] = dict(zip(paths, pairs, strict=True))
+    for path, digest in hashes.items():
+        if path in files:
+            files[path].append(digest)
+    return files
+
+
+def _files_hold(then: Any, now: dict[str, list[Any]]) -> bool:
+    """``recordtool.snapshot.files_hold`` for files packed by ``pack``: when the paths are in the
+    same order and none was racy then, the packed sizes and times are compared whole."""
+    got = _stats(then)
+    if got is None:
+        return False
+    paths, stats, hashes = got
+    if not hashes and len(paths) == len(now) and paths == list(now):
+        current = array("q")
+        for value in now.values():
+            current.append(value[0])
+            current.append(value[1])
+        return current == stats
+    return files_hold(unpack(then), now)
+
+
+def outputs_hold(base: str, then: Any) -> bool:
+    """Whether every file written (packed by ``pack``, paths relative to ``base``) is as written."""
+    got = _stats(then)
+    if got is None or got[2]:
+        return False
+    paths, stats, _hashes = got
+    current = array("q")
+    join, stat = os.path.join, os.stat
+    for rel in paths:
+        try:
+            st = stat(join(base, *rel.split("/")))
+        except OSError:
+            return False
+        current.append(st.st_size)
+        current.append(st.st_mtime_ns)
+    return current == stats
 
 
 def read_snapshot(base: str) -> dict[str, Any]:
@@ -93,7 +184,7 @@ def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[st
         if path not in inputs.files:
             extra[path] = stat_file(path)
     base = inputs.out
-    outputs = dict(report.stats)
+    outputs = pack(report.stats)
     manifest = stat_file(os.path.join(base, MANIFEST))
     if manifest is None:
         return
@@ -113,19 +204,17 @@ def last_report(inputs: Inputs) -> dict[str, Any] | None:
     """What the last render reported, when its snapshot still holds (every input and every
     file written as it was, the same code and versions): nothing to write. None when anything
     differs; then render."""
-    last = read_snapshot(inputs.out)
+    last = inputs.last()
     if not last or last.get("root") != inputs.root or last.get("out") != inputs.out:
         return None
     if last.get("code") != inputs.code:
         return None
-    if not files_hold(last.get("files"), inputs.files) or not stats_hold(last.get("extra") or {}):
+    if not _files_hold(last.get("files"), inputs.files) or not stats_hold(last.get("extra") or {}):
         return None
-    outputs = last.get("outputs")
-    if not isinstance(outputs, dict) or stat_file(os.path.join(inputs.out, MANIFEST)) != last.get("manifest"):
+    if stat_file(os.path.join(inputs.out, MANIFEST)) != last.get("manifest"):
         return None
-    for rel, then in outputs.items():
-        if stat_file(os.path.join(inputs.out, *rel.split("/"))) != then:
-            return None
+    if not outputs_hold(inputs.out, last.get("outputs")):
+        return None
     versions = last.get("versions")
     if not isinstance(versions, dict):
         return None

@@ -209,3 +209,43 @@ def test_adding_an_id_quoted_in_a_backlink_updates_the_quoting_page(project: Pro
     report = site.render(recordtool.record.project.open_project(root=project.root))
     assert "NOTE-1.md" in report.written
     assert "[THEORY-99](THEORY-99.md) would extend it.”" in page.read_text(encoding="utf-8")
+
+
+def test_packed_files_read_back_and_compare_as_the_files_do(tmp_path: Path) -> None:
+    racy = tmp_path / "racy.yaml"
+    racy.write_text("a: 1\n", encoding="utf-8")
+    from recordtool.snapshot import content_hash
+
+    digest = content_hash(racy.read_bytes())
+    files: dict[str, list[object]] = {"b/x.yaml": [10, 2**62], "a/y.yaml": [-1, -1], str(racy): [5, 7, digest]}
+    packed = snapshot.pack(files)  # type: ignore[arg-type]
+    assert snapshot.unpack(packed) == files
+    assert snapshot.unpack({**packed, "stats": packed["stats"][:-4]}) is None  # damaged: not trusted
+    assert snapshot.unpack({**packed, "paths": packed["paths"][:-1]}) is None
+    plain = {"b/x.yaml": [10, 2**62], "a/y.yaml": [3, 4]}
+    held = snapshot.pack(plain)  # type: ignore[arg-type]
+    assert snapshot._files_hold(held, {"b/x.yaml": [10, 2**62], "a/y.yaml": [3, 4]})
+    assert snapshot._files_hold(held, {"a/y.yaml": [3, 4], "b/x.yaml": [10, 2**62]})  # listed in another order
+    assert not snapshot._files_hold(held, {"b/x.yaml": [10, 2**62], "a/y.yaml": [3, 5]})
+    assert not snapshot._files_hold(held, {"b/x.yaml": [10, 2**62]})
+    assert not snapshot._files_hold(held, {**plain, "c.yaml": [1, 1]})
+    # a file racy then is compared by content: the same bytes hold, others do not
+    assert snapshot._files_hold(packed, {"b/x.yaml": [10, 2**62], "a/y.yaml": [-1, -1], str(racy): [5, 7]})
+    racy.write_text("a: 2\n", encoding="utf-8")
+    assert not snapshot._files_hold(packed, {"b/x.yaml": [10, 2**62], "a/y.yaml": [-1, -1], str(racy): [5, 7]})
+
+
+def test_a_render_reads_the_snapshot_once(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _rendered(project)
+    _edit_entry(project)
+    reads: list[str] = []
+    real = snapshot.read_snapshot
+
+    def spy(base: str) -> dict[str, object]:
+        reads.append(base)
+        return real(base)
+
+    monkeypatch.setattr(snapshot, "read_snapshot", spy)
+    code, out, _err = run("render", "--root", root)
+    assert code == 0 and " 0 written" not in out
+    assert len(reads) == 1
