@@ -2,7 +2,7 @@
 
 Each step edits, adds or deletes a few entries of a small record (titles, tags, citations and
 their relations, mentions, ids, kinds, statuses, verdicts, entries made invalid and valid
-again, duplicates, the configuration), then runs ``validate`` and ``render`` in the project
+again, duplicates, the configuration, a template's placeholder), then runs ``validate`` and ``render`` in the project
 as it has been all along (the entry cache, the manifest and the snapshot kept from the last
 run) and in a fresh copy of it with no cache and no pages. Their problems, exit codes and every
 page must be the same, byte for byte; a deleted entry's page is gone.
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from recordtool.record.config import load_config
+from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
 from tests.conftest import FOLDERS, ProjectBuilder
 from tests.corpus import invoke
@@ -32,7 +33,7 @@ RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "s
 TAGS = ["alpha", "beta", "gamma", "Bad Tag"]  # 'Bad Tag' is refused by the schema
 WORDS = ["the", "head", "attends", "to", "the", "previous", "token", "and", "copies", "it", "forward"]
 CHANGES = ["title", "tags", "cites", "mentions", "reword", "status", "id", "kind", "add", "delete", "break", "mend",
-           "duplicate", "verdict", "config", "same", "relation"]
+           "duplicate", "verdict", "config", "same", "relation", "placeholder"]
 SEED_OF_TIME = 1_600_000_000_000_000_000  # file times are set from here on, a second a step
 
 
@@ -142,6 +143,8 @@ class Walk:
             self.set_field(path, "cites", json.dumps(cites))
         elif what == "mentions":
             self.set_field(path, "body", json.dumps(self.prose()))
+        elif what == "placeholder":  # ``recordtool new``'s body: a warning only reading the entry finds
+            self.set_field(path, "body", json.dumps(PLACEHOLDER_BODY + " " + self.prose()))
         elif what == "reword":  # the same ids mentioned, in other words: the sentences quoted change
             said = rng.choice([" says.", " say."])
             self.edit(path, lambda lines: [line.replace(said, " once" + said, 1)

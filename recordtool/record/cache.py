@@ -45,11 +45,11 @@ from recordtool.snapshot import RACY_NS, code_version
 if TYPE_CHECKING:
     from recordtool.record.config import Config, Kind
     from recordtool.record.graph import Scan
-    from recordtool.record.load import Loaded, Record
+    from recordtool.record.load import Loaded, Record, Summary
     from recordtool.record.schema import Entry
 
 FOLDER = "entries"  # under the cache folder
-FORMAT = b"recordtool-entries 2\n"
+FORMAT = b"recordtool-entries 3\n"
 SHARDS = 64
 # Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
@@ -64,9 +64,10 @@ class Item:
     kind: str  # the kind whose folder holds it
     stat: Stat | None  # None: it was changed just before it was read; compare its content
     digest: str  # a hash of its bytes
-    entry: Entry | None
+    entry: Entry | bytes | None  # kept as its own pickle, made only when asked for (``entry_from``)
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
+    summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
     scan: Scan | None = None  # the mentions in its prose, once the graph has scanned them
 
 
@@ -101,7 +102,7 @@ class EntryCache:
                 continue
             now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             if item is not None and item.stat == now and item.kind == kind.name:
-                out.append((item.entry, item.places, item.problems))
+                out.append((item.entry, item.places, item.problems, item.summary))
                 continue
             pending[rel] = now
             out.append(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
@@ -121,7 +122,7 @@ class EntryCache:
             item.stat = kept
             self.dirty.add(_shard(rel))
         del self.pending[rel]
-        return item.entry, item.places, item.problems
+        return item.entry, item.places, item.problems, item.summary
 
     def learn(self, path: Path, rel: str, kind: Kind, loaded: Loaded, digest: str | None) -> None:
         """Keep what loading ``path`` gave (``digest``: the hash of the bytes it was read from;
@@ -143,21 +144,21 @@ class EntryCache:
     def scans(self, record: Record) -> dict[str, Scan]:
         """The mentions kept for the entries of ``record`` whose file was as it was."""
         out = {}
-        items, entries = self.items, record.entries
+        items = self.items
         for entry_id, places in record.places.items():
             item = items.get(places.path)
-            if item is not None and item.scan is not None and item.entry is entries[entry_id]:
+            if item is not None and item.scan is not None and item.places is places:
                 out[entry_id] = item.scan
         return out
 
     def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str]) -> None:
         """Keep the mentions found in the entries ``fresh`` of ``record`` (those that ``scans``
         did not give: read this run, or kept without them), not looking at the others."""
-        items, entries, places = self.items, record.entries, record.places
+        items, places = self.items, record.places
         for entry_id in fresh:
             path = places[entry_id].path
             item = items.get(path)
-            if item is not None and item.scan is None and item.entry is entries[entry_id]:
+            if item is not None and item.scan is None and item.places is places[entry_id]:
                 item.scan = scans.get(entry_id)
                 self.dirty.add(_shard(path))
 
@@ -179,13 +180,36 @@ class EntryCache:
             self.folder.mkdir(parents=True, exist_ok=True)
             sweep(self.folder)
         for n in sorted(self.dirty):
-            payload = pickle.dumps(self.shards[n], protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps({rel: _kept(item) for rel, item in self.shards[n].items()},
+                                   protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
             try:
                 write_atomic(self.folder / _name(n), data)
             except OSError:
                 return
         self.dirty.clear()
+
+
+def _kept(item: Item) -> Item:
+    """``item`` as kept: its entry pickled on its own, so that it can be made without the others."""
+    if item.entry is None or type(item.entry) is bytes:
+        return item
+    return dataclasses.replace(item, entry=pickle.dumps(item.entry, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def entry_from(kept: bytes, model: type[Entry]) -> Entry | None:
+    """The entry of model ``model`` kept as ``kept`` (``_kept``), made by the unpickler that
+    makes only the record's own data classes; None if it is not one (the caller reads its file)."""
+    from recordtool.record.schema import compact
+
+    try:
+        entry = _Unpickler(io.BytesIO(kept)).load()
+    except Exception:  # anything damaged bytes raise
+        return None
+    if type(entry) is not model:
+        return None
+    compact(entry)  # its models share their sets of field names with the other entries' (``schema.compact``)
+    return entry
 
 
 def open_cache(config: Config) -> EntryCache:
@@ -257,7 +281,8 @@ def _read_shard(path: Path, key: bytes) -> dict[str, Item]:
         items = _Unpickler(io.BytesIO(payload)).load()
     except Exception:  # anything a damaged shard raises: read its files again
         return {}
-    if not isinstance(items, dict) or not all(isinstance(k, str) and isinstance(v, Item) for k, v in items.items()):
+    if not isinstance(items, dict) or not all(isinstance(k, str) and isinstance(v, Item)
+                                              and (v.entry is None or type(v.entry) is bytes) for k, v in items.items()):
         return {}
     return items
 
@@ -267,15 +292,25 @@ class _Unpickler(pickle.Unpickler):
     ``recordtool.record``) and dates: a shard can name no function to call."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) == ("datetime", "date"):
-            import datetime
+        found = _ALLOWED.get((module, name))
+        if found is None:
+            found = _ALLOWED[(module, name)] = _allowed(module, name)
+        return found
 
-            return datetime.date
-        if module.startswith("recordtool.record.") and name.isidentifier():
-            found = getattr(importlib.import_module(module), name, None)
-            if isinstance(found, type) and (dataclasses.is_dataclass(found) or _is_model(found)):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not kept in an entry cache")
+
+_ALLOWED: dict[tuple[str, str], type] = {}  # the classes found allowed so far (an entry is made alone, and often)
+
+
+def _allowed(module: str, name: str) -> type:
+    if (module, name) == ("datetime", "date"):
+        import datetime
+
+        return datetime.date
+    if module.startswith("recordtool.record.") and name.isidentifier():
+        found = getattr(importlib.import_module(module), name, None)
+        if isinstance(found, type) and (dataclasses.is_dataclass(found) or _is_model(found)):
+            return found
+    raise pickle.UnpicklingError(f"{module}.{name} is not kept in an entry cache")
 
 
 def read_plain(path: Path, key: bytes, form: bytes) -> Any:

@@ -194,14 +194,14 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
             graph.composed[entry_id] = made
     same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
     # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
-    entries, failed = record.entries, record.failed
+    entries, failed, cites = record.entries, record.failed, record.cites
     cited_by, mentions_out, mentions_in, dangling = graph.cited_by, graph.mentions_out, graph.mentions_in, graph.dangling
     new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
     for entry_id in ids:
         found = scans[entry_id]
-        for citation in entries[entry_id].cites:
-            if citation.id in entries and citation.id != entry_id:
-                cited_by.setdefault(citation.id, {}).setdefault(citation.as_, []).append(entry_id)
+        for cited, relation in cites(entry_id):
+            if cited in entries and cited != entry_id:
+                cited_by.setdefault(cited, {}).setdefault(relation, []).append(entry_id)
         if found:
             out = [new(Mention, (entry_id, same_id(target, target), name, line, sentence))
                    for target, name, line, sentence in found]
@@ -231,11 +231,11 @@ def _failed_problems(record: Record, graph: Graph) -> list[Problem]:
     if not record.failed:
         return []
     places: dict[str, list[tuple[str, int, int, str]]] = defaultdict(list)  # failed id -> (path, line, col, field)
-    for entry_id, entry in record.entries.items():
+    for entry_id in record.entries:
         where = record.places[entry_id]
-        for i, citation in enumerate(entry.cites):
-            if citation.id in record.failed:
-                places[citation.id].append((where.path, *where.cites[i], f"cites[{i}].id"))
+        for i, (cited, _relation) in enumerate(record.cites(entry_id)):
+            if cited in record.failed:
+                places[cited].append((where.path, *where.cites[i], f"cites[{i}].id"))
         for mention in graph.mentions_out.get(entry_id, []):
             if mention.target in record.failed:
                 places[mention.target].append((where.path, mention.line, 1, mention.field))
@@ -256,12 +256,13 @@ def uses_cycles(record: Record) -> list[list[str]]:
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
     out = {}
-    for i, e in entries.items():
-        uses = [c.id for c in e.cites if c.as_ == "uses"]
+    cites = record.cites
+    for i in entries:
+        uses = [cited for cited, relation in cites(i) if relation == "uses"]
         if uses:
             out[i] = {t for t in uses if t in entries and t != i}
-    edges = {i: sorted((t for t in targets if t in out), key=id_sort_key) for i, targets in out.items()}
-    order = {entry_id: n for n, entry_id in enumerate(entries)}
+    order = {entry_id: n for n, entry_id in enumerate(entries)}  # the record is in id order (``id_sort_key``)
+    edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
     cycles = []
     for group in _strongly_connected(edges):
         if len(group) < 2:
@@ -274,8 +275,8 @@ def uses_cycles(record: Record) -> list[list[str]]:
 def cycle_problems(record: Record) -> list[Problem]:
     problems = []
     for cycle in uses_cycles(record):
-        first = record.entries[cycle[0]]
-        at = next(i for i, c in enumerate(first.cites) if c.as_ == "uses" and c.id == cycle[1])
+        at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
+                  if relation == "uses" and cited == cycle[1])
         places = record.places[cycle[0]]
         shown = " -> ".join([*cycle, cycle[0]])
         problems.append(Problem(places.path, *places.cites[at],

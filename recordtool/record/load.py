@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, ItemsView, Iterator, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,9 +21,16 @@ from recordtool import parallel
 from recordtool.record.config import Config, Kind
 from recordtool.record.confine import Refused, checks_problems, refused
 from recordtool.record.expect import ExpectationSyntaxError
-from recordtool.record.problems import Problem, did_you_mean, did_you_mean_id, field_path
+from recordtool.record.problems import (
+    Problem,
+    RecordError,
+    did_you_mean,
+    did_you_mean_id,
+    field_path,
+)
 from recordtool.record.schema import MODELS, Entry, Theory, compact
 from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
+from recordtool.record.static import looked_at
 
 if TYPE_CHECKING:
     from recordtool.record.cache import EntryCache
@@ -56,6 +63,68 @@ class Places:
 _PLACES_FIELDS = ("path", "id", "cites", "prose", "digest")
 
 
+Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation), in order
+
+
+class Entries(dict[str, Entry]):
+    """A record's entries, in id order; those kept in the entry cache are made from their kept
+    bytes only when asked for (``recordtool.record.cache``): the checks that span the record
+    read what they need from ``Record.links``, so that after one edit nobody makes the entries
+    that no page or command looks at. Every way of reading a dict gives made entries."""
+
+    def __init__(self, make: Callable[[str, bytes], Entry]) -> None:
+        super().__init__()
+        self._make = make  # an id and its kept bytes -> its entry
+
+    def __getitem__(self, key: str) -> Entry:
+        value: Entry | bytes = dict.__getitem__(self, key)
+        if type(value) is bytes:
+            return self._made(key, value)
+        return value  # type: ignore[return-value]  # mypy: not bytes here
+
+    def _made(self, key: str, kept: bytes) -> Entry:
+        entry = self._make(key, kept)
+        dict.__setitem__(self, key, entry)
+        return entry
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
+
+    def __iter__(self) -> Iterator[str]:  # a Python-level __iter__: dict(entries) and {**entries} ask for each value
+        return dict.__iter__(self)
+
+    def values(self) -> ValuesView[Entry]:  # type: ignore[override]
+        self.make_all()
+        return dict.values(self)
+
+    def items(self) -> ItemsView[str, Entry]:  # type: ignore[override]
+        self.make_all()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, Entry]:
+        self.make_all()
+        return dict(dict.items(self))
+
+    def __eq__(self, other: object) -> bool:
+        self.make_all()
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled (sent to a worker) as the plain dict of its entries
+        return (dict, (self.copy(),))
+
+    def make_all(self) -> None:
+        """Make every entry still kept as bytes."""
+        for key, value in dict.items(self):
+            if isinstance(value, bytes):
+                self._made(key, value)
+
+    def kept(self, key: str) -> bool:
+        """Whether ``key``'s entry is still only its kept bytes (not made yet)."""
+        return isinstance(dict.__getitem__(self, key), bytes)
+
+
 @dataclass
 class Record:
     """The loaded entries, in id order, and where each came from."""
@@ -64,9 +133,24 @@ class Record:
     entries: dict[str, Entry] = field(default_factory=dict)
     places: dict[str, Places] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
+    # What the checks that span the record need of each entry, so that they make no entry
+    # (filled by ``load_record``; for a record made otherwise the entries are asked instead):
+    links: dict[str, Links] = field(default_factory=dict)  # id -> its citations
+    theories: set[str] | None = None  # the ids of the claims
+    looked: set[str] | None = None  # the ids whose entry the static checks look at (``static.looked_at``)
 
     def claims(self) -> list[Theory]:
+        if self.theories is not None:
+            theories, entries = self.theories, self.entries
+            return [cast(Theory, entries[i]) for i in entries if i in theories]
         return [e for e in self.entries.values() if isinstance(e, Theory)]
+
+    def cites(self, entry_id: str) -> Links:
+        """``entry_id``'s citations, (cited id, relation), in order."""
+        found = self.links.get(entry_id)
+        if found is None:
+            found = tuple((c.id, c.as_) for c in self.entries[entry_id].cites)
+        return found
 
 
 def id_sort_key(entry_id: str) -> tuple[str, int, str]:
@@ -145,7 +229,15 @@ def _name(item: os.DirEntry[str]) -> str:
     return item.name
 
 
-Loaded = tuple[Entry | None, Places | None, list[Problem]]  # what loading one file gives
+Summary = tuple[str, Links, bool, bool]  # an entry's id, its citations, whether it is a claim, ``static.looked_at``
+# What loading one file gives: the entry (or, kept in the entry cache, its bytes, made into the
+# entry when asked for: ``Entries``), its places, its own problems and its summary.
+Loaded = tuple[Entry | bytes | None, Places | None, list[Problem], Summary | None]
+
+
+def summary(entry: Entry) -> Summary:
+    """What the checks that span the record need of ``entry``, as plain data."""
+    return entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry)
 
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None
@@ -153,17 +245,20 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     """Read every entry of the record; return the record and every problem found. ``jobs``:
     how many processes may parse files (``recordtool.parallel``; None: every core).
     ``cache``: what loading each file gave last time (``recordtool.record.cache``): a file
-    that is as it was is not read again, and what the others give is kept in it."""
+    that is as it was is not read again, and what the others give is kept in it; the entries
+    of the files not read are made from what is kept only when asked for (``Entries``)."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
-    record = Record(config)
+    kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if its kept bytes fail)
+    record = Record(config, Entries(lambda entry_id, kept: _made(record, entry_id, kinds[entry_id], kept)),
+                    theories=set(), looked=set())
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
     rels = [path[len(base):].replace(os.sep, "/") if path.startswith(base) else config.relative(Path(path))
             for path, _kind in files]
     known = cache.unchanged(files, rels) if cache is not None else [None] * len(files)
-    read: list[Loaded] = [(None, None, [])] * len(files)
+    read: list[Loaded] = [(None, None, [], None)] * len(files)
     todo = []
     for i, loaded_before in enumerate(known):
         if loaded_before is None:
@@ -180,31 +275,63 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             for i, source in zip(chunk, sources, strict=True):
                 file, kind = Path(files[i][0]), files[i][1]
                 rel = rels[i]
-                read[i] = load_entry(file, kind, config, rel, _source(source))
+                made, places, found = load_entry(file, kind, config, rel, _source(source))
+                read[i] = (made, places, found, summary(made) if made is not None else None)
                 if cache is not None and source[0] != "io":
                     cache.learn(file, rel, kind, read[i], source[-1] if source[0] == "source" else None)
     seen: dict[str, str] = {}
-    loaded: list[tuple[Entry, Places]] = []
-    for (path, kind), rel, (entry, places, found) in zip(files, rels, read, strict=True):
+    loaded: list[tuple[Entry | bytes, Places, Summary, Kind]] = []
+    for (path, kind), rel, (entry, places, found, about) in zip(files, rels, read, strict=True):
         if found:
             problems.extend(found)
-        if entry is None or places is None:
+        if entry is None or places is None or about is None:
             stem = os.path.splitext(os.path.basename(path))[0]
             if found and _ID.match(stem) and stem.startswith(f"{kind.prefix}-"):
                 record.failed.setdefault(stem, rel)
             continue
-        if entry.id in seen:
-            problems.append(Problem(places.path, *places.id, f"duplicate id {entry.id}, also in {seen[entry.id]}; "
+        entry_id = about[0]
+        if entry_id in seen:
+            problems.append(Problem(places.path, *places.id, f"duplicate id {entry_id}, also in {seen[entry_id]}; "
                                     "ids are unique: rename one file and its id", field="id", code="duplicate-id"))
             continue
-        seen[entry.id] = places.path
-        loaded.append((entry, places))
-    for entry, places in sorted(loaded, key=lambda item: id_sort_key(item[0].id)):
-        record.entries[entry.id] = entry
-        record.places[entry.id] = places
-        record.failed.pop(entry.id, None)  # another file holds it (a duplicate that did load)
+        seen[entry_id] = places.path
+        loaded.append((entry, places, about, kind))
+    entries, links = record.entries, record.links
+    theories: set[str] = set()
+    looked: set[str] = set()
+    for kept, places, (entry_id, cites, theory, look), kind in sorted(loaded, key=lambda item: id_sort_key(item[2][0])):
+        dict.__setitem__(entries, entry_id, kept)  # type: ignore[misc]  # the entry, or its kept bytes
+
+        record.places[entry_id] = places
+        links[entry_id] = cites
+        kinds[entry_id] = kind
+        if theory:
+            theories.add(entry_id)
+        if look:
+            looked.add(entry_id)
+        record.failed.pop(entry_id, None)  # another file holds it (a duplicate that did load)
+    record.theories, record.looked = theories, looked
     problems.extend(check_citations(record))
     return record, problems
+
+
+def _made(record: Record, entry_id: str, kind: Kind, kept: bytes) -> Entry:
+    """The entry kept as ``kept`` (``recordtool.record.cache.entry_from``), or, should that
+    fail, read again from its file: a damaged cache costs time, never the answer."""
+    from recordtool.record.cache import entry_from
+
+    entry = entry_from(kept, MODELS[kind.schema])
+    if entry is not None and entry.id == entry_id:
+        return entry
+    config = record.config
+    rel = record.places[entry_id].path
+    path = config.root / rel
+    read = _read_sources([str(path)], str(config.record))[0]
+    entry = load_entry(path, kind, config, rel, _source(read))[0]
+    if entry is None or entry.id != entry_id:
+        raise RecordError([Problem(rel, 0, 0, f"changed while it was read (it held {entry_id}); run the "
+                                   "command again", code="changed")])
+    return entry
 
 
 # Files read as plain data, so that a worker can read some of them (``parallel.chunk_results``):
@@ -439,13 +566,14 @@ def check_citations(record: Record) -> list[Problem]:
     """Every typed citation must name an entry of the record (citations of an entry that could
     not be loaded are the graph's to report, once for all of them)."""
     problems = []
-    for entry_id, entry in record.entries.items():
-        places = record.places[entry_id]
-        for i, citation in enumerate(entry.cites):
-            if citation.id != entry_id and citation.id not in record.entries and citation.id not in record.failed:
-                hint = did_you_mean_id(citation.id, record.entries)
+    entries, failed, cites = record.entries, record.failed, record.cites
+    for entry_id in entries:
+        for i, (cited, _relation) in enumerate(cites(entry_id)):
+            if cited not in entries and cited != entry_id and cited not in failed:
+                places = record.places[entry_id]
+                hint = did_you_mean_id(cited, entries)
                 problems.append(Problem(places.path, *places.cites[i],
-                                        f"cites {citation.id}, which is not in the record{hint}",
+                                        f"cites {cited}, which is not in the record{hint}",
                                         field=f"cites[{i}].id", code="missing-citation"))
     return problems
 

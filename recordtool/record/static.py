@@ -18,14 +18,16 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recordtool.record.config import Config
 from recordtool.record.confine import refused
-from recordtool.record.load import Record
 from recordtool.record.problems import Problem, did_you_mean
 from recordtool.record.schema import CheckSpec, Entry, Literature, Theory
 from recordtool.record.source import Loc, SourceError, read_source
+
+if TYPE_CHECKING:
+    from recordtool.record.load import Record
 
 # What `recordtool new` writes for the author to replace (recordtool/record/template.py).
 PLACEHOLDER_AUTHOR = "Surname, I."
@@ -220,7 +222,11 @@ def static_problems(config: Config, record: Record) -> list[Problem]:
     # Without a checks package there is nothing to read (a record of notes, a test's record):
     # `verify` says so for each check it cannot load.
     readable = (config.root / config.checks).is_dir()
-    for entry_id, entry in record.entries.items():
+    looked = record.looked
+    for entry_id in record.entries:
+        if looked is not None and entry_id not in looked:
+            continue  # nothing here to look at (``looked_at``): its entry is not made
+        entry = record.entries[entry_id]
         found = list(_placeholders(entry))
         if readable and isinstance(entry, Theory):
             for i, check in enumerate(entry.checks):
@@ -228,6 +234,12 @@ def static_problems(config: Config, record: Record) -> list[Problem]:
         if found:
             problems += _placed(config, record.places[entry_id].path, found)
     return problems
+
+
+def looked_at(entry: Entry) -> bool:
+    """Whether ``static_problems`` has anything to look at in ``entry``: a placeholder of
+    ``recordtool new``, or a claim's checks."""
+    return any(_placeholders(entry)) or (isinstance(entry, Theory) and bool(entry.checks))
 
 
 def _placed(config: Config, rel: str, found: list[_Found]) -> list[Problem]:

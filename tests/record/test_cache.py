@@ -208,3 +208,94 @@ def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch:
     again = open_project(root=project.root, jobs=2, cache=True)
     assert pools == []
     assert again.record.entries["NOTE-3"].title == "Changed" != cold.record.entries["NOTE-3"].title
+
+
+def _with_static_problems(project: ProjectBuilder) -> ProjectBuilder:
+    """``_record``, a package of checks, a claim whose check names a function that is not there
+    (and that 'uses' a claim that uses it), and a note still holding ``recordtool new``'s
+    placeholder: problems of every check that spans the record."""
+    _record(project)
+    (project.root / "checks").mkdir()
+    (project.root / "checks" / "__init__.py").write_text("", encoding="utf-8")
+    (project.root / "checks" / "m.py").write_text("def measure(ctx):\n    return {}\n", encoding="utf-8")
+    _edit(project.path("THEORY-1"), "{id: LIT-7, as: source}", "{id: LIT-7, as: source}, {id: THEORY-2, as: uses}")
+    project.add("THEORY-2", """
+        statement: A claim with a check.
+        cites: [{id: THEORY-1, as: uses}, {id: NOTE-2, as: source}]
+        checks: [{name: c, run: "checks.m:nothing", expect: {x: "> 1"}}]
+    """)
+    project.add("NOTE-3", """
+        title: A new note
+        body: Write the body here, in Markdown.
+    """)
+    for path in (project.root / "record").glob("*/*.yaml"):
+        _old(path)
+    return project
+
+
+def test_kept_entries_are_made_only_when_asked_for(project: ProjectBuilder) -> None:
+    """With the cache, opening the record and every check that spans it (citations, mentions,
+    cycles, orphans, the claims' checks and placeholders) makes no entry of a file as it was
+    beyond those the static checks read: the rest stay their kept bytes until asked for,
+    and then are the entries a cold run reads."""
+    root = _with_static_problems(project).root
+    cold = open_project(root=root)
+    open_project(root=root, cache=True)
+    path = project.path("LIT-1")
+    _edit(path, "The paper.", "The paper, read again.")
+    _old(path, 1)
+    cold = open_project(root=root)
+    warm = open_project(root=root, cache=True)
+    entries = warm.record.entries
+    assert isinstance(entries, load.Entries)
+    assert warm.graph.orphans() == cold.graph.orphans()
+    made = sorted(i for i in entries if not entries.kept(i))
+    assert made == ["LIT-1", "NOTE-3", "THEORY-2"]  # read again; the static checks' (a placeholder, a check)
+    assert [c.id for c in warm.record.claims()] == ["THEORY-1", "THEORY-2"]
+    assert not entries.kept("THEORY-1")
+    assert entries["NOTE-1"] == cold.record.entries["NOTE-1"] and not entries.kept("NOTE-1")
+    assert {p.code for p in warm.problems} >= {"template-placeholder", "check-spec", "missing-citation",
+                                              "dangling-mention", "not-loaded", "uses-cycle"}
+    _same(warm, cold)  # every entry made now, each equal to a cold run's
+
+
+def test_entries_read_as_a_dict_give_entries_never_their_kept_bytes(project: ProjectBuilder) -> None:
+    root = _record(project).root
+    open_project(root=root, cache=True)
+    cold = open_project(root=root).record.entries
+    ways: dict[str, Callable[[dict[str, object]], dict[str, object]]] = {
+        "dict()": dict, "{**}": lambda e: {**e}, "items": lambda e: dict(e.items()),
+        "values": lambda e: dict(zip(e, e.values(), strict=True)), "get": lambda e: {i: e.get(i) for i in e},
+        "copy": lambda e: e.copy(), "pickle": lambda e: pickle.loads(pickle.dumps(e)),
+    }
+    for way, read in ways.items():
+        entries = open_project(root=root, cache=True).record.entries
+        assert isinstance(entries, load.Entries) and all(entries.kept(i) for i in entries), way
+        assert read(entries) == cold, way  # type: ignore[arg-type]
+    entries = open_project(root=root, cache=True).record.entries
+    assert entries.get("NOTE-99") is None and "NOTE-1" in entries and len(entries) == len(cold) == 3
+    assert list(entries) == list(cold) and all(entries.kept(i) for i in entries)
+
+
+@pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model"])
+def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project: ProjectBuilder, kept: str) -> None:
+    """A kept entry whose bytes (in a whole, checksummed shard) do not make that entry is read
+    again from its file when asked for: it costs time, never the answer."""
+    import zlib
+
+    from recordtool.record.schema import Note
+
+    root = _record(project).root
+    cold = open_project(root=root)
+    config = open_project(root=root, cache=True).config
+    other = cold.record.entries["LIT-1"] if kept == "another model" else Note(id="NOTE-7", kind="note", title="Other")
+    wrong = b"\x80\x05garbage" if kept == "not a pickle" else pickle.dumps(other)
+    for shard in _shards(root):
+        items = cache_module._Unpickler(__import__("io").BytesIO(shard.read_bytes()[21 + 20:])).load()
+        for item in items.values():
+            if item.entry is not None:
+                item.entry = wrong
+        payload = pickle.dumps(items)
+        shard.write_bytes(cache_module.FORMAT + cache_module.cache_key(config) + zlib.crc32(payload).to_bytes(4, "big")
+                          + payload)
+    _same(open_project(root=root, cache=True), cold)
