@@ -45,9 +45,9 @@ class Backlink:
 RECENT = 256  # backlinks and neighbours kept for this many ids at most
 T = TypeVar("T")
 
-Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], str | None]"]
+Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], bytes | None]"]
 """A body and the id pattern -> its mentions (exactly ``find_mentions``'s) and what a later
-stage makes of the same parse (render: the body composed for its page), or None."""
+stage makes of the same parse (render: the body composed for its page, packed small), or None."""
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Graph:
     mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    composed: dict[str, str] = field(default_factory=dict)  # id -> what ``compose`` made of its body
+    composed: dict[str, bytes] = field(default_factory=dict)  # id -> what ``compose`` made of its body
     # Backlinks and neighbours, kept for the last ids asked about (a page asks for its own
     # several times; keeping them for every id would hold a copy of the graph); a graph is
     # complete once ``build_graph`` returns. Ids of the record sort by their place in it.
@@ -146,7 +146,7 @@ def _texts(record: Record, ids: list[str]) -> Texts:
     return out
 
 
-def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tuple[Scan, str | None]]:
+def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tuple[Scan, bytes | None]]:
     """The mentions in each entry's prose (``_texts``): (target, field, line, sentence), and
     what ``compose`` made of its body, as plain data (they may be found in a worker)."""
     pattern, compose = how
@@ -183,7 +183,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     def texts(ids: list[str]) -> Texts:
         return _texts(record, ids)
 
-    def here(ids: list[str]) -> list[tuple[Scan, str | None]]:
+    def here(ids: list[str]) -> list[tuple[Scan, bytes | None]]:
         return _scan(how, _texts(record, ids))
 
     found_now = parallel.map_shipped(here, _scan, texts, lambda: how, parallel.chunked(todo), jobs=jobs,

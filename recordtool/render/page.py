@@ -14,7 +14,7 @@ from recordtool.render import escape
 from recordtool.render.evidence import verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, block, fill, inline
+from recordtool.render.prose import Style, block, fill, inline, unpack
 from recordtool.render.sitemap import (
     INDEX,
     WANTED,
@@ -53,8 +53,8 @@ def render_entry(ctx: Context, entry_id: str) -> str:
         lines += ["", "## Reference", "", citation(entry.reference)]
     if isinstance(entry, Theory):
         lines += ["", "## Statement", "", block(entry.statement, style)]
-    composed = ctx.project.graph.composed.get(entry_id)  # from the parse that found its mentions
-    body = fill(composed, style) if composed is not None else None
+    packed = ctx.project.graph.composed.get(entry_id)  # from the parse that found its mentions
+    body = fill(unpack(packed, entry.body), style) if packed is not None else None
     if body is None:
         body = block(entry.body, style)
     if body:

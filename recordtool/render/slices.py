@@ -204,7 +204,7 @@ class Packed:
     cited_by: dict[str, dict[str, list[str]]]
     mentions_out: dict[str, list[Mention]]
     mentions_in: dict[str, list[Mention]]
-    composed: dict[str, str]
+    composed: dict[str, bytes]  # packed (``prose.pack``)
 
 
 def shared(ctx: Context) -> Shared:

@@ -113,25 +113,57 @@ def _page_style() -> Style:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_body_composed_with_its_mentions_fills_in_as_block_writes_it(pieces: list[str]) -> None:
     from recordtool.record.mentions import find_mentions
-    from recordtool.render.prose import compose_body, fill
+    from recordtool.render.prose import compose_body, fill, unpack
 
     text = "".join(pieces)
-    found, composed = compose_body(text, PATTERN)
+    found, packed = compose_body(text, PATTERN)
     assert found == find_mentions(text, PATTERN), text
-    if composed is not None:
+    if packed is not None:
+        composed = unpack(packed, text)
         assert fill(composed, _page_style()) == block(text, _page_style()), text
         assert (fill(composed, Style(PATTERN, lambda i: None)) is None) == ("\x00" in composed)  # a link left out
 
 
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
-    from recordtool.render.prose import compose_body, fill
+    from recordtool.render.prose import compose_body, fill, unpack
 
     body = "# Head\n\nSee THEORY-1 and [it](NOTE-5 \"t\"), *LIT-3*.\n\n- THEORY-9\n\n| a |\n| - |\n| LIT-3 |\n"
-    found, composed = compose_body(body, PATTERN)
+    found, packed = compose_body(body, PATTERN)
     assert [f.id for f in found] == ["THEORY-1", "NOTE-5", "LIT-3", "THEORY-9", "LIT-3"]
-    assert composed is not None and fill(composed, _page_style()) == block(body, _page_style())
+    assert packed is not None and fill(unpack(packed, body), _page_style()) == block(body, _page_style())
     assert compose_body("a [file](rel/file.md)", PATTERN)[1] is None  # relative to the page
     assert compose_body("a [](THEORY-1)", PATTERN)[1] is None  # its text is its destination
+
+
+@given(st.text(), st.text())
+@settings(max_examples=300, deadline=None)
+def test_composed_prose_packed_against_its_body_unpacks_to_itself(composed: str, body: str) -> None:
+    from recordtool.render.prose import pack, unpack
+
+    for text in (composed, composed + "\ud800"):  # a lone surrogate too (YAML's "\ud800" gives one)
+        assert unpack(pack(text, body), body) == text
+        assert unpack(pack(text, text), text) == text
+
+
+def test_composed_prose_is_kept_small_against_its_body() -> None:
+    """What is held for every entry until its page is written: most of it is its body's text,
+    which the packed prose refers to instead of holding it again."""
+    import random
+
+    from recordtool.render.prose import compose_body, unpack
+
+    rng = random.Random(1)
+    # Words of random letters: text that compresses poorly on its own, as a body of words does
+    # (only packing it against its body makes it small).
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(3_000)]
+    words += ["*residual*", "`stream`", "THEORY-1", "[a](NOTE-5)", "x_1"]
+    body = "\n\n".join(" ".join(rng.choice(words) for _ in range(60)) for _ in range(12))  # about 5 KB
+    big = "".join(rng.choice(words) + " " for _ in range(8_000))  # over zlib's 32 KB window
+    for text in (body, big):
+        packed = compose_body(text, PATTERN)[1]
+        assert packed is not None and unpack(packed, text) == block(text, Style(PATTERN, lambda i: (f"\x00{i}\x00", None)))
+    small = compose_body(body, PATTERN)[1]
+    assert small is not None and len(small) < len(body) / 4
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=30))
