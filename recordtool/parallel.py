@@ -146,7 +146,7 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
 
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
                 pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
-                jobs: int | None, min_items: int) -> list[Any]:
+                jobs: int | None, min_items: int, meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """Like ``map_chunks``, for work whose inputs are a small part of a large state held here:
     the workers hold nothing of this process. Each is a fresh interpreter (the ``SHIPPED``
     start method), gets ``shared()`` once (pickled) and each chunk's ``pack(chunk)`` (pickled,
@@ -155,7 +155,9 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     of the ``workers(jobs)``, does chunks from the back with ``local(chunk)``, and any chunk a
     worker could not do (``pack`` or ``remote`` failed, the worker died). Where ``map_chunks``
     would not start a pool, every chunk is done here with ``local``; and no more workers start
-    than there are ``min_items // 2`` items (each must repay its start)."""
+    than there are ``min_items // 2`` items (each must repay its start). ``meanwhile``: work
+    of this process's own, done once the workers have their first chunks, while they start
+    (an interpreter takes about half a second), or first when no pool is started."""
     count = workers(jobs)
     total = sum(map(len, chunks))
     # One fresh interpreter per ``min_items // 2`` items at most: starting one costs about half
@@ -164,6 +166,8 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     # on a 16-core machine would not.
     forked = min(count - 1, len(chunks), max(1, total // max(1, min_items // 2)))
     if count < 2 or len(chunks) < 2 or total < min_items or _job is not None:
+        if meanwhile is not None:
+            meanwhile()
         return [result for chunk in chunks for result in local(chunk)]
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context(SHIPPED),
                                initializer=_start_shipped, initargs=(remote, shared()))
@@ -181,17 +185,19 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
             raise BrokenProcessPool(str(exc)) from exc
 
     try:
-        return [result for done in _in_order(submit, local, chunks, WINDOW * forked, True) for result in done]
+        return [result for done in _in_order(submit, local, chunks, WINDOW * forked, True, meanwhile)
+                for result in done]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
-              chunks: list[list[T]], window: int, helping: bool) -> Iterator[list[Any]]:
+              chunks: list[list[T]], window: int, helping: bool,
+              meanwhile: Callable[[], None] | None = None) -> Iterator[list[Any]]:
     """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
     it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
     ``helping`` caller does the last chunk nobody has taken. A chunk the pool could not do is
-    done here."""
+    done here. ``meanwhile`` is called once, after the first chunks are handed out."""
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
     here: dict[int, list[Any]] = {}  # done here, from the back
     back = len(chunks)  # chunks from here on are (being) done here
@@ -205,6 +211,9 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
                 pending.append(submit(i + len(pending)))
             except (BrokenProcessPool, RuntimeError):
                 broken = True
+        if meanwhile is not None:
+            meanwhile()
+            meanwhile = None
         result: list[Any] | None = None
         if pending:
             future = pending.popleft()

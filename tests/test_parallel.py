@@ -300,3 +300,32 @@ def test_fresh_interpreters_start_only_as_many_as_the_items_repay(
         assert [r[0] for r in results] == [i * i + 1 for i in items]
         assert sizes.pop() == expected, least
     assert no_children_left()
+
+
+@pytest.mark.parametrize(("jobs", "least"), [(2, 1), (1, 1), (4, 1_000)])
+def test_work_meanwhile_is_done_once_after_the_first_chunks_are_handed_out(
+        jobs: int, least: int, tmp_path: Path) -> None:
+    """``meanwhile`` runs once: with a pool, after the workers have their first chunks (so
+    it overlaps their start) and before this process does any chunk; without, first."""
+    events: list[str] = []
+
+    def local(chunk: list[int]) -> list[tuple[int, int, str]]:
+        events.append("here")
+        return [(i * i + 1, os.getpid(), HELD) for i in chunk]
+
+    def pack(chunk: list[int]) -> list[int]:
+        events.append("packed")
+        return chunk
+
+    items = list(range(100))
+    results = parallel.map_shipped(local, shipped_square, pack, lambda: (1, str(tmp_path)),
+                                   parallel.chunked(items, 10), jobs=jobs, min_items=least,
+                                   meanwhile=lambda: events.append("meanwhile"))
+    assert [r[0] for r in results] == [i * i + 1 for i in items]
+    assert events.count("meanwhile") == 1
+    before = events[:events.index("meanwhile")]
+    if jobs > 1 and least == 1 and parallel.cores() > 1:  # a pool: its first chunks went out first
+        assert before and set(before) == {"packed"}
+    else:
+        assert before == []
+    assert no_children_left()
