@@ -82,9 +82,9 @@ def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkey
         seen.append(("open", jobs))
         return real_open(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
-    def map_shipped(*args: object, jobs: int | None, min_items: int) -> object:
+    def map_shipped(*args: object, jobs: int | None, **kwargs: object) -> object:
         seen.append(("pool", jobs))
-        return real_map(*args, jobs=jobs, min_items=min_items)  # type: ignore[arg-type]
+        return real_map(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
     monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
