@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest import MonkeyPatch
 from verify_fakes import POWER, check, claim_yaml, make_project
 
 from recordtool.record.project import open_project
+from recordtool.record.schema import Theory
+from recordtool.verify import status
+from recordtool.verify.fingerprint import Scanner
 from recordtool.verify.session import Options, verify
 from recordtool.verify.status import assess, assess_claims, format_status
 from recordtool.verify.store import read_store
@@ -86,7 +90,7 @@ def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) 
     """While ``verify --seeds N`` decides what to run, a verdict on other seeds is stale
     because of the option: the reason must not say the YAML declares N."""
     root = make_project(tmp_path, {"THEORY-1": CLAIM.replace("scale: 1.0}", "scale: 1.0}\n    seeds: 3")})
-    assert verify(open_project(root=root), Options()).ok
+    verify(open_project(root=root), Options())
     project = open_project(root=root)
     claims = project.record.claims()
     store = read_store(project.config, [c.id for c in claims])
@@ -95,3 +99,33 @@ def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) 
         "stale", ["check 'small': ran on 3 seeds, --seeds gives 1"])
     plain, _ = assess_claims(project, claims, store)
     assert (plain["THEORY-1"].state, plain["THEORY-1"].reasons) == ("verified", [])
+
+
+def test_assess_reads_only_listed_verdicts_and_agrees_with_every_claim_assessed(tmp_path: Path,
+                                                                                 monkeypatch: MonkeyPatch) -> None:
+    third = claim_yaml("THEORY-3", check("small", "ok"), statement="A third.")
+    fourth = claim_yaml("THEORY-4", check("small", "ok"), statement="A fourth.")
+    root = make_project(tmp_path, {"THEORY-1": CLAIM, "THEORY-2": USER, "THEORY-3": third, "THEORY-4": fourth})
+    verify(open_project(root=root), Options())
+    verdicts = root / "record" / "verdicts"
+    (verdicts / "THEORY-2.json").unlink()
+    (verdicts / "THEORY-4.json").unlink()
+    (verdicts / "THEORY-3.json").write_text("{not json", encoding="utf-8")  # damaged
+    (verdicts / "THEORY-4.json").symlink_to(verdicts / "THEORY-1.json")  # a link: refused, with its reason
+    project = open_project(root=root)
+    claims = project.record.claims()
+    every, _prints = assess_claims(project, claims, read_store(project.config, [c.id for c in claims]))
+    status.add_dependencies(project, every)
+    fingerprinted: list[str] = []
+    real = status.fingerprint
+
+    def spy(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+        fingerprinted.append(claim.id)
+        return real(claim, scanner, seeds)
+
+    monkeypatch.setattr(status, "fingerprint", spy)
+    now = assess(project)
+    assert list(now) == list(every) and [repr(s) for s in now.values()] == [repr(s) for s in every.values()]
+    assert [s.state for s in now.values()] == ["verified", "unchecked", "unchecked", "unchecked"]
+    assert now["THEORY-3"].reasons and now["THEORY-4"].reasons  # damaged, refused: said why
+    assert now["THEORY-2"].depends == [] and sorted(fingerprinted) == ["THEORY-1", "THEORY-3", "THEORY-4"]
