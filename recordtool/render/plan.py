@@ -220,7 +220,8 @@ def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
     return near, named
 
 
-KEPT_FORM = b"recordtool-page-keys 1\n"
+KEPT_FORM = b"recordtool-page-keys 2\n"
+WATCH_SEP = "\0"
 
 
 @dataclass
@@ -241,7 +242,10 @@ class KeptKeys:
     faces: dict[str, str] = field(default_factory=dict)
     said: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
-    watchers: dict[str, set[str]] = field(default_factory=dict)
+    # id -> the entries watching it: a set, or as kept, the ids joined by NULs (``WATCH_SEP``):
+    # one string per id reads back ten times faster than a set, and is split only for the ids
+    # that changed (at 10,000 entries, 0.024 s of the 0.033 s that reading the file took)
+    watchers: dict[str, set[str] | str] = field(default_factory=dict)
     listings: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (its file, a hash of what the lists show of it)
     changed: bool = True  # since read: to be written again
     watching: bool = True  # False: nothing is kept for a next render, so no watchers are worked out
@@ -260,13 +264,22 @@ class KeptKeys:
         todo = {i for i in changed if i in entries}
         todo.update(i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i))
         for entry_id in changed:
-            todo.update(self.watchers.get(entry_id, ()))
+            todo.update(self.watching_of(entry_id))
             if entry_id in entries:  # what it names now (what it named before watches it)
                 todo.update(c.id for c in entries[entry_id].cites)
                 todo.update(m.target for m in graph.mentions_out.get(entry_id, ()))
         todo = {i for i in todo if i in entries}
         self.changed = bool(todo) or bool(changed)
         return todo
+
+    def watching_of(self, entry_id: str) -> set[str]:
+        """The entries watching ``entry_id`` (a set of its own, to change)."""
+        watching = self.watchers.get(entry_id)
+        if watching is None:
+            return set()
+        if isinstance(watching, str):
+            watching = self.watchers[entry_id] = set(watching.split(WATCH_SEP))
+        return watching
 
     def learn(self, entry_id: str, key: str, watch: set[str]) -> None:
         self.keys[entry_id] = key
@@ -276,14 +289,25 @@ class KeptKeys:
             watching = self.watchers.get(i)
             if watching is None:
                 self.watchers[i] = {entry_id}
+            elif isinstance(watching, str):
+                self.watching_of(i).add(entry_id)
             else:
                 watching.add(entry_id)
 
-    def plain(self) -> tuple[str, dict[str, str], dict[str, str], dict[str, str], dict[str, set[str]],
+    def plain(self) -> tuple[str, dict[str, str], dict[str, str], dict[str, str], dict[str, set[str] | str],
                              dict[str, tuple[str, str]]]:
-        """Plain data, for ``recordtool.record.cache.write_plain``; entries gone are left out."""
+        """Plain data, for ``recordtool.record.cache.write_plain``; entries gone are left out.
+        The watchers of an id are joined into one string (a set is kept as a set when one of
+        its ids holds the separator, which no valid id does)."""
         keys = {i: k for i, k in self.keys.items() if i in self.faces}
-        return (self.shared, self.faces, self.said, keys, self.watchers, self.listings)
+        watchers: dict[str, set[str] | str] = {}
+        for i, watching in self.watchers.items():
+            if isinstance(watching, set) and watching:
+                joined = WATCH_SEP.join(watching)
+                watchers[i] = joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
+            else:
+                watchers[i] = watching
+        return (self.shared, self.faces, self.said, keys, watchers, self.listings)
 
     @classmethod
     def from_plain(cls, value: object) -> KeptKeys | None:
@@ -291,7 +315,7 @@ class KeptKeys:
                 and all(isinstance(v, dict) for v in value[1:])):
             return None
         shared, faces, said, keys, watchers, listings = value
-        if not (all(isinstance(w, set) for w in watchers.values())
+        if not (all(isinstance(w, (set, str)) for w in watchers.values())
                 and all(isinstance(v, tuple) and len(v) == 2 for v in listings.values())):
             return None
         return cls(shared, faces, said, keys, watchers, listings, changed=False)

@@ -6,6 +6,7 @@ import pytest
 
 import recordtool.render.index as index
 from recordtool.record.project import open_project
+from recordtool.render import plan
 from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses
@@ -68,3 +69,22 @@ def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project:
     # a title: every group that lists entries
     _edit(project, "LIT-1", "title: A paper", "title: A paper, renamed")
     assert sorted(composed) == ["dashboard", "graph_page", "kind_pages", "tag_pages", "wanted"]
+
+
+def test_kept_keys_keep_watchers_as_strings_and_read_them_back_as_sets() -> None:
+    kept = plan.KeptKeys("shared", faces={"A-1": "face", "B-2": "face", "odd\0id": "face"},
+                         keys={"A-1": "k", "B-2": "k", "C-3": "k"})
+    kept.learn("A-1", "k1", {"B-2", "X-9"})
+    kept.learn("B-2", "k2", {"X-9"})
+    kept.learn("odd\0id", "k3", {"Y-9"})
+    shared, faces, said, keys, watchers, listings = kept.plain()
+    assert keys == {"A-1": "k1", "B-2": "k2", "odd\0id": "k3"}  # C-3 is gone
+    assert watchers["B-2"] == "A-1" and isinstance(watchers["X-9"], str)
+    assert watchers["Y-9"] == {"odd\0id"}  # an id holding the separator stays in a set
+    back = plan.KeptKeys.from_plain((shared, faces, said, keys, watchers, listings))
+    assert back is not None and not back.changed
+    assert back.watching_of("X-9") == {"A-1", "B-2"} and back.watching_of("Y-9") == {"odd\0id"}
+    assert back.watching_of("B-2") == {"A-1"} and back.watching_of("nobody") == set()
+    back.learn("C-3", "k3", {"B-2"})  # added to what was kept as a string
+    assert back.watching_of("B-2") == {"A-1", "C-3"}
+    assert plan.KeptKeys.from_plain((shared, faces, said, keys, {"B-2": ["A-1"]}, listings)) is None
