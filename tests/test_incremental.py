@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from recordtool.record.config import load_config
+from recordtool.record.load import id_sort_key
 from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
 from tests.conftest import FOLDERS, ProjectBuilder
@@ -318,3 +319,31 @@ def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_i
     kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
     assert len(edit_and_compare("A third title")) == entries
     assert victim.read_text(encoding="utf-8") == "still here"
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_one_pass_over_the_graph_gives_what_its_indexes_give(tmp_path: Path, seed: int) -> None:
+    """``build_graph`` works out the dangling mentions and the orphans in one pass and makes the
+    indexes of citations and mentions only when asked for (validate asks for none): after random
+    changes, the pass says what the indexes say."""
+    from recordtool.record.graph import INDEXES, Graph
+    from recordtool.record.project import open_project
+
+    walk = Walk(tmp_path / "project", seed)
+    for step in range(20):
+        for _ in range(walk.rng.randint(1, 3)):
+            walk.mutate()
+        project = open_project(root=walk.root, cache=True)
+        graph, entries, failed = project.graph, project.record.entries, project.record.failed
+        orphans, dangling = graph.orphans(), graph.dangling
+        assert not INDEXES & graph.__dict__.keys(), f"step {step}: an index was made"
+        assert graph.mentions_in is graph.mentions_in  # made once asked for, then kept
+        assert graph.__dict__.keys() >= INDEXES
+        indexed = Graph(project.record, graph.cited_by, graph.mentions_out, graph.mentions_in)
+        assert orphans == indexed.orphans(), f"seed {seed}, step {step}"
+        wanted: dict[str, list[object]] = {}
+        for mentions in graph.mentions_out.values():
+            for mention in mentions:
+                if mention.target not in entries and mention.target not in failed:
+                    wanted.setdefault(mention.target, []).append(mention)
+        assert dangling == {t: wanted[t] for t in sorted(wanted, key=id_sort_key)}, f"seed {seed}, step {step}"

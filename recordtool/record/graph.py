@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from recordtool import parallel
 from recordtool.record.load import Record, id_sort_key
@@ -64,6 +64,45 @@ class Graph:
     _backlinks: dict[str, tuple[Backlink, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # ``build_graph`` makes the indexes of citations and mentions (``INDEXES``) the first time
+    # one is asked for, from the mentions found in each entry (``_scans``): validate asks for
+    # none, and needs of them only what ``build_graph`` works out in one pass (the dangling
+    # mentions, the entries that link or are linked to: ``_linked``).
+    _scans: dict[str, Scan] | None = field(default=None, init=False, repr=False, compare=False)
+    _linked: set[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """An index (``INDEXES``) of a graph made by ``build_graph``, made now: called only when
+        the graph does not hold it yet."""
+        if name not in INDEXES or self.__dict__.get("_scans") is None:
+            raise AttributeError(name)
+        self._index()
+        return self.__dict__[name]
+
+    def _index(self) -> None:
+        scans, record = self._scans, self.record
+        assert scans is not None
+        cited_by: dict[str, dict[str, list[str]]] = {}
+        mentions_out: dict[str, list[Mention]] = {}
+        mentions_in: dict[str, list[Mention]] = {}
+        same = {entry_id: entry_id for entry_id in record.entries}  # one string per id, however often it is mentioned
+        # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
+        entries, cites = record.entries, record.cites
+        new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
+        for entry_id in entries:
+            for cited, relation in cites(entry_id):
+                if cited in entries and cited != entry_id:
+                    cited_by.setdefault(cited, {}).setdefault(relation, []).append(entry_id)
+            found = scans[entry_id]
+            if found:
+                out = [new(Mention, (entry_id, same_id(target, target), name, line, sentence))
+                       for target, name, line, sentence in found]
+                mentions_out[entry_id] = out
+                for mention in out:
+                    if mention[1] in entries:
+                        mentions_in.setdefault(mention[1], []).append(mention)
+        self.cited_by, self.mentions_out, self.mentions_in = cited_by, mentions_out, mentions_in
+        self._scans = None
 
     def _key(self, entry_id: str) -> int:
         if not self._order:
@@ -106,6 +145,9 @@ class Graph:
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""
         entries = self.record.entries
+        if self._linked is not None:
+            linked = self._linked
+            return [i for i in entries if i not in linked]
         linked = set(self.cited_by) | set(self.mentions_in)  # linked to
         for by_relation in self.cited_by.values():
             for sources in by_relation.values():
@@ -115,6 +157,7 @@ class Graph:
 
 
 _source = operator.itemgetter(0)  # a Mention's source
+INDEXES = frozenset({"cited_by", "mentions_out", "mentions_in"})  # what ``Graph._index`` makes
 
 
 def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[str], list[T]]) -> tuple[T, ...]:
@@ -192,26 +235,31 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
         scans[entry_id] = scan
         if made is not None:
             graph.composed[entry_id] = made
-    same = {entry_id: entry_id for entry_id in ids}  # one string per id, however often it is mentioned
-    # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
+    # One pass over the citations and mentions for what every command needs: the dangling
+    # mentions and the entries linked either way (``Graph.orphans``); the indexes are made
+    # when asked for (``Graph._index``).
     entries, failed, cites = record.entries, record.failed, record.cites
-    cited_by, mentions_out, mentions_in, dangling = graph.cited_by, graph.mentions_out, graph.mentions_in, graph.dangling
-    new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
+    dangling: dict[str, list[Mention]] = {}
+    linked: set[str] = set()
+    link = linked.add
     for entry_id in ids:
-        found = scans[entry_id]
-        for cited, relation in cites(entry_id):
+        out = False
+        for cited, _relation in cites(entry_id):
             if cited in entries and cited != entry_id:
-                cited_by.setdefault(cited, {}).setdefault(relation, []).append(entry_id)
-        if found:
-            out = [new(Mention, (entry_id, same_id(target, target), name, line, sentence))
-                   for target, name, line, sentence in found]
-            mentions_out[entry_id] = out
-            for mention in out:
-                target = mention[1]
-                if target in entries:
-                    mentions_in.setdefault(target, []).append(mention)
-                elif target not in failed:  # it exists, but did not load: not wanted
-                    dangling.setdefault(target, []).append(mention)
+                link(cited)
+                out = True
+        for found in scans[entry_id]:
+            target = found[0]
+            if target in entries:
+                link(target)
+                out = True
+            elif target not in failed:  # it exists, but did not load: not wanted
+                dangling.setdefault(target, []).append(Mention(entry_id, *found))
+        if out:
+            link(entry_id)
+    for name in INDEXES:
+        delattr(graph, name)
+    graph._scans, graph._linked, graph.dangling = scans, linked, dangling
     graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
     problems = []
     for target, mentions in graph.dangling.items():
@@ -220,12 +268,12 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
             problems.append(Problem(path, mention.line, 1,
                                     f"{target} is mentioned but not in the record; add it or write it without "
                                     "its id", field=mention.field, severity="warning", code="dangling-mention"))
-    problems.extend(_failed_problems(record, graph))
+    problems.extend(_failed_problems(record, scans))
     problems.extend(cycle_problems(record))
     return graph, problems
 
 
-def _failed_problems(record: Record, graph: Graph) -> list[Problem]:
+def _failed_problems(record: Record, scans: dict[str, Scan]) -> list[Problem]:
     """One warning per entry that could not be loaded and is cited or mentioned: its own error
     is the cause; each citation or mention of it is not reported again."""
     if not record.failed:
@@ -236,9 +284,9 @@ def _failed_problems(record: Record, graph: Graph) -> list[Problem]:
         for i, (cited, _relation) in enumerate(record.cites(entry_id)):
             if cited in record.failed:
                 places[cited].append((where.path, *where.cites[i], f"cites[{i}].id"))
-        for mention in graph.mentions_out.get(entry_id, []):
-            if mention.target in record.failed:
-                places[mention.target].append((where.path, mention.line, 1, mention.field))
+        for target, name, line, _sentence in scans[entry_id]:
+            if target in record.failed:
+                places[target].append((where.path, line, 1, name))
     problems = []
     for target in sorted(places, key=id_sort_key):
         path, line, col, name = min(places[target])
