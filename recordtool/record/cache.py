@@ -21,6 +21,14 @@ any change to them and the cache is not used (and is written again). The cache i
 unpickler that makes nothing but the record's own data classes and dates: a damaged or foreign
 shard is ignored and its files read again, never trusted. A cache that cannot be written costs
 speed, never the answer.
+
+Every run reads the shards whole; the entries themselves (pydantic objects, most of what is
+kept) are not in them but beside them, each pickled on its own in the shard's entries file,
+and made only when something asks for that entry (``load.Entries``): after one edit,
+`validate` makes almost none. A shard names the entries file it goes with (a random
+generation written at the head of both) and keeps each entry's offset, length and CRC-32;
+an entry whose bytes are not those (a file damaged, replaced or gone), or that do not make
+the entry they should, is read again from its YAML file.
 """
 
 from __future__ import annotations
@@ -49,7 +57,8 @@ if TYPE_CHECKING:
     from recordtool.record.schema import Entry
 
 FOLDER = "entries"  # under the cache folder
-FORMAT = b"recordtool-entries 3\n"
+FORMAT = b"recordtool-entries 4\n"
+ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
 SHARDS = 64
 # Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
@@ -64,7 +73,9 @@ class Item:
     kind: str  # the kind whose folder holds it
     stat: Stat | None  # None: it was changed just before it was read; compare its content
     digest: str  # a hash of its bytes
-    entry: Entry | bytes | None  # kept as its own pickle, made only when asked for (``entry_from``)
+    # The entry (read this run), or where its own pickle is in the shard's entries file: in
+    # the file (offset, length, CRC-32), once read (its ``_Blobs``, offset, length, CRC-32).
+    entry: Entry | tuple[Any, ...] | None
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
     summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
@@ -180,30 +191,100 @@ class EntryCache:
             self.folder.mkdir(parents=True, exist_ok=True)
             sweep(self.folder)
         for n in sorted(self.dirty):
-            payload = pickle.dumps({rel: _kept(item) for rel, item in self.shards[n].items()},
-                                   protocol=pickle.HIGHEST_PROTOCOL)
+            generation = os.urandom(16)
+            blobs: list[bytes] = [ENTRIES_FORMAT, generation]
+            kept: dict[str, Item] = {}
+            offset = len(ENTRIES_FORMAT) + len(generation)
+            for rel, item in self.shards[n].items():
+                data = _pickled(item.entry)
+                if data is None:
+                    continue  # its kept entry could not be read back: its file is read again next time
+                where = None
+                if data:
+                    where = (offset, len(data), zlib.crc32(data))
+                    blobs.append(data)
+                    offset += len(data)
+                kept[rel] = dataclasses.replace(item, entry=where)
+            payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
-            try:
+            try:  # the entries first: a shard never names a generation that is not written
+                write_atomic(self.folder / _name(n, ".entries"), b"".join(blobs))
                 write_atomic(self.folder / _name(n), data)
             except OSError:
                 return
         self.dirty.clear()
 
 
-def _kept(item: Item) -> Item:
-    """``item`` as kept: its entry pickled on its own, so that it can be made without the others."""
-    if item.entry is None or type(item.entry) is bytes:
-        return item
-    return dataclasses.replace(item, entry=pickle.dumps(item.entry, protocol=pickle.HIGHEST_PROTOCOL))
+def _pickled(entry: Entry | tuple[Any, ...] | None) -> bytes | None:
+    """``entry``'s own pickle (``b""`` for no entry), read back from the entries file it is kept
+    in, or made; None when it cannot be read back."""
+    if entry is None:
+        return b""
+    if type(entry) is tuple:
+        blobs, offset, length, crc = entry
+        return blobs.read(offset, length, crc)  # type: ignore[no-any-return]
+    return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def entry_from(kept: bytes, model: type[Entry]) -> Entry | None:
-    """The entry of model ``model`` kept as ``kept`` (``_kept``), made by the unpickler that
-    makes only the record's own data classes; None if it is not one (the caller reads its file)."""
+class _Blobs:
+    """A shard's entries file, opened the first time an entry is read from it and kept open:
+    once open, a later run writing it again (a new file renamed over it) changes nothing for
+    this one, which reads what the shard it read names."""
+
+    def __init__(self, path: Path, generation: bytes) -> None:
+        self.path = path
+        self.generation = generation
+        self.fd: int | None = None
+        self.bad = False  # not there, or not the generation the shard names
+
+    def read(self, offset: int, length: int, crc: int) -> bytes | None:
+        """The bytes at ``offset``, if they are those kept there (their CRC-32 is ``crc``)."""
+        if self.fd is None and not self._open():
+            return None
+        assert self.fd is not None
+        try:
+            data = os.pread(self.fd, length, offset)
+        except OSError:
+            return None
+        return data if len(data) == length and zlib.crc32(data) == crc else None
+
+    def _open(self) -> bool:
+        if self.bad:
+            return False
+        head = ENTRIES_FORMAT + self.generation
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            self.bad = True
+            return False
+        try:
+            same = os.pread(fd, len(head), 0) == head
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)
+            self.bad = True
+            return False
+        self.fd = fd
+        return True
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def entry_from(kept: tuple[Any, ...], model: type[Entry]) -> Entry | None:
+    """The entry of model ``model`` kept where ``kept`` says (``Item.entry``), made by the
+    unpickler that makes only the record's own data classes; None if its bytes are not those
+    kept there or do not make a ``model`` (the caller reads its file again)."""
     from recordtool.record.schema import compact
 
+    blobs, offset, length, crc = kept
+    data = blobs.read(offset, length, crc)
+    if data is None:
+        return None
     try:
-        entry = _Unpickler(io.BytesIO(kept)).load()
+        entry = _Unpickler(io.BytesIO(data)).load()
     except Exception:  # anything damaged bytes raise
         return None
     if type(entry) is not model:
@@ -216,7 +297,7 @@ def open_cache(config: Config) -> EntryCache:
     """The entry cache of ``config``'s record, with whatever valid shards it holds."""
     folder = config.cache / FOLDER
     key = cache_key(config)
-    shards = [_read_shard(folder / _name(n), key) for n in range(SHARDS)]
+    shards = [_read_shard(folder, n, key) for n in range(SHARDS)]
     items: dict[str, Item] = {}
     for shard in shards:
         items.update(shard)
@@ -227,8 +308,9 @@ def clear_cache(config: Config) -> None:
     """Remove the entry cache (``recordtool validate --no-cache`` does not read it either)."""
     folder = config.cache / FOLDER
     for n in range(SHARDS):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(folder / _name(n))
+        for suffix in (".bin", ".entries"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / _name(n, suffix))
 
 
 def cache_key(config: Config) -> bytes:
@@ -238,8 +320,8 @@ def cache_key(config: Config) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
-def _name(n: int) -> str:
-    return f"shard-{n:02d}.bin"
+def _name(n: int, suffix: str = ".bin") -> str:
+    return f"shard-{n:02d}{suffix}"
 
 
 def _shard(rel: str) -> int:
@@ -264,10 +346,11 @@ def _digest(path: Path | str) -> str:
         return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
 
 
-def _read_shard(path: Path, key: bytes) -> dict[str, Item]:
-    """A shard's items; {} when there is none or it is not a whole shard written for ``key``."""
+def _read_shard(folder: Path, n: int, key: bytes) -> dict[str, Item]:
+    """Shard ``n``'s items, each entry's place made to read it from the shard's entries file; {}
+    when there is none or it is not a whole shard written for ``key``."""
     try:
-        with open(path, "rb") as handle:
+        with open(folder / _name(n), "rb") as handle:
             data = handle.read()
     except OSError:
         return {}
@@ -278,13 +361,22 @@ def _read_shard(path: Path, key: bytes) -> dict[str, Item]:
     if zlib.crc32(payload).to_bytes(4, "big") != data[head + 16:head + 20]:  # a damaged file, not a forged one
         return {}
     try:
-        items = _Unpickler(io.BytesIO(payload)).load()
+        generation, items = _Unpickler(io.BytesIO(payload)).load()
     except Exception:  # anything a damaged shard raises: read its files again
         return {}
-    if not isinstance(items, dict) or not all(isinstance(k, str) and isinstance(v, Item)
-                                              and (v.entry is None or type(v.entry) is bytes) for k, v in items.items()):
+    if not isinstance(generation, bytes) or not isinstance(items, dict) or not all(
+            isinstance(k, str) and isinstance(v, Item) and (v.entry is None or _is_place(v.entry))
+            for k, v in items.items()):
         return {}
+    blobs = _Blobs(folder / _name(n, ".entries"), generation)
+    for item in items.values():
+        if item.entry is not None:
+            item.entry = (blobs, *item.entry)
     return items
+
+
+def _is_place(entry: object) -> bool:
+    return type(entry) is tuple and len(entry) == 3 and all(type(i) is int for i in entry)
 
 
 class _Unpickler(pickle.Unpickler):

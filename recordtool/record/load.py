@@ -64,25 +64,26 @@ _PLACES_FIELDS = ("path", "id", "cites", "prose", "digest")
 
 
 Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation), in order
+Kept = tuple[Any, ...]  # an entry as the entry cache keeps it, made when asked for (``recordtool.record.cache.entry_from``)
 
 
 class Entries(dict[str, Entry]):
-    """A record's entries, in id order; those kept in the entry cache are made from their kept
-    bytes only when asked for (``recordtool.record.cache``): the checks that span the record
+    """A record's entries, in id order; those kept in the entry cache are made from what it
+    keeps only when asked for (``recordtool.record.cache``): the checks that span the record
     read what they need from ``Record.links``, so that after one edit nobody makes the entries
     that no page or command looks at. Every way of reading a dict gives made entries."""
 
-    def __init__(self, make: Callable[[str, bytes], Entry]) -> None:
+    def __init__(self, make: Callable[[str, Kept], Entry]) -> None:
         super().__init__()
-        self._make = make  # an id and its kept bytes -> its entry
+        self._make = make  # an id and what the cache keeps of it -> its entry
 
     def __getitem__(self, key: str) -> Entry:
-        value: Entry | bytes = dict.__getitem__(self, key)
-        if type(value) is bytes:
+        value: Entry | Kept = dict.__getitem__(self, key)
+        if type(value) is tuple:
             return self._made(key, value)
-        return value  # type: ignore[return-value]  # mypy: not bytes here
+        return value  # type: ignore[return-value]  # mypy: not Kept here
 
-    def _made(self, key: str, kept: bytes) -> Entry:
+    def _made(self, key: str, kept: Kept) -> Entry:
         entry = self._make(key, kept)
         dict.__setitem__(self, key, entry)
         return entry
@@ -115,14 +116,14 @@ class Entries(dict[str, Entry]):
         return (dict, (self.copy(),))
 
     def make_all(self) -> None:
-        """Make every entry still kept as bytes."""
+        """Make every entry not made yet."""
         for key, value in dict.items(self):
-            if isinstance(value, bytes):
+            if isinstance(value, tuple):
                 self._made(key, value)
 
     def kept(self, key: str) -> bool:
-        """Whether ``key``'s entry is still only its kept bytes (not made yet)."""
-        return isinstance(dict.__getitem__(self, key), bytes)
+        """Whether ``key``'s entry is still only what the cache keeps of it (not made yet)."""
+        return isinstance(dict.__getitem__(self, key), tuple)
 
 
 @dataclass
@@ -230,9 +231,9 @@ def _name(item: os.DirEntry[str]) -> str:
 
 
 Summary = tuple[str, Links, bool, bool]  # an entry's id, its citations, whether it is a claim, ``static.looked_at``
-# What loading one file gives: the entry (or, kept in the entry cache, its bytes, made into the
+# What loading one file gives: the entry (or, kept in the entry cache, what it keeps, made into the
 # entry when asked for: ``Entries``), its places, its own problems and its summary.
-Loaded = tuple[Entry | bytes | None, Places | None, list[Problem], Summary | None]
+Loaded = tuple[Entry | Kept | None, Places | None, list[Problem], Summary | None]
 
 
 def summary(entry: Entry) -> Summary:
@@ -249,9 +250,12 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     of the files not read are made from what is kept only when asked for (``Entries``)."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
-    kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if its kept bytes fail)
-    record = Record(config, Entries(lambda entry_id, kept: _made(record, entry_id, kinds[entry_id], kept)),
-                    theories=set(), looked=set())
+    kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if what is kept fails)
+    placed: dict[str, Places] = {}
+    # (what makes an entry refers to no part of the record that holds it: no cycle keeps the
+    # record alive once nothing else does, nor the entry cache's files it keeps open)
+    record = Record(config, Entries(lambda entry_id, kept: _made(config, placed, entry_id, kinds[entry_id], kept)),
+                    placed, theories=set(), looked=set())
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
@@ -280,7 +284,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
                 if cache is not None and source[0] != "io":
                     cache.learn(file, rel, kind, read[i], source[-1] if source[0] == "source" else None)
     seen: dict[str, str] = {}
-    loaded: list[tuple[Entry | bytes, Places, Summary, Kind]] = []
+    loaded: list[tuple[Entry | Kept, Places, Summary, Kind]] = []
     for (path, kind), rel, (entry, places, found, about) in zip(files, rels, read, strict=True):
         if found:
             problems.extend(found)
@@ -300,7 +304,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     theories: set[str] = set()
     looked: set[str] = set()
     for kept, places, (entry_id, cites, theory, look), kind in sorted(loaded, key=lambda item: id_sort_key(item[2][0])):
-        dict.__setitem__(entries, entry_id, kept)  # type: ignore[misc]  # the entry, or its kept bytes
+        dict.__setitem__(entries, entry_id, kept)  # type: ignore[misc]  # the entry, or what the cache keeps of it
 
         record.places[entry_id] = places
         links[entry_id] = cites
@@ -315,7 +319,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     return record, problems
 
 
-def _made(record: Record, entry_id: str, kind: Kind, kept: bytes) -> Entry:
+def _made(config: Config, places: dict[str, Places], entry_id: str, kind: Kind, kept: Kept) -> Entry:
     """The entry kept as ``kept`` (``recordtool.record.cache.entry_from``), or, should that
     fail, read again from its file: a damaged cache costs time, never the answer."""
     from recordtool.record.cache import entry_from
@@ -323,8 +327,7 @@ def _made(record: Record, entry_id: str, kind: Kind, kept: bytes) -> Entry:
     entry = entry_from(kept, MODELS[kind.schema])
     if entry is not None and entry.id == entry_id:
         return entry
-    config = record.config
-    rel = record.places[entry_id].path
+    rel = places[entry_id].path
     path = config.root / rel
     read = _read_sources([str(path)], str(config.record))[0]
     entry = load_entry(path, kind, config, rel, _source(read))[0]

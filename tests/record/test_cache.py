@@ -277,10 +277,44 @@ def test_entries_read_as_a_dict_give_entries_never_their_kept_bytes(project: Pro
     assert list(entries) == list(cold) and all(entries.kept(i) for i in entries)
 
 
+def _flip(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:-7] + bytes([data[-7] ^ 1]) + data[-6:])
+
+
+def _another_generation(path: Path) -> None:
+    data, at = path.read_bytes(), len(cache_module.ENTRIES_FORMAT)
+    path.write_bytes(data[:at] + bytes(16) + data[at + 16:])
+
+
+ENTRY_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "a byte changed": _flip,
+    "truncated": lambda path: path.write_bytes(path.read_bytes()[:60]),
+    "gone": lambda path: path.unlink(),
+    "another generation": _another_generation,
+}
+
+
+@pytest.mark.parametrize("damage", list(ENTRY_DAMAGE))
+def test_kept_entries_whose_bytes_are_not_those_kept_are_read_again(project: ProjectBuilder, damage: str) -> None:
+    """A kept entry whose bytes in the entries file are not those the shard names (a file
+    damaged, cut, gone or written for another shard) is read again from its YAML file when
+    asked for: it costs time, never the answer; and the cache is whole again afterwards."""
+    root = _record(project).root
+    cold = open_project(root=root)
+    open_project(root=root, cache=True)
+    files = sorted((root / ".recordtool-cache" / FOLDER).glob("*.entries"))
+    assert files
+    for path in files:
+        ENTRY_DAMAGE[damage](path)
+    _same(open_project(root=root, cache=True), cold)
+
+
 @pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model"])
 def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project: ProjectBuilder, kept: str) -> None:
-    """A kept entry whose bytes (in a whole, checksummed shard) do not make that entry is read
-    again from its file when asked for: it costs time, never the answer."""
+    """Kept bytes with the right checksum that do not make the entry they should (a forged
+    entries file and shard) are not trusted: the entry is read again from its YAML file."""
+    import io
     import zlib
 
     from recordtool.record.schema import Note
@@ -290,12 +324,42 @@ def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project:
     config = open_project(root=root, cache=True).config
     other = cold.record.entries["LIT-1"] if kept == "another model" else Note(id="NOTE-7", kind="note", title="Other")
     wrong = b"\x80\x05garbage" if kept == "not a pickle" else pickle.dumps(other)
+    head = len(cache_module.FORMAT) + 20
     for shard in _shards(root):
-        items = cache_module._Unpickler(__import__("io").BytesIO(shard.read_bytes()[21 + 20:])).load()
+        generation, items = cache_module._Unpickler(io.BytesIO(shard.read_bytes()[head:])).load()
+        entries = shard.with_suffix(".entries")
+        at = len(cache_module.ENTRIES_FORMAT) + len(generation)
         for item in items.values():
             if item.entry is not None:
-                item.entry = wrong
-        payload = pickle.dumps(items)
+                item.entry = (at, len(wrong), zlib.crc32(wrong))
+        entries.write_bytes(cache_module.ENTRIES_FORMAT + generation + wrong)
+        payload = pickle.dumps((generation, items))
         shard.write_bytes(cache_module.FORMAT + cache_module.cache_key(config) + zlib.crc32(payload).to_bytes(4, "big")
                           + payload)
     _same(open_project(root=root, cache=True), cold)
+
+
+def test_entries_are_made_from_what_was_kept_even_once_their_shard_is_written_again(
+        project: ProjectBuilder, parsed: list[str]) -> None:
+    """Opening the record writes again the shards of the files that changed (their entries
+    files too) before anyone asks for an entry: every kept entry is still made from what was
+    kept (no YAML file read again), as a cold run reads it."""
+    for n in range(1, 4 * SHARDS):
+        project.add(f"NOTE-{n}", f"title: Note {n}\nbody: See NOTE-{n + 1}.\n")
+        _old(project.path(f"NOTE-{n}"))
+    root = project.root
+    open_project(root=root, cache=True)
+    for n in (5, 50):
+        _edit(project.path(f"NOTE-{n}"), f"Note {n}", f"Note {n} again")
+        _old(project.path(f"NOTE-{n}"), 1)
+    kept = {p: p.read_bytes() for p in (root / ".recordtool-cache" / FOLDER).glob("*.entries")}
+    parsed.clear()
+    warm = open_project(root=root, cache=True)
+    written = [p for p, data in kept.items() if p.read_bytes() != data]
+    assert parsed == ["NOTE-5.yaml", "NOTE-50.yaml"]
+    entries = warm.record.entries
+    assert sum(entries.kept(i) for i in entries) == len(entries) - 2  # type: ignore[attr-defined]
+    cold = open_project(root=root).record.entries
+    parsed.clear()
+    assert entries == cold
+    assert parsed == [] and written
