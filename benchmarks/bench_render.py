@@ -47,7 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, floor, run  # noqa: E402
+from measure import Floor, Run, floor, memory_aim, run  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
@@ -149,6 +149,7 @@ def main() -> None:
         print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
               f"{'floor/j':>8} {'x floor':>8} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8} "
               f"{'unchanged s':>12}  load")
+        aims: list[str | None] = []
         for n in sizes:
             root = folder / f"r{n}"
             # Into a folder never used before: on ext4 (this machine's disk), creating files
@@ -179,6 +180,9 @@ def main() -> None:
                       f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
                       f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a in runs[j]):>12.2f}  "
                       f"{os.getloadavg()[0]:4.1f}{spread}", flush=True)
+                aims.append(memory_aim("render", n, j, max(r.all_mib for r in done)))
+        for line in filter(None, aims):
+            print(line)
         for old in folder.glob("out-*"):
             shutil.rmtree(old, ignore_errors=True)
 

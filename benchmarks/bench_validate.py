@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, floor, run  # noqa: E402
+from measure import Floor, Run, floor, memory_aim, run  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
@@ -72,6 +72,7 @@ def main() -> None:
     print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
     print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
           f"{'floor/j':>8} {'x floor':>8} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8}  load")
+    aims: list[str | None] = []
     for n in sizes:
         folder = HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}"
         if not (folder / "pyproject.toml").exists():
@@ -94,6 +95,9 @@ def main() -> None:
                   f"{yaml_s:>7.2f} {md_s:>6.2f} {share:>8.2f} {statistics.median(ratios):>8.2f} "
                   f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
                   f"{max(r.all_mib for r in done):>8.0f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
+            aims.append(memory_aim("validate", n, j, max(r.all_mib for r in done)))
+    for line in filter(None, aims):
+        print(line)
 
 
 if __name__ == "__main__":
