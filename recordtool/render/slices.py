@@ -239,8 +239,30 @@ def _picker(ids: list[str]) -> Any:
     return pick
 
 
-def context(common: Shared, packed: Packed) -> Context:
-    """A context to compose the pages of ``packed.own`` in, from their slice alone."""
+class Memos(NamedTuple):
+    """What a context works out once per id (``Context``'s titles, title lines, links and
+    modules' memos)."""
+
+    titles: dict[str, str]
+    lines: dict[str, str]
+    links: dict[str, str]
+    memos: dict[str, dict[str, Any]]
+
+
+def memos(ctx: Context) -> Memos:
+    """``ctx``'s memos, to be kept by the context of the next chunk (``context``)."""
+    return Memos(ctx._titles, ctx._lines, ctx._links, ctx._memos)
+
+
+def context(common: Shared, packed: Packed, kept: Memos | None = None) -> Context:
+    """A context to compose the pages of ``packed.own`` in, from their slice alone.
+
+    ``kept``: the memos of the context of an earlier chunk of the same ``common`` (what a
+    page shows of each neighbour: its title, label and link, the ids it cites; a figure's
+    caption): each is worked out from what every slice holds alike (an entry's face, every
+    id and state), never from the part of a slice that a page may not read (that raises
+    ``Missing``), so it holds for every chunk. A worker that keeps them works each out once,
+    as the caller does, instead of once per chunk (a third more time to compose a page)."""
     from recordtool.record.graph import Graph
     from recordtool.record.load import Record
     from recordtool.record.project import Project
@@ -254,5 +276,8 @@ def context(common: Shared, packed: Packed) -> Context:
                   Part({}, frozenset()), Part(packed.composed, own))
     graph._order = common.ids  # the order of the whole record (the slice's entries know every id)
     project = Project(common.config, record, graph, [])
+    if kept is None:
+        kept = Memos({}, {}, {}, {})
     return Context(project, Part(packed.statuses, own), out=common.out, verdicts=common.verdicts,
-                   _states=common.states)
+                   _titles=kept.titles, _lines=kept.lines, _states=common.states, _links=kept.links,
+                   _memos=kept.memos)

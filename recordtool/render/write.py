@@ -23,7 +23,7 @@ from recordtool.snapshot import content_hash, stat_file
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
-    from recordtool.render.slices import Packed, Shared
+    from recordtool.render.slices import Memos, Packed, Shared
 
 
 class RenderError(Exception):
@@ -221,6 +221,9 @@ Done = tuple[int, str, list[int], bool]  # a page composed and put: its size, ha
 Shipped = tuple[list[tuple[str, "str | None", "Written | None", "list[int] | None"]], "Packed"]
 
 
+_kept: tuple[Shared, Memos] | None = None  # in a worker: the memos of its chunks' contexts (``slices.context``)
+
+
 def compose_shipped(common: tuple[Shared, str], shipped: Shipped) -> list[Done | None]:
     """In a worker that does not hold the project (``parallel.map_shipped``): compose and put
     the entry pages of one chunk from their slice of the project; None for a page that is
@@ -228,9 +231,11 @@ def compose_shipped(common: tuple[Shared, str], shipped: Shipped) -> list[Done |
     from recordtool.render import slices
     from recordtool.render.page import render_entry
 
+    global _kept
     shared, base = common
     pages, packed = shipped
-    ctx = slices.context(shared, packed)
+    ctx = slices.context(shared, packed, _kept[1] if _kept is not None and _kept[0] is shared else None)
+    _kept = (shared, slices.memos(ctx))
     folders = _Folders(base)
     out: list[Done | None] = []
     for rel, entry_id, before, last in pages:

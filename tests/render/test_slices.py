@@ -21,16 +21,19 @@ from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
 
 
-def _through_a_worker(ctx: Context, size: int) -> dict[str, str]:
+def _through_a_worker(ctx: Context, size: int, keep: bool = True) -> dict[str, str]:
     """Every entry page of ``ctx``, composed chunk by chunk of ``size`` entries from the slice a
-    worker gets (pickled, as ``parallel.map_shipped`` sends it)."""
+    worker gets (pickled, as ``parallel.map_shipped`` sends it); with ``keep``, each chunk's
+    context keeps the memos of the one before, as a worker does (``write.compose_shipped``)."""
     common = pickle.loads(pickle.dumps(slices.shared(ctx)))
     ids = list(ctx.project.record.entries)
     pages = {}
+    kept = None
     for start in range(0, len(ids), size):
         own = ids[start:start + size]
         packed = pickle.loads(pickle.dumps(slices.pack(ctx, own), protocol=pickle.HIGHEST_PROTOCOL))
-        sliced = slices.context(common, packed)
+        sliced = slices.context(common, packed, kept if keep else None)
+        kept = slices.memos(sliced)
         for entry_id in own:
             try:
                 pages[entry_id] = render_entry(sliced, entry_id)
@@ -42,8 +45,9 @@ def _through_a_worker(ctx: Context, size: int) -> dict[str, str]:
 
 def _compare(ctx: Context, size: int) -> None:
     whole = plan_site(ctx)
-    pages = _through_a_worker(ctx, size)
-    assert pages and all(text == whole.compose(f"{entry_id}.md") for entry_id, text in pages.items())
+    for keep in (True, False):
+        pages = _through_a_worker(ctx, size, keep)
+        assert pages and all(text == whole.compose(f"{entry_id}.md") for entry_id, text in pages.items())
 
 
 @pytest.mark.parametrize("size", [1, 3])
@@ -51,6 +55,35 @@ def test_the_small_record_with_a_verdict(project: ProjectBuilder, size: int) -> 
     record = small_record(project)
     states = statuses(record, THEORY_1=ClaimStatus("THEORY-1", "verified", verdict()))
     _compare(context(record, states, project.root / "record" / "pages"), size)
+
+
+def test_a_worker_works_out_what_pages_show_of_a_neighbour_once(tmp_path: Path) -> None:
+    """The memos of one chunk's context are those of the next (``slices.memos``): a
+    neighbour's label is worked out once per worker, not once per chunk."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic import generate_record  # type: ignore[import-not-found]
+
+    from recordtool.render import mermaid
+
+    generate_record(tmp_path, 60, seed=5)
+    record = open_project(root=tmp_path, compose=compose_body)
+    ctx = context(record, assess(record), tmp_path / "out")
+    labelled: list[str] = []
+    real = mermaid.label
+
+    def label(ctx: Context, entry_id: str) -> str:
+        labelled.append(entry_id)
+        return real(ctx, entry_id)
+
+    mermaid.label = label  # type: ignore[assignment]
+    try:
+        _through_a_worker(ctx, 4, keep=True)
+        once = list(labelled)
+        labelled.clear()
+        _through_a_worker(ctx, 4, keep=False)
+    finally:
+        mermaid.label = real  # type: ignore[assignment]
+    assert once and len(once) == len(set(once)) < len(labelled)
 
 
 def test_a_synthetic_record_of_research_markdown(tmp_path: Path) -> None:
