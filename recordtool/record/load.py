@@ -136,7 +136,7 @@ class Record:
     failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
     # What the checks that span the record need of each entry, so that they make no entry
     # (filled by ``load_record``; for a record made otherwise the entries are asked instead):
-    links: dict[str, Links] = field(default_factory=dict)  # id -> its citations
+    links: dict[str, Links] = field(default_factory=dict)  # id -> its citations, for entries not made yet
     theories: set[str] | None = None  # the ids of the claims
     looked: set[str] | None = None  # the ids whose entry the static checks look at (``static.looked_at``)
 
@@ -252,10 +252,16 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     problems.extend(checks_problems(config))
     kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if what is kept fails)
     placed: dict[str, Places] = {}
-    # (what makes an entry refers to no part of the record that holds it: no cycle keeps the
-    # record alive once nothing else does, nor the entry cache's files it keeps open)
-    record = Record(config, Entries(lambda entry_id, kept: _made(config, placed, entry_id, kinds[entry_id], kept)),
-                    placed, theories=set(), looked=set())
+    linked: dict[str, Links] = {}  # the citations of the entries not made yet: a made one has its own
+
+    def make(entry_id: str, kept: Kept) -> Entry:
+        # (refers to no part of the record that holds it: no cycle keeps the record alive once
+        # nothing else does, nor the entry cache's files it keeps open)
+        entry = _made(config, placed, entry_id, kinds[entry_id], kept)
+        linked.pop(entry_id, None)
+        return entry
+
+    record = Record(config, Entries(make), placed, links=linked, theories=set(), looked=set())
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
@@ -300,14 +306,14 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             continue
         seen[entry_id] = places.path
         loaded.append((entry, places, about, kind))
-    entries, links = record.entries, record.links
+    entries = record.entries
     theories: set[str] = set()
     looked: set[str] = set()
     for kept, places, (entry_id, cites, theory, look), kind in sorted(loaded, key=lambda item: id_sort_key(item[2][0])):
         dict.__setitem__(entries, entry_id, kept)  # type: ignore[misc]  # the entry, or what the cache keeps of it
-
-        record.places[entry_id] = places
-        links[entry_id] = cites
+        if type(kept) is tuple:  # not made: its citations beside it, for the checks that span the record
+            linked[entry_id] = cites
+        placed[entry_id] = places
         kinds[entry_id] = kind
         if theory:
             theories.add(entry_id)

@@ -251,12 +251,15 @@ def test_kept_entries_are_made_only_when_asked_for(project: ProjectBuilder) -> N
     assert warm.graph.orphans() == cold.graph.orphans()
     made = sorted(i for i in entries if not entries.kept(i))
     assert made == ["LIT-1", "NOTE-3", "THEORY-2"]  # read again; the static checks' (a placeholder, a check)
+    assert sorted(warm.record.links) == sorted(set(entries) - set(made))  # a made entry has its own citations
     assert [c.id for c in warm.record.claims()] == ["THEORY-1", "THEORY-2"]
     assert not entries.kept("THEORY-1")
     assert entries["NOTE-1"] == cold.record.entries["NOTE-1"] and not entries.kept("NOTE-1")
     assert {p.code for p in warm.problems} >= {"template-placeholder", "check-spec", "missing-citation",
                                               "dangling-mention", "not-loaded", "uses-cycle"}
     _same(warm, cold)  # every entry made now, each equal to a cold run's
+    assert warm.record.links == {}
+    assert {i: warm.record.cites(i) for i in entries} == {i: cold.record.cites(i) for i in entries}
 
 
 def test_entries_read_as_a_dict_give_entries_never_their_kept_bytes(project: ProjectBuilder) -> None:
