@@ -21,13 +21,15 @@ def temporary_name(folder: str | Path, name: str) -> str:
     return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder.
+def write_atomic(path: Path, data: bytes | str | list[bytes]) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder; a list of
+    parts is written one after the other (a header and a large payload, without a copy of
+    them joined).
 
     The temporary file is flushed and fsynced, then renamed over ``path``; on any error
     (a full disk, Ctrl-C) it is removed and ``path`` is left as it was.
     """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    parts = [data.encode("utf-8")] if isinstance(data, str) else data if isinstance(data, list) else [data]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = temporary_name(path.parent, path.name)
     try:
@@ -36,7 +38,8 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            for part in parts:
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)

@@ -432,7 +432,7 @@ def write_plain(path: Path, key: bytes, form: bytes, value: Any) -> None:
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, form + key + zlib.crc32(payload).to_bytes(4, "big") + payload)
+        write_atomic(path, [form + key + zlib.crc32(payload).to_bytes(4, "big"), payload])  # no joined copy
 
 
 class _PlainUnpickler(pickle.Unpickler):

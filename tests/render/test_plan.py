@@ -73,7 +73,7 @@ def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project:
 
 def test_kept_keys_keep_watchers_as_strings_and_read_them_back_as_sets() -> None:
     kept = plan.KeptKeys("shared", faces={"A-1": "face", "B-2": "face", "odd\0id": "face"},
-                         keys={"A-1": "k", "B-2": "k", "C-3": "k"})
+                         keys={"A-1": "k", "B-2": "k", "C-3": "k"}, fresh=False)
     kept.learn("A-1", "k1", {"B-2", "X-9"})
     kept.learn("B-2", "k2", {"X-9"})
     kept.learn("odd\0id", "k3", {"Y-9"})
@@ -88,3 +88,29 @@ def test_kept_keys_keep_watchers_as_strings_and_read_them_back_as_sets() -> None
     back.learn("C-3", "k3", {"B-2"})  # added to what was kept as a string
     assert back.watching_of("B-2") == {"A-1", "C-3"}
     assert plan.KeptKeys.from_plain((shared, faces, said, keys, {"B-2": ["A-1"]}, listings)) is None
+
+
+def test_a_first_render_learns_watchers_as_the_strings_kept_without_a_set_per_id(project: ProjectBuilder) -> None:
+    """Nothing kept from before: every entry is learned once, and each id's watchers are built
+    as the string they are kept as (a set per id was the largest part of a cold render's peak);
+    they name the same entries as learning them into sets does."""
+    small_record(project)
+    record = open_project(root=project.root)
+    ctx = plan.context(record, statuses(record))
+    shared = "shared"
+    fresh = plan.KeptKeys(shared)
+    keys = plan.entry_keys(ctx, shared, fresh)
+    assert fresh.watchers and all(isinstance(w, str) for w in fresh.watchers.values())
+    sets = plan.KeptKeys(shared, fresh=False)
+    assert plan.entry_keys(ctx, shared, sets) == keys
+    assert all(isinstance(w, set) for w in sets.watchers.values())
+    assert {i: set(w.split(plan.WATCH_SEP)) for i, w in fresh.watchers.items()} == sets.watchers
+    assert fresh.plain()[4] == {i: w for i, w in fresh.watchers.items()}  # kept as built
+    back = plan.KeptKeys.from_plain(fresh.plain())
+    assert back is not None and not back.fresh
+    some = next(iter(sets.watchers))
+    back.learn("NEW-1", "k", {some})  # after a render, learned into a set: an entry learned again is not repeated
+    back.learn("NEW-1", "k", {some})
+    assert back.watching_of(some) == sets.watchers[some] | {"NEW-1"}
+    fresh.clear("other")
+    assert fresh.fresh and not fresh.watchers
