@@ -347,3 +347,44 @@ def test_one_pass_over_the_graph_gives_what_its_indexes_give(tmp_path: Path, see
                 if mention.target not in entries and mention.target not in failed:
                     wanted.setdefault(mention.target, []).append(mention)
         assert dangling == {t: wanted[t] for t in sorted(wanted, key=id_sort_key)}, f"seed {seed}, step {step}"
+
+
+def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
+        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After one body edit, render makes (from the entry cache) only the entries the pages it
+    composes show: not every claim for its status, every entry for the tags or the index
+    pages' key, nor every claim with checks for the snapshot."""
+    from recordtool.record import load
+
+    for n in range(1, 13):
+        project.add(f"LIT-{n}", f"title: Paper {n}\ntags: [t{n % 3}]\n"
+                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
+        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\ncites: [{{id: LIT-{n}, as: source}}]\n")
+    project.add("NOTE-1", "title: A note\ncites: [{id: LIT-1, as: paper}]\nbody: On LIT-2.\n")
+    root = project.root
+    _age_all(root)
+    assert invoke("render", "--root", str(root)).code == 0
+    made: list[str] = []
+    real = load.Entries._made
+
+    def spy(self: load.Entries, key: str, kept: bytes) -> object:
+        made.append(key)
+        return real(self, key, kept)
+
+    monkeypatch.setattr(load.Entries, "_made", spy)
+    path = project.path("NOTE-1")
+    path.write_text(path.read_text(encoding="utf-8").replace("On LIT-2.", "On LIT-2, again."), encoding="utf-8")
+    rendered = invoke("render", "--root", str(root))
+    assert rendered.code == 0 and ": 2 written, " in rendered.out and not rendered.err  # NOTE-1's page, LIT-2's quote
+    # the pages composed show LIT-1, LIT-2 and what cites them (THEORY-1, THEORY-2), no other
+    assert set(made) <= {"LIT-1", "LIT-2", "THEORY-1", "THEORY-2"}, sorted(set(made))
+    cold = _cold_copy(root, tmp_path / "cold")
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")
+
+
+def _age_all(root: Path) -> None:
+    """Every file of the project written long ago (the cache then trusts sizes and times)."""
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(folder, name), ns=(SEED_OF_TIME, SEED_OF_TIME))

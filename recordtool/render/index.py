@@ -196,9 +196,11 @@ def index_pages(ctx: Context) -> dict[str, str]:
     return out
 
 
-def index_paths(ctx: Context) -> list[str]:
-    """The paths of ``index_pages`` without composing them."""
-    tags = {t for e in ctx.project.record.entries.values() for t in e.tags}
+def index_paths(ctx: Context, tags: set[str] | None = None) -> list[str]:
+    """The paths of ``index_pages`` without composing them (``tags``: every tag of the record,
+    when known without making every entry)."""
+    if tags is None:
+        tags = {t for e in ctx.project.record.entries.values() for t in e.tags}
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
             *(tag_page(t) for t in sorted(tags))]
 

@@ -199,8 +199,11 @@ class Context:
     def states(self) -> dict[str, str | None]:
         """The state of every entry (``state``), worked out at once on first use."""
         if self._states is None:
-            states: dict[str, str | None] = {
-                i: "unchecked" if isinstance(e, Theory) else None for i, e in self.project.record.entries.items()}
+            record = self.project.record
+            theories = record.theories  # the claims' ids, when loading kept them: no entry made
+            states: dict[str, str | None] = (
+                {i: "unchecked" if i in theories else None for i in record.entries} if theories is not None
+                else {i: "unchecked" if isinstance(e, Theory) else None for i, e in record.entries.items()})
             states.update((i, status.state) for i, status in self.statuses.items())
             self._states = states
         return self._states

@@ -160,6 +160,7 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     """What the claims' fingerprints read besides the record and the checks package: the
     third-party packages whose versions they compare, and every module a check runs that lies
     outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
+    from recordtool.record.schema import Theory
     from recordtool.verify.fingerprint import Scanner
 
     config = project.config
@@ -167,7 +168,13 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     package = str(config.root / config.checks) + os.sep
     packages: set[str] = set()
     extra: dict[str, list[int] | None] = {}
-    for module in sorted({check.module for claim in project.record.claims() for check in claim.checks}):
+    record = project.record
+    if record.theories is not None and record.looked is not None:  # a claim with checks is among those looked at:
+        entries = record.entries  # the others are not made (the entry cache keeps them unmade)
+        claims = [entries[i] for i in entries if i in record.theories and i in record.looked]
+    else:
+        claims = list(record.claims())
+    for module in sorted({check.module for claim in claims if isinstance(claim, Theory) for check in claim.checks}):
         scan = scanner.scan(module)
         packages |= scan.packages
         parts = module.split(".")

@@ -28,7 +28,7 @@ from recordtool.verify.verdict import (
 if TYPE_CHECKING:
     from recordtool.record.project import Project
 
-__all__ = ["assess", "assess_claims", "claim_status", "summary"]
+__all__ = ["assess", "assess_claims", "claim_ids", "claim_status", "summary"]
 
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
@@ -59,30 +59,37 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     """Every claim of the record, in record order, with its state now.
 
     A claim with no verdict file is ``unchecked`` whatever its fingerprint: only the claims
-    whose file the verdict folder lists are read and fingerprinted (the folder is listed once
-    instead of looking for a file per claim; at 100,000 entries with few verdicts this was most
-    of the time)."""
-    claims = project.record.claims()
-    listed = _verdict_files(project)
-    judged = [c for c in claims if f"{c.id}{SUFFIX}" in listed]
+    whose file the verdict folder lists are made, read and fingerprinted (the folder is listed
+    once instead of looking for a file per claim; the other claims are known by their ids, and
+    entries kept in the entry cache are not made for them)."""
+    record = project.record
+    ids = claim_ids(project)
+    listed = _verdict_files(project, ids)
+    judged = [cast(Theory, record.entries[i]) for i in ids if f"{i}{SUFFIX}" in listed]
     store = read_store(project.config, [c.id for c in judged])
     found, _prints = assess_claims(project, judged, store)
-    statuses = {c.id: found.get(c.id) or ClaimStatus(c.id, "unchecked", None) for c in claims}
+    statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
     add_dependencies(project, statuses)
     return statuses
 
 
-def _verdict_files(project: Project) -> set[str]:
+def claim_ids(project: Project) -> list[str]:
+    """The ids of the record's claims, in record order, without making the entries that the
+    entry cache keeps unmade (``Record.theories``)."""
+    record = project.record
+    theories = record.theories
+    if theories is None:
+        return [c.id for c in record.claims()]
+    return [i for i in record.entries if i in theories]
+
+
+def _verdict_files(project: Project, ids: list[str]) -> set[str]:
     """The names in the verdict folder (every entry: a link or a folder named like a verdict
     is read, and refused with its reason, as before)."""
     try:
         return set(os.listdir(project.config.verdicts))
     except OSError:  # no folder (or an unreadable one: each verdict then says why, as before)
-        return set() if not os.path.lexists(project.config.verdicts) else _every_claim_file(project)
-
-
-def _every_claim_file(project: Project) -> set[str]:
-    return {f"{c.id}{SUFFIX}" for c in project.record.claims()}
+        return set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
 
 
 def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: int | None = None
@@ -106,15 +113,17 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus]) -> None:
-    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now."""
-    for claim in project.record.claims():
-        status = statuses.get(claim.id)
+    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (read
+    from the record's citations, ``Record.cites``: no entry is made for it)."""
+    record = project.record
+    for claim_id in claim_ids(project):
+        status = statuses.get(claim_id)
         if status is None:
             continue
         status.depends = [
-            (c.id, statuses[c.id].state)
-            for c in claim.cites
-            if c.as_ == "uses" and c.id in statuses and statuses[c.id].state != "verified"
+            (cited, statuses[cited].state)
+            for cited, relation in record.cites(claim_id)
+            if relation == "uses" and cited in statuses and statuses[cited].state != "verified"
         ]
 
 
