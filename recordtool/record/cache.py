@@ -223,7 +223,23 @@ def _pickled(entry: Entry | tuple[Any, ...] | None) -> bytes | None:
     if type(entry) is tuple:
         blobs, offset, length, crc = entry
         return blobs.read(offset, length, crc)  # type: ignore[no-any-return]
-    return pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
+    return out.getvalue()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles an entry with each set of field names its models share with every other model
+    (``schema.compact``) written as its names, so that the entry made again shares it too,
+    without walking its models again (``schema.field_set``)."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) is set:
+            from recordtool.record.schema import shares
+
+            if shares(obj):
+                return tuple(sorted(obj))
+        return None
 
 
 class _Blobs:
@@ -277,8 +293,6 @@ def entry_from(kept: tuple[Any, ...], model: type[Entry]) -> Entry | None:
     """The entry of model ``model`` kept where ``kept`` says (``Item.entry``), made by the
     unpickler that makes only the record's own data classes; None if its bytes are not those
     kept there or do not make a ``model`` (the caller reads its file again)."""
-    from recordtool.record.schema import compact
-
     blobs, offset, length, crc = kept
     data = blobs.read(offset, length, crc)
     if data is None:
@@ -289,7 +303,6 @@ def entry_from(kept: tuple[Any, ...], model: type[Entry]) -> Entry | None:
         return None
     if type(entry) is not model:
         return None
-    compact(entry)  # its models share their sets of field names with the other entries' (``schema.compact``)
     return entry
 
 
@@ -388,6 +401,14 @@ class _Unpickler(pickle.Unpickler):
         if found is None:
             found = _ALLOWED[(module, name)] = _allowed(module, name)
         return found
+
+    def persistent_load(self, pid: Any) -> Any:
+        """A set of field names that models share (``_Pickler``): names, nothing else."""
+        if type(pid) is not tuple or not all(type(name) is str for name in pid):
+            raise pickle.UnpicklingError("not a set of field names")
+        from recordtool.record.schema import field_set
+
+        return field_set(pid)
 
 
 _ALLOWED: dict[tuple[str, str], type] = {}  # the classes found allowed so far (an entry is made alone, and often)

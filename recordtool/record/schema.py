@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -409,17 +410,27 @@ MODELS: dict[str, type[Entry]] = {"literature": Literature, "note": Note, "theor
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
 
+def field_set(names: Iterable[str]) -> set[str]:
+    """The one set of the field names ``names`` that every model which has them shares
+    (``compact``; the entry cache keeps it as its names, ``recordtool.record.cache``)."""
+    key = frozenset(names)
+    shared = _FIELD_SETS.get(key)
+    if shared is None:
+        shared = _FIELD_SETS[key] = set(key)
+    return shared
+
+
+def shares(names: set[str]) -> bool:
+    """Whether ``names`` is the set of field names that models share (``field_set``)."""
+    return _FIELD_SETS.get(frozenset(names)) is names
+
+
 def compact(model: BaseModel) -> None:
     """Let ``model``, and the models inside it, share their set of explicitly set field names
     with every model that has the same: a set per model instance is, after its text, the
     largest part of an entry's memory (100,000 entries: about 130 MB). The models are frozen,
     so nothing changes these sets (pydantic's ``model_copy`` copies one before changing it)."""
-    names = model.__pydantic_fields_set__
-    key = frozenset(names)
-    shared = _FIELD_SETS.get(key)
-    if shared is None:
-        shared = _FIELD_SETS[key] = set(key)
-    object.__setattr__(model, "__pydantic_fields_set__", shared)
+    object.__setattr__(model, "__pydantic_fields_set__", field_set(model.__pydantic_fields_set__))
     for value in model.__dict__.values():
         if isinstance(value, BaseModel):
             compact(value)

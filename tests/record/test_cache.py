@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 from collections.abc import Callable
@@ -255,6 +256,9 @@ def test_kept_entries_are_made_only_when_asked_for(project: ProjectBuilder) -> N
     assert [c.id for c in warm.record.claims()] == ["THEORY-1", "THEORY-2"]
     assert not entries.kept("THEORY-1")
     assert entries["NOTE-1"] == cold.record.entries["NOTE-1"] and not entries.kept("NOTE-1")
+    made, read = entries["NOTE-1"], cold.record.entries["NOTE-1"]  # their models share their sets of field names
+    assert made.__pydantic_fields_set__ is read.__pydantic_fields_set__
+    assert made.cites[0].__pydantic_fields_set__ is read.cites[0].__pydantic_fields_set__
     assert {p.code for p in warm.problems} >= {"template-placeholder", "check-spec", "missing-citation",
                                               "dangling-mention", "not-loaded", "uses-cycle"}
     _same(warm, cold)  # every entry made now, each equal to a cold run's
@@ -313,11 +317,15 @@ def test_kept_entries_whose_bytes_are_not_those_kept_are_read_again(project: Pro
     _same(open_project(root=root, cache=True), cold)
 
 
-@pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model"])
+class _NamesAsNumbers(pickle.Pickler):
+    def persistent_id(self, obj: object) -> object:
+        return (1, 2) if type(obj) is set else None
+
+
+@pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model", "not names"])
 def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project: ProjectBuilder, kept: str) -> None:
     """Kept bytes with the right checksum that do not make the entry they should (a forged
     entries file and shard) are not trusted: the entry is read again from its YAML file."""
-    import io
     import zlib
 
     from recordtool.record.schema import Note
@@ -327,6 +335,10 @@ def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project:
     config = open_project(root=root, cache=True).config
     other = cold.record.entries["LIT-1"] if kept == "another model" else Note(id="NOTE-7", kind="note", title="Other")
     wrong = b"\x80\x05garbage" if kept == "not a pickle" else pickle.dumps(other)
+    if kept == "not names":  # a set of field names kept as something else than names
+        out = io.BytesIO()
+        _NamesAsNumbers(out).dump(cold.record.entries["NOTE-1"])
+        wrong = out.getvalue()
     head = len(cache_module.FORMAT) + 20
     for shard in _shards(root):
         generation, items = cache_module._Unpickler(io.BytesIO(shard.read_bytes()[head:])).load()
