@@ -349,6 +349,48 @@ def test_one_pass_over_the_graph_gives_what_its_indexes_give(tmp_path: Path, see
         assert dangling == {t: wanted[t] for t in sorted(wanted, key=id_sort_key)}, f"seed {seed}, step {step}"
 
 
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_a_narrowed_graph_answers_as_its_indexes(tmp_path: Path, seed: int) -> None:
+    """``Graph.narrow``: each id's citations, mentions out and mentions in, worked out from the
+    entries that may name it, are exactly what the whole indexes hold, whatever extra entries
+    ``sources`` gives and in whatever order; one source left out shows; asking for an index
+    whole makes it whole."""
+    from recordtool.record.graph import INDEXES
+    from recordtool.record.project import open_project
+
+    walk = Walk(tmp_path / "project", seed)
+    for step in range(12):
+        for _ in range(walk.rng.randint(1, 3)):
+            walk.mutate()
+        whole = open_project(root=walk.root, cache=True).graph
+        indexes = {name: dict(getattr(whole, name)) for name in INDEXES}
+        namers: dict[str, set[str]] = {}  # id -> the entries that cite or mention it
+        for target, by_relation in indexes["cited_by"].items():
+            namers.setdefault(target, set()).update(s for sources in by_relation.values() for s in sources)
+        for target, mentions in indexes["mentions_in"].items():
+            namers.setdefault(target, set()).update(m.source for m in mentions)
+        project = open_project(root=walk.root, cache=True)
+        ids = list(project.record.entries)
+        extra = walk.rng.sample(ids, min(3, len(ids)))
+        project.graph.narrow(lambda i, namers=namers, extra=extra: [*sorted(namers.get(i, ()), reverse=True), *extra,
+                                                                        "NOTE-404"])
+        for entry_id in [*ids, "NOTE-404"]:
+            for name in INDEXES:
+                index = getattr(project.graph, name)
+                assert index.get(entry_id) == indexes[name].get(entry_id), f"seed {seed}, step {step}: {name}"
+                assert (entry_id in index) == (entry_id in indexes[name])
+        assert not INDEXES & {n for n, v in project.graph.__dict__.items() if type(v) is dict}, "made whole"
+        assert {name: dict(getattr(project.graph, name)) for name in INDEXES} == indexes  # whole when asked
+        named = [i for i in ids if namers.get(i)]
+        if named:  # a source left out shows
+            target = walk.rng.choice(named)
+            left = open_project(root=walk.root, cache=True).graph
+            left.narrow(lambda i, namers=namers, target=target: sorted(namers.get(i, ()))[1:] if i == target
+                        else namers.get(i, ()))
+            assert (left.cited_by.get(target), left.mentions_in.get(target)) != (
+                indexes["cited_by"].get(target), indexes["mentions_in"].get(target))
+
 def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
         project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After one body edit, render makes (from the entry cache) only the entries the pages it
@@ -372,12 +414,19 @@ def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
         return real(self, key, kept)
 
     monkeypatch.setattr(load.Entries, "_made", spy)
+    from recordtool.record.graph import Graph
+
+    def whole(self: Graph) -> None:
+        raise AssertionError("the graph's indexes were made whole")
+
+    monkeypatch.setattr(Graph, "_index", whole)  # the pages' neighbours come from the kept watchers
     path = project.path("NOTE-1")
     path.write_text(path.read_text(encoding="utf-8").replace("On LIT-2.", "On LIT-2, again."), encoding="utf-8")
     rendered = invoke("render", "--root", str(root))
     assert rendered.code == 0 and ": 2 written, " in rendered.out and not rendered.err  # NOTE-1's page, LIT-2's quote
     # the pages composed show LIT-1, LIT-2 and what cites them (THEORY-1, THEORY-2), no other
     assert set(made) <= {"LIT-1", "LIT-2", "THEORY-1", "THEORY-2"}, sorted(set(made))
+    monkeypatch.undo()  # a cold render makes the indexes whole
     cold = _cold_copy(root, tmp_path / "cold")
     assert invoke("render", "--root", str(cold), "--no-cache").code == 0
     assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")

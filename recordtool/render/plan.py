@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -202,6 +203,11 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     elif kept.shared != shared:  # other code, configuration or output folder: every key afresh
         kept.clear(shared)
     else:
+        # Who cites or mentions an id is among the entries that watched it at the last render
+        # (each named then what it names now, unless its file changed since: ``kept.moved``),
+        # so the graph's indexes are worked out for the ids asked about only (``Graph.narrow``).
+        if not kept.fresh:  # (nothing kept from before: every entry's file counts as changed)
+            ctx.project.graph.narrow(lambda i: itertools.chain(kept.watched_by(i), kept.moved))
         todo = kept.stale(ctx, faces, said)
     # The neighbours' faces enter a key as the sum of their hashes (a set has no order to keep,
     # and a sum of 128-bit hashes changes with any one of them): no sorting, no joining.
@@ -282,6 +288,7 @@ class KeptKeys:
     # of making a set per id (at 100,000 entries, about 100 MB of sets at once, held at the
     # main process's peak while the pages are planned).
     fresh: bool = True
+    moved: set[str] = field(default_factory=set)  # after ``stale``: the ids whose face changed, came or went
 
     def clear(self, shared: str) -> None:
         self.shared, self.faces, self.said, self.keys, self.watchers, self.listings = shared, {}, {}, {}, {}, {}
@@ -294,6 +301,7 @@ class KeptKeys:
         kept_faces = self.faces
         changed = {i for i, face in faces.items() if kept_faces.get(i) != face}
         changed.update(i for i in kept_faces if i not in faces)
+        self.moved = changed
         todo = {i for i in changed if i in entries}
         todo.update(i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i))
         for entry_id in changed:
@@ -313,6 +321,11 @@ class KeptKeys:
         if isinstance(watching, str):
             watching = self.watchers[entry_id] = set(watching.split(WATCH_SEP))
         return watching
+
+    def watched_by(self, entry_id: str) -> Iterable[str]:
+        """The entries watching ``entry_id``, read as kept (``watching_of`` without making a set)."""
+        watching = self.watchers.get(entry_id, ())
+        return watching.split(WATCH_SEP) if isinstance(watching, str) else watching
 
     def learn(self, entry_id: str, key: str, watch: set[str]) -> None:
         self.keys[entry_id] = key
