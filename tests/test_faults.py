@@ -35,6 +35,10 @@ from tests.conftest import ProjectBuilder
 from tests.corpus import changed, invoke, snapshot
 from tests.verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
 
+# Ctrl-C (SIGINT) raises KeyboardInterrupt here whatever this process inherited: a shell's
+# background job starts with SIGINT ignored, and the "new-ctrl-c" case then ran to the end.
+pytestmark = pytest.mark.usefixtures("ctrl_c")
+
 LIT = 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}\n'
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
