@@ -82,16 +82,27 @@ class Graph:
         return self.__dict__[name]
 
     def _index(self) -> None:
+        assert self._scans is not None
+        self.cited_by, self.mentions_out, self.mentions_in = self._links(self.record.entries)
+        self._scans = None
+
+    def _links(self, sources: Iterable[str]) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[Mention]],
+                                                      dict[str, list[Mention]]]:
+        """The indexes (``INDEXES``) of the citations and mentions written by ``sources``, in
+        their order: of every entry for the whole indexes (``_index``), of a few for one id's
+        (``_one``)."""
         scans, record = self._scans, self.record
         assert scans is not None
         cited_by: dict[str, dict[str, list[str]]] = {}
         mentions_out: dict[str, list[Mention]] = {}
         mentions_in: dict[str, list[Mention]] = {}
-        same = {entry_id: entry_id for entry_id in record.entries}  # one string per id, however often it is mentioned
-        # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
         entries, cites = record.entries, record.cites
+        # For the whole indexes, one string per id, however often it is mentioned (not worth a
+        # pass over the record for a few entries).
+        same = {entry_id: entry_id for entry_id in entries} if sources is entries else {}
+        # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
         new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
-        for entry_id in entries:
+        for entry_id in sources:
             for cited, relation in cites(entry_id):
                 if cited in entries and cited != entry_id:
                     cited_by.setdefault(cited, {}).setdefault(relation, []).append(entry_id)
@@ -103,8 +114,7 @@ class Graph:
                 for mention in out:
                     if mention[1] in entries:
                         mentions_in.setdefault(mention[1], []).append(mention)
-        self.cited_by, self.mentions_out, self.mentions_in = cited_by, mentions_out, mentions_in
-        self._scans = None
+        return cited_by, mentions_out, mentions_in
 
     def narrow(self, sources: Callable[[str], Iterable[str]]) -> None:
         """Answer each index (``INDEXES``) id by id from now on, for the ids asked about only,
@@ -122,27 +132,17 @@ class Graph:
             setattr(self, name, _ById(self, name))
 
     def _one(self, name: str, entry_id: str) -> Any:
-        """What the index ``name`` holds for ``entry_id`` (None: nothing), worked out as
-        ``_index`` does, over the entries ``_sources`` gives only."""
-        scans, record, sources = self._scans, self.record, self._sources
-        assert scans is not None and sources is not None
-        entries = record.entries
+        """What the index ``name`` holds for ``entry_id`` (None: nothing): the indexes of the
+        entries ``_sources`` gives (of ``entry_id`` alone for what it mentions), in the
+        record's order, each once, as ``_index`` meets them."""
+        entries, sources = self.record.entries, self._sources
+        assert sources is not None
         if entry_id not in entries:
             return None
         if name == "mentions_out":
-            found = scans[entry_id]
-            return [Mention(entry_id, *f) for f in found] if found else None
-        # The sources in the record's order, each once, as ``_index`` meets them.
-        ordered = sorted({s for s in sources(entry_id) if s in entries}, key=self._key)
-        if name == "cited_by":
-            by_relation: dict[str, list[str]] = {}
-            for source in ordered:
-                for cited, relation in record.cites(source):
-                    if cited == entry_id and source != entry_id:
-                        by_relation.setdefault(relation, []).append(source)
-            return by_relation or None
-        mentions = [Mention(source, *f) for source in ordered for f in scans[source] if f[0] == entry_id]
-        return mentions or None
+            return self._links([entry_id])[1].get(entry_id)
+        cited_by, _out, mentions_in = self._links(sorted({s for s in sources(entry_id) if s in entries}, key=self._key))
+        return (cited_by if name == "cited_by" else mentions_in).get(entry_id)
 
     def _whole(self, name: str) -> Any:
         """The index ``name``, made whole if it is not."""

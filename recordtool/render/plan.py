@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from recordtool import snapshot
 
 if TYPE_CHECKING:
+    from recordtool.record.load import Places
     from recordtool.record.project import Project
     from recordtool.render.sitemap import Context
     from recordtool.verify.verdict import ClaimStatus
@@ -101,19 +102,11 @@ def plan_site(ctx: Context) -> Plan:
             target = figure_file(figure, ctx.verdicts, status.verdict.claim)
             if target is not None:
                 assets[target] = figure
-    read: list[KeptKeys | None] = []  # what the last render kept, read once, on first need
-
-    def kept_keys() -> KeptKeys | None:
-        if not read:
-            read.append(read_kept_keys(ctx))
-        return read[0]
-
-    last = kept_keys()
-    paths = index.index_paths(ctx, listed_tags(ctx, last.listings if last is not None else None))
+    kept = read_kept_keys(ctx)  # what the last render kept
+    paths = index.index_paths(ctx, listed_tags(ctx, kept.listings if kept is not None else None))
 
     def key(path: str) -> str | None:
         if not keys:
-            kept = kept_keys()
             keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept).items())
             groups = index_keys(ctx, shared, kept)
             keys.update((p, groups[index_group(p)]) for p in paths)
@@ -150,13 +143,18 @@ def listed_tags(ctx: Context, listings: dict[str, Listing] | None) -> set[str]:
         return {t for e in entries.values() for t in e.tags}
     tags: set[str] = set()
     for entry_id in entries:
-        where = places[entry_id]
         shown = listings.get(entry_id)
-        if shown is not None and shown[0] == f"{where.path} {where.digest}":
+        if shown is not None and shown[0] == listed_file(places[entry_id]):
             tags.update(shown[2])
         else:
             tags.update(entries[entry_id].tags)
     return tags
+
+
+def listed_file(where: Places) -> str:
+    """An entry's file as a listing kept for it names it (``Listing``): the same file, the
+    same listing."""
+    return f"{where.path} {where.digest}"
 
 
 def _hash(parts: list[str]) -> str:
@@ -428,8 +426,7 @@ def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     fresh: dict[str, Listing] = {}
     entries, places = record.entries, record.places
     for entry_id in entries:  # an entry kept unmade in the entry cache is made only when its file changed
-        where = places[entry_id]
-        made = f"{where.path} {where.digest}"  # the same file, the same listing
+        made = listed_file(places[entry_id])
         shown = listings.get(entry_id)
         if shown is None or shown[0] != made:
             entry = entries[entry_id]
