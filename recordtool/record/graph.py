@@ -14,12 +14,16 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from recordtool import parallel
-from recordtool.record.load import Record, id_sort_key
+from recordtool.record.load import Places, Record, id_sort_key
 from recordtool.record.mentions import Found, find_mentions
 from recordtool.record.problems import Problem
+
+if TYPE_CHECKING:
+    from recordtool.record.config import Config
+    from recordtool.record.schema import Entry
 
 
 class Mention(NamedTuple):
@@ -327,15 +331,30 @@ def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tup
     return out
 
 
+def scanner(config: Config, compose: Compose | None) -> Callable[[Entry, Places], tuple[Scan, bytes | None]]:
+    """What ``build_graph`` finds in one entry (its mentions, what ``compose`` made of its body),
+    given the entry and its places: for ``load_record``'s ``each``, so that on a large record
+    the process that read an entry's file also scans its prose, and its text is never sent
+    to another process to be scanned. Its results go to ``build_graph`` (``scans``, ``composed``)."""
+    how = (config.id_pattern, compose)
+
+    def scan(entry: Entry, places: Places) -> tuple[Scan, bytes | None]:
+        first_lines = places.prose
+        return _scan(how, [(entry.id, [(name, text, first_lines.get(name, 0)) for name, text in entry.prose()])])[0]
+    return scan
+
+
 def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None,
-                compose: Compose | None = None) -> tuple[Graph, list[Problem]]:
+                compose: Compose | None = None, composed: dict[str, bytes] | None = None
+                ) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings. ``jobs``: how
     many processes may scan prose for mentions (None: every core). ``scans``: the mentions
     already found in some entries, by id (kept by ``recordtool.record.cache``); the other
     entries are scanned, and what they give is added to it. ``compose``: what else to make of
     the body of each entry scanned, from the parse that finds its mentions (kept in
-    ``Graph.composed``; an entry not scanned has none)."""
-    graph = Graph(record)
+    ``Graph.composed``; an entry not scanned has none); ``composed``: what it made of the
+    bodies of some entries ``scans`` gives (``scanner``)."""
+    graph = Graph(record, composed=composed if composed is not None else {})
     ids = list(record.entries)
     scans = {} if scans is None else scans
     todo = [entry_id for entry_id in ids if entry_id not in scans]

@@ -139,6 +139,7 @@ class Record:
     links: dict[str, Links] = field(default_factory=dict)  # id -> its citations, for entries not made yet
     theories: set[str] | None = None  # the ids of the claims
     looked: set[str] | None = None  # the ids whose entry the static checks look at (``static.looked_at``)
+    each: dict[str, Any] = field(default_factory=dict)  # id -> what ``load_record``'s ``each`` gave, if read this run
 
     def claims(self) -> list[Theory]:
         if self.theories is not None:
@@ -241,10 +242,13 @@ def summary(entry: Entry) -> Summary:
     return entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry)
 
 
-def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None
-                ) -> tuple[Record, list[Problem]]:
+def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,
+                each: Callable[[Entry, Places], Any] | None = None) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
-    how many processes may parse files (``recordtool.parallel``; None: every core).
+    how many processes may read, parse and validate files (``recordtool.parallel``; None:
+    every core). ``each``: more work on each entry read, in the process that read it (the
+    graph's scan of its prose: ``recordtool.record.graph.scanner``); what it gives, which must
+    pickle, is kept by id in ``Record.each``.
     ``cache``: what loading each file gave last time (``recordtool.record.cache``): a file
     that is as it was is not read again, and what the others give is kept in it; the entries
     of the files not read are made from what is kept only when asked for (``Entries``)."""
@@ -276,22 +280,24 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         else:
             read[i] = loaded_before
 
-    def read_files(indices: list[int]) -> list[_Read]:
-        return _read_sources([files[i][0] for i in indices], str(config.record))
+    def read_files(indices: list[int]) -> list[_Done]:
+        return _load_files([(files[i][0], files[i][1], rels[i]) for i in indices], config, each)
 
+    extra: dict[int, Any] = {}  # file -> what ``each`` gave for its entry
     chunks = parallel.chunked(todo)
-    with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN) as results:
-        for chunk, sources in zip(chunks, results, strict=True):
-            for i, source in zip(chunk, sources, strict=True):
-                file, kind = Path(files[i][0]), files[i][1]
-                rel = rels[i]
-                made, places, found = load_entry(file, kind, config, rel, _source(source))
-                read[i] = (made, places, found, summary(made) if made is not None else None)
-                if cache is not None and source[0] != "io":
-                    cache.learn(file, rel, kind, read[i], source[-1] if source[0] == "source" else None)
+    with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN, helping=True) as results:
+        for chunk, done in zip(chunks, results, strict=True):
+            for i, (result, how, digest, more) in zip(chunk, done, strict=True):
+                read[i] = result
+                if result[0] is not None:
+                    compact(result[0])  # (again: one made in a worker was pickled without its shared sets)
+                if more is not None:
+                    extra[i] = more
+                if cache is not None and how != "io":
+                    cache.learn(Path(files[i][0]), rels[i], files[i][1], result, digest)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry | Kept, Places, Summary, Kind]] = []
-    for (path, kind), rel, (entry, places, found, about) in zip(files, rels, read, strict=True):
+    for n, ((path, kind), rel, (entry, places, found, about)) in enumerate(zip(files, rels, read, strict=True)):
         if found:
             problems.extend(found)
         if entry is None or places is None or about is None:
@@ -306,6 +312,8 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             continue
         seen[entry_id] = places.path
         loaded.append((entry, places, about, kind))
+        if n in extra:
+            record.each[entry_id] = extra.pop(n)
     entries = record.entries
     theories: set[str] = set()
     looked: set[str] = set()
@@ -347,6 +355,28 @@ def _made(config: Config, places: dict[str, Places], entry_id: str, kind: Kind, 
 # ("source", data, marks, key_marks, styles, digest), ("error", message, line, col, code) or ("io", why).
 _Read = tuple[Any, ...]
 PARALLEL_MIN = 1_000  # files; below this starting workers costs more than they save
+
+
+# What loading one file in a reader gives (``_load_files``): what ``load_entry`` made of it
+# (``Loaded``), how reading went ("source", "error" or "io"), the digest of the bytes read (None
+# unless "source"), and what ``each`` gave for its entry (None: no entry, or no ``each``).
+_Done = tuple[Loaded, str, "str | None", Any]
+
+
+def _load_files(files: list[tuple[str, Kind, str]], config: Config,
+                each: Callable[[Entry, Places], Any] | None) -> list[_Done]:
+    """Read, parse and validate each file (its path, kind and path from the project's root),
+    and give its entry to ``each``: all the work of a file that needs nothing of the others,
+    done in one process, so that on a large record one worker does it from the bytes to what
+    the graph keeps (``load_record``) and nothing of it but the result is pickled."""
+    out: list[_Done] = []
+    for (path, kind, rel), read in zip(files, _read_sources([path for path, _kind, _rel in files], str(config.record)),
+                                       strict=True):
+        made, places, found = load_entry(Path(path), kind, config, rel, _source(read))
+        more = each(made, places) if each is not None and made is not None and places is not None else None
+        out.append(((made, places, found, summary(made) if made is not None else None), read[0],
+                    read[-1] if read[0] == "source" else None, more))
+    return out
 
 
 def _read_sources(paths: list[str], record: str) -> list[_Read]:

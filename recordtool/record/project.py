@@ -10,7 +10,7 @@ from pathlib import Path
 
 from recordtool.record.cache import open_cache
 from recordtool.record.config import Config, find_root, load_config
-from recordtool.record.graph import Compose, Graph, build_graph
+from recordtool.record.graph import Compose, Graph, build_graph, scanner
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import static_problems
@@ -62,11 +62,18 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     config = load_config(base)
     with no_gc_pauses():
         kept = open_cache(config) if cache else None
-        record, problems = load_record(config, jobs=jobs, cache=kept)
-        scans = kept.scans(record) if kept is not None else None
-        known = set(scans) if scans is not None else set()
-        graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose)
-        if kept is not None and scans is not None:
+        # Each entry read is scanned for mentions by the process that read it (``scanner``).
+        record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose))
+        scans = kept.scans(record) if kept is not None else {}
+        known = set(scans)
+        composed: dict[str, bytes] = {}
+        for entry_id, (scan, made) in record.each.items():
+            scans[entry_id] = scan
+            if made is not None:
+                composed[entry_id] = made
+        record.each = {}
+        graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose, composed=composed)
+        if kept is not None:
             kept.learn_scans(record, scans, scans.keys() - known)
             kept.save()
         problems = sorted([*problems, *more, *static_problems(config, record)],

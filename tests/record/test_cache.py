@@ -201,7 +201,7 @@ def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch:
     monkeypatch.setattr(parallel, "cores", lambda: 2)
     pools = count_pools(monkeypatch)
     cold = open_project(root=project.root, jobs=2, cache=True)
-    assert len(pools) == 2  # reading and scanning the whole record: a pool each
+    assert len(pools) == 1  # reading the whole record, each file scanned by the process that read it
     path = project.path("NOTE-3")
     path.write_text("id: NOTE-3\ntitle: Changed\nbody: See NOTE-1.\n", encoding="utf-8")
     _old(path, 1)

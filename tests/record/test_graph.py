@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from recordtool import parallel
 from recordtool.record.graph import Backlink, Mention
 from recordtool.record.project import open_project
 from tests.conftest import EveryWorker, ProjectBuilder, share_with_a_pool
@@ -81,37 +80,49 @@ def graph_project(project: ProjectBuilder) -> ProjectBuilder:
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """Each entry's prose is scanned by the process that read its file (``graph.scanner`` as
+    ``load_record``'s ``each``): the graph and its problems are those of one process, and no
+    pool is started to scan."""
     import recordtool.record.graph as graph_module
-
-    project = graph_project(ProjectBuilder(tmp_path))
-    serial = open_project(root=project.root, jobs=1)
-    share_with_a_pool(monkeypatch, graph_module)
-    # Workers forked, not fresh interpreters, so that they see the counting ``_scan``; they
-    # still get only the prose of their entries, pickled.
-    monkeypatch.setattr(parallel, "SHIPPED", "fork")
-    scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
-    monkeypatch.setattr(graph_module, "_scan", scanner)
-    shared = open_project(root=project.root, jobs=jobs)
-    assert len(scanner.pids()) == jobs  # every process scanned entries: jobs - 1 workers and this one
-    for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
-        assert getattr(shared.graph, name) == getattr(serial.graph, name), name
-    assert shared.problems == serial.problems
-
-
-def test_scanning_in_fresh_interpreters_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.record.graph as graph_module
+    import recordtool.record.load as load_module
     from recordtool.render.prose import compose_body
     from tests.conftest import count_pools
 
     project = graph_project(ProjectBuilder(tmp_path))
     serial = open_project(root=project.root, jobs=1, compose=compose_body)
+    share_with_a_pool(monkeypatch, load_module)
     share_with_a_pool(monkeypatch, graph_module)
+    scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
+    monkeypatch.setattr(graph_module, "_scan", scanner)
     pools = count_pools(monkeypatch)
-    shared = open_project(root=project.root, jobs=2, compose=compose_body)
-    assert pools == [1]
+    shared = open_project(root=project.root, jobs=jobs, compose=compose_body)
+    assert pools == [1]  # the readers', which scanned too
+    assert len(scanner.pids()) == jobs  # every process scanned entries: jobs - 1 workers and this one
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling", "composed"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems
+
+
+def test_scanning_in_fresh_interpreters_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries loaded without their scans (kept by the cache without them, say) are scanned by
+    ``build_graph``'s own pool of fresh interpreters, to the same graph."""
+    import recordtool.record.graph as graph_module
+    from recordtool.record.config import load_config
+    from recordtool.record.load import load_record
+    from recordtool.render.prose import compose_body
+    from tests.conftest import count_pools
+
+    project = graph_project(ProjectBuilder(tmp_path))
+    config = load_config(project.root)
+    serial, serial_problems = graph_module.build_graph(load_record(config, jobs=1)[0], jobs=1, compose=compose_body)
+    share_with_a_pool(monkeypatch, graph_module)
+    pools = count_pools(monkeypatch)
+    shared, problems = graph_module.build_graph(load_record(config, jobs=1)[0], jobs=2, compose=compose_body)
+    assert pools == [1]
+    for name in ("cited_by", "mentions_out", "mentions_in", "dangling", "composed"):
+        assert getattr(shared, name) == getattr(serial, name), name
+    assert open_project(root=project.root, jobs=1, compose=compose_body).graph.composed == shared.composed
+    assert problems == serial_problems
 
 
 def test_backlinks_and_neighbours_are_kept_for_recent_ids_only(project: ProjectBuilder,
