@@ -245,6 +245,35 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
     assert set(CHANGES) <= set(done)
 
 
+@pytest.mark.parametrize("seed", [8, 9])
+def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index pages are composed from the rows kept for unchanged entries
+    (``recordtool.render.rows``), and ``graph.md``, summarised by tag above ``WHOLE_MAX`` nodes
+    (lowered here so that a small record is summarised), is composed again only when what it
+    draws changes (``index.graph_key``): after titles, tags, kinds, citations, statuses,
+    verdicts, additions and deletions, every page is what a cold render gives."""
+    from recordtool.render import mermaid
+
+    monkeypatch.setattr(mermaid, "WHOLE_MAX", 2)
+    walk = Walk(tmp_path / "project", seed)
+    root = walk.root
+    pages = root / "record" / "pages"
+    changes = ["title", "title", "tags", "tags", "tags", "kind", "add", "delete", "cites", "cites", "status",
+               "verdict", "id", "same"]
+    done: list[str] = []
+    summarised = 0
+    for step in range(20):
+        done += [walk.mutate(walk.rng.choice(changes)) for _ in range(walk.rng.randint(1, 2))]
+        assert invoke("render", "--root", str(root)).code == 0
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+        now = _pages(pages)
+        assert now == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
+        summarised += "are more than 2 nodes" in now["graph.md"].decode()
+    assert summarised >= 5, summarised  # the summary was drawn (and kept) often
+
+
 @pytest.mark.parametrize("outcomes", [("pass", "fail"), ("fail", "pass")])
 def test_a_claims_new_verdict_recomposes_its_page(tmp_path: Path, outcomes: tuple[str, str]) -> None:
     """A verdict changes nothing in the record, only the claim's status: its page (and what

@@ -1,17 +1,21 @@
 """Index pages: the dashboard, one list per kind, one page per tag, and the wanted entries.
 
-Each function returns ``{page path: Markdown}``; all pure.
+Each function returns ``{page path: Markdown}``; all pure. What they show of each entry comes
+from its row (``recordtool.render.rows``: kept between renders), so that composing them makes
+no entry whose file is unchanged.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from collections.abc import Mapping
 
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Theory
-from recordtool.render import escape
-from recordtool.render.mermaid import whole_graph
+from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
+from recordtool.render.rows import CLAIM, KIND, STATUS, TAGS, TITLE, Row, rows
 from recordtool.render.sitemap import (
     GRAPH,
     INDEX,
@@ -24,21 +28,19 @@ from recordtool.render.sitemap import (
     tag_page,
 )
 
-TITLE_WIDTH = 160
-
 
 def dashboard(ctx: Context) -> str:
     """``index.md``: counts per verdict, every claim with its badge, the kinds, tags, wanted."""
-    record = ctx.project.record
-    claims = record.claims()
+    shown = rows(ctx)
+    claims = [i for i, row in shown.items() if row[CLAIM]]
     page = INDEX
-    states = [ctx.state(c.id) or "unchecked" for c in claims]
+    states = [ctx.state(c) or "unchecked" for c in claims]
     counts = Counter(states)
     total = len(claims)
     lines = ["# The record", ""]
-    kinds = Counter(e.kind for e in record.entries.values())
+    kinds = Counter(row[KIND] for row in shown.values())
     summary = ", ".join(f"{kinds[k.name]} {escape.line(k.name)}" for k in ctx.project.config.kinds.values())
-    lines += [f"{len(record.entries)} entries: {summary}.", ""]
+    lines += [f"{len(shown)} entries: {summary}.", ""]
 
     lines += ["## Claims by verdict", ""]
     if total:
@@ -50,7 +52,7 @@ def dashboard(ctx: Context) -> str:
     else:
         lines.append("The record holds no claims.")
 
-    unsettled: Counter[str] = Counter(c.status for c in claims if c.status != "active")
+    unsettled: Counter[str] = Counter(shown[c][STATUS] for c in claims if shown[c][STATUS] != "active")
     if unsettled:
         lines += ["", f"Of these, {_not_active(unsettled)}: its verdict is on the statement as it stands."
                   if sum(unsettled.values()) == 1 else
@@ -60,13 +62,13 @@ def dashboard(ctx: Context) -> str:
         lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Statement |",
                   "| --- | --- | --- | --- | --- | --- |"]
         for claim, state in zip(claims, states, strict=True):
-            status = ctx.statuses.get(claim.id)
+            status = ctx.statuses.get(claim)
             verdict = status.verdict if status is not None else None
             since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
             last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
-            title = _title(ctx, claim.id)
-            lines.append(f"| {ctx.link(page, claim.id)} | {_status(claim.status)} | {badge(state)} | {since} | {last} "
-                         f"| {title} |")
+            row = shown[claim]
+            lines.append(f"| {ctx.link(page, claim)} | {_status(row[STATUS])} | {badge(state)} | {since} | {last} "
+                         f"| {row[TITLE]} |")
 
     if claims:
         lines += ["", f"[Every claim and what it cites, as one graph]({relative(page, GRAPH)})."]
@@ -102,60 +104,64 @@ def _status(status: str) -> str:
 
 
 def tag_counts(ctx: Context) -> dict[str, int]:
-    counts: Counter[str] = Counter(t for e in ctx.project.record.entries.values() for t in e.tags)
+    counts: Counter[str] = Counter(t for row in rows(ctx).values() for t in row[TAGS])
     return {t: counts[t] for t in sorted(counts)}
 
 
 def kind_pages(ctx: Context) -> dict[str, str]:
     """``kinds/<kind>.md`` for every configured kind: its entries, in id order."""
     out: dict[str, str] = {}
-    entries = ctx.project.record.entries
+    shown = rows(ctx)
     for kind in ctx.project.config.kinds.values():
         page = kind_page(kind.name)
-        members = [i for i, e in entries.items() if e.kind == kind.name]
-        out[page] = _listing(ctx, page, f"Kind: {kind.name}", members)
+        members = [i for i, row in shown.items() if row[KIND] == kind.name]
+        out[page] = _listing(ctx, page, f"Kind: {kind.name}", members, shown)
     return out
 
 
 def tag_pages(ctx: Context) -> dict[str, str]:
     """``tags/<tag>.md`` for every tag in use."""
     members: dict[str, list[str]] = {}
-    for entry_id, entry in ctx.project.record.entries.items():
-        for tag in entry.tags:
+    shown = rows(ctx)
+    for entry_id, row in shown.items():
+        for tag in row[TAGS]:
             members.setdefault(tag, []).append(entry_id)
-    return {tag_page(t): _listing(ctx, tag_page(t), f"Tag: {t}", members[t]) for t in sorted(members)}
+    return {tag_page(t): _listing(ctx, tag_page(t), f"Tag: {t}", members[t], shown) for t in sorted(members)}
 
 
-def _listing(ctx: Context, page: str, heading: str, ids: list[str]) -> str:
-    entries = ctx.project.record.entries
+def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[str, Row]) -> str:
     lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({relative(page, INDEX)}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
     if not ids:
         return "\n".join([*lines, "None yet."]) + "\n"
-    claims = any(isinstance(entries[i], Theory) for i in ids)
+    claims = any(shown[i][CLAIM] for i in ids)
     if claims:
         lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
     else:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
+    links = _links(ctx, page)
+    statuses: dict[str, str] = {}
     for entry_id in ids:
-        entry = entries[entry_id]
-        title = _title(ctx, entry_id)
+        row = shown[entry_id]
+        link = links.get(entry_id)
+        if link is None:
+            link = links[entry_id] = ctx.link(page, entry_id)
+        status = statuses.get(row[STATUS])
+        if status is None:
+            status = statuses[row[STATUS]] = _status(row[STATUS])
         if claims:
             state = ctx.state(entry_id)
-            lines.append(f"| {ctx.link(page, entry_id)} | {_status(entry.status)} | {badge(state) if state else '—'} "
-                         f"| {title} |")
+            lines.append(f"| {link} | {status} | {badge(state) if state else '—'} | {row[TITLE]} |")
         else:
-            lines.append(f"| {ctx.link(page, entry_id)} | {_status(entry.status)} | {title} |")
+            lines.append(f"| {link} | {status} | {row[TITLE]} |")
     return "\n".join(lines) + "\n"
 
 
-def _title(ctx: Context, entry_id: str) -> str:
-    """An entry's title in a listing's cell (worked out once: an entry is in several lists)."""
-    titles = ctx.memo("index.title")
-    title = titles.get(entry_id)
-    if title is None:
-        title = titles[entry_id] = escape.cell(escape.short(ctx.title(entry_id), TITLE_WIDTH))
-    return title
+def _links(ctx: Context, page: str) -> dict[str, str]:
+    """The links to entries' pages from ``page`` and the pages whose link up to the dashboard is
+    the same as its own (an entry is listed on several: its kind's page and each of its tags'):
+    entries' pages are beside the dashboard, at the top of the output folder."""
+    return ctx.memo(f"index.links {relative(page, INDEX)}")
 
 
 def wanted(ctx: Context) -> str:
@@ -181,11 +187,38 @@ def graph_page(ctx: Context) -> str:
     """``graph.md``: every claim and what it cites and uses, coloured by verdict (summarised by
     tag above ``WHOLE_MAX`` nodes)."""
     page = GRAPH
-    claims = len(ctx.project.record.claims())
+    claims = sum(row[CLAIM] for row in rows(ctx).values())
     lines = ["# The record as a graph", "", f"[Back to the record]({relative(page, INDEX)}) · Every claim "
              f"({claims}) and what it cites and uses; a claim is coloured by its verdict.", ""]
-    lines.append(whole_graph(ctx, page) if claims else "The record holds no claims.")
+    lines.append(mermaid.whole_graph(ctx, page) if claims else "The record holds no claims.")
     return "\n".join(lines) + "\n"
+
+
+def graph_key(ctx: Context, shared: str, listings: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> str:
+    """The key of ``graph.md``: a hash of what ``mermaid.whole_graph`` draws, so that an edit
+    of a title, a status or a body leaves it as it is when the graph is summarised by tag
+    (then it shows no title). That is the claims (in the record's order) with their tags,
+    citations and states, and each entry they cite that is in the record with its kind and
+    state; when the graph is drawn node by node, what the lists show of every node too (its
+    title among it). ``listings``: that, and each entry's tags, as the index pages' key has them
+    (``plan.Listing``), so that no entry kept unmade in the entry cache is made for them."""
+    record = ctx.project.record
+    entries, states, config = record.entries, ctx.states, ctx.project.config
+    claims = ([i for i in entries if i in record.theories] if record.theories is not None
+              else [i for i, e in entries.items() if isinstance(e, Theory)])
+    parts = [shared, GRAPH]
+    shown: dict[str, None] = dict.fromkeys(claims)
+    for claim in claims:
+        cites = record.cites(claim)
+        parts.append(f"{claim} {listings[claim][2]!r} {cites!r} {states.get(claim)}")
+        shown.update((cited, None) for cited, _relation in cites if cited in entries)
+    claimed = set(claims)
+    for entry_id in [i for i in shown if i not in claimed]:  # in order: the key is the same in every run
+        kind = config.kind_of(entry_id)
+        parts.append(f"{entry_id} {kind.name if kind is not None else entries[entry_id].kind} {states.get(entry_id)}")
+    if len(shown) <= mermaid.WHOLE_MAX:
+        parts += [listings[entry_id][1] for entry_id in shown]
+    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def index_pages(ctx: Context) -> dict[str, str]:
@@ -205,4 +238,4 @@ def index_paths(ctx: Context, tags: set[str] | None = None) -> list[str]:
             *(tag_page(t) for t in sorted(tags))]
 
 
-__all__ = ["dashboard", "graph_page", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]
+__all__ = ["dashboard", "graph_key", "graph_page", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]

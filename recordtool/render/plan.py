@@ -443,7 +443,9 @@ def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     listed = _hash(parts)
     wanted = [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
               for target, mentions in graph.dangling.items()]
-    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: _hash([listed, GRAPH]),
+    from recordtool.render.index import graph_key
+
+    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: graph_key(ctx, shared, fresh),
             INDEX: _hash([listed, INDEX, str(len(graph.dangling))]), WANTED: _hash([listed, WANTED, *wanted]),
             "other": _hash([listed, "other", *wanted])}
 

@@ -71,6 +71,32 @@ def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project:
     assert sorted(composed) == ["dashboard", "graph_page", "kind_pages", "tag_pages", "wanted"]
 
 
+def test_a_summarised_graph_is_composed_again_only_when_what_it_draws_changes(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``WHOLE_MAX`` nodes ``graph.md`` counts claims under their first tag and shows no
+    title (``index.graph_key``): a title or a statement leaves it as it is; a claim's first tag
+    or a citation (to another tag's claim, or to another kind of entry) changes it."""
+    from recordtool.render import mermaid
+
+    monkeypatch.setattr(mermaid, "WHOLE_MAX", 2)
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    composed: list[str] = []
+    real = index.graph_page
+    monkeypatch.setattr(index, "graph_page", lambda ctx: composed.append("graph") or real(ctx))
+    assert "graph.md" not in _edit(project, "THEORY-1", "title: The claim", "title: The claim, renamed")
+    assert "graph.md" not in _edit(project, "THEORY-2", "statement: A second", "statement: Another")
+    assert composed == []
+    steps = [("THEORY-1", "title: The claim, renamed", "title: The claim\ntags: [gamma, alpha]"),
+             ("THEORY-1", "tags: [gamma, alpha]", "tags: [alpha, gamma]"),  # the first tag counts
+             ("THEORY-2", "cites: [{id: THEORY-1, as: uses}]", "cites: [{id: LIT-1, as: uses}]"),
+             ("THEORY-2", "cites: [{id: LIT-1, as: uses}]", "cites: [{id: LIT-1, as: uses}, {id: NOTE-1, as: uses}]")]
+    for entry_id, old, new in steps:
+        composed.clear()
+        assert "graph.md" in _edit(project, entry_id, old, new), new
+        assert composed == ["graph"]
+
+
 def test_kept_keys_keep_watchers_as_strings_and_read_them_back_as_sets() -> None:
     kept = plan.KeptKeys("shared", faces={"A-1": "face", "B-2": "face", "odd\0id": "face"},
                          keys={"A-1": "k", "B-2": "k", "C-3": "k"}, fresh=False)
