@@ -34,7 +34,7 @@ RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "s
 TAGS = ["alpha", "beta", "gamma", "Bad Tag"]  # 'Bad Tag' is refused by the schema
 WORDS = ["the", "head", "attends", "to", "the", "previous", "token", "and", "copies", "it", "forward"]
 CHANGES = ["title", "tags", "cites", "mentions", "reword", "status", "id", "kind", "add", "delete", "break", "mend",
-           "duplicate", "verdict", "config", "same", "relation", "placeholder"]
+           "duplicate", "verdict", "config", "same", "relation", "placeholder", "page"]
 SEED_OF_TIME = 1_600_000_000_000_000_000  # file times are set from here on, a second a step
 
 
@@ -202,6 +202,15 @@ class Walk:
             text = pyproject.read_text(encoding="utf-8")
             extra = '\n[tool.recordtool.relations]\nsorce = "Sorce of"\n'
             pyproject.write_text(text.replace(extra, "") if extra in text else text + extra, encoding="utf-8")
+        elif what == "page":  # a page deleted, or edited by hand keeping its size: the next render puts it back
+            written = sorted((self.root / "record" / "pages").rglob("*.md"))
+            if written:
+                page = rng.choice(written)
+                data = page.read_bytes()
+                if rng.random() < 0.5 or not data:
+                    page.unlink()
+                else:
+                    page.write_bytes(data[:-1] + (b"!" if data[-1:] != b"!" else b"?"))
         elif what == "same":  # written again with the same bytes: new times, same content
             path.write_bytes(path.read_bytes())
             self.touch(path)

@@ -73,7 +73,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
         statuses = assess(project)
     base = os.path.realpath(target)
     kept = inputs.last() if inputs is not None and inputs.out == base else snapshot.read_snapshot(base)
-    last = snapshot.unpack(kept.get("outputs"))
+    last = snapshot.outputs(kept)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     trust = keys_code(config, base) == code_version()

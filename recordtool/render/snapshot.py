@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from recordtool.record.config import ConfigError, find_root, load_config
 from recordtool.render import plan
 from recordtool.render.manifest import MANIFEST
-from recordtool.render.write import RenderError, check_output_folder, replace_file
+from recordtool.render.write import Outputs, RenderError, check_output_folder, replace_file
 from recordtool.snapshot import files_hold, stat_file, stats_hold
 from recordtool.snapshot import take as files_state
 
@@ -134,6 +134,17 @@ def _files_hold(then: Any, now: dict[str, list[Any]]) -> bool:
     return files_hold(unpack(then), now)
 
 
+def outputs(last: dict[str, Any]) -> Outputs | None:
+    """The files the last render wrote, as its snapshot ``last`` keeps them (``write.Outputs``);
+    None when it keeps none, or not in ``pack``'s form."""
+    got = _stats(last.get("outputs"))
+    if got is None or got[2]:
+        return None
+    manifest = last.get("manifest")
+    as_written = manifest if isinstance(manifest, list) and len(manifest) == 2 else None
+    return Outputs(got[0], got[1], as_written)
+
+
 def outputs_hold(base: str, then: Any) -> bool:
     """Whether every file written (packed by ``pack``, paths relative to ``base``) is as written."""
     got = _stats(then)
@@ -184,7 +195,8 @@ def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[st
         if path not in inputs.files:
             extra[path] = stat_file(path)
     base = inputs.out
-    outputs = pack(report.stats)
+    written = report.outputs()
+    packed = {"paths": written.paths, "stats": base64.b64encode(written.stats.tobytes()).decode("ascii"), "hashes": {}}
     manifest = stat_file(os.path.join(base, MANIFEST))
     if manifest is None:
         return
@@ -193,7 +205,7 @@ def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[st
         **inputs.as_json(),
         "extra": extra,
         "versions": _versions(sorted(packages)),
-        "outputs": outputs,
+        "outputs": packed,
         "manifest": manifest,
         "report": summary,
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING
 from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name, write_atomic
 from recordtool.record.confine import Refused, read_inside, refused
-from recordtool.render.manifest import MANIFEST, Written, manifest_text, read_manifest
+from recordtool.render import manifest
+from recordtool.render.manifest import MANIFEST, Manifest, Written
 from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
@@ -30,15 +32,84 @@ class RenderError(Exception):
     """The site cannot be written where asked; the message says why."""
 
 
+class Outputs:
+    """The files the last render wrote, as its snapshot keeps them: their paths, the [size,
+    mtime_ns] of each as written packed in one array (two numbers a path), and the manifest's.
+    At 100,000 pages a dict of a list per file took a third of a second to make, and as long
+    again to write back."""
+
+    def __init__(self, paths: list[str], stats: array[int], manifest: list[int] | None = None) -> None:
+        assert len(stats) == 2 * len(paths)
+        self.paths, self.stats, self.manifest = paths, stats, manifest
+        self._where: dict[str, int] | None = None
+
+    def where(self) -> dict[str, int]:
+        """Each path's place in ``paths``."""
+        if self._where is None:
+            self._where = {rel: n for n, rel in enumerate(self.paths)}
+        return self._where
+
+    def get(self, rel: str) -> list[int] | None:
+        n = self.where().get(rel)
+        return None if n is None else [self.stats[2 * n], self.stats[2 * n + 1]]
+
+    def spoiled(self, base: str) -> set[str]:
+        """The files not as written now under ``base`` (changed, gone): every file stat-ed,
+        and the states compared at once."""
+        current = array("q")
+        add, stat, sep = current.append, os.stat, os.sep
+        prefix = base + sep
+        for rel in self.paths:
+            try:
+                st = stat(prefix + (rel if sep == "/" else rel.replace("/", sep)))
+            except OSError:
+                add(-1)
+                add(-1)
+                continue
+            add(st.st_size)
+            add(st.st_mtime_ns)
+        stats = self.stats
+        if current == stats:
+            return set()
+        spoiled: set[str] = set()
+        step = 4096
+        for low in range(0, len(stats), step):
+            if current[low:low + step] != stats[low:low + step]:
+                spoiled.update(self.paths[n // 2] for n in range(low, min(low + step, len(stats)))
+                               if current[n] != stats[n])
+        return spoiled
+
+
 @dataclass
 class WriteReport:
     written: list[str] = field(default_factory=list)
-    files: dict[str, Written] = field(default_factory=dict)  # the new manifest
+    files: Manifest = field(default_factory=Manifest)  # the new manifest
     stats: dict[str, list[int]] = field(default_factory=dict)  # file -> [size, mtime_ns] as written
+    # the files of the last render found as it wrote them (those not in ``stats``): from its snapshot
+    kept: Outputs | None = None
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
     refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
+
+    def outputs(self) -> Outputs:
+        """Every file of the new manifest with its [size, mtime_ns] as written, in the order
+        of their paths (those of the last render's files left as they were taken from it)."""
+        paths = sorted(self.files.lines)
+        stats, kept = self.stats, self.kept
+        if kept is not None and kept.paths == paths:  # the same files: the states that changed
+            packed = array("q", kept.stats)
+            where = kept.where()
+            for rel, stat in stats.items():
+                n = where[rel]
+                packed[2 * n], packed[2 * n + 1] = stat
+            return Outputs(paths, packed)
+        packed = array("q")
+        for rel in paths:
+            state = stats.get(rel) or (kept.get(rel) if kept is not None else None)
+            assert state is not None, rel
+            packed.extend(state)
+        return Outputs(paths, packed)
 
 
 def check_output_folder(config: Config, out: Path) -> Path:
@@ -90,25 +161,26 @@ class _Folders:
 
 
 
-def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | None = None, *,
+def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *,
                jobs: int | None = None, trust_keys: bool = True) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
-    ``last``: [size, mtime_ns] of each file as the last render wrote it (from its snapshot): a
-    file still so is as written, and its hash in the manifest says whether it changes.
+    ``last``: the files the last render wrote, as its snapshot keeps them: a file still as
+    written (its size and time) is as written, and its hash in the manifest says whether it
+    changes; a manifest as written is read line by line (``manifest.read``).
     ``jobs``: how many processes may compose and write pages (None: every core).
     ``trust_keys``: whether the manifest's keys were made by this code; when not, every page
     is composed (and written only when its bytes changed)."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
-    if not last:  # the last render did not finish (or there was none): what it left half-done goes
+    if last is None:  # the last render did not finish (or there was none): what it left half-done goes
         for folder, _dirs, _files in os.walk(base):
             sweep(folder)
     folders = _Folders(base)
-    old = read_manifest(out)
-    last = last or {}
+    as_written = last is not None and last.manifest is not None and stat_file(os.path.join(base, MANIFEST)) == last.manifest
+    old = manifest.read(Path(base), as_written=as_written)
     new = report.files
     _write_pages(plan, base, folders, report, old, last, jobs, trust_keys)
     for rel, source in plan.assets.items():
@@ -116,14 +188,15 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
         if data is None:
             (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
             continue
-        new[rel] = (None, len(data), content_hash(data))
-        stat, written = _put(folders, rel, data, new[rel][2], old.get(rel), last.get(rel))
+        digest = content_hash(data)
+        new.put(rel, (None, len(data), digest))
+        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel) if last is not None else None)
         report.stats[rel] = stat
         if written:
             report.written.append(rel)
         else:
             report.unchanged += 1
-    for rel in sorted(set(old) - set(new)):
+    for rel in sorted(old.lines.keys() - new.lines.keys()):
         try:
             path = folders.inside(rel)
         except RenderError:
@@ -133,7 +206,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: dict[str, list[int]] | N
             report.removed.append(rel)
             _prune(base, os.path.dirname(path))
     if new != old or not os.path.exists(os.path.join(base, MANIFEST)):
-        write_atomic(Path(base) / MANIFEST, manifest_text(new))
+        write_atomic(Path(base) / MANIFEST, new.text())
     return report
 
 
@@ -141,7 +214,7 @@ PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they 
 
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
-                 old: dict[str, Written], last: dict[str, list[int]], jobs: int | None,
+                 old: Manifest, last: Outputs | None, jobs: int | None,
                  trust_keys: bool = True) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
@@ -151,22 +224,35 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     atomically; this process alone writes the manifest."""
     todo: list[str] = []
     keys: dict[str, str | None] = {}
-    # A page is left as it is only when its key is the one kept for it; when no key is
-    # trusted or kept (a first render, new code), every page is composed, and the keys
-    # (0.4 s for 10,000 entries) are worked out while the workers start (``meanwhile``).
-    for rel in plan.pages if trust_keys and old else ():
-        key = keys[rel] = plan.key(rel)
-        before = old.get(rel)
-        if key is not None and before is not None and before[0] == key:
-            stat = stat_file(os.path.join(base, *rel.split("/")))
-            # as written last time (or, without a snapshot, of the size written)
-            if stat is not None and (stat == last.get(rel) or (rel not in last and stat[0] == before[1])):
-                report.files[rel] = before
-                report.stats[rel] = stat
-                report.unchanged += 1
-                continue
-        todo.append(rel)
-    if not (trust_keys and old):
+    new = report.files
+    # A page is left as it is only when its key is the one kept for it and its file is as
+    # written; when no key is trusted or kept (a first render, new code), every page is
+    # composed, and the keys (0.4 s for 10,000 entries) are worked out while the workers
+    # start (``meanwhile``).
+    if trust_keys and len(old):
+        spoiled: set[str] = set()
+        where: dict[str, int] = {}
+        if last is not None:  # the files the last render wrote: each stat-ed, compared at once
+            spoiled, where = last.spoiled(base), last.where()
+            report.kept = last
+        for rel in plan.pages:
+            key = keys[rel] = plan.key(rel)
+            if key is not None and old.has_key(rel, key):
+                if rel in where:
+                    if rel not in spoiled:
+                        new.keep(rel, old)
+                        report.unchanged += 1
+                        continue
+                else:  # not in the last render's snapshot: as written when of the size written
+                    stat = stat_file(os.path.join(base, *rel.split("/")))
+                    before = old.get(rel)
+                    if stat is not None and before is not None and stat[0] == before[1]:
+                        new.keep(rel, old)
+                        report.stats[rel] = stat
+                        report.unchanged += 1
+                        continue
+            todo.append(rel)
+    else:
         todo = list(plan.pages)
 
     def work_out_keys() -> None:
@@ -177,7 +263,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     def here(rel: str) -> Done:
         data = plan.compose(rel).encode("utf-8")
         digest = content_hash(data)
-        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel))
+        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel) if last is not None else None)
         return len(data), digest, stat, written
 
     def run(rels: list[str]) -> list[Done | None]:
@@ -197,7 +283,8 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
 
         def pack(rels: list[str]) -> Shipped:
             own = [plan.owners[rel] for rel in rels if rel in plan.owners]
-            return ([(rel, plan.owners.get(rel), old.get(rel), last.get(rel)) for rel in rels],
+            return ([(rel, plan.owners.get(rel), old.get(rel), last.get(rel) if last is not None else None)
+                     for rel in rels],
                     slices.pack(ctx, own))
 
         done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
@@ -206,7 +293,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         if result is None:  # a page its worker's slice could not compose
             result = here(rel)
         size, digest, stat, written = result
-        report.files[rel] = (keys[rel], size, digest)
+        new.put(rel, (keys[rel], size, digest))
         report.stats[rel] = stat
         if written:
             report.written.append(rel)

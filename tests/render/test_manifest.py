@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST, Written, manifest_text, read_manifest
 
 
@@ -19,3 +20,29 @@ def test_the_manifest_is_json_with_one_line_a_file(tmp_path: Path) -> None:
     (tmp_path / MANIFEST).write_text(text, encoding="utf-8")
     assert read_manifest(tmp_path) == files
     assert json.loads(manifest_text({})) == {"format": 1, "files": {}}
+
+
+def test_a_manifest_as_written_is_read_line_by_line_and_written_back_the_same(tmp_path: Path) -> None:
+    files: dict[str, Written] = {"NOTE-1.md": ("0f" * 16, 120, "ab" * 16), "figures/THEORY-1/a b.png": (None, 9, "cd"),
+                                 'odd "quoted" \\ é\x01.md': ("k", 0, ""), 'a": {"hash": "x.md': ("k2", 3, "ef")}
+    text = manifest_text(files)
+    (tmp_path / MANIFEST).write_text(text, encoding="utf-8")
+    for as_written in (True, False):
+        read = manifest.read(tmp_path, as_written=as_written)
+        assert read.written() == files and read.text() == text
+        assert all(read.get(rel) == value for rel, value in files.items()) and read.get("other.md") is None
+        assert read.has_key("NOTE-1.md", "0f" * 16) and not read.has_key("NOTE-1.md", "0f" * 15)
+        assert read.has_key('a": {"hash": "x.md', "k2") and not read.has_key("NOTE-1.md", "k2")
+        kept = manifest.Manifest()
+        for rel in files:
+            kept.keep(rel, read)
+        kept.put("NOTE-1.md", ("1f" * 16, 121, "ab" * 16))
+        assert kept.written() == {**files, "NOTE-1.md": ("1f" * 16, 121, "ab" * 16)}
+        assert kept.text() == manifest_text(kept.written())
+    # laid out otherwise (by hand, another tool): read as JSON whatever it was said to be
+    (tmp_path / MANIFEST).write_text(json.dumps(json.loads(text), indent=2), encoding="utf-8")
+    assert manifest.read(tmp_path, as_written=True).written() == files
+    (tmp_path / MANIFEST).write_text(text.replace('{"format": 1, "files": {', '{"files": {', 1), encoding="utf-8")
+    assert manifest.read(tmp_path, as_written=True).written() == files
+    (tmp_path / MANIFEST).write_text("{not json", encoding="utf-8")
+    assert len(manifest.read(tmp_path, as_written=True)) == 0

@@ -4,6 +4,7 @@ project; and every kind of change falls through to a real render."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -249,3 +250,27 @@ def test_a_render_reads_the_snapshot_once(project: ProjectBuilder, monkeypatch: 
     code, out, _err = run("render", "--root", root)
     assert code == 0 and " 0 written" not in out
     assert len(reads) == 1
+
+
+def test_a_render_after_an_edit_puts_back_pages_changed_by_hand(project: ProjectBuilder) -> None:
+    """The pages the last render wrote are checked against its snapshot (their sizes and
+    times): one edited by hand keeping its size, one deleted, are written again, the others
+    are not, and the manifest is the one a render from scratch writes."""
+    root = _rendered(project)
+    _age(project.root)
+    run("render", "--root", root)
+    pages = project.root / "record" / "pages"
+    _edit_entry(project)
+    page = pages / "THEORY-2.md"  # not a neighbour of the entry edited
+    data = page.read_bytes()
+    page.write_bytes(data.replace(b"A second claim", b"B second claim"))
+    assert page.stat().st_size == len(data) and page.read_bytes() != data
+    (pages / "kinds" / "theory.md").unlink()
+    code, out, _err = run("render", "--root", root)
+    assert code == 0 and out.startswith("rendered 4 entries into record/pages: ") and page.read_bytes() == data
+    cold = project.root.parent / "cold"
+    shutil.copytree(project.root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
+    assert run("render", "--root", str(cold), "--no-cache")[0] == 0
+    fresh = cold / "record" / "pages"
+    assert _pages(pages) == _pages(fresh)
+    assert (pages / ".recordtool-manifest.json").read_bytes() == (fresh / ".recordtool-manifest.json").read_bytes()
