@@ -329,3 +329,72 @@ def test_work_meanwhile_is_done_once_after_the_first_chunks_are_handed_out(
     else:
         assert before == []
     assert no_children_left()
+
+
+# kept_workers: the workers that read the files do the later stages ---------------------------
+
+def test_kept_workers_do_the_later_stages_and_end_with_the_block(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside ``kept_workers`` the first pool of forked workers is kept for the stages after
+    it: no other pool starts, each stage's shared state reaches every worker (never an earlier
+    stage's), the results are in order, and no worker outlives the block."""
+    pools = count_pools(monkeypatch)
+    items = list(range(300))
+    work = EveryWorker(square_with_pid, 3, tmp_path / "calls")
+    with parallel.kept_workers():
+        with parallel.chunk_results(work, parallel.chunked(items, 10), jobs=3, min_items=1,
+                                    helping=True) as results:
+            first = [result for done in results for result in done]
+        readers = work.pids() - {os.getpid()}
+        assert not no_children_left()  # kept
+        for plus in (1, 7):  # two stages, two shared states
+            folder = tmp_path / f"stage-{plus}"
+            folder.mkdir()
+
+            def local(chunk: list[int], plus: int = plus, folder: Path = folder) -> list[tuple[int, int, str]]:
+                deadline = time.monotonic() + 10
+                while not any(folder.iterdir()) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                return [(i * i + plus, os.getpid(), HELD) for i in chunk]
+
+            shipped = parallel.map_shipped(local, shipped_square, lambda chunk: chunk,
+                                           lambda plus=plus, folder=folder: (plus, str(folder)),
+                                           parallel.chunked(items, 10), jobs=3, min_items=1)
+            assert [r[0] for r in shipped] == [i * i + plus for i in items]
+            assert {pid for _square, pid, _held in shipped} - {os.getpid()} <= readers
+            assert {int(p.name) for p in folder.iterdir()} <= readers and any(folder.iterdir())
+    assert [r[0] for r in first] == [i * i for i in items]
+    assert pools == [1]
+    assert no_children_left()
+
+
+def test_kept_workers_stop_on_an_interrupt_between_stages(tmp_path: Path) -> None:
+    items = list(range(100))
+    with pytest.raises(KeyboardInterrupt), parallel.kept_workers():
+        with parallel.chunk_results(square_with_pid, parallel.chunked(items, 10), jobs=2, min_items=1,
+                                    helping=True) as results:
+            assert [r[0] for done in results for r in done] == [i * i for i in items]
+        raise KeyboardInterrupt
+    assert no_children_left()
+
+
+def test_a_kept_worker_that_died_or_shared_state_that_does_not_pickle_costs_nothing_but_time(
+        tmp_path: Path) -> None:
+    items = list(range(200))
+
+    def local(chunk: list[int]) -> list[tuple[int, int, str]]:
+        return [(i * i + 1, os.getpid(), HELD) for i in chunk]
+
+    work = EveryWorker(square_with_pid, 2, tmp_path / "calls")
+    with parallel.kept_workers():
+        with parallel.chunk_results(work, parallel.chunked(items, 10), jobs=2, min_items=1, helping=True) as results:
+            list(results)
+        results = parallel.map_shipped(local, shipped_square, lambda c: c, lambda: (1, lambda: None),
+                                       parallel.chunked(items, 10), jobs=2, min_items=1)
+        assert results == local(items)  # all here: the shared state does not pickle
+        for pid in work.pids() - {os.getpid()}:
+            os.kill(pid, signal.SIGKILL)
+        results = parallel.map_shipped(local, shipped_square, lambda c: c, lambda: (1, str(tmp_path)),
+                                       parallel.chunked(items, 10), jobs=2, min_items=1)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+    assert no_children_left()
