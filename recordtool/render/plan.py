@@ -11,18 +11,22 @@ otherwise (and rewrites only those whose bytes changed).
 Working out every page's key is a pass over the whole graph; after an edit of one entry few
 keys change. So, with the entry cache, the keys are kept between renders (``KeptKeys``, in
 ``<cache>/pages/keys.bin``) with what each one depends on, and only those that may have changed
-are worked out again, the same way as the first time.
+are worked out again, the same way as the first time. What a render changes of them is kept as
+changes beside the whole file (``keys-changes.bin``), which is written whole again only once
+the changes grow large: at 100,000 entries writing them all took most of a second.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recordtool import snapshot
 
@@ -251,7 +255,7 @@ def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
     return near, named
 
 
-KEPT_FORM = b"recordtool-page-keys 3\n"
+KEPT_FORM = b"recordtool-page-keys 4\n"  # (generation, ``KeptKeys.plain``)
 Listing = tuple[str, str, tuple[str, ...]]  # an entry's file (path and hash), what the lists show of it, its tags
 WATCH_SEP = "\0"
 
@@ -287,10 +291,14 @@ class KeptKeys:
     # main process's peak while the pages are planned).
     fresh: bool = True
     moved: set[str] = field(default_factory=set)  # after ``stale``: the ids whose face changed, came or went
+    # What the whole file kept holds (``KEPT_FILE``): its generation, and its parts as read
+    # (``PARTS``), which the parts above start as copies of; None: nothing to write changes against.
+    base: tuple[str, dict[str, dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     def clear(self, shared: str) -> None:
         self.shared, self.faces, self.said, self.keys, self.watchers, self.listings = shared, {}, {}, {}, {}, {}
         self.changed = self.fresh = True
+        self.base = None
 
     def stale(self, ctx: Context, faces: dict[str, str], said: dict[str, str]) -> set[str]:
         """The entries whose key may differ from the one kept."""
@@ -364,6 +372,42 @@ class KeptKeys:
                 watchers[i] = watching
         return (self.shared, self.faces, self.said, keys, watchers, self.listings)
 
+    def apply(self, changes: object) -> None:
+        """Bring the parts up to date with ``changes`` (as ``changes`` gives them); changes not
+        in that form are not used."""
+        if not (isinstance(changes, dict) and all(
+                isinstance(changes.get(part), tuple) and len(changes[part]) == 2 and isinstance(changes[part][0], dict)
+                and isinstance(changes[part][1], list) for part in PARTS)):
+            return
+        checked = KeptKeys.from_plain((self.shared, *(changes[part][0] for part in PARTS)))
+        if checked is None:
+            return
+        for part in PARTS:
+            now = getattr(self, part)
+            now.update(getattr(checked, part))
+            for gone in changes[part][1]:
+                now.pop(gone, None)
+
+    def changes(self, plain: tuple[Any, ...]) -> Changes | None:
+        """What differs in ``plain`` (``plain()``) from the whole file read (``base``), by part;
+        None when there is no whole file to build on, or the changes have grown large (then
+        the whole file is written again)."""
+        if self.base is None or self.fresh:
+            return None
+        base = self.base[1]
+        out: Changes = {}
+        size = 0
+        for part, now in zip(PARTS, plain[1:], strict=True):
+            before = base[part]
+            missing = object()
+            # (a set may be the one read, added to since: it counts as changed)
+            changed = {i: v for i, v in now.items()
+                       if ((old := before.get(i, missing)) is not v and old != v) or isinstance(v, set)}
+            gone = list(before.keys() - now.keys())
+            size += len(changed) + len(gone)
+            out[part] = (changed, gone)
+        return out if size <= max(CHANGES_MIN, len(self.faces) // 4) else None
+
     @classmethod
     def from_plain(cls, value: object) -> KeptKeys | None:
         if not (isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], str)
@@ -376,26 +420,59 @@ class KeptKeys:
         return cls(shared, faces, said, keys, watchers, listings, changed=False, fresh=False)
 
 
+PARTS = ("faces", "said", "keys", "watchers", "listings")  # ``KeptKeys.plain`` after ``shared``
+KEPT_CHANGES_FORM = b"recordtool-page-key-changes 1\n"
+Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its value now, ids gone)
+
+
 def read_kept_keys(ctx: Context) -> KeptKeys | None:
-    """The keys the last render kept, when the project was opened with the cache."""
+    """The keys the last render kept, when the project was opened with the cache: the whole
+    file (``KEPT_FILE``), and the changes written since against it (``KEPT_CHANGES_FILE``: they
+    are used only when made against the same generation of the whole file)."""
     from recordtool.record.cache import cache_key, read_plain
 
     project = ctx.project
     if not project.cached:
         return None
-    kept = KeptKeys.from_plain(read_plain(project.config.cache / KEPT_FILE, cache_key(project.config), KEPT_FORM))
-    return kept if kept is not None else KeptKeys("")
+    config = project.config
+    key = cache_key(config)
+    whole = read_plain(config.cache / KEPT_FILE, key, KEPT_FORM)
+    kept = (KeptKeys.from_plain(whole[1]) if isinstance(whole, tuple) and len(whole) == 2
+            and isinstance(whole[0], str) else None)
+    if kept is None:
+        return KeptKeys("")
+    kept.base = (whole[0], {part: getattr(kept, part) for part in PARTS})
+    for part in PARTS:  # changed in place by the render: the parts as read stay as they were
+        setattr(kept, part, dict(getattr(kept, part)))
+    changes = read_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM)
+    if isinstance(changes, tuple) and len(changes) == 3 and changes[0] == whole[0] and changes[1] == kept.shared:
+        kept.apply(changes[2])
+    return kept
 
 
 def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
+    """Keep ``kept`` for the next render: as its changes against the whole file read, or,
+    with nothing to build on or once the changes have grown large, whole."""
     from recordtool.record.cache import cache_key, write_plain
 
-    if kept.changed:
-        config = ctx.project.config
-        write_plain(config.cache / KEPT_FILE, cache_key(config), KEPT_FORM, kept.plain())
+    if not kept.changed:
+        return
+    config = ctx.project.config
+    key = cache_key(config)
+    plain = kept.plain()
+    changes = kept.changes(plain)
+    if changes is not None and kept.base is not None:
+        write_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM, (kept.base[0], kept.shared, changes))
+        return
+    generation = os.urandom(16).hex()
+    write_plain(config.cache / KEPT_FILE, key, KEPT_FORM, (generation, plain))
+    with contextlib.suppress(OSError):  # changes made against another generation are not used; gone, not even read
+        os.unlink(config.cache / KEPT_CHANGES_FILE)
 
 
 KEPT_FILE = "pages/keys.bin"  # under the cache folder
+CHANGES_MIN = 1_000  # changes kept beside the whole file: at least this many, or a quarter of the entries
+KEPT_CHANGES_FILE = "pages/keys-changes.bin"  # what renders changed since, against the generation of KEPT_FILE
 
 
 def index_group(path: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 import recordtool.render.index as index
@@ -10,6 +12,9 @@ from recordtool.render import plan
 from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses
+
+if TYPE_CHECKING:
+    from recordtool.render.sitemap import Context
 
 INDEX_PAGES = ["graph.md", "index.md", "kinds/literature.md", "kinds/note.md", "kinds/theory.md", "tags/alpha.md",
                "tags/beta.md", "wanted.md"]
@@ -140,3 +145,59 @@ def test_a_first_render_learns_watchers_as_the_strings_kept_without_a_set_per_id
     assert back.watching_of(some) == sets.watchers[some] | {"NEW-1"}
     fresh.clear("other")
     assert fresh.fresh and not fresh.watchers
+
+
+def _as_sets(plain: tuple[object, ...]) -> tuple[object, ...]:
+    """``KeptKeys.plain`` with each id's watchers as a set (a string keeps them in any order)."""
+    watchers = plain[4]
+    assert isinstance(watchers, dict)
+    return (*plain[:4], {i: set(w.split(plan.WATCH_SEP)) if isinstance(w, str) else w for i, w in watchers.items()},
+            plain[5])
+
+
+def test_kept_keys_are_kept_as_changes_beside_the_whole_file_and_read_back_as_they_were(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit only what changed is written (``keys-changes.bin``, against the generation
+    of ``keys.bin``); read back, whole file and changes give what the render held. Once the
+    changes grow large, the whole file is written again; changes made against another
+    generation of it are not used."""
+    small_record(project)
+    cache = project.root / ".recordtool-cache"
+    whole, changes = cache / plan.KEPT_FILE, cache / plan.KEPT_CHANGES_FILE
+    held: list[tuple[object, ...]] = []
+    real = plan.write_kept_keys
+
+    def spy(ctx: Context, kept: plan.KeptKeys) -> None:
+        held.append(_as_sets(kept.plain()))
+        real(ctx, kept)
+
+    monkeypatch.setattr(plan, "write_kept_keys", spy)
+
+    def edit_and_read_back(entry_id: str, old: str, new: str) -> None:
+        if entry_id:
+            path = project.path(entry_id)
+            path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        record = open_project(root=project.root, cache=True)
+        render(record, statuses=statuses(record))
+        back = plan.read_kept_keys(plan.context(record, statuses(record)))
+        assert back is not None and _as_sets(back.plain()) == held[-1]
+
+    edit_and_read_back("", "", "")
+    first = whole.read_bytes()
+    assert not changes.exists()
+    edits = [("NOTE-1", "Notes on the paper", "Notes, revised"), ("LIT-1", "See NOTE-1.", "See NOTE-1 and THEORY-2."),
+             ("THEORY-2", "A second claim", "The second claim")]
+    for entry_id, old, new in edits:
+        edit_and_read_back(entry_id, old, new)
+        assert whole.read_bytes() == first and changes.is_file(), entry_id
+    project.path("THEORY-1").unlink()  # ids gone
+    edit_and_read_back("", "", "")
+    assert whole.read_bytes() == first
+    stale = changes.read_bytes()
+    monkeypatch.setattr(plan, "CHANGES_MIN", 0)
+    edit_and_read_back("NOTE-1", "Notes, revised", "Notes, revised twice")
+    assert whole.read_bytes() != first and not changes.exists()
+    changes.write_bytes(stale)  # made against the generation before: not used
+    record = open_project(root=project.root, cache=True)
+    back = plan.read_kept_keys(plan.context(record, statuses(record)))
+    assert back is not None and _as_sets(back.plain()) == held[-1]
