@@ -393,6 +393,59 @@ def test_one_pass_over_the_graph_gives_what_its_indexes_give(tmp_path: Path, see
 
 
 
+KEEPS_IDS = ["title", "cites", "relation", "mentions", "reword", "placeholder", "same", "kind"]  # changes that keep the ids
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_what_spans_the_record_kept_and_brought_up_to_date_is_a_cold_run(
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``graph.KeptLinks``: after changes that keep the record's ids (citations, relations and
+    'uses' cycles, mentions, sentences, titles), the graph goes over the changed entries only,
+    and its dangling mentions, orphans, cycles, missing citations and every other problem are
+    a cold run's; after an entry is added or deleted, over every entry."""
+    import recordtool.record.graph as graph
+    from recordtool.record.project import open_project
+
+    gone_over: list[str] = []
+    real = graph._entry_links
+
+    def spy(record: object, entry_id: str, *args: object) -> object:
+        gone_over.append(entry_id)
+        return real(record, entry_id, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph, "_entry_links", spy)
+    walk = Walk(tmp_path / "project", seed)
+    last = open_project(root=walk.root, cache=True)
+    cycles = brought = 0
+    for step in range(25):
+        what = "add" if step % 8 == 7 else "delete" if step % 8 == 3 else None
+        before = {p: p.read_bytes() for p in walk.files()}
+        done = [walk.mutate(what or walk.rng.choice(KEEPS_IDS)) for _ in range(1 if what else walk.rng.randint(1, 3))]
+        if step % 5 == 1:  # two entries that rely on each other: a 'uses' cycle
+            a, b = walk.rng.sample(walk.files(), 2)
+            walk.set_field(a, "cites", json.dumps([{"id": b.stem, "as": "uses"}]))
+            walk.set_field(b, "cites", json.dumps([{"id": "NOTE-404", "as": "uses"}, {"id": a.stem, "as": "uses"}]))
+            done.append(f"cycle {a.stem} {b.stem}")
+        changed = {p.stem for p in walk.files() if before.get(p) != p.read_bytes()}
+        gone_over.clear()
+        warm = open_project(root=walk.root, cache=True)
+        cold = open_project(root=walk.root)
+        assert warm.problems == cold.problems, f"seed {seed}, step {step}: {done}"
+        assert warm.graph.orphans() == cold.graph.orphans(), f"seed {seed}, step {step}: {done}"
+        assert warm.graph.dangling == cold.graph.dangling, f"seed {seed}, step {step}: {done}"
+        if last.record.failed or warm.record.failed or list(last.record.entries) != list(warm.record.entries):
+            assert sorted(gone_over) == sorted(warm.record.entries), f"seed {seed}, step {step}: {done}"
+        else:  # the entries whose file changed (its bytes, or its path: moved to another kind's folder)
+            file = {i: (p.path, p.digest) for i, p in last.record.places.items()}
+            assert gone_over == [i for i, p in warm.record.places.items() if file[i] != (p.path, p.digest)]
+            assert set(gone_over) <= changed, f"seed {seed}, step {step}: {done}"
+            brought += 1
+        last = warm
+        cycles += any(p.code == "uses-cycle" for p in cold.problems)
+    assert cycles, "no step made a 'uses' cycle: the walk does not test them"
+    assert brought >= 5, "what was kept was brought up to date too seldom to test it"
+
+
 @pytest.mark.parametrize("seed", [6, 7])
 def test_a_narrowed_graph_answers_as_its_indexes(tmp_path: Path, seed: int) -> None:
     """``Graph.narrow``: each id's citations, mentions out and mentions in, worked out from the

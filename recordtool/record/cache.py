@@ -29,6 +29,14 @@ and made only when something asks for that entry (``load.Entries``): after one e
 generation written at the head of both) and keeps each entry's offset, length and CRC-32;
 an entry whose bytes are not those (a file damaged, replaced or gone), or that do not make
 the entry they should, is read again from its YAML file.
+
+The mentions found in each entry's prose (most of what a shard would hold: each quotes its
+sentence) are kept beside the shard too, in its scans file (``shard-NN.scans``, the same
+generation at its head), read whole the first time one of them is asked for
+(``EntryCache.scans``): after one edit the graph needs those of the changed entries only
+(``recordtool.record.graph.KeptLinks``), render those of the few entries its pages name. A
+scans file that is damaged, foreign or gone costs the scan of its entries again, never the
+answer.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ import os
 import pickle
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,13 +60,16 @@ from recordtool.snapshot import RACY_NS, code_version
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config, Kind
-    from recordtool.record.graph import Scan
+    from recordtool.record.graph import KeptLinks, Scan
     from recordtool.record.load import Loaded, Record, Summary
     from recordtool.record.schema import Entry
 
 FOLDER = "entries"  # under the cache folder
-FORMAT = b"recordtool-entries 4\n"
+FORMAT = b"recordtool-entries 5\n"
 ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
+SCANS_FORMAT = b"recordtool-entry-scans 1\n"
+LINKS = "links.bin"  # what the graph keeps of the whole record (``graph.KeptLinks``)
+LINKS_FORMAT = b"recordtool-links 1\n"
 SHARDS = 64
 # Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
@@ -79,7 +90,9 @@ class Item:
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
     summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
-    scan: Scan | None = None  # the mentions in its prose, once the graph has scanned them
+    # The mentions in its prose, once the graph has scanned them: the list (found this run), or
+    # its shard's scans file that holds it (``_Scans``; as kept in the shard: True).
+    scan: Scan | _Scans | bool | None = None
 
 
 @dataclass
@@ -152,15 +165,29 @@ class EntryCache:
                                                          *loaded)
         self.dirty.add(shard)
 
-    def scans(self, record: Record) -> dict[str, Scan]:
-        """The mentions kept for the entries of ``record`` whose file was as it was."""
-        out = {}
+    def scans(self, record: Record) -> KeptScans:
+        """The mentions kept for the entries of ``record`` whose file was as it was, each read
+        from its shard's scans file only when asked for (``KeptScans``)."""
+        out = KeptScans(self)
         items = self.items
         for entry_id, places in record.places.items():
             item = items.get(places.path)
             if item is not None and item.scan is not None and item.places is places:
-                out[entry_id] = item.scan
+                dict.__setitem__(out, entry_id, item.scan if type(item.scan) is list else places.path)
         return out
+
+    def _kept_scan(self, rel: str) -> Scan | None:
+        """The mentions kept for ``rel``, read from its shard's scans file; None when that file
+        does not hold them (damaged, foreign or gone: the shard is written again)."""
+        item = self.items.get(rel)
+        if item is None:
+            return None
+        scan = item.scan
+        if isinstance(scan, _Scans):
+            scan = item.scan = scan.get(rel)
+            if scan is None:
+                self.dirty.add(_shard(rel))
+        return scan if type(scan) is list else None
 
     def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str]) -> None:
         """Keep the mentions found in the entries ``fresh`` of ``record`` (those that ``scans``
@@ -169,9 +196,21 @@ class EntryCache:
         for entry_id in fresh:
             path = places[entry_id].path
             item = items.get(path)
-            if item is not None and item.scan is None and item.places is places[entry_id]:
-                item.scan = scans.get(entry_id)
-                self.dirty.add(_shard(path))
+            if item is not None and type(item.scan) is not list and item.places is places[entry_id]:
+                found = dict.get(scans, entry_id)
+                if type(found) is list:
+                    item.scan = found
+                    self.dirty.add(_shard(path))
+
+    def links(self) -> KeptLinks | None:
+        """What the graph kept of the whole record last time (``graph.KeptLinks``), if anything."""
+        from recordtool.record.graph import KeptLinks
+
+        return KeptLinks.from_plain(read_plain(self.folder / LINKS, self.key, LINKS_FORMAT))
+
+    def keep_links(self, links: KeptLinks) -> None:
+        """Keep ``links`` for the next run (a file that cannot be written costs speed only)."""
+        write_plain(self.folder / LINKS, self.key, LINKS_FORMAT, links.plain())
 
     def _racy(self, stat: Stat) -> bool:
         return stat[1] >= self.started - RACY_NS
@@ -194,6 +233,7 @@ class EntryCache:
             generation = os.urandom(16)
             blobs: list[bytes] = [ENTRIES_FORMAT, generation]
             kept: dict[str, Item] = {}
+            scans: dict[str, Scan] = {}
             offset = len(ENTRIES_FORMAT) + len(generation)
             for rel, item in self.shards[n].items():
                 data = _pickled(item.entry)
@@ -204,11 +244,17 @@ class EntryCache:
                     where = (offset, len(data), zlib.crc32(data))
                     blobs.append(data)
                     offset += len(data)
-                kept[rel] = dataclasses.replace(item, entry=where)
+                scan = self._kept_scan(rel) if item.scan is not None else None
+                if scan is not None:
+                    item.scan = scans[rel] = scan  # held here from now on: the file it was in is written again
+                kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None)
             payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
-            try:  # the entries first: a shard never names a generation that is not written
+            found = pickle.dumps(scans, protocol=pickle.HIGHEST_PROTOCOL)
+            try:  # the entries and scans first: a shard never names a generation that is not written
                 write_atomic(self.folder / _name(n, ".entries"), b"".join(blobs))
+                write_atomic(self.folder / _name(n, ".scans"),
+                             [SCANS_FORMAT, generation, zlib.crc32(found).to_bytes(4, "big"), found])
                 write_atomic(self.folder / _name(n), data)
             except OSError:
                 return
@@ -226,6 +272,81 @@ def _pickled(entry: Entry | tuple[Any, ...] | None) -> bytes | None:
     out = io.BytesIO()
     _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
     return out.getvalue()
+
+
+class KeptScans(dict[str, "Scan"]):
+    """The mentions kept for each entry whose file was as it was, by id: each read from its
+    shard's scans file when first asked for (that file is read whole, once). An entry whose
+    kept mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives
+    them. Every way of reading it as a dict gives mentions, never where they are kept."""
+
+    def __init__(self, cache: EntryCache) -> None:
+        super().__init__()
+        self._cache = cache
+        self.rescan: Callable[[str], Scan] | None = None
+        self.rescanned: set[str] = set()  # the ids scanned again, to keep (``EntryCache.learn_scans``)
+
+    def __getitem__(self, key: str) -> Scan:
+        value: Scan | str = dict.__getitem__(self, key)
+        if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
+            found = self._cache._kept_scan(value)
+            if found is None:
+                if self.rescan is None:
+                    raise KeyError(key)
+                found = self.rescan(key)
+                self.rescanned.add(key)
+            dict.__setitem__(self, key, found)
+            return found
+        return value  # type: ignore[return-value]  # mypy: a Scan here
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
+
+    def values(self) -> Any:
+        return [self[key] for key in self]
+
+    def items(self) -> Any:
+        return [(key, self[key]) for key in self]
+
+    def __eq__(self, other: object) -> bool:
+        return dict(self.items()) == other
+
+    __hash__ = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.items()),))
+
+
+class _Scans:
+    """A shard's scans file: the mentions found in each of its entries, by path, read whole
+    the first time one is asked for."""
+
+    def __init__(self, path: Path, generation: bytes) -> None:
+        self.path = path
+        self.generation = generation
+        self.found: dict[str, Scan] | None = None
+
+    def get(self, rel: str) -> Scan | None:
+        if self.found is None:
+            self.found = self._read()
+        found = self.found.get(rel)
+        return found if type(found) is list else None
+
+    def _read(self) -> dict[str, Scan]:
+        head = SCANS_FORMAT + self.generation
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return {}
+        payload = data[len(head) + 4:]
+        if data[:len(head)] != head or zlib.crc32(payload).to_bytes(4, "big") != data[len(head):len(head) + 4]:
+            return {}
+        try:
+            found = _PlainUnpickler(io.BytesIO(payload)).load()
+        except Exception:  # anything a damaged file raises: its entries are scanned again
+            return {}
+        return found if isinstance(found, dict) else {}
 
 
 class _Pickler(pickle.Pickler):
@@ -321,9 +442,11 @@ def clear_cache(config: Config) -> None:
     """Remove the entry cache (``recordtool validate --no-cache`` does not read it either)."""
     folder = config.cache / FOLDER
     for n in range(SHARDS):
-        for suffix in (".bin", ".entries"):
+        for suffix in (".bin", ".entries", ".scans"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(folder / _name(n, suffix))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(folder / LINKS)
 
 
 def cache_key(config: Config) -> bytes:
@@ -379,12 +502,14 @@ def _read_shard(folder: Path, n: int, key: bytes) -> dict[str, Item]:
         return {}
     if not isinstance(generation, bytes) or not isinstance(items, dict) or not all(
             isinstance(k, str) and isinstance(v, Item) and (v.entry is None or _is_place(v.entry))
-            for k, v in items.items()):
+            and type(v.scan) is bool for k, v in items.items()):
         return {}
     blobs = _Blobs(folder / _name(n, ".entries"), generation)
+    scans = _Scans(folder / _name(n, ".scans"), generation)
     for item in items.values():
         if item.entry is not None:
             item.entry = (blobs, *item.entry)
+        item.scan = scans if item.scan else None
     return items
 
 

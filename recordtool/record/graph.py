@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from recordtool import parallel
-from recordtool.record.load import Places, Record, id_sort_key
+from recordtool.record.cache import KeptScans
+from recordtool.record.load import Places, Record, check_citations, id_sort_key
 from recordtool.record.mentions import Found, find_mentions
 from recordtool.record.problems import Problem
 
@@ -76,6 +77,9 @@ class Graph:
     _linked: set[str] | None = field(default=None, init=False, repr=False, compare=False)
     # ``narrow``: for an id, the entries that may cite or mention it (a superset of those that do)
     _sources: Callable[[str], Iterable[str]] | None = field(default=None, init=False, repr=False, compare=False)
+    # ``build_graph(keep=True)``: what spans the record, to keep for the next run, and whether it changed
+    kept: KeptLinks | None = field(default=None, init=False, repr=False, compare=False)
+    kept_changed: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
         """An index (``INDEXES``) of a graph made by ``build_graph``, made now: called only when
@@ -344,8 +348,108 @@ def scanner(config: Config, compose: Compose | None) -> Callable[[Entry, Places]
     return scan
 
 
+@dataclass
+class KeptLinks:
+    """What ``build_graph`` works out over the whole record, entry by entry, kept between runs
+    (``recordtool.record.cache.EntryCache.links``) so that after an edit only the entries whose
+    file changed are gone over again: each entry's links, its dangling mentions, its 'uses'
+    citations and its missing citations depend on its file (its path and the hash of its
+    bytes), the record's ids and the entries that failed to load, and nothing else; the 'uses'
+    cycles on the 'uses' citations and the ids. When the ids or the failed entries are not
+    those kept, everything is worked out again."""
+
+    ids: list[str]  # the record's ids, in its order
+    paths: list[str]  # per id: its file (``Places.path``)
+    digests: list[str]  # per id: the hash of its file's bytes (``Places.digest``)
+    failed: dict[str, str]  # ``Record.failed``
+    out: list[tuple[int, ...]]  # per id: the entries it cites or mentions (their place in ``ids``)
+    into: list[int]  # per id: how many entries cite or mention it
+    dangling: dict[str, Scan]  # id -> its mentions of ids that are not in the record
+    uses: dict[str, tuple[str, ...]]  # id -> the ids it cites as 'uses', if any
+    missing: dict[str, list[tuple[Any, ...]]]  # id -> its citations of ids not in the record (``Problem`` fields)
+    cycles: list[list[str]]  # ``uses_cycles``
+
+    def plain(self) -> tuple[Any, ...]:
+        """As plain data (``recordtool.record.cache.write_plain``)."""
+        return tuple(getattr(self, name) for name in _KEPT_LINKS)
+
+    @classmethod
+    def from_plain(cls, value: Any) -> KeptLinks | None:
+        """What ``plain`` gave, or None if ``value`` is not that."""
+        if type(value) is not tuple or len(value) != len(_KEPT_LINKS) or not all(
+                type(part) is type(kind) for part, kind in zip(value, _KEPT_LINKS.values(), strict=True)):
+            return None
+        kept = cls(*value)
+        if not len(kept.ids) == len(kept.paths) == len(kept.digests) == len(kept.out) == len(kept.into):
+            return None
+        return kept
+
+
+_KEPT_LINKS: dict[str, Any] = {"ids": [], "paths": [], "digests": [], "failed": {}, "out": [], "into": [], "dangling": {}, "uses": {},
+               "missing": {}, "cycles": []}  # ``KeptLinks``' fields, in order, each with a value of its type
+
+
+def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int]
+                 ) -> tuple[tuple[int, ...], Scan, tuple[str, ...], list[tuple[Any, ...]]]:
+    """What ``KeptLinks`` keeps of one entry: the entries it cites or mentions (their place in
+    ``order``), its dangling mentions, its 'uses' citations, its missing citations."""
+    entries, failed = record.entries, record.failed
+    cites = record.cites(entry_id)
+    targets = {order[cited] for cited, _relation in cites if cited in entries and cited != entry_id}
+    dangling = []
+    for found in scan:
+        target = found[0]
+        if target in entries:
+            targets.add(order[target])
+        elif target not in failed:  # it exists, but did not load: not wanted
+            dangling.append(found)
+    uses = tuple(cited for cited, relation in cites if relation == "uses")
+    missing = [(p.path, p.line, p.col, p.message, p.field, p.severity, p.code)
+               for p in check_citations(record, [entry_id])] if cites else []
+    return tuple(sorted(targets)), dangling, uses, missing
+
+
+def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None, order: dict[str, int]
+                ) -> tuple[KeptLinks, bool]:
+    """``KeptLinks`` for ``record``: ``before`` brought up to date from the entries whose file
+    changed, when it holds the same ids and failed entries (and none failed: each citation or
+    mention of one is reported with all the others); else worked out whole. Whether it changed."""
+    ids = list(order)
+    places = record.places
+    paths = [places[entry_id].path for entry_id in ids]
+    digests = [places[entry_id].digest for entry_id in ids]
+    if before is not None and before.ids == ids and before.failed == record.failed and not record.failed:
+        kept, changed = before, []
+        if before.paths != paths or before.digests != digests:
+            changed = [n for n, (a, b, c, d) in enumerate(zip(paths, digests, before.paths, before.digests,
+                                                                 strict=True)) if a != c or b != d]
+    else:
+        kept = KeptLinks(ids, paths, digests, dict(record.failed), [()] * len(ids), [0] * len(ids), {}, {}, {}, [])
+        changed = list(range(len(ids)))
+    out, into, dangling, uses, missing = kept.out, kept.into, kept.dangling, kept.uses, kept.missing
+    cycles = before is not kept  # whether the 'uses' citations changed
+    for n in changed:
+        entry_id = ids[n]
+        for target in out[n]:
+            into[target] -= 1
+        out[n], found, cited, wrong = _entry_links(record, entry_id, scans[entry_id], order)
+        for target in out[n]:
+            into[target] += 1
+        cycles = cycles or cited != uses.get(entry_id, ())
+        for value, index in ((found, dangling), (cited, uses), (wrong, missing)):
+            if value:
+                index[entry_id] = value  # type: ignore[assignment]  # mypy: the value of its index
+            else:
+                index.pop(entry_id, None)
+    kept.paths, kept.digests = paths, digests
+    if cycles:
+        kept.cycles = uses_cycles(record, uses)
+    return kept, bool(changed)
+
+
 def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None,
-                compose: Compose | None = None, composed: dict[str, bytes] | None = None
+                compose: Compose | None = None, composed: dict[str, bytes] | None = None, keep: bool = False,
+                kept: KeptLinks | None = None
                 ) -> tuple[Graph, list[Problem]]:
     """Index citations and mentions; dangling mentions come back as warnings. ``jobs``: how
     many processes may scan prose for mentions (None: every core). ``scans``: the mentions
@@ -353,10 +457,16 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     entries are scanned, and what they give is added to it. ``compose``: what else to make of
     the body of each entry scanned, from the parse that finds its mentions (kept in
     ``Graph.composed``; an entry not scanned has none); ``composed``: what it made of the
-    bodies of some entries ``scans`` gives (``scanner``)."""
+    bodies of some entries ``scans`` gives (``scanner``). ``keep``: work out what spans the record
+    as ``KeptLinks`` (left in ``Graph.kept``, with whether it changed in ``Graph.kept_changed``),
+    from ``kept``, what the last run kept, where it holds; the problems then include the
+    citations of ids not in the record (``load.check_citations``: ``load_record`` leaves them
+    out when told)."""
     graph = Graph(record, composed=composed if composed is not None else {})
     ids = list(record.entries)
     scans = {} if scans is None else scans
+    if isinstance(scans, KeptScans):  # kept mentions that cannot be read back: scanned again
+        scans.rescan = lambda entry_id: _scan((record.config.id_pattern, None), _texts(record, [entry_id]))[0][0]
     todo = [entry_id for entry_id in ids if entry_id not in scans]
     # A worker gets the prose of its entries, not a fork of the record (it would copy what it
     # reads of it: ``recordtool.render.slices`` says why).
@@ -374,6 +484,11 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
         scans[entry_id] = scan
         if made is not None:
             graph.composed[entry_id] = made
+    for name in INDEXES:
+        delattr(graph, name)
+    graph._scans = scans
+    if keep:
+        return _from_kept(graph, scans, kept)
     # One pass over the citations and mentions for what every command needs: the dangling
     # mentions and the entries linked either way (``Graph.orphans``); the indexes are made
     # when asked for (``Graph._index``).
@@ -396,10 +511,34 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
                 dangling.setdefault(target, []).append(Mention(entry_id, *found))
         if out:
             link(entry_id)
-    for name in INDEXES:
-        delattr(graph, name)
-    graph._scans, graph._linked, graph.dangling = scans, linked, dangling
-    graph.dangling = {k: graph.dangling[k] for k in sorted(graph.dangling, key=id_sort_key)}
+    graph._linked = linked
+    graph.dangling = {k: dangling[k] for k in sorted(dangling, key=id_sort_key)}
+    return graph, _whole_problems(graph, scans)
+
+
+def _from_kept(graph: Graph, scans: dict[str, Scan], before: KeptLinks | None) -> tuple[Graph, list[Problem]]:
+    """``build_graph``'s pass over the record, from what ``KeptLinks`` keeps, with the
+    citations of ids not in the record."""
+    record = graph.record
+    order = {entry_id: n for n, entry_id in enumerate(record.entries)}
+    kept, graph.kept_changed = _kept_links(record, scans, before, order)
+    graph.kept = kept
+    ids, out, into = kept.ids, kept.out, kept.into
+    graph._linked = {entry_id for entry_id, links, linked in zip(ids, out, into, strict=True) if links or linked}
+    dangling: dict[str, list[Mention]] = {}
+    for source in sorted(kept.dangling, key=order.__getitem__):
+        for found in kept.dangling[source]:
+            dangling.setdefault(found[0], []).append(Mention(source, *found))
+    graph.dangling = {k: dangling[k] for k in sorted(dangling, key=id_sort_key)}
+    missing = [Problem(*fields) for source in sorted(kept.missing, key=order.__getitem__)
+               for fields in kept.missing[source]]
+    return graph, [*missing, *_whole_problems(graph, scans, kept.cycles)]
+
+
+def _whole_problems(graph: Graph, scans: dict[str, Scan], cycles: list[list[str]] | None = None) -> list[Problem]:
+    """The dangling mentions, the citations and mentions of entries that failed to load, and
+    the 'uses' cycles, as problems."""
+    record = graph.record
     problems = []
     for target, mentions in graph.dangling.items():
         for mention in mentions:
@@ -408,8 +547,8 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
                                     f"{target} is mentioned but not in the record; add it or write it without "
                                     "its id", field=mention.field, severity="warning", code="dangling-mention"))
     problems.extend(_failed_problems(record, scans))
-    problems.extend(cycle_problems(record))
-    return graph, problems
+    problems.extend(cycle_problems(record, cycles))
+    return problems
 
 
 def _failed_problems(record: Record, scans: dict[str, Scan]) -> list[Problem]:
@@ -437,17 +576,23 @@ def _failed_problems(record: Record, scans: dict[str, Scan]) -> list[Problem]:
     return problems
 
 
-def uses_cycles(record: Record) -> list[list[str]]:
+def uses_cycles(record: Record, uses: dict[str, tuple[str, ...]] | None = None) -> list[list[str]]:
     """Each cycle of ``uses`` citations (a claim relying, through others, on itself), as the ids
-    around it from its first id in record order, one cycle per strongly connected group."""
+    around it from its first id in record order, one cycle per strongly connected group.
+    ``uses``: the ids each entry cites as 'uses', for every entry that does (``KeptLinks.uses``;
+    None: read from the record)."""
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
     out = {}
-    cites = record.cites
-    for i in entries:
-        uses = [cited for cited, relation in cites(i) if relation == "uses"]
-        if uses:
-            out[i] = {t for t in uses if t in entries and t != i}
+    if uses is None:
+        cites = record.cites
+        uses = {}
+        for i in entries:
+            cited = tuple(cited for cited, relation in cites(i) if relation == "uses")
+            if cited:
+                uses[i] = cited
+    for i, targets in uses.items():
+        out[i] = {t for t in targets if t in entries and t != i}
     order = {entry_id: n for n, entry_id in enumerate(entries)}  # the record is in id order (``id_sort_key``)
     edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
     cycles = []
@@ -459,9 +604,10 @@ def uses_cycles(record: Record) -> list[list[str]]:
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
 
 
-def cycle_problems(record: Record) -> list[Problem]:
+def cycle_problems(record: Record, cycles: list[list[str]] | None = None) -> list[Problem]:
+    """A problem for each 'uses' cycle (``cycles``: ``uses_cycles``, worked out if None)."""
     problems = []
-    for cycle in uses_cycles(record):
+    for cycle in uses_cycles(record) if cycles is None else cycles:
         at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
                   if relation == "uses" and cited == cycle[1])
         places = record.places[cycle[0]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, ItemsView, Iterator, ValuesView
+from collections.abc import Callable, ItemsView, Iterable, Iterator, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -243,7 +243,8 @@ def summary(entry: Entry) -> Summary:
 
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,
-                each: Callable[[Entry, Places], Any] | None = None) -> tuple[Record, list[Problem]]:
+                each: Callable[[Entry, Places], Any] | None = None, citations: bool = True
+                ) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
     how many processes may read, parse and validate files (``recordtool.parallel``; None:
     every core). ``each``: more work on each entry read, in the process that read it (the
@@ -251,7 +252,9 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     pickle, is kept by id in ``Record.each``.
     ``cache``: what loading each file gave last time (``recordtool.record.cache``): a file
     that is as it was is not read again, and what the others give is kept in it; the entries
-    of the files not read are made from what is kept only when asked for (``Entries``)."""
+    of the files not read are made from what is kept only when asked for (``Entries``).
+    ``citations``: check that every citation names an entry of the record (``check_citations``;
+    the graph does when it keeps what spans the record: ``graph.KeptLinks``)."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if what is kept fails)
@@ -329,7 +332,8 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             looked.add(entry_id)
         record.failed.pop(entry_id, None)  # another file holds it (a duplicate that did load)
     record.theories, record.looked = theories, looked
-    problems.extend(check_citations(record))
+    if citations:
+        problems.extend(check_citations(record))
     return record, problems
 
 
@@ -601,12 +605,13 @@ def _clause_problems(entry: Theory, mark: _Marks, rel: str) -> list[Problem]:
     return problems
 
 
-def check_citations(record: Record) -> list[Problem]:
+def check_citations(record: Record, ids: Iterable[str] | None = None) -> list[Problem]:
     """Every typed citation must name an entry of the record (citations of an entry that could
-    not be loaded are the graph's to report, once for all of them)."""
+    not be loaded are the graph's to report, once for all of them); ``ids``: of those entries
+    only (None: every entry)."""
     problems = []
     entries, failed, cites = record.entries, record.failed, record.cites
-    for entry_id in entries:
+    for entry_id in entries if ids is None else ids:
         for i, (cited, _relation) in enumerate(cites(entry_id)):
             if cited not in entries and cited != entry_id and cited not in failed:
                 places = record.places[entry_id]

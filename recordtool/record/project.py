@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from recordtool.record.cache import open_cache
+from recordtool.record.cache import KeptScans, open_cache
 from recordtool.record.config import Config, find_root, load_config
 from recordtool.record.graph import Compose, Graph, build_graph, scanner
 from recordtool.record.load import Record, load_record
@@ -63,7 +63,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     with no_gc_pauses():
         kept = open_cache(config) if cache else None
         # Each entry read is scanned for mentions by the process that read it (``scanner``).
-        record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose))
+        record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose),
+                                       citations=kept is None)
         scans = kept.scans(record) if kept is not None else {}
         known = set(scans)
         composed: dict[str, bytes] = {}
@@ -72,10 +73,14 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             if made is not None:
                 composed[entry_id] = made
         record.each = {}
-        graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose, composed=composed)
+        graph, more = build_graph(record, jobs=jobs, scans=scans, compose=compose, composed=composed,
+                                  keep=kept is not None, kept=kept.links() if kept is not None else None)
         if kept is not None:
-            kept.learn_scans(record, scans, scans.keys() - known)
+            rescanned = scans.rescanned if isinstance(scans, KeptScans) else set()
+            kept.learn_scans(record, scans, (scans.keys() - known) | rescanned)
             kept.save()
+            if graph.kept is not None and graph.kept_changed:
+                kept.keep_links(graph.kept)
         problems = sorted([*problems, *more, *static_problems(config, record)],
                           key=lambda p: (p.severity != "error", *p.sort_key()))
     return Project(config, record, graph, problems, cached=cache)

@@ -47,6 +47,7 @@ def _same(a: Project, b: Project) -> None:
     assert a.record.failed == b.record.failed
     assert a.graph.mentions_out == b.graph.mentions_out and a.graph.cited_by == b.graph.cited_by
     assert a.graph.dangling == b.graph.dangling
+    assert a.graph.orphans() == b.graph.orphans()
 
 
 @pytest.fixture
@@ -378,3 +379,113 @@ def test_entries_are_made_from_what_was_kept_even_once_their_shard_is_written_ag
     parsed.clear()
     assert entries == cold
     assert parsed == [] and written
+
+
+def _loaded_record(project: ProjectBuilder) -> ProjectBuilder:
+    """``_record`` without the file that fails (the graph then keeps what spans the record:
+    ``graph.KeptLinks``), with a 'uses' cycle and an orphan."""
+    _record(project)
+    project.path("NOTE-2").unlink()
+    project.add("THEORY-2", "title: A\nstatement: A.\ncites: [{id: THEORY-3, as: uses}]\n")
+    project.add("THEORY-3", "title: B\nstatement: B.\ncites: [{id: THEORY-2, as: uses}, {id: LIT-1, as: uses}]\n")
+    project.add("NOTE-3", "title: Alone\nbody: Nothing here.\n")
+    for path in (project.root / "record").glob("*/*.yaml"):
+        _old(path)
+    return project
+
+
+@pytest.fixture
+def scanned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The entries whose prose was scanned for mentions (not taken from the cache), by id."""
+    import recordtool.record.graph as graph
+
+    ids: list[str] = []
+    real = graph._texts
+
+    def spy(record: load.Record, some: list[str]) -> graph.Texts:
+        ids.extend(some)
+        return real(record, some)
+
+    monkeypatch.setattr(graph, "_texts", spy)
+    return ids
+
+
+@pytest.mark.parametrize("links", ["kept", "gone"])
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_kept_mentions_that_cannot_be_read_back_are_scanned_again(
+        project: ProjectBuilder, scanned: list[str], damage: str, links: str) -> None:
+    """Mentions are kept in each shard's scans file, read only when asked for: a damaged,
+    foreign or cut one costs the scan of its entries again (when the graph needs them: with
+    what spans the record kept, it needs none), never the answer; the file is whole again
+    afterwards."""
+    root = _loaded_record(project).root
+    cold = open_project(root=root)
+    open_project(root=root, cache=True)
+    folder = root / ".recordtool-cache" / FOLDER
+    files = sorted(folder.glob("*.scans"))
+    assert files
+    for path in files:
+        path.write_bytes(DAMAGE[damage](path.read_bytes()))
+    if links == "gone":
+        (folder / cache_module.LINKS).unlink()
+    scanned.clear()
+    warm = open_project(root=root, cache=True)
+    assert sorted(scanned) == ([] if links == "kept" else sorted(cold.record.entries))
+    _same(warm, cold)  # (its indexes made whole: every entry's mentions asked for)
+    scanned.clear()
+    (folder / cache_module.LINKS).unlink(missing_ok=True)
+    warm = open_project(root=root, cache=True)
+    assert scanned == [] or links == "kept"  # written whole again where the graph found it damaged
+    _same(warm, cold)
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_file_of_what_spans_the_record_is_worked_out_again(project: ProjectBuilder, damage: str) -> None:
+    """What the graph keeps of the whole record (dangling mentions, links, cycles, missing
+    citations) is read back only when whole and written for this code and configuration."""
+    root = _loaded_record(project).root
+    cold = open_project(root=root)
+    assert cold.graph.orphans() == ["NOTE-3"] and any(p.code == "uses-cycle" for p in cold.problems)
+    open_project(root=root, cache=True)
+    path = root / ".recordtool-cache" / FOLDER / cache_module.LINKS
+    path.write_bytes(DAMAGE[damage](path.read_bytes()))
+    _same(open_project(root=root, cache=True), cold)
+    _same(open_project(root=root, cache=True), cold)
+
+
+def test_what_spans_the_record_is_gone_over_again_for_the_changed_entries_only(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit, the graph goes over the changed entry only (``graph.KeptLinks``); after an
+    entry is added (other ids), over every entry; the answer is a cold run's."""
+    import recordtool.record.graph as graph
+
+    root = _loaded_record(project).root
+    gone_over: list[str] = []
+    real = graph._entry_links
+
+    def spy(record: load.Record, entry_id: str, *args: object) -> object:
+        gone_over.append(entry_id)
+        return real(record, entry_id, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph, "_entry_links", spy)
+    project.add("NOTE-4", "title: Target\nbody: Nothing.\n")
+    _old(project.path("NOTE-4"))
+    open_project(root=root, cache=True)
+    assert len(gone_over) == 7
+    for n, (entry_id, old, new) in enumerate([
+            ("THEORY-3", "{id: THEORY-2, as: uses}, ", ""),  # the cycle is gone
+            ("NOTE-3", "Nothing here.", "See NOTE-4 and THEORY-404."),  # no orphan, a dangling mention
+            ("NOTE-3", "See NOTE-4 and THEORY-404.", "Nothing here."),  # orphans again: NOTE-3 and NOTE-4
+            ("THEORY-3", "cites: [", "cites: [{id: THEORY-2, as: uses}, {id: NOTE-77, as: uses}, ")]):
+        _edit(project.path(entry_id), old, new)
+        _old(project.path(entry_id), n + 1)
+        gone_over.clear()
+        warm = open_project(root=root, cache=True)
+        _same(warm, open_project(root=root))
+        assert gone_over == [entry_id]
+        assert ("NOTE-4" in warm.graph.orphans()) == (n != 1)
+    project.add("NOTE-77", "title: Wanted\n")
+    _old(project.path("NOTE-77"), 9)
+    gone_over.clear()
+    _same(open_project(root=root, cache=True), open_project(root=root))
+    assert len(gone_over) == 8
