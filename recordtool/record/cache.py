@@ -168,12 +168,13 @@ class EntryCache:
     def scans(self, record: Record) -> KeptScans:
         """The mentions kept for the entries of ``record`` whose file was as it was, each read
         from its shard's scans file only when asked for (``KeptScans``)."""
-        out = KeptScans(self)
+        out = KeptScans(self.dirty)
         items = self.items
         for entry_id, places in record.places.items():
             item = items.get(places.path)
             if item is not None and item.scan is not None and item.places is places:
-                dict.__setitem__(out, entry_id, item.scan if type(item.scan) is list else places.path)
+                dict.__setitem__(out, entry_id, item.scan if type(item.scan) is list  # type: ignore[misc]
+                                 else (item.scan, places.path))
         return out
 
     def _kept_scan(self, rel: str) -> Scan | None:
@@ -280,17 +281,18 @@ class KeptScans(dict[str, "Scan"]):
     kept mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives
     them. Every way of reading it as a dict gives mentions, never where they are kept."""
 
-    def __init__(self, cache: EntryCache) -> None:
+    def __init__(self, dirty: set[int]) -> None:
         super().__init__()
-        self._cache = cache
+        self._dirty = dirty  # the shards to write again (``EntryCache.dirty``): not the cache, which may then go
         self.rescan: Callable[[str], Scan] | None = None
         self.rescanned: set[str] = set()  # the ids scanned again, to keep (``EntryCache.learn_scans``)
 
     def __getitem__(self, key: str) -> Scan:
-        value: Scan | str = dict.__getitem__(self, key)
-        if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
-            found = self._cache._kept_scan(value)
+        value: Scan | tuple[_Scans, str] = dict.__getitem__(self, key)
+        if type(value) is tuple:  # its shard's scans file and the entry's path there
+            found = value[0].get(value[1])
             if found is None:
+                self._dirty.add(_shard(value[1]))
                 if self.rescan is None:
                     raise KeyError(key)
                 found = self.rescan(key)
@@ -500,21 +502,21 @@ def _read_shard(folder: Path, n: int, key: bytes) -> dict[str, Item]:
         generation, items = _Unpickler(io.BytesIO(payload)).load()
     except Exception:  # anything a damaged shard raises: read its files again
         return {}
-    if not isinstance(generation, bytes) or not isinstance(items, dict) or not all(
-            isinstance(k, str) and isinstance(v, Item) and (v.entry is None or _is_place(v.entry))
-            and type(v.scan) is bool for k, v in items.items()):
+    if not isinstance(generation, bytes) or not isinstance(items, dict):
         return {}
     blobs = _Blobs(folder / _name(n, ".entries"), generation)
     scans = _Scans(folder / _name(n, ".scans"), generation)
-    for item in items.values():
-        if item.entry is not None:
-            item.entry = (blobs, *item.entry)
+    for rel, item in items.items():  # one loop, no call per item: it runs for every file of the record
+        if type(rel) is not str or type(item) is not Item or type(item.scan) is not bool:
+            return {}
+        entry = item.entry
+        if entry is not None:
+            if type(entry) is not tuple or len(entry) != 3 or not type(entry[0]) is type(entry[1]) is type(
+                    entry[2]) is int:
+                return {}
+            item.entry = (blobs, *entry)
         item.scan = scans if item.scan else None
     return items
-
-
-def _is_place(entry: object) -> bool:
-    return type(entry) is tuple and len(entry) == 3 and all(type(i) is int for i in entry)
 
 
 class _Unpickler(pickle.Unpickler):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -356,13 +357,16 @@ class KeptLinks:
     citations and its missing citations depend on its file (its path and the hash of its
     bytes), the record's ids and the entries that failed to load, and nothing else; the 'uses'
     cycles on the 'uses' citations and the ids. When the ids or the failed entries are not
-    those kept, everything is worked out again."""
+    those kept, everything is worked out again. Kept compact (a record has a hundred thousand
+    entries, read and written on every run): the strings of each list joined in one, the
+    entries each one links to as one array of numbers."""
 
     ids: list[str]  # the record's ids, in its order
     paths: list[str]  # per id: its file (``Places.path``)
     digests: list[str]  # per id: the hash of its file's bytes (``Places.digest``)
     failed: dict[str, str]  # ``Record.failed``
-    out: list[tuple[int, ...]]  # per id: the entries it cites or mentions (their place in ``ids``)
+    out: array[int]  # the entries each id cites or mentions (their place in ``ids``), one id after the other
+    at: array[int]  # per id, then one more: where its links start in ``out`` (they end where the next one's start)
     into: list[int]  # per id: how many entries cite or mention it
     dangling: dict[str, Scan]  # id -> its mentions of ids that are not in the record
     uses: dict[str, tuple[str, ...]]  # id -> the ids it cites as 'uses', if any
@@ -371,22 +375,54 @@ class KeptLinks:
 
     def plain(self) -> tuple[Any, ...]:
         """As plain data (``recordtool.record.cache.write_plain``)."""
-        return tuple(getattr(self, name) for name in _KEPT_LINKS)
+        return ("\0".join(self.ids), "\0".join(self.paths), "\0".join(self.digests), self.failed,
+                self.out.tobytes(), self.at.tobytes(), self.into, self.dangling, self.uses, self.missing, self.cycles)
 
     @classmethod
     def from_plain(cls, value: Any) -> KeptLinks | None:
         """What ``plain`` gave, or None if ``value`` is not that."""
-        if type(value) is not tuple or len(value) != len(_KEPT_LINKS) or not all(
-                type(part) is type(kind) for part, kind in zip(value, _KEPT_LINKS.values(), strict=True)):
+        if type(value) is not tuple or len(value) != len(_PLAIN) or not all(
+                type(part) is kind for part, kind in zip(value, _PLAIN, strict=True)):
             return None
-        kept = cls(*value)
-        if not len(kept.ids) == len(kept.paths) == len(kept.digests) == len(kept.out) == len(kept.into):
+        ids, paths, digests, failed, out, at, into, dangling, uses, missing, cycles = value
+        if len(out) % _LINK.itemsize or len(at) % _LINK.itemsize:
+            return None
+        ids, paths, digests = (text.split("\0") if text else [] for text in (ids, paths, digests))
+        kept = cls(ids, paths, digests, failed, array(_LINK.typecode, out), array(_LINK.typecode, at), into, dangling,
+                   uses, missing, cycles)
+        n = len(kept.ids)
+        if not len(kept.paths) == len(kept.digests) == len(kept.into) == len(kept.at) - 1 == n or kept.at[-1] != len(
+                kept.out) or max(kept.out, default=-1) >= n:
             return None
         return kept
 
+    def links(self, n: int) -> array[int]:
+        """The entries the ``n``-th id cites or mentions (their place in ``ids``)."""
+        return self.out[self.at[n]:self.at[n + 1]]
 
-_KEPT_LINKS: dict[str, Any] = {"ids": [], "paths": [], "digests": [], "failed": {}, "out": [], "into": [], "dangling": {}, "uses": {},
-               "missing": {}, "cycles": []}  # ``KeptLinks``' fields, in order, each with a value of its type
+
+_LINK = array("I")  # an entry's place in the record: what ``KeptLinks.out`` and ``at`` hold
+_PLAIN = (str, str, str, dict, bytes, bytes, list, dict, dict, dict, list)  # the types of ``KeptLinks.plain``
+
+
+def _spliced(kept: KeptLinks, new: dict[int, tuple[int, ...]]) -> None:
+    """``kept.out`` and ``kept.at`` with the links of each id ``new`` gives (by its place) replaced."""
+    old_out, old_at = kept.out, kept.at
+    out, at = array(_LINK.typecode), array(_LINK.typecode, [0])
+    done = 0  # the ids before this one are in ``out``
+    for n in sorted(new):
+        if n > done:  # the ids in between, as they were
+            shift = len(out) - old_at[done]
+            out.extend(old_out[old_at[done]:old_at[n]])
+            at.extend([end + shift for end in old_at[done + 1:n + 1]] if shift else old_at[done + 1:n + 1])
+        out.extend(new[n])
+        at.append(len(out))
+        done = n + 1
+    if done < len(old_at) - 1:
+        shift = len(out) - old_at[done]
+        out.extend(old_out[old_at[done]:])
+        at.extend([end + shift for end in old_at[done + 1:]] if shift else old_at[done + 1:])
+    kept.out, kept.at = out, at
 
 
 def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int]
@@ -395,7 +431,14 @@ def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int
     ``order``), its dangling mentions, its 'uses' citations, its missing citations."""
     entries, failed = record.entries, record.failed
     cites = record.cites(entry_id)
-    targets = {order[cited] for cited, _relation in cites if cited in entries and cited != entry_id}
+    targets = set()
+    wrong = False  # whether it cites an id not in the record (``check_citations`` says where)
+    for cited, _relation in cites:
+        if cited in entries:
+            if cited != entry_id:
+                targets.add(order[cited])
+        elif cited != entry_id and cited not in failed:
+            wrong = True
     dangling = []
     for found in scan:
         target = found[0]
@@ -403,9 +446,9 @@ def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int
             targets.add(order[target])
         elif target not in failed:  # it exists, but did not load: not wanted
             dangling.append(found)
-    uses = tuple(cited for cited, relation in cites if relation == "uses")
+    uses = tuple(cited for cited, relation in cites if relation == "uses") if cites else ()
     missing = [(p.path, p.line, p.col, p.message, p.field, p.severity, p.code)
-               for p in check_citations(record, [entry_id])] if cites else []
+               for p in check_citations(record, [entry_id])] if wrong else []
     return tuple(sorted(targets)), dangling, uses, missing
 
 
@@ -424,16 +467,18 @@ def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None
             changed = [n for n, (a, b, c, d) in enumerate(zip(paths, digests, before.paths, before.digests,
                                                                  strict=True)) if a != c or b != d]
     else:
-        kept = KeptLinks(ids, paths, digests, dict(record.failed), [()] * len(ids), [0] * len(ids), {}, {}, {}, [])
+        kept = KeptLinks(ids, paths, digests, dict(record.failed), array(_LINK.typecode),
+                         array(_LINK.typecode, [0]) * (len(ids) + 1), [0] * len(ids), {}, {}, {}, [])
         changed = list(range(len(ids)))
-    out, into, dangling, uses, missing = kept.out, kept.into, kept.dangling, kept.uses, kept.missing
+    into, dangling, uses, missing = kept.into, kept.dangling, kept.uses, kept.missing
     cycles = before is not kept  # whether the 'uses' citations changed
+    new: dict[int, tuple[int, ...]] = {}
     for n in changed:
         entry_id = ids[n]
-        for target in out[n]:
+        for target in kept.links(n):
             into[target] -= 1
-        out[n], found, cited, wrong = _entry_links(record, entry_id, scans[entry_id], order)
-        for target in out[n]:
+        new[n], found, cited, wrong = _entry_links(record, entry_id, scans[entry_id], order)
+        for target in new[n]:
             into[target] += 1
         cycles = cycles or cited != uses.get(entry_id, ())
         for value, index in ((found, dangling), (cited, uses), (wrong, missing)):
@@ -442,6 +487,8 @@ def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None
             else:
                 index.pop(entry_id, None)
     kept.paths, kept.digests = paths, digests
+    if new:
+        _spliced(kept, new)
     if cycles:
         kept.cycles = uses_cycles(record, uses)
     return kept, bool(changed)
@@ -523,8 +570,9 @@ def _from_kept(graph: Graph, scans: dict[str, Scan], before: KeptLinks | None) -
     order = {entry_id: n for n, entry_id in enumerate(record.entries)}
     kept, graph.kept_changed = _kept_links(record, scans, before, order)
     graph.kept = kept
-    ids, out, into = kept.ids, kept.out, kept.into
-    graph._linked = {entry_id for entry_id, links, linked in zip(ids, out, into, strict=True) if links or linked}
+    at = kept.at
+    graph._linked = {entry_id for n, (entry_id, linked) in enumerate(zip(kept.ids, kept.into, strict=True))
+                     if linked or at[n + 1] != at[n]}
     dangling: dict[str, list[Mention]] = {}
     for source in sorted(kept.dangling, key=order.__getitem__):
         for found in kept.dangling[source]:

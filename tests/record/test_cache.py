@@ -155,6 +155,35 @@ def test_a_shard_that_names_a_function_is_refused(project: ProjectBuilder, parse
     assert len(parsed) == 4
 
 
+@pytest.mark.parametrize("where", ["nothing", "a string", "two numbers", "numbers as text"])
+def test_a_shard_whose_items_are_not_what_it_keeps_is_refused(project: ProjectBuilder, parsed: list[str],
+                                                              where: str) -> None:
+    """A shard of the right format, key and checksum whose items do not hold what a shard keeps
+    (where an entry is kept: three numbers) is not used: its files are read again."""
+    import dataclasses
+    import zlib
+
+    root = _record(project).root
+    config = open_project(root=root, cache=True).config
+    kept = open_cache(config)
+    key = cache_module.cache_key(config)
+    for n, shard in enumerate(kept.shards):
+        if not shard:
+            continue
+        bad = {"nothing": {}, "a string": {"entry": "here"}, "two numbers": {"entry": (1, 2)}, "numbers as text": {"entry": ("1", "2", "3")}}[where]
+        items = {rel: dataclasses.replace(item, entry=item.entry[1:] if isinstance(item.entry, tuple) else None,
+                                          scan=item.scan is not None) for rel, item in shard.items()}
+        items[next(iter(items))] = dataclasses.replace(next(iter(items.values())), **bad)
+        head = (root / ".recordtool-cache" / FOLDER / f"shard-{n:02d}.entries").read_bytes()
+        generation = head[len(cache_module.ENTRIES_FORMAT):len(cache_module.ENTRIES_FORMAT) + 16]
+        payload = pickle.dumps((generation, items))
+        data = cache_module.FORMAT + key + zlib.crc32(payload).to_bytes(4, "big") + payload
+        (root / ".recordtool-cache" / FOLDER / f"shard-{n:02d}.bin").write_bytes(data)
+    parsed.clear()
+    open_project(root=root, cache=True)
+    assert len(parsed) == (0 if where == "nothing" else 4)
+
+
 def test_new_code_or_configuration_reads_every_file(project: ProjectBuilder, parsed: list[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     root = _record(project).root
