@@ -156,7 +156,11 @@ def test_markdown_mentions_find_what_a_full_parse_finds(pieces: list[str]) -> No
 def test_the_shortcut_is_taken_and_compared_on_real_bodies() -> None:
     import random
 
-    from recordtool.record.mentions import markdown_mentions, reference_mentions
+    from recordtool.record.mentions import (
+        markdown_mentions,
+        mentions_and_tokens,
+        reference_mentions,
+    )
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from synthetic import _markdown  # type: ignore[import-not-found]
@@ -165,7 +169,9 @@ def test_the_shortcut_is_taken_and_compared_on_real_bodies() -> None:
     for _ in range(200):
         body = _markdown(rng, [f"THEORY-{rng.randint(1, 99)}" for _ in range(rng.randint(0, 8))],
                          rng.choice([None, "NOTE-3"]))
-        assert markdown_mentions(body, IDS) == reference_mentions(body, IDS), body
+        expected = reference_mentions(body, IDS)
+        assert markdown_mentions(body, IDS) == expected, body
+        assert mentions_and_tokens(body, IDS)[0] == expected, body
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
@@ -327,3 +333,34 @@ def test_an_id_next_to_emphasis_is_a_mention_as_the_page_links_it() -> None:
     assert [f.id for f in markdown_mentions(text + "\n\n`code`", IDS)] == expected  # not plain: parsed
     page = block(text + "\n\n`code`", Style(IDS, lambda i: (f"{i}.md", None)))
     assert [i for i in expected if f"[{i}]({i}.md)" in page] == expected
+
+
+# Pieces of link destinations around what markdown-it's ``normalizeLink`` changes: schemes, user
+# names, ports and IPv6 hosts, punycode, percent-escapes, spaces, non-ASCII, backslashes.
+_URL_PIECES = ["http", "https", "HTTP", "http://", "https://", "mailto:", "ftp:", "javascript:", ":", "//", "/",
+               "\\", "?", "#", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=", "-", ".", "_", "~", "a",
+               "Z", "9", "0", "xn--", "XN--", "xn--bcher-kva", "example", "org", "..", "localhost", "[", "]", "::1",
+               "%", "%41", "%zz", " ", "é", "\u00a0", "www.", "user:pw@", "THEORY-1", ".md", ":80"]
+
+
+@given(st.lists(st.sampled_from(_URL_PIECES), max_size=14))
+@settings(max_examples=2000, deadline=None)
+def test_link_destinations_are_normalised_as_markdown_it_does(pieces: list[str]) -> None:
+    from markdown_it.common.normalize_url import normalizeLink
+
+    from recordtool.record.mentions import normalize_link
+
+    url = "".join(pieces)
+    assert normalize_link(url) == normalizeLink(url), repr(url)
+
+
+def test_most_link_destinations_take_the_shortcut() -> None:
+    """The comparison above can fail: destinations that markdown-it changes are not passed
+    through, and common ones are (so the shortcut is taken)."""
+    from recordtool.record.mentions import _AS_IT_IS, normalize_link
+
+    for url in ["THEORY-1", "../notes/NOTE-2.md#x", "https://arxiv.org/abs/2301.1", "http://Example.ORG"]:
+        assert _AS_IT_IS.fullmatch(url), url
+    for url, normal in [("a b", "a%20b"), ("//@host", "//host"), ("//::1", "//:1:"), ("é", "%C3%A9"),
+                        ("x%zz", "x%25zz"), ("https://xn--bcher-kva.ch", "https://xn--bcher-kva.ch")]:
+        assert normalize_link(url) == normal, url
