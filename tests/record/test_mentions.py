@@ -364,3 +364,63 @@ def test_most_link_destinations_take_the_shortcut() -> None:
     for url, normal in [("a b", "a%20b"), ("//@host", "//host"), ("//::1", "//:1:"), ("é", "%C3%A9"),
                         ("x%zz", "x%25zz"), ("https://xn--bcher-kva.ch", "https://xn--bcher-kva.ch")]:
         assert normalize_link(url) == normal, url
+
+
+# Lines that start (or almost start) every kind of block, at several indents, inside quotes and
+# lists and as a paragraph's next line: each block rule is tried only at the lines whose first
+# character can start its block (``BLOCK_MARKERS``), which must give markdown-it's tokens.
+_BLOCK_LINES = ["word", "THEORY-1", "\n", "\n\n", " ", "  ", "    ", "\t", "> ", ">", "- ", "-", "* ", "+ ", "1. ",
+                "2) ", "10. ", "0.", "# ", "#", "###### ", "####### ", "## x #", "---", "***", "___", "- - -", "_ _",
+                "===", "```", "~~~", "```py", "``", "~~", "[r]: THEORY-5", "[r]: <x> 't'", "[r]", "[x](y)", "<div>",
+                "<!-- c -->", "<?p?>", "<b>", "</b>", "<x", "| a | b |", "| - | - |", "|-|", ":-:|", "a|b", "-|-",
+                "\u0663. ", "\u00a0", "\x00", "\r\n", "&#35; ", "\\# ", "\\- "] + [f"{d}{'.)'[int(d) % 2]} " for d in "3456789"]
+
+
+def _block_texts(seed: int, count: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["\n".join("".join(rng.choice(_BLOCK_LINES) for _ in range(rng.randint(1, 3)))
+                      for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
+def _scanner_library() -> MarkdownIt:
+    from recordtool.record.mentions import scanner
+
+    reference = MarkdownIt("zero", {"html": True})
+    reference.block.ruler.enableOnly([r.name for r in scanner().block.ruler.__rules__ if r.enabled])
+    reference.inline.ruler.enableOnly([r.name for r in scanner().inline.ruler.__rules__ if r.enabled])
+    reference.inline.ruler2.enableOnly([r.name for r in scanner().inline.ruler2.__rules__ if r.enabled])
+    reference.core.ruler.enableOnly([r.name for r in scanner().core.ruler.__rules__ if r.enabled])
+    return reference
+
+
+@given(st.lists(st.lists(st.sampled_from(_BLOCK_LINES), min_size=1, max_size=3), max_size=14))
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_block_rules_tried_by_first_character_give_markdown_its_tokens(lines: list[list[str]]) -> None:
+    from recordtool.record.mentions import markdown, scanner
+
+    text = "\n".join("".join(line) for line in lines)
+    assert markdown().parse(text) == _LIBRARY.parse(text), repr(text)
+    assert scanner().parse(text) == _SCANNER_LIBRARY.parse(text), repr(text)
+
+
+_SCANNER_LIBRARY = _scanner_library()
+
+
+def test_a_block_rule_left_out_at_its_marker_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above can fail: leaving out any rule at any of its markers changes the
+    tokens of some of these texts."""
+    from recordtool.record import mentions
+
+    texts = _block_texts(5, 1_500)
+    md = MarkdownIt("commonmark").enable("table")
+    mentions._dispatch_block_rules(md)
+    assert all(md.parse(text) == _LIBRARY.parse(text) for text in texts)
+    for name, chars in mentions.BLOCK_MARKERS.items():
+        for char in chars:
+            monkeypatch.setitem(mentions.BLOCK_MARKERS, name, chars.replace(char, ""))
+            broken = MarkdownIt("commonmark").enable("table")
+            mentions._dispatch_block_rules(broken)
+            assert any(broken.parse(text) != _LIBRARY.parse(text) for text in texts), (name, char)
+            monkeypatch.setitem(mentions.BLOCK_MARKERS, name, chars)
