@@ -111,8 +111,9 @@ def plan_site(ctx: Context) -> Plan:
 
     def key(path: str) -> str | None:
         if not keys:
-            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept).items())
-            groups = index_keys(ctx, shared, kept)
+            reprs = status_reprs(ctx)  # shared by both kinds of key
+            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept, reprs).items())
+            groups = index_keys(ctx, shared, kept, reprs)
             keys.update((p, groups[index_group(p)]) for p in paths)
             if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
                 write_kept_keys(ctx, kept)
@@ -170,7 +171,14 @@ def _hash(parts: list[str]) -> str:
     return hasher.hexdigest()
 
 
-def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
+def status_reprs(ctx: Context) -> dict[str, str]:
+    """Each claim's status as the page keys hash it (its ``repr``), worked out once for both
+    kinds of key (at 100,000 entries each pass over 40,000 claims took about 0.1 s)."""
+    return {claim: repr(status) for claim, status in ctx.statuses.items()}
+
+
+def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
+               reprs: dict[str, str] | None = None) -> dict[str, str]:
     """The key of every entry's page: a hash of everything it shows. That is the entry, its
     status (and the titles and captions of its figures, kept beside them), what the page shows
     of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
@@ -195,10 +203,9 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     said = {}  # what a page shows of its entry's status: only claims have one
     for entry_id, status in ctx.statuses.items():
         if entry_id in entries:
-            shown = [repr(status)]
+            said[entry_id] = shown = reprs[entry_id] if reprs is not None else repr(status)
             if status.verdict is not None:  # the titles and captions of its figures
-                shown.append(repr([caption(ctx, figure) for figure in status.verdict.figures]))
-            said[entry_id] = "\0".join(shown)
+                said[entry_id] = f"{shown}\0{[caption(ctx, figure) for figure in status.verdict.figures]!r}"
     todo: set[str] | dict[str, str] = faces
     if kept is None:
         kept = KeptKeys(shared, watching=False)
@@ -485,7 +492,8 @@ def index_group(path: str) -> str:
     return path if path in (INDEX, WANTED, GRAPH) else "other"
 
 
-def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
+def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
+               reprs: dict[str, str] | None = None) -> dict[str, str]:
     """The key of each group of index pages (``index_group``): a hash of what they show of
     every entry (id, kind, status, title or statement, tags, citations, dates, version, state)
     and every claim's status; for the dashboard, how many ids are mentioned but not in the
@@ -516,7 +524,7 @@ def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     if kept is not None and fresh != listings:
         kept.listings = fresh
         kept.changed = True
-    parts += [repr(status) for status in ctx.statuses.values()]
+    parts += reprs.values() if reprs is not None else [repr(status) for status in ctx.statuses.values()]
     listed = _hash(parts)
     wanted = [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
               for target, mentions in graph.dangling.items()]
