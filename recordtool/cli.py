@@ -422,17 +422,14 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             if report.errors:
                 echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
         else:
-            from recordtool import parallel
             from recordtool.render.prose import compose_body
 
-            # each body parsed once, for its mentions and its page; the workers that read the
-            # files compose the pages too
-            with parallel.kept_workers():
-                project = _open(root, jobs, cache=not no_cache, compose=compose_body)
-                _report_errors(project)
-                config = project.config
-                with _terminate_as_interrupt():
-                    report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
+            # each body parsed once, for its mentions and its page
+            project = _open(root, jobs, cache=not no_cache, compose=compose_body)
+            _report_errors(project)
+            config = project.config
+            with _terminate_as_interrupt():
+                report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
         if site:
             from recordtool.render.mkdocs import write_mkdocs_config
 

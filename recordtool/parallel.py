@@ -12,16 +12,15 @@ builds from them is the same, byte for byte, whatever the number of processes.
 Two kinds of workers, for two kinds of input:
 
 - **Forked workers** (``chunk_results``, ``map_chunks``) for work whose input is small beside
-  what the caller will hold later: reading, parsing and validating the entry files and
-  scanning each entry's prose, for which the files' paths are all a worker needs. They
-  inherit the work function and the chunks as they are, copy-on-write, so nothing is
-  pickled on the way in but chunk numbers. When the caller has work of its own with each
-  result, all ``jobs`` processes are forked workers; otherwise (``helping``) ``jobs - 1``
-  and the caller. Python 3.11 and later fork all the workers at once, before the pool
-  starts its threads.
+  what the caller will hold later: parsing the entry files, whose paths are all a worker
+  needs. They inherit the work function and the chunks as they are, copy-on-write, so nothing
+  is pickled on the way in but chunk numbers. When the caller has work of its own with each
+  result (validating the files the workers parsed), all ``jobs`` processes are forked
+  workers. Python 3.11 and later fork all the workers at once, before the pool starts its
+  threads.
 - **Fresh interpreters** (``map_shipped``, the ``SHIPPED`` start method, ``spawn``) for work
-  that reads a small part of a large state the caller holds: composing the pages from the
-  record and its graph, scanning the prose of entries loaded without their mentions. A forked
+  that reads a small part of a large state the caller holds: scanning the prose of the
+  record's entries for mentions, composing the pages from the record and its graph. A forked
   worker shares the caller's memory only until it touches it, and reading a Python object
   writes its reference count: a forked worker composing half of the pages copied most of
   what it read, so ``render -j 2`` of 100,000 entries held 2.5 GB between its processes
@@ -34,19 +33,6 @@ Two kinds of workers, for two kinds of input:
   ``jobs`` above one runs in the workers too unless its own work sits under
   ``if __name__ == "__main__":``; the workers also start the standard library's resource
   tracker, a small process that lives as long as the caller.
-
-- **Kept workers** (``kept_workers``): a command of several stages (``render``: read the
-  files, then compose the pages) starts its workers once. The forked workers of its first
-  stage, which were forked while this process held little more than its imports, are kept
-  when that stage ends, and a later ``map_shipped`` stage gives them its chunks instead of
-  starting fresh interpreters (about half a second of CPU each, on every core ``-j`` names).
-  They hold nothing of the record either, so each stage's shared state must reach each of
-  them once: the standard library's pools send work to whichever worker is free and have no
-  way to send something to every worker, so the pool is made with a ``multiprocessing``
-  queue that every worker inherits, the stage's shared state is pickled once here and put
-  in it once per worker, and a worker takes one copy at its first chunk of the stage (a
-  copy an earlier stage left is dropped). A worker that finds none within ``KEPT_WAIT``
-  seconds fails its chunk, which is then done here.
 
 Why the pools are configured as they are:
 
@@ -65,22 +51,19 @@ Why the pools are configured as they are:
   that died, a chunk or shared state that does not pickle) is done again here, so the
   outcome never depends on the workers; a side effect of ``work`` (writing a file) may then
   happen twice for an item.
-- No ``maxtasksperchild``: a pool lives for one piece of work (or one command, kept), and
-  replacing a worker would fork from the pool's thread.
+- No ``maxtasksperchild``: a pool lives for one piece of work, and replacing a worker would
+  fork from the pool's thread.
 
 The work is done here, in order, without a pool, below ``min_items`` items, with one chunk,
 one job or one core, inside a worker, and (forked workers only) without ``fork`` (Windows)
-or while other threads run (forking those is unsafe: a kept pool's own threads run until
-its block ends, so a second forked stage inside it is done here).
+or while other threads run (forking those is unsafe).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -88,8 +71,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from multiprocessing.queues import Queue
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -98,25 +79,8 @@ CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cos
 WINDOW = 4  # chunks in flight per worker
 SHIPPED = "spawn"  # how map_shipped's workers start: fresh interpreters, holding nothing of this process
 
-KEPT_WAIT = 60.0  # seconds a kept worker waits for a stage's shared state before giving its chunk back
-
 _job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None  # in a worker: its work
 _shipped: tuple[Callable[[Any, Any], list[Any]], Any] | None = None  # in a worker of map_shipped: its work
-_inbox: Queue[tuple[int, bytes]] | None = None  # in a kept worker: where each stage's shared state comes
-_stage: tuple[int, Any] | None = None  # in a kept worker: the stage it works for and its shared state
-
-
-@dataclass
-class _Kept:
-    """A pool of forked workers kept for the stages after the first (``kept_workers``)."""
-
-    pool: ProcessPoolExecutor
-    inbox: Queue[tuple[int, bytes]]  # each stage's shared state, one copy per worker
-    size: int  # its workers
-    stages: int = 0
-
-
-_keeping: list[_Kept] | None = None  # in a ``kept_workers`` block: the pool kept, once started
 
 
 def cores() -> int:
@@ -154,28 +118,6 @@ def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, j
 
 
 @contextlib.contextmanager
-def kept_workers() -> Iterator[None]:
-    """Start workers once for the stages run inside the block: the first pool of forked workers
-    (``chunk_results``: reading the record's files, forked while this process holds little
-    more than its imports) is kept when its stage ends, and the stages after it that would
-    start fresh interpreters (``map_shipped``: composing pages) give their chunks to it
-    instead, each stage's shared state sent once to each worker. Leaving the block stops it
-    and joins its workers, as leaving ``chunk_results`` does; so does an error or an interrupt
-    in a stage."""
-    global _keeping
-    if _keeping is not None or _job is not None:
-        yield
-        return
-    _keeping = []
-    try:
-        yield
-    finally:
-        kept, _keeping = _keeping, None
-        for each in kept:
-            each.pool.shutdown(wait=True, cancel_futures=True)
-
-
-@contextlib.contextmanager
 def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
                   min_items: int, helping: bool = False) -> Iterator[Iterator[list[Any]]]:
     """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
@@ -190,26 +132,16 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
             or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
         yield (work(chunk) for chunk in chunks)
         return
-    context = multiprocessing.get_context("fork")
-    keep = _keeping is not None and not _keeping  # the first pool of a ``kept_workers`` block
-    inbox: Queue[tuple[int, bytes]] | None = context.Queue() if keep else None
-    if inbox is not None:
-        inbox.cancel_join_thread()  # what a worker never took is not waited for at exit
-    pool = ProcessPoolExecutor(forked, mp_context=context, initializer=_start_worker, initargs=(work, chunks, inbox))
+    pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_start_worker, initargs=(work, chunks))
 
     def submit(number: int) -> Future[list[Any]]:
         return pool.submit(_run, number)
 
     try:
         yield _in_order(submit, work, chunks, WINDOW * forked, helping)
-    except BaseException:
-        keep = False
-        raise
     finally:
-        if keep and inbox is not None and _keeping is not None:
-            _keeping.append(_Kept(pool, inbox, forked))
-        else:
-            pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
@@ -228,9 +160,6 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     (an interpreter takes about half a second), or first when no pool is started."""
     count = workers(jobs)
     total = sum(map(len, chunks))
-    kept = _keeping[0] if _keeping else None
-    if kept is not None and count >= 2 and len(chunks) >= 2 and total >= min_items:
-        return _map_kept(kept, local, remote, pack, shared, chunks, meanwhile)
     # One fresh interpreter per ``min_items // 2`` items at most: starting one costs about half
     # a second of CPU, which 1,000 entries repay (render of 2,000 entries, -j 2 on our two
     # cores: one worker took half, 3.66 s -> 2.96 s), and 15 of them for a 2,000-entry record
@@ -260,45 +189,6 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
                 for result in done]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _map_kept(kept: _Kept, local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
-              pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]],
-              meanwhile: Callable[[], None] | None) -> list[Any]:
-    """``map_shipped`` by the workers ``kept_workers`` kept: ``shared()``, pickled here once,
-    goes to each of them through their inbox, and each chunk's ``pack(chunk)`` with the chunk."""
-    global _keeping
-    kept.stages += 1
-    stage = kept.stages
-    try:
-        data = pickle.dumps(shared(), pickle.HIGHEST_PROTOCOL)
-    except Exception:  # every chunk is done here
-        broken = True
-    else:
-        broken = False
-        for _ in range(kept.size):
-            kept.inbox.put((stage, data))
-        del data
-
-    def submit(number: int) -> Future[list[Any]]:
-        if broken:
-            raise BrokenProcessPool("the shared state does not pickle")
-        try:
-            packed = pack(chunks[number])
-        except Exception as exc:  # the chunk is done here
-            failed: Future[list[Any]] = Future()
-            failed.set_exception(exc)
-            return failed
-        return kept.pool.submit(_run_kept, stage, remote, packed)
-
-    try:
-        return [result for done in _in_order(submit, local, chunks, WINDOW * kept.size, True, meanwhile)
-                for result in done]
-    except BaseException:  # stop the workers now: chunks running finish, the others are cancelled
-        if _keeping is not None and kept in _keeping:
-            _keeping.remove(kept)
-        kept.pool.shutdown(wait=True, cancel_futures=True)
-        raise
 
 
 def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
@@ -337,29 +227,12 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
         yield result
 
 
-def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]],
-                  inbox: Queue[tuple[int, bytes]] | None = None) -> None:
-    """In each worker, first: keep the work (inherited, not pickled) and, in a pool that
-    ``kept_workers`` keeps, where later stages' shared state comes; leave Ctrl-C to the
+def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]]) -> None:
+    """In each worker, first: keep the work (inherited, not pickled), leave Ctrl-C to the
     parent, and (Linux) end when the parent does."""
-    global _job, _inbox
+    global _job
     _job = (work, chunks)
-    _inbox = inbox
     _detach()
-
-
-def _run_kept(stage: int, remote: Callable[[Any, Any], list[Any]], packed: Any) -> list[Any]:
-    """In a kept worker: ``remote(shared, packed)`` with the shared state of ``stage``, taken
-    from the inbox the first time (a copy left by an earlier stage is dropped)."""
-    global _stage
-    assert _inbox is not None
-    if not gc.isenabled():  # forked while the record was loaded without pauses: a fresh interpreter's collector
-        gc.enable()
-    while _stage is None or _stage[0] != stage:
-        number, data = _inbox.get(timeout=KEPT_WAIT)
-        if number == stage:
-            _stage = (stage, pickle.loads(data))
-    return remote(_stage[1], packed)
 
 
 def _start_shipped(remote: Callable[[Any, Any], list[Any]], shared: Any) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
@@ -102,31 +99,3 @@ def test_jobs_must_be_positive(project: ProjectBuilder) -> None:
     code, _out, err = run("render", "--root", str(project.root), "-j", "0")
     assert code == 2
     assert "Invalid value for '-j' / '--jobs': 0 is not in the range x>=1." in err
-
-
-@pytest.mark.parametrize("jobs", ["2", "3"])
-def test_a_cold_render_starts_its_workers_once(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
-                                               tmp_path: Path, jobs: str) -> None:
-    """With -j, the workers that read the record's files are kept to compose its pages (no
-    second pool, no fresh interpreter to start): the pages and manifest are those of -j 1, and
-    no worker outlives the command."""
-    import recordtool.record.load as load
-    import recordtool.render.write as write
-    from tests.conftest import count_pools, no_children_left, share_with_a_pool
-
-    def files(folder: Path) -> dict[str, bytes]:
-        return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*"))
-                if path.is_file() and path.name != ".recordtool-snapshot.json"}
-
-    small_record(project)
-    out = tmp_path / "pages"
-    assert run("render", "--root", str(project.root), "-o", str(out), "-j", "1", "--no-cache")[0] == 0
-    one = files(out)
-    shutil.rmtree(out)
-    share_with_a_pool(monkeypatch, load)
-    share_with_a_pool(monkeypatch, write)
-    pools = count_pools(monkeypatch)
-    assert run("render", "--root", str(project.root), "-o", str(out), "-j", jobs, "--no-cache")[0] == 0
-    assert pools == [1]
-    assert no_children_left()
-    assert files(out) == one and len(one) > 10

@@ -10,9 +10,8 @@ entries it composed, 29 MiB, their mentions both ways, 31 MiB, the prose compose
 (docs/performance.md). Keeping the texts compact or
 dropping what this process no longer needs would shave a part of that copy, not the copy:
 what a worker reads, it copies. So the workers that compose pages hold nothing of this
-process: they are fresh interpreters (``parallel.map_shipped``) or, in ``render``, the
-workers that read the record's files, forked before this process held any of it and kept
-(``parallel.kept_workers``), and each gets, pickled, the slice of the project its chunk of
+process: they are started from the standard library's fork server
+(``parallel.map_shipped``), and each gets, pickled, the slice of the project its chunk of
 pages needs, and lets it go when the chunk is done.
 
 What a slice holds, for the entries ``own`` whose pages are composed:
