@@ -455,23 +455,25 @@ def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int
 def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None, order: dict[str, int]
                 ) -> tuple[KeptLinks, bool]:
     """``KeptLinks`` for ``record``: ``before`` brought up to date from the entries whose file
-    changed, when it holds the same ids and failed entries (and none failed: each citation or
+    changed and, when ids came or went, the entries whose links or problems that changes
+    (``_renumbered``), when it holds the same failed entries and none failed (each citation or
     mention of one is reported with all the others); else worked out whole. Whether it changed."""
     ids = list(order)
     places = record.places
     paths = [places[entry_id].path for entry_id in ids]
     digests = [places[entry_id].digest for entry_id in ids]
-    if before is not None and before.ids == ids and before.failed == record.failed and not record.failed:
-        kept, changed = before, []
-        if before.paths != paths or before.digests != digests:
-            changed = [n for n, (a, b, c, d) in enumerate(zip(paths, digests, before.paths, before.digests,
-                                                                 strict=True)) if a != c or b != d]
+    if before is not None and before.failed == record.failed and not record.failed:
+        kept, touched, cycles = before, set(), False
+        if before.ids != ids:  # (then ``before`` holds every list in the record's order now)
+            touched, cycles = _renumbered(before, ids, order), True
+        changed = sorted(touched.union(n for n, (a, b, c, d) in enumerate(zip(
+            paths, digests, before.paths, before.digests, strict=True)) if a != c or b != d)
+                         if before.paths != paths or before.digests != digests else touched)
     else:
         kept = KeptLinks(ids, paths, digests, dict(record.failed), array(_LINK.typecode),
                          array(_LINK.typecode, [0]) * (len(ids) + 1), [0] * len(ids), {}, {}, {}, [])
-        changed = list(range(len(ids)))
+        changed, cycles = list(range(len(ids))), True
     into, dangling, uses, missing = kept.into, kept.dangling, kept.uses, kept.missing
-    cycles = before is not kept  # whether the 'uses' citations changed
     new: dict[int, tuple[int, ...]] = {}
     for n in changed:
         entry_id = ids[n]
@@ -491,7 +493,44 @@ def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None
         _spliced(kept, new)
     if cycles:
         kept.cycles = uses_cycles(record, uses)
-    return kept, bool(changed)
+    return kept, bool(changed) or cycles
+
+
+def _renumbered(kept: KeptLinks, ids: list[str], order: dict[str, int]) -> set[int]:
+    """``kept``, whose ids were others, made to hold ``ids`` (in ``order``): each entry still
+    there keeps its links, renumbered; a new one has none and no file (so it is gone over).
+    Returns the entries to go over again besides those whose file changed: those that cited or
+    mentioned an id now gone or one now here (a dangling mention, a missing citation), and
+    every one with a missing citation (its hint names the closest id of the record)."""
+    old_ids, old_out, old_at = kept.ids, kept.out, kept.at
+    now = [order.get(entry_id, -1) for entry_id in old_ids]  # old place -> new place, -1: gone
+    before = {entry_id: n for n, entry_id in enumerate(old_ids)}
+    came = {entry_id for entry_id in ids if entry_id not in before}
+    touched: set[int] = set()
+    out, at = array(_LINK.typecode), array(_LINK.typecode, [0])
+    paths, digests = [""] * len(ids), [""] * len(ids)
+    for n, entry_id in enumerate(ids):
+        m = before.get(entry_id)
+        if m is not None:
+            links = [now[target] for target in old_out[old_at[m]:old_at[m + 1]]]
+            if -1 in links:
+                touched.add(n)
+                links = [target for target in links if target != -1]
+            out.extend(links)  # (still in order: the ids kept keep their order)
+            paths[n], digests[n] = kept.paths[m], kept.digests[m]
+        at.append(len(out))
+    into = [0] * len(ids)
+    for target in out:
+        into[target] += 1
+    for source, found in kept.dangling.items():
+        if source in order and any(mention[0] in came for mention in found):
+            touched.add(order[source])
+    touched.update(order[source] for source in kept.missing if source in order)
+    for index in (kept.dangling, kept.uses, kept.missing):
+        for source in [source for source in index if source not in order]:
+            del index[source]
+    kept.ids, kept.paths, kept.digests, kept.out, kept.at, kept.into = ids, paths, digests, out, at, into
+    return touched
 
 
 def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None,
