@@ -405,7 +405,7 @@ def test_what_spans_the_record_kept_and_brought_up_to_date_is_a_cold_run(
     and its dangling mentions, orphans, cycles, missing citations and every other problem are
     a cold run's; after an entry is added or deleted, over the changed entries and those that
     name an id that came or went or cite one not in the record (its hint may change); with an
-    entry that failed to load, over every entry."""
+    entry that failed to load, one pass over every entry as without the cache, nothing kept."""
     import recordtool.record.graph as graph
     from recordtool.record.project import open_project
 
@@ -420,9 +420,9 @@ def test_what_spans_the_record_kept_and_brought_up_to_date_is_a_cold_run(
     walk = Walk(tmp_path / "project", seed)
     last = open_project(root=walk.root, cache=True)
     last_names = _names(last)  # (asked before the record changes: the project reads its files when asked)
-    cycles = brought = renumbered = 0
+    cycles = brought = renumbered = failing = 0
     for step in range(25):
-        what = "add" if step % 8 == 7 else "delete" if step % 8 == 3 else None
+        what = {7: "add", 3: "delete", 5: "break", 6: "mend"}.get(step % 8)
         before = {p: p.read_bytes() for p in walk.files()}
         done = [walk.mutate(what or walk.rng.choice(KEEPS_IDS)) for _ in range(1 if what else walk.rng.randint(1, 3))]
         if step % 5 == 1:  # two entries that rely on each other: a 'uses' cycle
@@ -437,8 +437,11 @@ def test_what_spans_the_record_kept_and_brought_up_to_date_is_a_cold_run(
         assert warm.problems == cold.problems, f"seed {seed}, step {step}: {done}"
         assert warm.graph.orphans() == cold.graph.orphans(), f"seed {seed}, step {step}: {done}"
         assert warm.graph.dangling == cold.graph.dangling, f"seed {seed}, step {step}: {done}"
-        if last.record.failed or warm.record.failed:
-            assert sorted(gone_over) == sorted(warm.record.entries), f"seed {seed}, step {step}: {done}"
+        if warm.record.failed:  # one pass over every entry, nothing kept changed
+            assert gone_over == [], f"seed {seed}, step {step}: {done}"
+            failing += 1
+        elif last.record.failed:  # brought up to date from what was kept before that
+            pass
         else:  # the entries whose file changed (its bytes, or its path: moved to another kind's folder)
             file = {i: (p.path, p.digest) for i, p in last.record.places.items()}
             moved = {i for i, p in warm.record.places.items() if file.get(i) != (p.path, p.digest)}
@@ -458,7 +461,7 @@ def test_what_spans_the_record_kept_and_brought_up_to_date_is_a_cold_run(
         last, last_names = warm, _names(warm)
         cycles += any(p.code == "uses-cycle" for p in cold.problems)
     assert cycles, "no step made a 'uses' cycle: the walk does not test them"
-    assert brought >= 5 and renumbered >= 3, "what was kept was brought up to date too seldom to test it"
+    assert brought >= 5 and renumbered >= 3 and failing, "what was kept was brought up to date too seldom to test it"
 
 
 def _names(project: Project) -> dict[str, set[str]]:

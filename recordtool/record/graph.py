@@ -545,7 +545,8 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     ``Graph.composed``; an entry not scanned has none); ``composed``: what it made of the
     bodies of some entries ``scans`` gives (``scanner``). ``keep``: work out what spans the record
     as ``KeptLinks`` (left in ``Graph.kept``, with whether it changed in ``Graph.kept_changed``),
-    from ``kept``, what the last run kept, where it holds; the problems then include the
+    from ``kept``, what the last run kept, where it holds, unless an entry failed to load (then
+    one pass over every entry, as without ``keep``, and nothing to keep); the problems then include the
     citations of ids not in the record (``load.check_citations``: ``load_record`` leaves them
     out when told)."""
     graph = Graph(record, composed=composed if composed is not None else {})
@@ -573,7 +574,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     for name in INDEXES:
         delattr(graph, name)
     graph._scans = scans
-    if keep:
+    if keep and not record.failed:  # (with one, all the mentions are needed to report each of its citations)
         return _from_kept(graph, scans, kept)
     # One pass over the citations and mentions for what every command needs: the dangling
     # mentions and the entries linked either way (``Graph.orphans``); the indexes are made
@@ -599,7 +600,8 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
             link(entry_id)
     graph._linked = linked
     graph.dangling = {k: dangling[k] for k in sorted(dangling, key=id_sort_key)}
-    return graph, _whole_problems(graph, scans)
+    problems = _whole_problems(graph, scans)
+    return graph, [*check_citations(record), *problems] if keep else problems
 
 
 def _from_kept(graph: Graph, scans: dict[str, Scan], before: KeptLinks | None) -> tuple[Graph, list[Problem]]:
