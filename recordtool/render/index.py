@@ -23,6 +23,7 @@ from recordtool.render.sitemap import (
     WANTED,
     Context,
     badge,
+    entry_page,
     kind_page,
     relative,
     tag_page,
@@ -130,7 +131,8 @@ def tag_pages(ctx: Context) -> dict[str, str]:
 
 
 def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[str, Row]) -> str:
-    lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({relative(page, INDEX)}) · {len(ids)} "
+    up = relative(page, INDEX)
+    lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({up}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
     if not ids:
         return "\n".join([*lines, "None yet."]) + "\n"
@@ -139,29 +141,31 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[
         lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
     else:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
-    links = _links(ctx, page)
+    # Entries' pages are beside the dashboard (at the top of the output folder): the link to one
+    # is the link up to the dashboard with its name (worked out once per entry for the pages
+    # whose link up is the same: an entry is listed on its kind's page and each of its tags').
+    links = ctx.memo(f"index.links {up}")
+    folder = up[: -len(INDEX)]
     statuses: dict[str, str] = {}
+    badges: dict[str | None, str] = {}
+    states = ctx.states
     for entry_id in ids:
         row = shown[entry_id]
         link = links.get(entry_id)
         if link is None:
-            link = links[entry_id] = ctx.link(page, entry_id)
+            link = links[entry_id] = f"[{entry_id}]({folder}{entry_page(entry_id)})"
         status = statuses.get(row[STATUS])
         if status is None:
             status = statuses[row[STATUS]] = _status(row[STATUS])
         if claims:
-            state = ctx.state(entry_id)
-            lines.append(f"| {link} | {status} | {badge(state) if state else '—'} | {row[TITLE]} |")
+            state = states.get(entry_id)
+            shown_state = badges.get(state)
+            if shown_state is None:
+                shown_state = badges[state] = badge(state) if state else "—"
+            lines.append(f"| {link} | {status} | {shown_state} | {row[TITLE]} |")
         else:
             lines.append(f"| {link} | {status} | {row[TITLE]} |")
     return "\n".join(lines) + "\n"
-
-
-def _links(ctx: Context, page: str) -> dict[str, str]:
-    """The links to entries' pages from ``page`` and the pages whose link up to the dashboard is
-    the same as its own (an entry is listed on several: its kind's page and each of its tags'):
-    entries' pages are beside the dashboard, at the top of the output folder."""
-    return ctx.memo(f"index.links {relative(page, INDEX)}")
 
 
 def wanted(ctx: Context) -> str:
@@ -194,28 +198,57 @@ def graph_page(ctx: Context) -> str:
     return "\n".join(lines) + "\n"
 
 
-def graph_key(ctx: Context, shared: str, listings: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> str:
-    """The key of ``graph.md``: a hash of what ``mermaid.whole_graph`` draws, so that an edit
-    of a title, a status or a body leaves it as it is when the graph is summarised by tag
-    (then it shows no title). That is the claims (in the record's order) with their tags,
-    citations and states, and each entry they cite that is in the record with its kind and
-    state; when the graph is drawn node by node, what the lists show of every node too (its
-    title among it). ``listings``: that, and each entry's tags, as the index pages' key has them
-    (``plan.Listing``), so that no entry kept unmade in the entry cache is made for them."""
+GRAPH_KEY_FILE = "pages/graph-key.bin"  # under the cache folder: the last render's graph key, with what it was of
+GRAPH_KEY_FORM = b"recordtool-graph-key 1\n"
+Listings = Mapping[str, tuple[str, str, tuple[str, ...]]]  # ``plan.Listing``: file, what the lists show, tags
+
+
+def graph_key(ctx: Context, shared: str, listings: Listings, listed: str) -> str:
+    """The key of ``graph.md``: a hash of what ``mermaid.whole_graph`` draws (``_graph_key``),
+    so that an edit of a title, a status or a statement leaves it as it is while the graph is
+    summarised by tag (then it shows no title). ``listed``: the hash of what the index pages
+    show of every entry and of every state (``plan.index_keys``), which covers all the graph
+    draws: while it is the one the last render kept beside its graph key (in the cache folder),
+    the key is that one, not worked out again (after a body edit, at 100,000 entries, 0.3 s)."""
+    from recordtool.record.cache import cache_key, read_plain, write_plain
+
+    project = ctx.project
+    config = project.config
+    if project.cached:
+        kept = read_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM)
+        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == listed and isinstance(kept[1], str):
+            return kept[1]
+    key = _graph_key(ctx, shared, listings)
+    if project.cached:
+        write_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM, (listed, key))
+    return key
+
+
+def _graph_key(ctx: Context, shared: str, listings: Listings) -> str:
+    """A hash of what ``whole_graph`` draws: the claims (in the record's order) with their
+    first tag, the entries of the record they cite and their states, and the other entries
+    they cite with their states (and kind, when their id's prefix does not say it); when the
+    graph is drawn node by node, what the lists show of every node too (its title, tags and
+    citations with their relations). ``listings``: each entry's tags and what the lists show of
+    it, as the index pages' key has them, so that no entry kept unmade in the entry cache is
+    made for them."""
     record = ctx.project.record
     entries, states, config = record.entries, ctx.states, ctx.project.config
-    claims = ([i for i in entries if i in record.theories] if record.theories is not None
+    theories = record.theories
+    claims = ([i for i in entries if i in theories] if theories is not None
               else [i for i, e in entries.items() if isinstance(e, Theory)])
     parts = [shared, GRAPH]
     shown: dict[str, None] = dict.fromkeys(claims)
     for claim in claims:
-        cites = record.cites(claim)
-        parts.append(f"{claim} {listings[claim][2]!r} {cites!r} {states.get(claim)}")
-        shown.update((cited, None) for cited, _relation in cites if cited in entries)
+        cited = [i for i, _relation in record.cites(claim) if i in entries]
+        tags = listings[claim][2]
+        parts.append(f"{claim} {tags[0] if tags else ''} {' '.join(cited)} {states.get(claim)}")
+        shown.update(dict.fromkeys(cited))
     claimed = set(claims)
-    for entry_id in [i for i in shown if i not in claimed]:  # in order: the key is the same in every run
-        kind = config.kind_of(entry_id)
-        parts.append(f"{entry_id} {kind.name if kind is not None else entries[entry_id].kind} {states.get(entry_id)}")
+    for entry_id in shown:  # in order: the key is the same in every run
+        if entry_id not in claimed:
+            parts.append(f"{entry_id} {states.get(entry_id)}" if config.kind_of(entry_id) is not None
+                         else f"{entry_id} {states.get(entry_id)} {listings[entry_id][1]}")
     if len(shown) <= mermaid.WHOLE_MAX:
         parts += [listings[entry_id][1] for entry_id in shown]
     return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()

@@ -530,7 +530,7 @@ def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
               for target, mentions in graph.dangling.items()]
     from recordtool.render.index import graph_key
 
-    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: graph_key(ctx, shared, fresh),
+    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: graph_key(ctx, shared, fresh, listed),
             INDEX: _hash([listed, INDEX, str(len(graph.dangling))]), WANTED: _hash([listed, WANTED, *wanted]),
             "other": _hash([listed, "other", *wanted])}
 
