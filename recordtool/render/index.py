@@ -141,30 +141,24 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[
         lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
     else:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
-    # Entries' pages are beside the dashboard (at the top of the output folder): the link to one
-    # is the link up to the dashboard with its name (worked out once per entry for the pages
-    # whose link up is the same: an entry is listed on its kind's page and each of its tags').
-    links = ctx.memo(f"index.links {up}")
+    # An entry's line is the same on every list of a table of the same columns whose link up
+    # to the dashboard is the same (entries' pages are beside it, at the top of the output
+    # folder): worked out once (an entry is listed on its kind's page and each of its tags').
+    made: dict[str, str] = ctx.memo(f"index.lines {up} {claims}")
     folder = up[: -len(INDEX)]
-    statuses: dict[str, str] = {}
-    badges: dict[str | None, str] = {}
     states = ctx.states
     for entry_id in ids:
-        row = shown[entry_id]
-        link = links.get(entry_id)
-        if link is None:
-            link = links[entry_id] = f"[{entry_id}]({folder}{entry_page(entry_id)})"
-        status = statuses.get(row[STATUS])
-        if status is None:
-            status = statuses[row[STATUS]] = _status(row[STATUS])
-        if claims:
-            state = states.get(entry_id)
-            shown_state = badges.get(state)
-            if shown_state is None:
-                shown_state = badges[state] = badge(state) if state else "—"
-            lines.append(f"| {link} | {status} | {shown_state} | {row[TITLE]} |")
-        else:
-            lines.append(f"| {link} | {status} | {row[TITLE]} |")
+        line = made.get(entry_id)
+        if line is None:
+            row = shown[entry_id]
+            link = f"[{entry_id}]({folder}{entry_page(entry_id)})"
+            if claims:
+                state = states.get(entry_id)
+                line = f"| {link} | {_status(row[STATUS])} | {badge(state) if state else '—'} | {row[TITLE]} |"
+            else:
+                line = f"| {link} | {_status(row[STATUS])} | {row[TITLE]} |"
+            made[entry_id] = line
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
