@@ -12,15 +12,16 @@ builds from them is the same, byte for byte, whatever the number of processes.
 Two kinds of workers, for two kinds of input:
 
 - **Forked workers** (``chunk_results``, ``map_chunks``) for work whose input is small beside
-  what the caller will hold later: parsing the entry files, whose paths are all a worker
-  needs. They inherit the work function and the chunks as they are, copy-on-write, so nothing
+  what the caller will hold later: reading, parsing and validating the entry files and
+  scanning each entry's prose (``load_record``'s ``each``), for which the files' paths are
+  all a worker needs. They inherit the work function and the chunks as they are, copy-on-write, so nothing
   is pickled on the way in but chunk numbers. When the caller has work of its own with each
-  result (validating the files the workers parsed), all ``jobs`` processes are forked
-  workers. Python 3.11 and later fork all the workers at once, before the pool starts its
+  result, all ``jobs`` processes are forked workers; otherwise (``helping``, as when
+  reading the record) ``jobs - 1`` and the caller. Python 3.11 and later fork all the workers at once, before the pool starts its
   threads.
 - **Fresh interpreters** (``map_shipped``, the ``SHIPPED`` start method, ``spawn``) for work
-  that reads a small part of a large state the caller holds: scanning the prose of the
-  record's entries for mentions, composing the pages from the record and its graph. A forked
+  that reads a small part of a large state the caller holds: composing the pages from the
+  record and its graph, scanning the prose of entries loaded without their mentions. A forked
   worker shares the caller's memory only until it touches it, and reading a Python object
   writes its reference count: a forked worker composing half of the pages copied most of
   what it read, so ``render -j 2`` of 100,000 entries held 2.5 GB between its processes
