@@ -26,7 +26,7 @@ from recordtool.record.load import id_sort_key
 from recordtool.record.project import Project
 from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
-from tests.conftest import FOLDERS, ProjectBuilder
+from tests.conftest import FOLDERS, ProjectBuilder, record_made
 from tests.corpus import invoke
 from tests.render_record import verdict
 
@@ -517,8 +517,6 @@ def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
     """After one body edit, render makes (from the entry cache) only the entries the pages it
     composes show: not every claim for its status, every entry for the tags or the index
     pages' key, nor every claim with checks for the snapshot."""
-    from recordtool.record import load
-
     for n in range(1, 13):
         project.add(f"LIT-{n}", f"title: Paper {n}\ntags: [t{n % 3}]\n"
                                 'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
@@ -527,14 +525,7 @@ def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
     root = project.root
     _age_all(root)
     assert invoke("render", "--root", str(root)).code == 0
-    made: list[str] = []
-    real = load.Entries._made
-
-    def spy(self: load.Entries, key: str, kept: bytes) -> object:
-        made.append(key)
-        return real(self, key, kept)
-
-    monkeypatch.setattr(load.Entries, "_made", spy)
+    made = record_made(monkeypatch)
     from recordtool.record.graph import Graph
 
     def whole(self: Graph) -> None:

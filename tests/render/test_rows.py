@@ -15,7 +15,7 @@ from recordtool.record.cache import cache_key
 from recordtool.record.config import load_config
 from recordtool.render import index, mermaid, rows
 from recordtool.render.sitemap import Context
-from tests.conftest import ProjectBuilder
+from tests.conftest import ProjectBuilder, record_made
 from tests.corpus import invoke
 
 LONG_AGO = 1_600_000_000_000_000_000
@@ -77,14 +77,8 @@ def test_a_title_edit_makes_only_the_entries_its_pages_show(project: ProjectBuil
     monkeypatch.setattr(mermaid, "WHOLE_MAX", 4)  # graph.md summarised by tag: it shows no title
     root = _record(project)
     assert invoke("render", "--root", str(root)).code == 0
-    made: list[str] = []
     real = load.Entries._made
-
-    def spy(self: load.Entries, key: str, kept: bytes) -> object:
-        made.append(key)
-        return real(self, key, kept)
-
-    monkeypatch.setattr(load.Entries, "_made", spy)
+    made = record_made(monkeypatch)
     composed: list[str] = []
     for name in ("dashboard", "wanted", "graph_page", "kind_pages", "tag_pages", "index_pages"):
         real_page = getattr(index, name)
