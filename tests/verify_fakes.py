@@ -113,12 +113,22 @@ def numbers(ctx, broken=False, **values):
     return {k: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in out.items()}
 
 
-def spin(ctx, seconds=0.5):
-    end = time.perf_counter() + seconds
-    n = 0
-    while time.perf_counter() < end:
-        n += 1
-    return {"err": 0.0}
+def waitfor(ctx, path="", seconds=60.0):
+    """Runs until ``path`` exists (``seconds`` at most): until the test lets it end."""
+    end = time.monotonic() + seconds
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.01)
+    return {"err": 0.0 if os.path.exists(path) else 1.0}
+
+
+def meet(ctx, folder="", n=2, seconds=60.0):
+    """Notes this run in ``folder``, then waits there for ``n`` runs (``seconds`` at most):
+    ``met`` is how many it saw, ``n`` only when that many ran at once."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    end = time.monotonic() + seconds
+    while len(os.listdir(folder)) < n and time.monotonic() < end:
+        time.sleep(0.01)
+    return {"err": 0.0, "met": float(len(os.listdir(folder)))}
 
 
 def noop(ctx, broken=False):
@@ -232,5 +242,5 @@ BROKEN = "import checks.helper\n\n1 / 0\n"
 CRASH = "import os\n\nos._exit(3)\n"
 """``checks/crash.py``: a module whose import ends the process that imports it."""
 
-SLOW_IMPORT = "import time\n\ntime.sleep(60)\n"
+SLOW_IMPORT = "import time\n\ntime.sleep(600)\n"
 """``checks/slowimport.py``: a module whose import hangs."""

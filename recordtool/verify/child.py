@@ -344,9 +344,16 @@ class Server:
         sys.stdout.flush()
         sys.stderr.flush()
         gc.freeze()
-        pid = os.fork()
-        if pid == 0:
-            self.child(message, request)
+        # SIGTERM is blocked across the fork: the child has this server's handler (a parent
+        # that died: kill every run) until it sets the default, and a SIGTERM meant for the
+        # run (its timeout, on a busy machine before it got that far) must not run it there.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            pid = os.fork()
+            if pid == 0:
+                self.child(message, request)
+        finally:  # here only: the child leaves with os._exit
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.children[pid] = job
         self.send({"id": job, "pid": pid})
 
@@ -378,6 +385,7 @@ class Server:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one sent meanwhile ends the run now
             for fd in (self.proto, *self.wake):
                 os.close(fd)
             log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)

@@ -179,11 +179,16 @@ def supervise(parent: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     me = os.getpid()
+    # SIGTERM is blocked across the fork, so that one meant for the check (its timeout) never
+    # runs this process's handler in the child before the child has set the default.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         die_with_parent(me)
         return
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     status: int | None = None
     with contextlib.suppress(ChildProcessError):
         status = os.waitpid(pid, 0)[1]

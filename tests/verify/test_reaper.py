@@ -70,6 +70,28 @@ def test_a_fresh_runs_reaper_leaves_as_its_check_did(tmp_path: Path, ending: str
     assert not list(tmp_path.glob("core*"))  # a core, if any, is the check's alone
 
 
+def test_a_sigterm_that_reaches_a_fresh_check_as_it_is_forked_ends_it_as_the_default_does(tmp_path: Path) -> None:
+    """The reaper's handler (for the end of verify) is never run by the check's process, even
+    for a SIGTERM that reaches it the moment it is forked (a timeout on a busy machine)."""
+    script = textwrap.dedent("""
+        import os, signal
+        from recordtool.verify import reaper
+        real = os.fork
+
+        def fork():
+            pid = real()
+            if pid == 0:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return pid
+
+        os.fork = fork
+        reaper.supervise(os.getppid())
+        os._exit(0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=ENV, cwd=tmp_path, timeout=60, check=False)
+    assert proc.returncode == -signal.SIGTERM
+
+
 def test_the_end_of_the_thread_that_started_a_reaper_is_not_the_end_of_verify(tmp_path: Path) -> None:
     ready = tmp_path / "ready"
     script = textwrap.dedent(f"""

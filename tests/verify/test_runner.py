@@ -6,6 +6,7 @@ fresh interpreters with the same results."""
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -60,7 +61,7 @@ def test_every_kind_of_ending_is_kept_apart(root: Path, serve: bool) -> None:
         job("outside", "measure", module="checks.leaky"), job("missing", "nope"),
         job("escape", "x", module="os"),
     ], workers=11, serve=serve)
-    assert time.monotonic() - start < 15
+    assert time.monotonic() - start < 120  # the hang cost its timeout, not its 600 s (room for a busy machine)
     assert results["ok"].outcome == "ok"
     assert results["ok"].metrics == {"err": 0.001, "curve": [1.0, 2.0]}
     assert (root / "figures" / "ok" / "plot.png").read_bytes() == b"png"
@@ -86,11 +87,12 @@ def test_every_kind_of_ending_is_kept_apart(root: Path, serve: bool) -> None:
     assert results["escape"].error == "'os:x' is outside checks/; checks run only code inside checks/"
 
 
-def test_parallel_workers_overlap(root: Path) -> None:
-    start = time.monotonic()
-    results = run_all(root, [job(f"s{i}", "spin", seconds=1.0) for i in range(2)], workers=2)
-    assert all(r.outcome == "ok" for r in results.values())
-    assert time.monotonic() - start < 1.9
+def test_parallel_workers_overlap(root: Path, tmp_path: Path) -> None:
+    """-j 2: two runs at once, each of which waits until both have started (run one after the
+    other, the first would see only itself)."""
+    (tmp_path / "met").mkdir()
+    results = run_all(root, [job(f"m{i}", "meet", folder=str(tmp_path / "met"), n=2) for i in range(2)], workers=2)
+    assert [r.metrics["met"] for r in results.values()] == [2.0, 2.0]
 
 
 def test_slowest_start_first(root: Path) -> None:
@@ -159,8 +161,9 @@ def hanging_run(root: Path, pidfile: Path, *, serve: bool) -> tuple[Generator[Jo
         j.figures_dir = root / "figures"
     gen = runner.run(jobs)
     assert next(gen).job.check == "a"
-    deadline = time.monotonic() + 20
-    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
+        assert time.monotonic() < deadline, "the hanging check never started"
         time.sleep(0.01)
     pid, parent = map(int, pidfile.read_text().split())
     return gen, pid, parent
@@ -171,7 +174,7 @@ def test_closing_the_run_stops_fresh_children(root: Path, tmp_path: Path) -> Non
     gen, pid, _parent = hanging_run(root, tmp_path / "hang.pid", serve=False)
     start = time.monotonic()
     gen.close()
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # it did not wait for the check's 600 s
     assert not running(pid)  # killed (a zombie is dead: init reaps it, as it is not ours)
 
 
@@ -258,7 +261,7 @@ def test_a_forked_hang_is_killed_at_its_timeout(root: Path, tmp_path: Path) -> N
     pidfile = tmp_path / "hang.pid"
     start = time.monotonic()
     results = run_all(root, [job("hang", "hangpid", timeout=0.5, module="checks.family", path=str(pidfile))])
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # at its timeout, not after its 600 s
     assert results["hang"].outcome == "timeout"
     pid, ppid = map(int, pidfile.read_text().split())
     assert ppid != os.getpid()
@@ -270,7 +273,7 @@ def test_an_import_that_hangs_times_out(root: Path) -> None:
     start = time.monotonic()
     results = run_all(root, in_order(job("slow", "measure", timeout=1, module="checks.slowimport"),
                                      job("ok", "ok")), workers=2)
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 60  # at its timeout, not after the import's 600 s
     assert results["slow"].outcome == "timeout"
     assert results["ok"].outcome == "ok"
 
@@ -281,3 +284,37 @@ def test_ctrl_c_stops_forked_runs_and_the_server(root: Path, tmp_path: Path) -> 
     for gone in (pid, server):
         with pytest.raises(ProcessLookupError):
             os.kill(gone, 0)
+
+
+def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_alone(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's SIGTERM at a run's timeout can reach the run (on a busy machine, with a short
+    timeout) right after the server forked it, while it still has the server's handler for the
+    death of verify, which kills every run the server knows. It must end that run alone. Here
+    the server's child sends it to itself at that moment, before anything else."""
+    server = textwrap.dedent("""
+        import os, signal
+        from recordtool.verify import child
+        real = child.Server.child
+
+        def early(self, message, request):
+            if request["function"] == "victim":
+                os.kill(os.getpid(), signal.SIGTERM)
+            real(self, message, request)
+
+        child.Server.child = early
+        child.main(["--serve"])
+    """)
+    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    go = tmp_path / "go"
+    jobs = in_order(job("sibling", "waitfor", path=str(go)), job("victim", "victim"))
+    for j in jobs:
+        j.figures_dir = root / "figures"
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2)
+    run = runner.run(jobs)
+    first = next(run)  # the sibling runs until it is let go
+    go.touch()
+    results = {r.job.check: r for r in [first, *run]}
+    assert (results["sibling"].outcome, results["sibling"].error, results["sibling"].metrics) == (
+        "ok", None, {"err": 0.0})
+    assert (results["victim"].outcome, results["victim"].error) == ("error", "killed by signal SIGTERM (15)")
