@@ -2,7 +2,7 @@
 
 The body, statement and status note of an entry are Markdown. To put them on a page they are
 parsed with the shared markdown-it parser (``recordtool.record.mentions.markdown``) and written back
-as Markdown from the syntax tree, so that
+as Markdown straight from its tokens, so that
 
 - every id in prose text becomes a link (``[THEORY-988](THEORY-988.md)``), and never one
   inside a code span, a code block or a link's own text;
@@ -41,7 +41,6 @@ Rewrite = Callable[[str], str]
 """A link destination written in prose -> the destination on the page."""
 
 
-
 @dataclass
 class Style:
     """How to write prose on a page."""
@@ -60,58 +59,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style)).rstrip("\n")
-
-
-class Node:
-    """A node of the syntax tree: the nodes ``markdown_it.tree.SyntaxTreeNode`` makes of the
-    same tokens, with the attributes prose reads (of the token, or of the opening token of a
-    pair, whose ``type`` loses its ``_open``), made several times faster and without links to
-    parents (no cycles: a tree is freed as soon as it is dropped, also while the cyclic
-    collector is paused by ``no_gc_pauses``). A token without children (text, a line break,
-    code: most of a tree) is its own node: it has the same attributes, ``children`` aside
-    (``_children``)."""
-
-    __slots__ = ("attrs", "children", "content", "hidden", "info", "markup", "tag", "type")
-
-    def __init__(self, token: Token, kind: str, children: list[Item]) -> None:
-        self.type = kind
-        self.tag = token.tag
-        self.markup = token.markup
-        self.info = token.info
-        self.content = token.content
-        self.attrs = token.attrs
-        self.hidden = token.hidden
-        self.children = children
-
-
-Item = Node | Token
-"""A node of the tree: a ``Node``, or a token without children."""
-
-
-def _children(node: Item) -> Sequence[Item]:
-    return node.children or ()
-
-
-def tree(tokens: list[Token]) -> list[Item]:
-    """The top nodes of ``tokens`` (what ``SyntaxTreeNode(tokens).children`` holds)."""
-    top: list[Item] = []
-    levels = [top]
-    for token in tokens:
-        nesting = token.nesting
-        if nesting == 1:
-            children: list[Item] = []
-            levels[-1].append(Node(token, token.type.removesuffix("_open"), children))
-            levels.append(children)
-        elif nesting == -1:
-            if len(levels) == 1:
-                raise ValueError("Invalid token nesting")
-            levels.pop()
-        else:
-            levels[-1].append(Node(token, token.type, tree(token.children)) if token.children else token)
-    if len(levels) != 1:
-        raise ValueError("unclosed tokens")
-    return top
+    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style)[0]).rstrip("\n")
 
 
 # Prose composed before the pages are planned -------------------------------------------------
@@ -155,9 +103,17 @@ def pack(composed: str, body: str) -> bytes:
     compressed by zlib with ``body`` as its preset dictionary. Most of it is the body's own
     text, so it takes about a twelfth of its size (the bodies of a 100,000-entry record,
     composed, held while every page is planned: about 20 MB instead of 260 MB), for about
-    17 µs a body to pack and 7 µs to unpack. ``unpack`` with the same body gives it back."""
-    packer = zlib.compressobj(1, zdict=body.encode("utf-8", "surrogatepass"))
-    return packer.compress(composed.encode("utf-8", "surrogatepass")) + packer.flush()
+    16 µs a body of research Markdown to pack and 8 µs to unpack. ``unpack`` with the same
+    body gives it back.
+
+    The compressor's window is the smallest that holds the body and the prose (a zlib stream
+    names its window, and ``unpack`` takes any): with zlib's default of 32 KB, setting up the
+    compressor took three quarters of packing a body of a few KB (65 µs), for the same size."""
+    zdict = body.encode("utf-8", "surrogatepass")
+    data = composed.encode("utf-8", "surrogatepass")
+    window = max(9, min(15, (len(zdict) + len(data)).bit_length()))
+    packer = zlib.compressobj(1, zlib.DEFLATED, window, zdict=zdict)
+    return packer.compress(data) + packer.flush()
 
 
 def unpack(packed: bytes, body: str) -> str:
@@ -250,83 +206,161 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_inline(_children(node), style, cell=True) for top in tree(parse(source)[0])
-             for node in _inlines(top)]
+    parts = [_run(token, style, True, True) for token in parse(source)[0] if token.type == "inline"]
     return " ".join(p for p in parts if p)
 
 
-def _inlines(node: Item) -> list[Item]:
-    if node.type == "inline":
-        return [node]
-    if node.type in ("fence", "code_block", "html_block"):
-        return []
-    out: list[Item] = []
-    for child in _children(node):
-        out.extend(_inlines(child))
-    return out
+# Writing from the token stream ----------------------------------------------------------------
+#
+# Prose is written straight from markdown-it's tokens, in one pass, without building a tree:
+# a block is an opening token, its children and the closing token that matches it (nesting 1,
+# then -1: markdown-it pairs ``X_open`` and ``X_close``), or one token (nesting 0); the inline
+# Markdown of a paragraph, heading or table cell is its first child's (an ``inline`` token's)
+# children, a flat list of the same kind. Each function below takes the index of a block's
+# first token and gives back what it wrote and the index after the block. Written as the tree
+# of markdown-it's ``SyntaxTreeNode`` was written before (a frozen copy of that writer in the
+# tests holds this one to the same bytes); a token of a kind markdown-it's CommonMark and
+# tables do not make is written as that writer wrote an unknown node: as text, its children
+# left out.
+
+_NONE: list[Token] = []
 
 
-# Blocks -------------------------------------------------------------------------------------
+def _end(tokens: Sequence[Token], i: int) -> int:
+    """The index after the block or inline node that starts at ``tokens[i]``."""
+    if tokens[i].nesting != 1:
+        return i + 1
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += tokens[j].nesting
+        if not depth:
+            return j + 1
+    raise ValueError("unclosed tokens")
 
 
-def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[str]:
+def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
+    """The inline Markdown of ``token`` (an ``inline`` token's children), written. Most runs
+    of a body are one text (two in three: a list item, a table cell, a heading)."""
+    children = token.children
+    if children and len(children) == 1 and children[0].type == "text":
+        return _text(children[0].content, style, False, True, cell)
+    return _inline(children or _NONE, 0, style, one_line, cell)[0]
+
+
+def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> str | None:
+    """The inline Markdown of the block opened at ``tokens[i]`` (a paragraph, a heading, a
+    table cell), written: its first child's children; None when it has no child."""
+    child = tokens[i + 1]
+    if child.nesting == 0:
+        return _run(child, style, one_line, cell)
+    if child.nesting == 1:  # not markdown-it's: the child's own children, as the tree held them
+        return _inline(tokens, i + 2, style, one_line, cell)[0]
+    return None
+
+
+def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int]:
+    """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
+    written as lines, blank lines between them unless ``tight``; and that closing token's index."""
     out: list[str] = []
-    for node in nodes:
-        lines = _block(node, style)
+    end = len(tokens)
+    while i < end:
+        token = tokens[i]
+        kind = token.type
+        if kind == "paragraph_open":
+            child = tokens[i + 1]
+            if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
+                lines = _run(child, style, False, False).split("\n")
+                i += 3
+            else:
+                text = _first_inline(tokens, i, style, False, False)
+                lines = text.split("\n") if text is not None else []
+                i = _end(tokens, i)
+        elif kind == "heading_open":
+            level = max(int(token.tag[1:]), style.min_heading)
+            text = _first_inline(tokens, i, style, True, False) or ""
+            lines = ["#" * level + (" " + text if text else "")]
+            i = _end(tokens, i)
+        elif kind == "bullet_list_open" or kind == "ordered_list_open":
+            lines, i = _list(tokens, i, style)
+        elif kind == "blockquote_open":
+            inner, i = _blocks(tokens, i + 1, style)
+            i += 1
+            lines = [("> " + line) if line else ">" for line in inner] or [">"]
+        elif kind == "fence":
+            info = token.info.strip()
+            lines = escape.fence(token.content, info if "`" not in info else "").split("\n")
+            i += 1
+        elif kind == "code_block":
+            lines = ["    " + line if line else "" for line in token.content.rstrip("\n").split("\n")]
+            i += 1
+        elif kind == "hr":
+            lines = ["***"]
+            i += 1
+        elif kind == "html_block":
+            lines = _html_block(token.content)
+            i += 1
+        elif kind == "table_open":
+            lines, i = _table(tokens, i, style)
+        elif token.nesting == -1:
+            break
+        else:  # not markdown-it's (CommonMark and tables): its text, shown as raw HTML is
+            lines = _html_block(token.content) if token.content else []
+            i = _end(tokens, i)
         if not lines:
             continue
         if out and not tight:
             out.append("")
         out.extend(lines)
-    return out
+    return out, i
 
 
-def _block(node: Item, style: Style) -> list[str]:
-    kind = node.type
-    if kind == "paragraph":
-        return _inline(_children(node.children[0]), style).split("\n") if node.children else []
-    if kind == "heading":
-        level = max(int(node.tag[1:]), style.min_heading)
-        text = _inline(_children(node.children[0]), style, one_line=True) if node.children else ""
-        return ["#" * level + (" " + text if text else "")]
-    if kind in ("bullet_list", "ordered_list"):
-        return _list(_children(node), kind == "ordered_list", node.attrs, style)
-    if kind == "blockquote":
-        inner = _blocks(_children(node), style)
-        return [("> " + line) if line else ">" for line in inner] or [">"]
-    if kind == "fence":
-        info = node.info.strip()
-        return escape.fence(node.content, info if "`" not in info else "").split("\n")
-    if kind == "code_block":
-        return ["    " + line if line else "" for line in node.content.rstrip("\n").split("\n")]
-    if kind == "hr":
-        return ["***"]
-    if kind == "html_block":
-        return _html_block(node.content)
-    if kind == "table":
-        return _table(_children(node), style)
-    return _html_block(node.content) if node.content else []
-
-
-def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | float], style: Style) -> list[str]:
-    tight = any(
-        child.type == "paragraph" and child.hidden for item in items for child in _children(item)
-    )
-    number = int(attrs.get("start", 1)) if ordered else 0
+def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
+    """The list opened at ``tokens[i]``, written; and the index after it."""
+    token = tokens[i]
+    ordered = token.type == "ordered_list_open"
+    tight = _tight(tokens, i + 1)
+    number = int(token.attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
-    for item in items:
+    i += 1
+    while tokens[i].nesting != -1:
+        item = tokens[i]
         marker = f"{number}{item.markup or '.'}" if ordered else (item.markup or "-")
         number += 1
-        lines = _blocks(_children(item), style, tight=tight)
+        if item.nesting == 1:
+            lines, i = _blocks(tokens, i + 1, style, tight)
+            i += 1
+        else:  # not markdown-it's: its children as blocks, as the tree held them
+            lines = _blocks(item.children or _NONE, 0, style, tight)[0]
+            i += 1
         if out and not tight:
             out.append("")
-        indent = " " * (len(marker) + 1)
         if not lines:
             out.append(marker)
             continue
+        indent = " " * (len(marker) + 1)
         out.append(f"{marker} {lines[0]}" if lines[0] else marker)
         out.extend(indent + line if line else "" for line in lines[1:])
-    return out
+    return out, i + 1
+
+
+def _tight(tokens: Sequence[Token], i: int) -> bool:
+    """Whether the list whose items start at ``tokens[i]`` is tight: a paragraph among its
+    items' children is hidden (markdown-it hides them all in a tight list)."""
+    depth = 0  # 0: the items, 1: their children
+    for j in range(i, len(tokens)):
+        token = tokens[j]
+        nesting = token.nesting
+        if nesting == -1:
+            if not depth:
+                return False
+            depth -= 1
+        elif nesting == 1:
+            if depth == 1 and token.hidden and token.type == "paragraph_open":
+                return True
+            depth += 1
+        elif depth == 1 and token.hidden and token.type == "paragraph":
+            return True
+    return False
 
 
 def _html_block(content: str) -> list[str]:
@@ -344,25 +378,41 @@ def _html_block(content: str) -> list[str]:
     return out
 
 
-def _table(sections: Sequence[Item], style: Style) -> list[str]:
+def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
+    """The table opened at ``tokens[i]`` (sections of rows of cells), written; and the index
+    after it."""
     rows: list[list[str]] = []
     aligns: list[str] = []
-    for section in sections:
-        for row in _children(section):
+    i += 1
+    while tokens[i].nesting != -1:  # thead, tbody
+        head = tokens[i].type == "thead_open"
+        i += 1
+        while tokens[i].nesting != -1:  # tr
+            i += 1
             cells = []
-            for cell in _children(row):
-                text = _inline(_children(cell.children[0]), style, cell=True) if cell.children else ""
-                cells.append(text)
-                if section.type == "thead":
+            while tokens[i].nesting != -1:  # th, td
+                cell = tokens[i]
+                child = tokens[i + 1]
+                if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
+                    cells.append(_run(child, style, True, True))
+                    end = i + 3
+                else:
+                    cells.append(_first_inline(tokens, i, style, True, True) or "")
+                    end = _end(tokens, i)
+                if head:
                     aligns.append(str(cell.attrs.get("style", "")).removeprefix("text-align:"))
+                i = end
             rows.append(cells)
+            i += 1
+        i += 1
+    i += 1
     if not rows:
-        return []
+        return [], i
     width = len(aligns) or len(rows[0])
     delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns] or ["---"] * width
     out = [_row(rows[0], width), _row(delimiter, width)]
     out.extend(_row(r, width) for r in rows[1:])
-    return out
+    return out, i
 
 
 def _row(cells: list[str], width: int) -> str:
@@ -373,48 +423,71 @@ def _row(cells: list[str], width: int) -> str:
 # Inline -------------------------------------------------------------------------------------
 
 
-@dataclass
-class _State:
-    at_line_start: bool = True
-
-
-def _inline(nodes: Sequence[Item], style: Style, *, one_line: bool = False, cell: bool = False,
-            in_link: bool = False, state: _State | None = None) -> str:
-    state = state or _State()
+def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int]:
+    """The inline tokens from ``tokens[i]`` up to the closing token of their parent (or the
+    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); and that
+    closing token's index. Emphasis and links are written as their closing token comes: what
+    was written since the opening one is their text."""
     one_line = one_line or cell
     out: list[str] = []
-    for node in nodes:
-        kind = node.type
+    opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
+    in_link = False
+    at_line_start = True
+    end = len(tokens)
+    while i < end:
+        token = tokens[i]
+        i += 1
+        kind = token.type
         if kind == "text":
-            out.append(_text(node.content, style, in_link, state.at_line_start, cell))
+            out.append(_text(token.content, style, in_link, at_line_start, cell))
         elif kind == "softbreak":
             out.append(" " if one_line else "\n")
-            state.at_line_start = not one_line
+            at_line_start = not one_line
             continue
         elif kind == "hardbreak":
             out.append(" " if one_line else "\\\n")
-            state.at_line_start = not one_line
+            at_line_start = not one_line
             continue
         elif kind == "code_inline":
-            span = escape.code(node.content)
+            span = escape.code(token.content)
             out.append(span.replace("|", "\\|") if cell else span)
-        elif kind in ("em", "strong"):
-            inner = _inline(_children(node), style, one_line=one_line, cell=cell, in_link=in_link, state=state)
-            out.append(f"{node.markup}{inner}{node.markup}")
-        elif kind == "link":
-            out.append(_link(node, style, one_line, cell, state))
+        elif token.nesting == 1:
+            if kind == "em_open" or kind == "strong_open":
+                opened.append((token, -1, in_link))
+                out.append(token.markup)
+                continue
+            if kind == "link_open":
+                opened.append((token, len(out), in_link))
+                in_link = True
+                continue
+            # not markdown-it's: written as text, its children left out
+            out.append(escape.text(token.content, line_start=at_line_start))
+            if cell:
+                out[-1] = out[-1].replace("\n", " ")
+            i = _end(tokens, i - 1)
+        elif token.nesting == -1:
+            if not opened:
+                i -= 1
+                break
+            opener, at, in_link = opened.pop()
+            if at < 0:
+                out.append(opener.markup)
+            else:
+                text = "".join(out[at:])
+                del out[at:]
+                out.append(_link(opener, text, style))
         elif kind == "image":
-            src = _destination(str(node.attrs.get("src", "")), style)
-            title = node.attrs.get("title")
-            alt = escape.line(node.content)
+            src = _destination(str(token.attrs.get("src", "")), style)
+            title = token.attrs.get("title")
+            alt = escape.line(token.content)
             suffix = f' "{escape.title(str(title))}"' if title else ""
             out.append(f"![{alt}]({escape.href(src)}{suffix})")
         else:  # html_inline and anything unknown: shown as text, never as markup
-            out.append(escape.text(node.content, line_start=state.at_line_start))
+            out.append(escape.text(token.content, line_start=at_line_start))
             if cell:
                 out[-1] = out[-1].replace("\n", " ")
-        state.at_line_start = False
-    return "".join(out)
+        at_line_start = False
+    return "".join(out), i
 
 
 def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
@@ -441,10 +514,10 @@ def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: boo
     return "".join(out)
 
 
-def _link(node: Item, style: Style, one_line: bool, cell: bool, state: _State) -> str:
-    href = str(node.attrs.get("href", ""))
-    title = node.attrs.get("title")
-    inner = _inline(_children(node), style, one_line=one_line, cell=cell, in_link=True, state=state)
+def _link(token: Token, text: str, style: Style) -> str:
+    """The link opened by ``token``, its text ``text`` written."""
+    href = str(token.attrs.get("href", ""))
+    title = token.attrs.get("title")
     target = link_target_id(href, style.pattern)
     if target is not None:
         linked = style.link(target)
@@ -454,9 +527,9 @@ def _link(node: Item, style: Style, one_line: bool, cell: bool, state: _State) -
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
-    if not inner and "\x00" in href:
+    if not text and "\x00" in href:
         raise _NotComposed  # its text would be the link's destination, which only the page knows
-    return f"[{inner or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
+    return f"[{text or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 
 def _destination(href: str, style: Style) -> str:

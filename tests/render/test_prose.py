@@ -65,13 +65,10 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
     """``block`` skips the parser for plain paragraphs: the same Markdown either way."""
     import random
 
-    from markdown_it.tree import SyntaxTreeNode
-
     from recordtool.render.prose import _blocks, plain_paragraphs
 
     def parsed(source: str) -> str:
-        root = SyntaxTreeNode(markdown().parse(source))
-        return "\n".join(_blocks(root.children, style())).rstrip("\n")
+        return "\n".join(_blocks(markdown().parse(source), 0, style())[0]).rstrip("\n")
 
     pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
               "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
@@ -168,10 +165,11 @@ def test_composed_prose_is_kept_small_against_its_body() -> None:
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=30))
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_the_tree_prose_is_written_from_is_markdown_its(pieces: list[str]) -> None:
+def test_the_frozen_writers_tree_is_markdown_its(pieces: list[str]) -> None:
+    """The oracle the writer is held to (``frozen_prose``) wrote markdown-it's syntax tree."""
     from markdown_it.tree import SyntaxTreeNode
 
-    from recordtool.render.prose import Item, tree
+    from tests.render.frozen_prose import Item, tree
 
     def same(ours: Sequence[Item], theirs: list[SyntaxTreeNode]) -> None:
         assert [n.type for n in ours] == [n.type for n in theirs]
