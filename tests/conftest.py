@@ -121,7 +121,11 @@ class EveryWorker:
     """Wraps a function that work shared by a pool calls (``recordtool.parallel``), so that
     each of ``workers`` processes surely does some of it, however busy the machine: each
     process notes itself in ``folder`` at its first call, and waits there until ``workers``
-    processes have (10 s at most). ``pids()``: the processes that made calls so far."""
+    processes have (``WAIT_S`` at most: a worker forked from a large tests' process, torch
+    loaded, on a busy machine can take seconds to start). ``pids()``: the processes that made
+    calls so far."""
+
+    WAIT_S = 120.0
 
     def __init__(self, func: Callable[..., Any], workers: int, folder: Path) -> None:
         # recordtool.parallel does not fork while other threads run (a test left one behind?)
@@ -135,7 +139,7 @@ class EveryWorker:
         marker = self.folder / str(os.getpid())
         if not marker.exists():
             marker.touch()
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + self.WAIT_S
             while len(self.pids()) < self.workers and time.monotonic() < deadline:
                 time.sleep(0.01)
         return self.func(*args, **kwargs)

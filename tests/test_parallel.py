@@ -210,10 +210,10 @@ def shipped_square(shared: tuple[int, str], packed: list[int]) -> list[tuple[int
 
 
 def local_square_after_a_worker(folder: Path) -> Callable[[list[int]], list[tuple[int, int, str]]]:
-    """This process's part of ``shipped_square``, once a worker has done a chunk (10 s at most):
-    the workers surely do some of the work, however busy the machine."""
+    """This process's part of ``shipped_square``, once a worker has done a chunk (``EveryWorker.WAIT_S``
+    at most): the workers surely do some of the work, however busy the machine."""
     def local(items: list[int]) -> list[tuple[int, int, str]]:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + EveryWorker.WAIT_S
         while not any(folder.iterdir()) and time.monotonic() < deadline:
             time.sleep(0.01)
         return [(i * i + 1, os.getpid(), HELD) for i in items]

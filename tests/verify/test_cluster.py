@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,7 +240,7 @@ def test_ctrl_c_cancels_the_runs_and_keeps_finished_verdicts(tmp_path: Path) -> 
     assert out.splitlines()[-1] == "interrupted: kept 1 finished verdict"
     assert sorted(verdicts(root)) == ["THEORY-1"]
     run = int(pid.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # killed, it may take a moment to be reaped (it sleeps 600 s)
     while os.path.exists(f"/proc/{run}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{run}"), "the cancelled run was left running"
@@ -250,13 +251,26 @@ def test_an_unreachable_scheduler_exits_2_before_anything_runs(tmp_path: Path) -
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     root = project(tmp_path, {"THEORY-1": check("small", "ok")})
-    start = time.monotonic()
-    result = subprocess.run([*RECORDTOOL, "verify", "--root", str(root), "--scheduler", f"tcp://127.0.0.1:{port}"],
-                            capture_output=True, text=True, timeout=60, check=False)
+    spent = tmp_path / "spent"  # how long connecting took, measured around it (not the interpreter's start)
+    code = textwrap.dedent(f"""
+        import time
+        import recordtool.verify.cluster as c
+        real = c.ClusterRunner.connect
+
+        def timed(*args, **kwargs):
+            start = time.monotonic()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                open({str(spent)!r}, "w").write(str(time.monotonic() - start))
+
+        c.ClusterRunner.connect = timed
+    """)
+    result = cli(root, "--scheduler", f"tcp://127.0.0.1:{port}", code=code)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (f"error: cannot reach the Dask scheduler at tcp://127.0.0.1:{port} within 5 s; "
                              "start one (docs/cluster.md) or run here with --scheduler none\n")
-    assert time.monotonic() - start < 30
+    assert float(spent.read_text()) < 20  # its 5 s, not Dask's default of 30 s (room for a busy machine)
     assert not (root / "record" / "verdicts").exists()
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -202,12 +203,15 @@ def test_the_kept_answer_loads_neither_pydantic_nor_yaml(project: Path) -> None:
 def test_racy_files_are_compared_by_content(tmp_path: Path) -> None:
     path = tmp_path / "entry.yaml"
     path.write_text("one", encoding="utf-8")
+    # just written: a time within RACY_NS of the snapshot's, or after it, however long a busy
+    # machine takes between writing and taking it
+    soon = time.time_ns() + 30 * shared.RACY_NS
+    os.utime(path, ns=(soon, soon))
     then = shared.take([str(path)])
-    assert len(then[str(path)]) == 3  # just written: its content is kept too
-    stat = path.stat()
+    assert len(then[str(path)]) == 3  # its content is kept too
     path.write_text("two", encoding="utf-8")  # the same size, and (as on a coarse clock) the same time
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    old = stat.st_mtime_ns - 10 * shared.RACY_NS
+    os.utime(path, ns=(soon, soon))
+    old = time.time_ns() - 10 * shared.RACY_NS
     assert not shared.files_hold(then, shared.take([str(path)]))
     os.utime(path, ns=(old, old))  # older now: compared by content with what was kept
     then[str(path)][1] = old
