@@ -12,7 +12,7 @@ import itertools
 import logging
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -176,8 +176,9 @@ def _dispatcher(rules: list[tuple[str, _BlockRule]]) -> _BlockRule:
 
 # Anything that could make Markdown treat part of a text as other than plain paragraphs:
 # code, HTML, links, escapes, entities, tables, underscore emphasis (which ends a word where
-# an id would otherwise not begin), indented code, block markers at a line start.
-_SPECIAL = re.compile(r"[`<\[\\&|\t_]")
+# an id would otherwise not begin), indented code, block markers at a line start; and what
+# CommonMark normalises (a carriage return ends a line, NUL is read as U+FFFD).
+_SPECIAL = re.compile(r"[`<\[\\&|\t_\r\0]")
 _BLOCK_START = re.compile(r"\n(?: {0,3}(?:[#>*+=_~-]|\d+[.)])| {4})")
 
 
@@ -278,12 +279,33 @@ def _may_mention(content: str, pattern: re.Pattern[str]) -> bool:
 def mentions_and_tokens(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], list[Token] | None]:
     """``find_mentions(text, pattern)``, and the tokens of ``markdown().parse(text)`` when they
     were parsed for it (None when a shortcut took no parse), so that what renders the prose
-    can use the same parse. Without an image (``![``) that parse gives the same tokens as
+    can use the same parse."""
+    tokens = tokens_for_mentions(text, pattern)
+    if tokens is None:
+        return find_mentions(text, pattern), None
+    return mentions_in(tokens, pattern), tokens
+
+
+def tokens_for_mentions(text: str, pattern: re.Pattern[str]) -> list[Token] | None:
+    """The tokens of ``markdown().parse(text)``, from which ``mentions_in`` gives what
+    ``find_mentions(text, pattern)`` gives; None when ``find_mentions`` takes a shortcut that
+    parses nothing (or less). Without an image (``![``) that parse gives the same tokens as
     ``scanner()``: its rules are the scanner's and the image rule, which fires only at ``![``."""
     if is_plain(text) or not (pattern.search(text) or _may_mention(text, pattern)) or "![" in text:
-        return find_mentions(text, pattern), None
-    tokens = parse(text)[0]
-    return _mentions(tokens, pattern), tokens
+        return None
+    return parse(text)[0]
+
+
+def mentions_in(tokens: list[Token], pattern: re.Pattern[str], unnamed: Container[int] = ()) -> list[Found]:
+    """The mentions in ``tokens`` (``tokens_for_mentions``), in order, leaving out the
+    ``inline`` tokens whose id() is in ``unnamed``: runs known to name no id (no match of
+    ``pattern`` in a text outside links, no link to an id), which hold no mention."""
+    found: list[Found] = []
+    for token in tokens:
+        if token.type == "inline" and token.children and id(token) not in unnamed:
+            line = token.map[0] if token.map else 0
+            found.extend(_in_inline(token.children, line, pattern))
+    return found
 
 
 # Parsing with markdown-it-py, faster where nothing inline can happen ---------------------------

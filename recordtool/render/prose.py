@@ -27,10 +27,12 @@ from markdown_it.token import Token
 from recordtool.record.mentions import (
     SCHEME,
     Found,
+    find_mentions,
     is_plain,
     link_target_id,
-    mentions_and_tokens,
+    mentions_in,
     parse,
+    tokens_for_mentions,
 )
 from recordtool.render import escape
 
@@ -49,6 +51,10 @@ class Style:
     link: Link  # where an id's link goes
     rewrite: Rewrite | None = None  # relative destinations (not ids) on the page
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
+    # When a set: gets id() of each ``inline`` token written whose prose names no id (no
+    # match of ``pattern`` in its text outside links, no link to an id): it holds no mention
+    # (``compose_body``).
+    unnamed: set[int] | None = None
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
@@ -90,12 +96,24 @@ def _on_the_page(href: str) -> str:
 def compose_body(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], bytes | None]:
     """The mentions of ``text`` (``find_mentions``) and, from the same parse, the prose
     composed for any page with its links left as slots (``fill``), packed against ``text``
-    (``unpack(packed, text)`` gives it); None when the page has to compose it (``block``)."""
-    found, tokens = mentions_and_tokens(text, pattern)
+    (``unpack(packed, text)`` gives it); None when the page has to compose it (``block``).
+
+    Writing the prose looks for ids in the same text the mentions are found in: the inline
+    runs it wrote without finding one (three in four of a research body's) are not scanned
+    for mentions again (``mentions_in``)."""
+    tokens = tokens_for_mentions(text, pattern)
+    if tokens is None:  # found without a parse
+        found = find_mentions(text, pattern)
+        try:
+            return found, pack(block(text, Style(pattern, _slot, _on_the_page)), text)
+        except _NotComposed:
+            return found, None
+    unnamed: set[int] = set()
     try:
-        return found, pack(block(text, Style(pattern, _slot, _on_the_page), tokens), text)
-    except _NotComposed:
-        return found, None
+        packed: bytes | None = pack(block(text, Style(pattern, _slot, _on_the_page, unnamed=unnamed), tokens), text)
+    except _NotComposed:  # the runs written before it still name no id
+        packed = None
+    return mentions_in(tokens, pattern, unnamed), packed
 
 
 def pack(composed: str, body: str) -> bytes:
@@ -239,12 +257,21 @@ def _end(tokens: Sequence[Token], i: int) -> int:
 
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
-    """The inline Markdown of ``token`` (an ``inline`` token's children), written. Most runs
-    of a body are one text (two in three: a list item, a table cell, a heading)."""
+    """The inline Markdown of ``token`` (an ``inline`` token's children), written; ``token``
+    added to ``style.unnamed`` when it names no id. Most runs of a body are one text (two in
+    three: a list item, a table cell, a heading)."""
     children = token.children
-    if children and len(children) == 1 and children[0].type == "text":
-        return _text(children[0].content, style, False, True, cell)
-    return _inline(children or _NONE, 0, style, one_line, cell)[0]
+    if children and len(children) == 1 and children[0].type == "text" and "\n" not in children[0].content:
+        content = children[0].content
+        if style.pattern.search(content):
+            return _linked(content, style, True)
+        if style.unnamed is not None:
+            style.unnamed.add(id(token))
+        return escape.text(content)
+    text, _, named = _inline(children or _NONE, 0, style, one_line, cell)
+    if not named and style.unnamed is not None:
+        style.unnamed.add(id(token))
+    return text
 
 
 def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> str | None:
@@ -423,15 +450,18 @@ def _row(cells: list[str], width: int) -> str:
 # Inline -------------------------------------------------------------------------------------
 
 
-def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int]:
+def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int, bool]:
     """The inline tokens from ``tokens[i]`` up to the closing token of their parent (or the
-    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); and that
-    closing token's index. Emphasis and links are written as their closing token comes: what
-    was written since the opening one is their text."""
+    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); that
+    closing token's index; and whether they may name an id (False: no match of the id
+    pattern in a text outside links, no link to an id). Emphasis and links are written as
+    their closing token comes: what was written since the opening one is their text."""
     one_line = one_line or cell
+    search = style.pattern.search
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
+    named = False
     at_line_start = True
     end = len(tokens)
     while i < end:
@@ -439,7 +469,15 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
         i += 1
         kind = token.type
         if kind == "text":
-            out.append(_text(token.content, style, in_link, at_line_start, cell))
+            content = token.content
+            if cell and "\n" in content:  # the id pattern is matched in what the mentions read
+                named = True
+                content = content.replace("\n", " ")
+            if in_link or not search(content):
+                out.append(escape.text(content, line_start=at_line_start))
+            else:
+                named = True
+                out.append(_linked(content, style, at_line_start))
         elif kind == "softbreak":
             out.append(" " if one_line else "\n")
             at_line_start = not one_line
@@ -461,6 +499,7 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 in_link = True
                 continue
             # not markdown-it's: written as text, its children left out
+            named = True
             out.append(escape.text(token.content, line_start=at_line_start))
             if cell:
                 out[-1] = out[-1].replace("\n", " ")
@@ -475,7 +514,10 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
             else:
                 text = "".join(out[at:])
                 del out[at:]
-                out.append(_link(opener, text, style))
+                href = str(opener.attrs.get("href", ""))
+                target = link_target_id(href, style.pattern)
+                named = named or target is not None
+                out.append(_link(opener, href, target, text, style))
         elif kind == "image":
             src = _destination(str(token.attrs.get("src", "")), style)
             title = token.attrs.get("title")
@@ -487,7 +529,7 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
             if cell:
                 out[-1] = out[-1].replace("\n", " ")
         at_line_start = False
-    return "".join(out), i
+    return "".join(out), i, named
 
 
 def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
@@ -495,6 +537,11 @@ def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: boo
         content = content.replace("\n", " ")
     if in_link or not style.pattern.search(content):
         return escape.text(content, line_start=line_start)
+    return _linked(content, style, line_start)
+
+
+def _linked(content: str, style: Style, line_start: bool) -> str:
+    """``content``, text that holds an id, written with its ids linked."""
     out: list[str] = []
     last = 0
     for match in style.pattern.finditer(content):
@@ -514,11 +561,10 @@ def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: boo
     return "".join(out)
 
 
-def _link(token: Token, text: str, style: Style) -> str:
-    """The link opened by ``token``, its text ``text`` written."""
-    href = str(token.attrs.get("href", ""))
+def _link(token: Token, href: str, target: str | None, text: str, style: Style) -> str:
+    """The link opened by ``token`` to ``href`` (the id ``target``, or None), its text ``text``
+    written."""
     title = token.attrs.get("title")
-    target = link_target_id(href, style.pattern)
     if target is not None:
         linked = style.link(target)
         if linked is not None:

@@ -101,6 +101,15 @@ def test_plain_paragraphs_take_a_shortcut_with_the_same_result() -> None:
     assert compared > 300
 
 
+def test_what_commonmark_normalises_takes_the_parser() -> None:
+    """A carriage return ends a line and NUL reads as U+FFFD: the lines and sentences are the
+    parser's (the shortcut gave line 0 and kept the NUL)."""
+    from recordtool.record.mentions import reference_mentions
+
+    for text in ["a\rTHEORY-1", "THEORY-1\x00", "a\r\nb THEORY-1", "one\rtwo\r\rNOTE-2 here."]:
+        assert find_mentions(text, IDS) == reference_mentions(text, IDS), text
+
+
 def test_markdown_constructs_take_the_parser() -> None:
     from recordtool.record.mentions import is_plain
 
