@@ -23,6 +23,7 @@ from recordtool.safetext import terminal
 if TYPE_CHECKING:
     from recordtool.record.graph import Compose
     from recordtool.record.project import Project
+    from recordtool.snapshot import Stats
     from recordtool.verify.snapshot import Inputs
 
 _said: list[tuple[str, bool]] | None = None  # what a command has printed, while it is being kept
@@ -67,15 +68,16 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
 
 
 def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None) -> Project:
+          compose: Compose | None = None, stats: Stats | None = None) -> Project:
     """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
-    ``compose``: what else to make of each body it parses (``build_graph``)."""
+    ``compose``: what else to make of each body it parses (``build_graph``); ``stats``: the entry
+    files as a snapshot just stat-ed them (``open_project``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose) if root
-                else open_project(jobs=jobs, cache=cache, compose=compose))
+        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats) if root
+                else open_project(jobs=jobs, cache=cache, compose=compose, stats=stats))
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -425,7 +427,8 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             from recordtool.render.prose import compose_body
 
             # each body parsed once, for its mentions and its page
-            project = _open(root, jobs, cache=not no_cache, compose=compose_body)
+            project = _open(root, jobs, cache=not no_cache, compose=compose_body,
+                            stats=inputs.stats() if inputs is not None else None)  # not stat-ed twice
             _report_errors(project)
             config = project.config
             with _terminate_as_interrupt():

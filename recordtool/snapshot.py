@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,18 @@ RACY_NS = 2_000_000_000  # a file changed this recently may change again within 
 PACKAGE = Path(__file__).resolve().parent  # recordtool/, every stage
 
 Files = dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+@dataclass
+class Stats:
+    """Files as a snapshot stat-ed them (``walk``), for a stage that would stat them again (the
+    entry cache compares each entry file's size, times and inode): ``files`` by path, and
+    ``taken``, the time before the first of them was stat-ed (a file changed within
+    ``RACY_NS`` of it may change again unseen)."""
+
+    files: dict[str, Stat]
+    taken: int
 
 
 def content_hash(data: bytes) -> str:
@@ -44,9 +57,10 @@ def stat_file(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def walk(folder: str, into: Files) -> None:
+def walk(folder: str, into: Files, full: dict[str, Stat] | None = None) -> None:
     """[size, mtime_ns] of every file under ``folder`` (links to folders not followed, as
-    loading does not; ``__pycache__`` left out: importing a module rewrites it)."""
+    loading does not; ``__pycache__`` left out: importing a module rewrites it); with ``full``,
+    each file's size, times and inode there too (``Stats``)."""
     stack = [folder]
     while stack:
         try:
@@ -64,20 +78,26 @@ def walk(folder: str, into: Files) -> None:
                 except OSError:
                     into[item.path] = [-1, -1]
                     continue
-                into[item.path] = [st.st_size, st.st_mtime_ns]
+                into[item.path] = [size, mtime] = [st.st_size, st.st_mtime_ns]
+                if full is not None:
+                    full[item.path] = (size, mtime, st.st_ctime_ns, st.st_ino)
 
 
-def take(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
+def take(files: Iterable[str] = (), folders: Iterable[str] = (), stats: Stats | None = None) -> Files:
     """The state of ``files`` (those that exist) and of every file under ``folders``, with the
-    content hash of each file changed so recently that it may change again unseen."""
+    content hash of each file changed so recently that it may change again unseen. ``stats``:
+    where to keep the ``Stats`` of every file under ``folders`` too, for a stage that would stat
+    them again."""
     start = time.time_ns()
     state: Files = {}
+    if stats is not None:
+        stats.taken = start
     for path in files:
         stat = stat_file(path)
         if stat is not None:
             state[path] = stat
     for folder in folders:
-        walk(folder, state)
+        walk(folder, state, stats.files if stats is not None else None)
     for path, value in state.items():
         if value[1] >= start - RACY_NS:
             with contextlib.suppress(OSError), open(path, "rb") as handle:

@@ -18,6 +18,7 @@ import shutil
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -29,6 +30,9 @@ from recordtool.verify.store import write_verdict
 from tests.conftest import FOLDERS, ProjectBuilder, record_made
 from tests.corpus import invoke
 from tests.render_record import verdict
+
+if TYPE_CHECKING:
+    from recordtool.render.sitemap import Context
 
 PREFIXES = list(FOLDERS)
 RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "sorce"]  # 'sorce': unknown
@@ -230,6 +234,32 @@ def _cold_copy(root: Path, to: Path) -> Path:
     return to
 
 
+def _kept_keys_held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """What each render held of its kept page keys (``plan.KeptKeys.plain``) once it wrote them."""
+    from recordtool.render import plan
+    from tests.render.test_plan import _as_sets
+
+    held: list[tuple[object, ...]] = []
+    real = plan.write_kept_keys
+
+    def spy(ctx: Context, kept: plan.KeptKeys) -> None:
+        real(ctx, kept)
+        held.append(_as_sets(kept.plain()))
+
+    monkeypatch.setattr(plan, "write_kept_keys", spy)
+    return held
+
+
+def _kept_keys_read_back(root: Path) -> tuple[object, ...] | None:
+    """The page keys kept in ``root``'s cache, as the next render reads them."""
+    from recordtool.record.project import open_project
+    from recordtool.render import plan
+    from tests.render.test_plan import _as_sets
+
+    kept = plan.read_kept_keys(plan.context(open_project(root=root, cache=True), {}))
+    return _as_sets(kept.plain()) if kept is not None else None
+
+
 def _validate(root: Path, *options: str) -> tuple[int, object, str]:
     outcome = invoke("validate", "--root", str(root), "--format", "json", *options)
     return outcome.code, json.loads(outcome.out), outcome.err
@@ -245,12 +275,16 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
     walk = Walk(tmp_path / "project", seed)
     root = walk.root
     pages = root / "record" / "pages"
+    held = _kept_keys_held(monkeypatch)
     done: list[str] = []
     first = walk.rng.sample(CHANGES, len(CHANGES))  # each kind of change at least once, then any
     for step in range(30):
         done += [walk.mutate(first.pop() if first else None) for _ in range(walk.rng.randint(1, 3))]
         incremental = _validate(root)
+        held.clear()
         rendered = invoke("render", "--root", str(root))
+        if held:  # the page keys kept (whole, or as changes beside it) read back as the render held them
+            assert _kept_keys_read_back(root) == held[-1], f"seed {seed}, step {step}: {done}"
         cold = _cold_copy(root, tmp_path / "cold")
         assert incremental == _validate(cold, "--no-cache"), f"seed {seed}, step {step}: {done}"
         cold_rendered = invoke("render", "--root", str(cold), "--no-cache")
@@ -549,3 +583,54 @@ def _age_all(root: Path) -> None:
     for folder, _dirs, files in os.walk(root):
         for name in files:
             os.utime(os.path.join(folder, name), ns=(SEED_OF_TIME, SEED_OF_TIME))
+
+
+def test_render_stats_each_entry_file_once_and_an_edit_meanwhile_shows_at_the_next_render(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``render`` takes the entry files' states for its snapshot before opening the project and
+    hands them to the entry cache (``Inputs.stats``, ``EntryCache.use``), which does not stat
+    them again: a file edited after the snapshot was taken is rendered as the snapshot saw it
+    (what the entry cache kept), and the next render, whose snapshot sees the edit, renders it
+    as a cold render does."""
+    import recordtool.render.snapshot as render_snapshot
+
+    walk = Walk(tmp_path / "project", 11)
+    root = walk.root
+    pages = root / "record" / "pages"
+    assert invoke("render", "--root", str(root)).code == 0
+    path = next(p for p in walk.files() if p.stem.startswith("NOTE-"))
+    page = pages / f"{path.stem}.md"
+    real = render_snapshot.snapshot_inputs
+
+    def then_edited(*args: object, **kwargs: object) -> object:
+        inputs = real(*args, **kwargs)  # type: ignore[arg-type]
+        walk.set_field(path, "title", "Edited after the snapshot")
+        return inputs
+
+    monkeypatch.setattr(render_snapshot, "snapshot_inputs", then_edited)
+    other = next(p for p in walk.files() if p.stem.startswith("LIT-"))
+    walk.set_field(other, "title", "Edited before the snapshot")  # (else nothing changed: no render)
+    assert invoke("render", "--root", str(root)).code == 0
+    assert b"Edited before the snapshot" in (pages / f"{other.stem}.md").read_bytes()
+    assert b"Edited after the snapshot" not in page.read_bytes()  # as the snapshot found it: not stat-ed again
+    monkeypatch.undo()
+    assert invoke("render", "--root", str(root)).code == 0
+    assert b"Edited after the snapshot" in page.read_bytes()
+    cold = _cold_copy(root, tmp_path / "cold")
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    assert _pages(pages) == _pages(cold / "record" / "pages")
+
+
+def test_stats_taken_before_the_entry_cache_opened_count_as_racy_from_when_they_were_taken(tmp_path: Path) -> None:
+    """A file changed within ``RACY_NS`` of being stat-ed may change again unseen: stats handed
+    to the entry cache are judged from when the snapshot took them, not from when the cache
+    opened, later."""
+    from recordtool.record.cache import open_cache
+    from recordtool.snapshot import RACY_NS, Stats
+
+    walk = Walk(tmp_path / "project", 12)
+    cache = open_cache(load_config(walk.root))
+    taken = cache.started - 10 * RACY_NS
+    cache.use(Stats({}, taken))
+    assert cache.started == taken and cache.known == {}
+    assert cache._racy((1, taken - RACY_NS // 2, 0, 0)) and not cache._racy((1, taken - 2 * RACY_NS, 0, 0))

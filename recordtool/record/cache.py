@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recordtool.atomic import sweep, write_atomic
-from recordtool.snapshot import RACY_NS, code_version
+from recordtool.snapshot import RACY_NS, Stats, code_version
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config, Kind
@@ -108,6 +108,7 @@ class EntryCache:
     pending: dict[str, Stat] = field(default_factory=dict)  # files read this run: their state before
     started: int = field(default_factory=time.time_ns)
     hits: int = 0
+    known: dict[str, Stat] | None = None  # files already stat-ed by path (``use``), not stat-ed again
 
     def unchanged(self, files: list[tuple[str, Kind]], rels: list[str]) -> list[Loaded | None]:
         """What loading each file of ``files`` (its path, its kind; ``rels``: its path relative
@@ -116,15 +117,18 @@ class EntryCache:
         command, a hundred thousand times on a large record."""
         self.seen.update(rels)
         items, pending, stat = self.items, self.pending, os.stat
+        known, self.known = self.known or {}, None
         out: list[Loaded | None] = []
         for (path, kind), rel in zip(files, rels, strict=True):
             item = items.get(rel)
-            try:
-                st = stat(path)
-            except OSError:
-                out.append(None)
-                continue
-            now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            now = known.get(path)
+            if now is None:
+                try:
+                    st = stat(path)
+                except OSError:
+                    out.append(None)
+                    continue
+                now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             if item is not None and item.stat == now and item.kind == kind.name:
                 out.append((item.entry, item.places, item.problems, item.summary))
                 continue
@@ -132,6 +136,11 @@ class EntryCache:
             out.append(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
         self.hits += sum(found is not None for found in out)
         return out
+
+    def use(self, stats: Stats) -> None:
+        """Take each file's state from ``stats`` (a snapshot taken just before: render's)
+        instead of stat-ing it again; the files it changed within ``RACY_NS`` of are racy."""
+        self.known, self.started = stats.files, min(self.started, stats.taken)
 
     def _same_content(self, path: str, rel: str, item: Item, stat: Stat) -> Loaded | None:
         """What ``item`` keeps, if ``path`` (whose times are not those kept) holds the bytes it was read from."""

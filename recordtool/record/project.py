@@ -14,6 +14,7 @@ from recordtool.record.graph import Compose, Graph, build_graph, scanner
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import static_problems
+from recordtool.snapshot import Stats
 
 
 @dataclass
@@ -50,18 +51,21 @@ def no_gc_pauses() -> Iterator[None]:
 
 
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
-                 cache: bool = False, compose: Compose | None = None) -> Project:
+                 cache: bool = False, compose: Compose | None = None, stats: Stats | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
     before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
     many processes may share reading a large record (None: every core). ``cache``: read only
     the entry files changed since the last load, and keep what the others gave
     (``recordtool.record.cache``); the project is the same either way. ``compose``: what else
-    to make of each body from the parse that finds its mentions (``build_graph``)."""
+    to make of each body from the parse that finds its mentions (``build_graph``). ``stats``: the
+    entry files as a snapshot just stat-ed them, for the entry cache (``EntryCache.use``)."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with no_gc_pauses():
         kept = open_cache(config) if cache else None
+        if kept is not None and stats is not None:
+            kept.use(stats)
         # Each entry read is scanned for mentions by the process that read it (``scanner``).
         record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose),
                                        citations=kept is None)

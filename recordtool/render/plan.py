@@ -301,11 +301,25 @@ class KeptKeys:
     # What the whole file kept holds (``KEPT_FILE``): its generation, and its parts as read
     # (``PARTS``), which the parts above start as copies of; None: nothing to write changes against.
     base: tuple[str, dict[str, dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
+    # The ids whose value may differ from ``base``, by part (``PARTS``): those the changes file
+    # named and those this render changed, so that writing the changes looks at them only, not
+    # at every entry. The listings, when ``index_keys`` replaced them (they are not ``listed``,
+    # as read), are compared whole.
+    touched: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
+    listed: dict[str, Listing] | None = field(default=None, repr=False, compare=False)
 
     def clear(self, shared: str) -> None:
         self.shared, self.faces, self.said, self.keys, self.watchers, self.listings = shared, {}, {}, {}, {}, {}
         self.changed = self.fresh = True
         self.base = None
+        self.touched = {}
+
+    def touch(self, part: str, ids: Iterable[str]) -> None:
+        """Note that the values of ``ids`` in ``part`` may have changed (``changes``)."""
+        touched = self.touched.get(part)
+        if touched is None:
+            touched = self.touched[part] = set()
+        touched.update(ids)
 
     def stale(self, ctx: Context, faces: dict[str, str], said: dict[str, str]) -> set[str]:
         """The entries whose key may differ from the one kept."""
@@ -315,8 +329,11 @@ class KeptKeys:
         changed = {i for i, face in faces.items() if kept_faces.get(i) != face}
         changed.update(i for i in kept_faces if i not in faces)
         self.moved = changed
+        self.touch("faces", changed)
         todo = {i for i in changed if i in entries}
-        todo.update(i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i))
+        restated = {i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i)}
+        self.touch("said", restated)
+        todo.update(restated)
         for entry_id in changed:
             todo.update(self.watching_of(entry_id))
             if entry_id in entries:  # what it names now (what it named before watches it)
@@ -344,6 +361,9 @@ class KeptKeys:
         self.keys[entry_id] = key
         if not self.watching:
             return
+        if not self.fresh:  # (nothing kept from before: written whole)
+            self.touch("keys", (entry_id,))
+            self.touch("watchers", watch)
         if self.fresh and WATCH_SEP not in entry_id:
             watchers = self.watchers
             for i in watch:
@@ -370,14 +390,13 @@ class KeptKeys:
         The watchers of an id are joined into one string (a set is kept as a set when one of
         its ids holds the separator, which no valid id does)."""
         keys = {i: k for i, k in self.keys.items() if i in self.faces}
-        watchers: dict[str, set[str] | str] = {}
-        for i, watching in self.watchers.items():
-            if isinstance(watching, set) and watching:
-                joined = WATCH_SEP.join(watching)
-                watchers[i] = joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
-            else:
-                watchers[i] = watching
+        watchers = {i: _joined(watching) for i, watching in self.watchers.items()}
         return (self.shared, self.faces, self.said, keys, watchers, self.listings)
+
+    def _now(self, part: str, entry_id: str, missing: object) -> Any:
+        """The value of ``entry_id`` in ``part`` as ``plain`` gives it (``missing``: none)."""
+        value = getattr(self, part).get(entry_id, missing)
+        return _joined(value) if part == "watchers" and value is not missing else value
 
     def apply(self, changes: object) -> None:
         """Bring the parts up to date with ``changes`` (as ``changes`` gives them); changes not
@@ -394,23 +413,37 @@ class KeptKeys:
             now.update(getattr(checked, part))
             for gone in changes[part][1]:
                 now.pop(gone, None)
+            self.touch(part, getattr(checked, part))  # what differs from the whole file still does
+            self.touch(part, changes[part][1])
 
-    def changes(self, plain: tuple[Any, ...]) -> Changes | None:
-        """What differs in ``plain`` (``plain()``) from the whole file read (``base``), by part;
-        None when there is no whole file to build on, or the changes have grown large (then
-        the whole file is written again)."""
+    def changes(self) -> Changes | None:
+        """What differs in ``plain()`` from the whole file read (``base``), by part, looking
+        only at the ids ``touched`` (the listings, replaced whole, compared whole); None when
+        there is no whole file to build on, or the changes have grown large (then the whole
+        file is written again)."""
         if self.base is None or self.fresh:
             return None
         base = self.base[1]
         out: Changes = {}
         size = 0
-        for part, now in zip(PARTS, plain[1:], strict=True):
+        missing = object()
+        for part in PARTS:
             before = base[part]
-            missing = object()
-            # (a set may be the one read, added to since: it counts as changed)
-            changed = {i: v for i, v in now.items()
-                       if ((old := before.get(i, missing)) is not v and old != v) or isinstance(v, set)}
-            gone = list(before.keys() - now.keys())
+            changed: dict[str, Any] = {}
+            gone: list[str] = []
+            if part == "listings" and self.listings is not self.listed:
+                now = self.listings
+                changed = {i: v for i, v in now.items() if (old := before.get(i, missing)) is not v and old != v}
+                gone = list(before.keys() - now.keys())
+            else:
+                for i in self.touched.get(part, ()):
+                    value = self._now(part, i, missing)
+                    if value is missing:
+                        if i in before:
+                            gone.append(i)
+                    # (a set may be the one read, added to since: it counts as changed)
+                    elif ((old := before.get(i, missing)) is not value and old != value) or isinstance(value, set):
+                        changed[i] = value
             size += len(changed) + len(gone)
             out[part] = (changed, gone)
         return out if size <= max(CHANGES_MIN, len(self.faces) // 4) else None
@@ -428,6 +461,15 @@ class KeptKeys:
 
 
 PARTS = ("faces", "said", "keys", "watchers", "listings")  # ``KeptKeys.plain`` after ``shared``
+
+
+def _joined(watching: set[str] | str) -> set[str] | str:
+    """An id's watchers as kept: joined into one string (a set when one of its ids holds the
+    separator, which no valid id does)."""
+    if isinstance(watching, set) and watching:
+        joined = WATCH_SEP.join(watching)
+        return joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
+    return watching
 KEPT_CHANGES_FORM = b"recordtool-page-key-changes 1\n"
 Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its value now, ids gone)
 
@@ -454,6 +496,7 @@ def read_kept_keys(ctx: Context) -> KeptKeys | None:
     changes = read_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM)
     if isinstance(changes, tuple) and len(changes) == 3 and changes[0] == whole[0] and changes[1] == kept.shared:
         kept.apply(changes[2])
+    kept.listed = kept.listings
     return kept
 
 
@@ -466,13 +509,12 @@ def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
         return
     config = ctx.project.config
     key = cache_key(config)
-    plain = kept.plain()
-    changes = kept.changes(plain)
+    changes = kept.changes()
     if changes is not None and kept.base is not None:
         write_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM, (kept.base[0], kept.shared, changes))
         return
     generation = os.urandom(16).hex()
-    write_plain(config.cache / KEPT_FILE, key, KEPT_FORM, (generation, plain))
+    write_plain(config.cache / KEPT_FILE, key, KEPT_FORM, (generation, kept.plain()))
     with contextlib.suppress(OSError):  # changes made against another generation are not used; gone, not even read
         os.unlink(config.cache / KEPT_CHANGES_FILE)
 

@@ -25,7 +25,7 @@ from recordtool.record.config import ConfigError, find_root, load_config
 from recordtool.render import plan
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.write import Outputs, RenderError, check_output_folder, replace_file
-from recordtool.snapshot import files_hold, stat_file, stats_hold
+from recordtool.snapshot import Stats, files_hold, stat_file, stats_hold
 from recordtool.snapshot import take as files_state
 
 if TYPE_CHECKING:
@@ -45,9 +45,17 @@ class Inputs:
     code: str  # recordtool's code and version
     files: dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
     _last: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    # The input files' size, times and inode as stat-ed here, until handed to the entry cache (``stats``)
+    _stats: Stats | None = field(default=None, repr=False, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         return {"root": self.root, "out": self.out, "code": self.code, "files": pack(self.files)}
+
+    def stats(self) -> Stats | None:
+        """The input files as stat-ed for this snapshot (``recordtool.snapshot.Stats``), for the
+        entry cache, which then does not stat every entry file again; given once, then let go."""
+        stats, self._stats = self._stats, None
+        return stats
 
     def last(self) -> dict[str, Any]:
         """The snapshot the last render kept in the output folder ({} if none), read once: the
@@ -69,8 +77,9 @@ def snapshot_inputs(root: Path | None = None, out: Path | None = None) -> Inputs
         return None
     pyproject = str(config.root / "pyproject.toml")
     folders = [str(config.record / kind.folder) for kind in config.kinds.values()]
-    files = files_state([pyproject], [*folders, str(config.verdicts), str(config.root / config.checks)])
-    return Inputs(str(base), os.path.realpath(target), plan.code_version(), files)
+    stats = Stats({}, 0)
+    files = files_state([pyproject], [*folders, str(config.verdicts), str(config.root / config.checks)], stats)
+    return Inputs(str(base), os.path.realpath(target), plan.code_version(), files, _stats=stats)
 
 
 def pack(files: dict[str, list[Any]]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import recordtool.record.project
 from recordtool.cli import cli
 from recordtool.record.graph import Compose
 from recordtool.render import plan, site, snapshot
+from recordtool.snapshot import Stats
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, verdict
 
@@ -33,9 +34,10 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     real = recordtool.record.project.open_project
 
     def spy(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
-            cache: bool = False, compose: Compose | None = None) -> recordtool.record.project.Project:
+            cache: bool = False, compose: Compose | None = None,
+            stats: Stats | None = None) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root, jobs=jobs, cache=cache, compose=compose)
+        return real(start, root=root, jobs=jobs, cache=cache, compose=compose, stats=stats)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls
