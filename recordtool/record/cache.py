@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 FOLDER = "entries"  # under the cache folder
 FORMAT = b"recordtool-entries 5\n"
 ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
-SCANS_FORMAT = b"recordtool-entry-scans 1\n"
+SCANS_FORMAT = b"recordtool-entry-scans 2\n"  # 2: each entry's mentions on their own (``_Scans``)
 LINKS = "links.bin"  # what the graph keeps of the whole record (``graph.KeptLinks``)
 LINKS_FORMAT = b"recordtool-links 1\n"
 SHARDS = 64
@@ -260,11 +260,9 @@ class EntryCache:
                 kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None)
             payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
-            found = pickle.dumps(scans, protocol=pickle.HIGHEST_PROTOCOL)
             try:  # the entries and scans first: a shard never names a generation that is not written
                 write_atomic(self.folder / _name(n, ".entries"), b"".join(blobs))
-                write_atomic(self.folder / _name(n, ".scans"),
-                             [SCANS_FORMAT, generation, zlib.crc32(found).to_bytes(4, "big"), found])
+                write_atomic(self.folder / _name(n, ".scans"), _scans_file(generation, scans))
                 write_atomic(self.folder / _name(n), data)
             except OSError:
                 return
@@ -329,35 +327,82 @@ class KeptScans(dict[str, "Scan"]):
 
 
 class _Scans:
-    """A shard's scans file: the mentions found in each of its entries, by path, read whole
-    the first time one is asked for."""
+    """A shard's scans file: the mentions found in each of its entries, each pickled on its own,
+    and an index of where each is by path (``_scans_file``). The index is read the first time
+    one is asked for; then each entry's mentions alone (after one edit at 100,000 entries the
+    pages composed ask for those of a few hundred entries spread over every shard: reading
+    each shard's file whole took most of a second)."""
 
     def __init__(self, path: Path, generation: bytes) -> None:
         self.path = path
         self.generation = generation
-        self.found: dict[str, Scan] | None = None
+        self.index: dict[str, tuple[int, int, int]] | None = None  # path -> offset, length, CRC-32
+        self.fd: int | None = None
+        self.start = 0  # where the index ends, which its offsets count from
 
     def get(self, rel: str) -> Scan | None:
-        if self.found is None:
-            self.found = self._read()
-        found = self.found.get(rel)
+        if self.index is None:
+            self.index = self._open()
+        where = self.index.get(rel)
+        if where is None or self.fd is None:
+            return None
+        offset, length, crc = where
+        try:
+            data = os.pread(self.fd, length, self.start + offset)
+        except OSError:
+            return None
+        if len(data) != length or zlib.crc32(data) != crc:
+            return None
+        try:
+            found = _PlainUnpickler(io.BytesIO(data)).load()
+        except Exception:  # anything damaged bytes raise: its entry is scanned again
+            return None
         return found if type(found) is list else None
 
-    def _read(self) -> dict[str, Scan]:
+    def _open(self) -> dict[str, tuple[int, int, int]]:
+        """The index, the file kept open to read each entry's mentions from; {} when the file is
+        not there, or not whole and of the generation the shard names."""
         head = SCANS_FORMAT + self.generation
         try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return {}
-        payload = data[len(head) + 4:]
-        if data[:len(head)] != head or zlib.crc32(payload).to_bytes(4, "big") != data[len(head):len(head) + 4]:
-            return {}
+        index: Any = None
         try:
-            found = _PlainUnpickler(io.BytesIO(payload)).load()
+            top = os.pread(fd, len(head) + 8, 0)
+            if top[:len(head)] == head and len(top) == len(head) + 8:
+                crc, length = int.from_bytes(top[-8:-4], "big"), int.from_bytes(top[-4:], "big")
+                data = os.pread(fd, length, len(top))
+                if len(data) == length and zlib.crc32(data) == crc:
+                    index = _PlainUnpickler(io.BytesIO(data)).load()
         except Exception:  # anything a damaged file raises: its entries are scanned again
+            index = None
+        if not (isinstance(index, dict) and all(type(v) is tuple and len(v) == 3 for v in index.values())):
+            os.close(fd)
             return {}
-        return found if isinstance(found, dict) else {}
+        self.fd, self.start = fd, len(head) + 8 + length
+        return index
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def _scans_file(generation: bytes, scans: dict[str, Scan]) -> list[bytes]:
+    """A shard's scans file (``_Scans``): its head (format and generation), the CRC-32 and
+    length of the index, the index (path -> offset, length and CRC-32 of that entry's
+    mentions, counted from the end of the index), then each entry's mentions pickled on its own."""
+    blobs: list[bytes] = []
+    where: dict[str, tuple[int, int, int]] = {}
+    offset = 0
+    for rel, scan in scans.items():
+        data = pickle.dumps(scan, protocol=pickle.HIGHEST_PROTOCOL)
+        where[rel] = (offset, len(data), zlib.crc32(data))
+        blobs.append(data)
+        offset += len(data)
+    index = pickle.dumps(where, protocol=pickle.HIGHEST_PROTOCOL)
+    return [SCANS_FORMAT, generation, zlib.crc32(index).to_bytes(4, "big"), len(index).to_bytes(4, "big"), index,
+            *blobs]
 
 
 class _Pickler(pickle.Pickler):

@@ -525,3 +525,29 @@ def test_what_spans_the_record_is_gone_over_again_for_the_changed_entries_only(
     gone_over.clear()
     _same(open_project(root=root, cache=True), open_project(root=root))
     assert gone_over == ["THEORY-1", "THEORY-3"]  # (THEORY-3 cites it: a missing citation again)
+
+
+def test_a_scans_file_gives_each_entrys_mentions_on_their_own(tmp_path: Path) -> None:
+    """A shard's scans file keeps each entry's mentions on their own (``_scans_file``): one is
+    read without the others, a damaged one is not given (its entry is scanned again) while the
+    others still are, and a file of another generation or damaged in its index gives none."""
+    generation = os.urandom(16)
+    scans = {f"record/notes/NOTE-{n}.yaml": [(f"LIT-{n}", "body", n, f"See LIT-{n}, twice." * n)] for n in range(1, 6)}
+    path = tmp_path / "shard-00.scans"
+    path.write_bytes(b"".join(cache_module._scans_file(generation, scans)))
+    kept = cache_module._Scans(path, generation)
+    assert {rel: kept.get(rel) for rel in scans} == scans
+    assert kept.get("record/notes/NOTE-9.yaml") is None
+    data = bytearray(path.read_bytes())
+    last = scans["record/notes/NOTE-5.yaml"]
+    at = data.rindex(pickle.dumps(last, protocol=pickle.HIGHEST_PROTOCOL)[-8:])  # within NOTE-5's own bytes
+    data[at] ^= 1
+    path.write_bytes(bytes(data))
+    kept = cache_module._Scans(path, generation)
+    assert kept.get("record/notes/NOTE-5.yaml") is None
+    assert {rel: kept.get(rel) for rel in list(scans)[:4]} == dict(list(scans.items())[:4])
+    assert cache_module._Scans(path, os.urandom(16)).get("record/notes/NOTE-1.yaml") is None
+    head = len(cache_module.SCANS_FORMAT) + len(generation) + 8
+    data[head + 3] ^= 1  # the index
+    path.write_bytes(bytes(data))
+    assert cache_module._Scans(path, generation).get("record/notes/NOTE-1.yaml") is None
