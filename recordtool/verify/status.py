@@ -65,11 +65,12 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     record = project.record
     ids = claim_ids(project)
     listed = _verdict_files(project, ids)
-    judged = [cast(Theory, record.entries[i]) for i in ids if f"{i}{SUFFIX}" in listed]
+    named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
+    judged = [cast(Theory, record.entries[i]) for i in ids if i in named]
     store = read_store(project.config, [c.id for c in judged])
     found, _prints = assess_claims(project, judged, store)
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
-    add_dependencies(project, statuses)
+    add_dependencies(project, statuses, ids)
     return statuses
 
 
@@ -112,17 +113,18 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
     return statuses, prints
 
 
-def add_dependencies(project: Project, statuses: dict[str, ClaimStatus]) -> None:
+def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
     """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (read
-    from the record's citations, ``Record.cites``: no entry is made for it)."""
-    record = project.record
-    for claim_id in claim_ids(project):
+    from the record's citations, ``Record.cites``: no entry is made for it). ``ids``: the
+    record's claims (``claim_ids``), when already known."""
+    cites = project.record.cites
+    for claim_id in claim_ids(project) if ids is None else ids:
         status = statuses.get(claim_id)
         if status is None:
             continue
         status.depends = [
             (cited, statuses[cited].state)
-            for cited, relation in record.cites(claim_id)
+            for cited, relation in cites(claim_id)
             if relation == "uses" and cited in statuses and statuses[cited].state != "verified"
         ]
 

@@ -201,3 +201,34 @@ def test_kept_keys_are_kept_as_changes_beside_the_whole_file_and_read_back_as_th
     record = open_project(root=project.root, cache=True)
     back = plan.read_kept_keys(plan.context(record, statuses(record)))
     assert back is not None and _as_sets(back.plain()) == held[-1]
+
+
+def test_status_reprs_are_the_statuses_reprs() -> None:
+    """The page keys hash each claim's status as its ``repr``; ``status_reprs`` writes that of
+    a plain status (no verdict, reasons or dependencies) itself: the same text, whatever the
+    claim's id and state."""
+    import random
+    from dataclasses import dataclass
+
+    from recordtool.render.plan import plain_repr
+    from recordtool.verify.verdict import ClaimStatus
+
+    rng = random.Random(3)
+    odd = ["THEORY-1", "THEORY-'2", 'THEORY-"3', "THEORY-\\4", "THEORY-é5", "THEORY-\n6", ""]
+    statuses = {}
+    for n in range(200):
+        claim = rng.choice(odd) + str(n)
+        state = rng.choice(["unchecked", "verified", "stale", "error", "it's"])
+        status = ClaimStatus(claim, state, None)  # type: ignore[arg-type]
+        if rng.random() < 0.3:
+            status.depends = [("THEORY-9", "unchecked")]
+        if rng.random() < 0.2:
+            status.reasons = ["statement changed"]
+        statuses[claim] = status
+        assert plain_repr(claim, state) == repr(ClaimStatus(claim, state, None))  # type: ignore[arg-type]
+
+    @dataclass
+    class Ctx:
+        statuses: dict[str, ClaimStatus]
+
+    assert plan.status_reprs(Ctx(statuses)) == {c: repr(s) for c, s in statuses.items()}  # type: ignore[arg-type]
