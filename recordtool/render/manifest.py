@@ -84,7 +84,14 @@ class Manifest:
         """Whether the line of ``rel`` keeps ``key`` (the key is the only field written as
         ``"key": "...", "size": `` on a line: a path's quotes are escaped)."""
         text = self.lines.get(rel)
-        return text is not None and f'"key": {_text(key)}, "size": ' in text
+        if text is None:
+            return False
+        return f'"key": "{key}", "size": ' in text if key.isalnum() and key.isascii() \
+            else f'"key": {_text(key)}, "size": ' in text
+
+    def plain(self) -> bool:
+        """Whether only its lines are held (none parsed: ``keep`` copies a line, nothing more)."""
+        return self._written is None
 
     def put(self, rel: str, written: Written) -> None:
         self.lines[rel] = line(rel, written)

@@ -235,23 +235,32 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         if last is not None:  # the files the last render wrote: each stat-ed, compared at once
             spoiled, where = last.spoiled(base), last.where()
             report.kept = last
+        # (one pass over every page, 100,000 at 100,000 entries: what it calls looked up once)
+        keep, has_key, kept_lines, plan_key = new.keep, old.has_key, old.lines, plan.key
+        quick = new.plain() and old.plain()  # a kept page's line copied as it is (``Manifest.keep``)
+        new_lines = new.lines
+        unchanged = 0
         for rel in plan.pages:
-            key = keys[rel] = plan.key(rel)
-            if key is not None and old.has_key(rel, key):
+            key = keys[rel] = plan_key(rel)
+            if key is not None and has_key(rel, key):
                 if rel in where:
                     if rel not in spoiled:
-                        new.keep(rel, old)
-                        report.unchanged += 1
+                        if quick:
+                            new_lines[rel] = kept_lines[rel]
+                        else:
+                            keep(rel, old)
+                        unchanged += 1
                         continue
                 else:  # not in the last render's snapshot: as written when of the size written
                     stat = stat_file(os.path.join(base, *rel.split("/")))
                     before = old.get(rel)
                     if stat is not None and before is not None and stat[0] == before[1]:
-                        new.keep(rel, old)
+                        keep(rel, old)
                         report.stats[rel] = stat
-                        report.unchanged += 1
+                        unchanged += 1
                         continue
             todo.append(rel)
+        report.unchanged += unchanged
     else:
         todo = list(plan.pages)
 

@@ -46,3 +46,18 @@ def test_a_manifest_as_written_is_read_line_by_line_and_written_back_the_same(tm
     assert manifest.read(tmp_path, as_written=True).written() == files
     (tmp_path / MANIFEST).write_text("{not json", encoding="utf-8")
     assert len(manifest.read(tmp_path, as_written=True)) == 0
+
+
+def test_has_key_finds_each_key_as_its_line_writes_it() -> None:
+    """``Manifest.has_key`` looks for a plain key (letters and digits: every key a render makes)
+    as it is, any other as JSON writes it, on the line read back as written."""
+    from recordtool.render.manifest import Manifest, _lines
+
+    keys = ["0123abcdef", 'a"b', "a\\b", "é1", "a b", ""]
+    written = Manifest()
+    for n, key in enumerate(keys):
+        written.put(f"page-{n}.md", (key, n, "hash"))
+    read = Manifest(_lines(written.text()))
+    for n, key in enumerate(keys):
+        assert read.has_key(f"page-{n}.md", key) and written.has_key(f"page-{n}.md", key), key
+        assert not read.has_key(f"page-{n}.md", key + "x") and not read.has_key(f"page-{n + 1}.md", key + "y")
