@@ -426,6 +426,9 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         else:
             from recordtool.render.prose import compose_body
 
+            outputs = inputs.outputs() if inputs is not None else None
+            if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
+                outputs.stat_ahead(inputs.out, jobs)
             # each body parsed once, for its mentions and its page
             project = _open(root, jobs, cache=not no_cache, compose=compose_body,
                             stats=inputs.stats() if inputs is not None else None)  # not stat-ed twice

@@ -272,6 +272,18 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         from recordtool.render import plan
 
         monkeypatch.setattr(plan, "CHANGES_MIN", 0)
+    ahead: list[bool] = []
+    if seed == 2:  # the pages written before stat-ed by a forked worker while the project is opened
+        from recordtool.render import write
+
+        monkeypatch.setattr(write, "AHEAD_MIN", 0)
+        real_ahead = write.Outputs.stat_ahead
+
+        def stat_ahead(outputs: write.Outputs, base: str, jobs: int | None) -> None:
+            real_ahead(outputs, base, 2)
+            ahead.append(outputs._ahead is not None)
+
+        monkeypatch.setattr(write.Outputs, "stat_ahead", stat_ahead)
     walk = Walk(tmp_path / "project", seed)
     root = walk.root
     pages = root / "record" / "pages"
@@ -292,6 +304,7 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
         assert (root / ".recordtool-cache" / "entries").is_dir()
     assert set(CHANGES) <= set(done)
+    assert seed != 2 or sum(ahead) >= 20, ahead  # (a worker stat-ed the pages of most renders)
 
 
 @pytest.mark.parametrize("seed", [8, 9])

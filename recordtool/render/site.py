@@ -72,8 +72,9 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
         statuses = assess(project)
     base = os.path.realpath(target)
-    kept = inputs.last() if inputs is not None and inputs.out == base else snapshot.read_snapshot(base)
-    last = snapshot.outputs(kept)
+    mine = inputs is not None and inputs.out == base
+    kept = inputs.last() if inputs is not None and mine else snapshot.read_snapshot(base)
+    last = inputs.outputs() if inputs is not None and mine else snapshot.outputs(kept)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     trust = keys_code(config, base) == code_version()

@@ -47,6 +47,7 @@ class Inputs:
     _last: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     # The input files' size, times and inode as stat-ed here, until handed to the entry cache (``stats``)
     _stats: Stats | None = field(default=None, repr=False, compare=False)
+    _outputs: tuple[Outputs | None] | None = field(default=None, repr=False, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         return {"root": self.root, "out": self.out, "code": self.code, "files": pack(self.files)}
@@ -56,6 +57,13 @@ class Inputs:
         entry cache, which then does not stat every entry file again; given once, then let go."""
         stats, self._stats = self._stats, None
         return stats
+
+    def outputs(self) -> Outputs | None:
+        """The files the last render wrote (``outputs``), made once: ``Outputs.stat_ahead``
+        may be stat-ing them while the project is opened."""
+        if self._outputs is None:
+            self._outputs = (outputs(self.last()),)
+        return self._outputs[0]
 
     def last(self) -> dict[str, Any]:
         """The snapshot the last render kept in the output folder ({} if none), read once: the
