@@ -32,11 +32,12 @@ the entry they should, is read again from its YAML file.
 
 The mentions found in each entry's prose (most of what a shard would hold: each quotes its
 sentence) are kept beside the shard too, in its scans file (``shard-NN.scans``, the same
-generation at its head), read whole the first time one of them is asked for
-(``EntryCache.scans``): after one edit the graph needs those of the changed entries only
-(``recordtool.record.graph.KeptLinks``), render those of the few entries its pages name. A
-scans file that is damaged, foreign or gone costs the scan of its entries again, never the
-answer.
+generation at its head), each entry's pickled on its own behind an index of where each is,
+read alone when asked for (``EntryCache.scans``, ``_Scans``): after one edit the graph needs
+those of the changed entries only (``recordtool.record.graph.KeptLinks``), render those of the
+few hundred entries its pages name, spread over every shard. A scans file that is damaged,
+foreign or gone costs the scan of its entries again (an entry's mentions that are damaged, of
+that entry), never the answer.
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ def _pickled(entry: Entry | tuple[Any, ...] | None) -> bytes | None:
 
 class KeptScans(dict[str, "Scan"]):
     """The mentions kept for each entry whose file was as it was, by id: each read from its
-    shard's scans file when first asked for (that file is read whole, once). An entry whose
+    shard's scans file when first asked for (``_Scans``: that entry's alone). An entry whose
     kept mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives
     them. Every way of reading it as a dict gives mentions, never where they are kept."""
 
