@@ -499,10 +499,10 @@ MACHINE_CASES = [
           "error: cannot write the pages: {root}/pyproject.toml/pages/.recordtool-snapshot.json: Not a directory; "
           "nothing half-written is left"),
     Fault("render-pages-read-only", rendered, 1,
-          "error: cannot write the pages: {root}/record/pages/kinds/note.md: Read-only file system; nothing "
+          "error: cannot write the pages: {root}/record/pages/LIT-1.md: Read-only file system; nothing "
           "half-written is left", patch=failing("open", EROFS, "record/pages")),
     Fault("render-disk-full", rendered, 1,
-          "error: cannot write the pages: {root}/record/pages/kinds/note.md: No space left on device; nothing "
+          "error: cannot write the pages: {root}/record/pages/LIT-1.md: No space left on device; nothing "
           "half-written is left", patch=failing("write", ENOSPC, "record/pages")),
     Fault("render-manifest-disk-full", lambda tmp: dataclasses.replace(rendered(tmp), allowed=("record/pages",)), 1,
           "error: cannot write the pages: {root}/record/pages/.recordtool-manifest.json: No space left on device; "

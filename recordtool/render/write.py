@@ -325,10 +325,12 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     def run(rels: list[str]) -> list[Done | None]:
         return [here(rel) for rel in rels]
 
-    # The index pages are composed together (they share their tallies): one chunk of their own.
+    # The index pages are composed together (they share their tallies): one chunk of their own,
+    # the last, which this process takes first when workers share the pages (it does chunks
+    # from the back; a worker, which holds only slices of the project, could not compose them).
     indexes = set(plan.indexes)
-    first = [rel for rel in todo if rel in indexes]
-    chunks = [chunk for chunk in [first, *parallel.chunked([rel for rel in todo if rel not in indexes])] if chunk]
+    last_chunk = [rel for rel in todo if rel in indexes]
+    chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes]), last_chunk] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
     ctx = plan.context
     if ctx is None:

@@ -365,3 +365,30 @@ def test_a_small_edit_starts_no_pool(project: ProjectBuilder, tmp_path: Path, mo
     assert render(record, out, statuses=statuses(record), jobs=2).written == ["THEORY-2.md"]
     assert pools == [1]  # one page to compose: none
     assert no_children_left()
+
+
+def test_with_workers_the_index_pages_are_the_last_chunk(project: ProjectBuilder, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index pages (composed together, from the whole project: a worker holding slices
+    cannot) are one chunk, the last: ``parallel.map_shipped``'s caller does chunks from the
+    back while the workers start from the front, so it composes them while the workers compose
+    entry pages, not after them while the workers wait."""
+    import recordtool.parallel as parallel
+    import recordtool.render.write as write
+
+    record = small_record(project)
+    share_with_a_pool(monkeypatch, write)
+    given: list[list[list[str]]] = []
+    real = parallel.map_shipped
+
+    def map_shipped(*args: object, **kwargs: object) -> object:
+        given.append([list(chunk) for chunk in args[4]])  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
+    out = tmp_path / "pages"
+    render(record, out, statuses=statuses(record), jobs=2)
+    [chunks] = given
+    indexes = sorted(p for p in _files(out) if not p.startswith(("THEORY-", "NOTE-", "LIT-")) and p != MANIFEST)
+    assert indexes and sorted(chunks[-1]) == indexes
+    assert all(not set(chunk) & set(indexes) for chunk in chunks[:-1])
