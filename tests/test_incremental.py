@@ -27,7 +27,7 @@ from recordtool.record.load import id_sort_key
 from recordtool.record.project import Project
 from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
-from tests.conftest import FOLDERS, ProjectBuilder, record_made
+from tests.conftest import FOLDERS, ProjectBuilder, record_made, same_as_afresh
 from tests.corpus import invoke
 from tests.render_record import verdict
 
@@ -268,10 +268,11 @@ def _validate(root: Path, *options: str) -> tuple[int, object, str]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: int,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    if seed == 3:  # the kept page keys written whole once a few of them change, else as changes beside them
-        from recordtool.render import plan
+    if seed == 3:  # the kept page keys and rows written whole once a few of them change, else as changes beside them
+        from recordtool.render import plan, rows
 
         monkeypatch.setattr(plan, "CHANGES_MIN", 0)
+        monkeypatch.setattr(rows, "CHANGES_MIN", 0)
     ahead: list[bool] = []
     if seed == 2:  # the pages written before stat-ed by a forked worker while the project is opened
         from recordtool.render import write
@@ -303,6 +304,7 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         assert rendered.code == cold_rendered.code == 0, f"seed {seed}, step {step}: {done}"
         assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
         assert (root / ".recordtool-cache" / "entries").is_dir()
+        same_as_afresh(root)  # the index pages' rows and tallies, kept and brought up to date
     assert set(CHANGES) <= set(done)
     assert seed != 2 or sum(ahead) >= 20, ahead  # (a worker stat-ed the pages of most renders)
 
@@ -311,18 +313,22 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
 def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index pages are composed from the rows kept for unchanged entries
-    (``recordtool.render.rows``), and ``graph.md``, summarised by tag above ``WHOLE_MAX`` nodes
-    (lowered here so that a small record is summarised), is composed again only when what it
-    draws changes (``index.graph_key``): after titles, tags, kinds, citations, statuses,
-    verdicts, additions and deletions, every page is what a cold render gives."""
-    from recordtool.render import mermaid
+    (``recordtool.render.rows``), each when its tally changes, and ``graph.md``, summarised by
+    tag above ``WHOLE_MAX`` nodes (lowered here so that a small record is summarised), is
+    composed again only when what it draws changes (``index.graph_key``): after titles, tags,
+    kinds, citations, statuses, verdicts, additions and deletions, every page is what a cold
+    render gives, and the rows and tallies kept are those worked out afresh. With seed 9 the
+    rows are written whole once a few change, else as changes beside them."""
+    from recordtool.render import mermaid, rows
 
     monkeypatch.setattr(mermaid, "WHOLE_MAX", 2)
+    if seed == 9:
+        monkeypatch.setattr(rows, "CHANGES_MIN", 0)
     walk = Walk(tmp_path / "project", seed)
     root = walk.root
     pages = root / "record" / "pages"
     changes = ["title", "title", "tags", "tags", "tags", "kind", "add", "delete", "cites", "cites", "status",
-               "verdict", "id", "same"]
+               "verdict", "id", "same", "break", "mend", "duplicate", "page"]
     done: list[str] = []
     summarised = 0
     for step in range(20):
@@ -332,6 +338,7 @@ def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
         assert invoke("render", "--root", str(cold), "--no-cache").code == 0
         now = _pages(pages)
         assert now == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
+        same_as_afresh(root)
         summarised += "are more than 2 nodes" in now["graph.md"].decode()
     assert summarised >= 5, summarised  # the summary was drawn (and kept) often
 

@@ -1,21 +1,22 @@
 """Index pages: the dashboard, one list per kind, one page per tag, and the wanted entries.
 
-Each function returns ``{page path: Markdown}``; all pure. What they show of each entry comes
-from its row (``recordtool.render.rows``: kept between renders), so that composing them makes
-no entry whose file is unchanged.
+The functions that compose them return Markdown and are pure. What they show of each entry
+comes from its row (``recordtool.render.rows``: kept between renders), so that composing them
+makes no entry whose file is unchanged; each page's key (``index_keys``) comes from the tally
+of the entries it lists, kept with the rows, so that after an edit only the pages that list the
+edited entry are composed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
 
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Theory
 from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
-from recordtool.render.rows import CLAIM, KIND, STATUS, TAGS, TITLE, Row, rows
+from recordtool.render.rows import CLAIM, KIND, STATUS, TAGS, TITLE, Listed, Row, listed, rows
 from recordtool.render.sitemap import (
     GRAPH,
     INDEX,
@@ -105,29 +106,53 @@ def _status(status: str) -> str:
 
 
 def tag_counts(ctx: Context) -> dict[str, int]:
-    counts: Counter[str] = Counter(t for row in rows(ctx).values() for t in row[TAGS])
-    return {t: counts[t] for t in sorted(counts)}
+    """Every tag in use, sorted, with how many entries have it (from the tallies)."""
+    tallies = listed(ctx).tallies
+    return {t: tallies[tag_page(t)][0] for t in sorted(listed(ctx).tags())}
+
+
+def _members(ctx: Context) -> dict[str, list[str]]:
+    """The entries each kind and tag page lists, in the record's order, by page (one pass over
+    the rows, once per context)."""
+    memo: dict[str, dict[str, list[str]]] = ctx.memo("index.members")
+    found = memo.get("")
+    if found is None:
+        shown = listed(ctx)
+        kinds: dict[str, list[str]] = {}
+        tags: dict[str, list[str]] = {}
+        for entry_id, row in zip(shown.ids, shown.rows(), strict=True):
+            kind = kinds.get(row[KIND])
+            if kind is None:
+                kind = kinds[row[KIND]] = []
+            kind.append(entry_id)
+            for tag in row[TAGS]:
+                members = tags.get(tag)
+                if members is None:
+                    members = tags[tag] = []
+                members.append(entry_id)
+        found = memo[""] = {kind_page(k): members for k, members in kinds.items()}
+        found.update((tag_page(t), members) for t, members in tags.items())
+    return found
 
 
 def kind_pages(ctx: Context) -> dict[str, str]:
     """``kinds/<kind>.md`` for every configured kind: its entries, in id order."""
-    out: dict[str, str] = {}
-    shown = rows(ctx)
-    for kind in ctx.project.config.kinds.values():
-        page = kind_page(kind.name)
-        members = [i for i, row in shown.items() if row[KIND] == kind.name]
-        out[page] = _listing(ctx, page, f"Kind: {kind.name}", members, shown)
-    return out
+    return {kind_page(kind.name): _kind_page(ctx, kind.name) for kind in ctx.project.config.kinds.values()}
+
+
+def _kind_page(ctx: Context, kind: str) -> str:
+    page = kind_page(kind)
+    return _listing(ctx, page, f"Kind: {kind}", _members(ctx).get(page, []), rows(ctx))
 
 
 def tag_pages(ctx: Context) -> dict[str, str]:
     """``tags/<tag>.md`` for every tag in use."""
-    members: dict[str, list[str]] = {}
-    shown = rows(ctx)
-    for entry_id, row in shown.items():
-        for tag in row[TAGS]:
-            members.setdefault(tag, []).append(entry_id)
-    return {tag_page(t): _listing(ctx, tag_page(t), f"Tag: {t}", members[t], shown) for t in sorted(members)}
+    return {tag_page(t): _tag_page(ctx, t) for t in sorted(listed(ctx).tags())}
+
+
+def _tag_page(ctx: Context, tag: str) -> str:
+    page = tag_page(tag)
+    return _listing(ctx, page, f"Tag: {tag}", _members(ctx).get(page, []), rows(ctx))
 
 
 def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[str, Row]) -> str:
@@ -185,67 +210,135 @@ def graph_page(ctx: Context) -> str:
     """``graph.md``: every claim and what it cites and uses, coloured by verdict (summarised by
     tag above ``WHOLE_MAX`` nodes)."""
     page = GRAPH
-    claims = sum(row[CLAIM] for row in rows(ctx).values())
+    claims = listed(ctx).tallies.get(GRAPH, [0, 0, 0])[1]
     lines = ["# The record as a graph", "", f"[Back to the record]({relative(page, INDEX)}) · Every claim "
              f"({claims}) and what it cites and uses; a claim is coloured by its verdict.", ""]
     lines.append(mermaid.whole_graph(ctx, page) if claims else "The record holds no claims.")
     return "\n".join(lines) + "\n"
 
 
+def _key(parts: list[str]) -> str:
+    return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def index_keys(ctx: Context, shared: str, paths: list[str]) -> dict[str, str]:
+    """The key of each index page in ``paths``: a hash of what it shows. A kind's or a tag's
+    page shows its entries' rows and states, in the record's order: its tally stands for them
+    (``rows.Tally``). The dashboard shows how many entries each kind and tag has, the claims'
+    rows, states and verdicts' dates (its tally) and how many ids are wanted; the wanted page
+    each id mentioned but not in the record, with where and how, and whether each id its
+    sentences name is in the record; ``graph.md``: ``graph_key``. ``shared``: what every page
+    depends on (the output folder, the configuration's relations and kinds).
+
+    After an edit of an entry's body, no tally changes; of its title, only those of the pages
+    that list it."""
+    found = listed(ctx)
+    tallies = found.tallies
+    keys: dict[str, str] = {}
+    for path in paths:
+        if path == INDEX:
+            counts = sorted((name, tally[0]) for name, tally in tallies.items() if name.startswith(("kinds/", "tags/")))
+            keys[path] = _key([shared, path, str(len(found.ids)), repr(counts), repr(tallies.get(INDEX)),
+                               str(len(ctx.project.graph.dangling))])
+        elif path == WANTED:
+            keys[path] = _wanted_key(ctx, shared)
+        elif path == GRAPH:
+            keys[path] = graph_key(ctx, shared, found)
+        else:
+            keys[path] = _key([shared, path, repr(tallies.get(path, [0, 0, 0]))])
+    return keys
+
+
+def _wanted_key(ctx: Context, shared: str) -> str:
+    """A hash of what ``wanted`` shows: each id mentioned but not in the record, each mention
+    of it (who, where, the sentence), and whether each id of the sentences is in the record."""
+    entries = ctx.project.record.entries
+    findall = ctx.pattern.findall
+    parts = [shared, WANTED]
+    for target, mentions in ctx.project.graph.dangling.items():
+        parts.append(repr((target, [(m.source, m.field, m.sentence) for m in mentions])))
+        for mention in mentions:
+            parts += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
+    return _key(parts)
+
+
 GRAPH_KEY_FILE = "pages/graph-key.bin"  # under the cache folder: the last render's graph key, with what it was of
-GRAPH_KEY_FORM = b"recordtool-graph-key 1\n"
-Listings = Mapping[str, tuple[str, str, tuple[str, ...]]]  # ``plan.Listing``: file, what the lists show, tags
+GRAPH_KEY_FORM = b"recordtool-graph-key 2\n"
 
 
-def graph_key(ctx: Context, shared: str, listings: Listings, listed: str) -> str:
+def graph_key(ctx: Context, shared: str, found: Listed) -> str:
     """The key of ``graph.md``: a hash of what ``mermaid.whole_graph`` draws (``_graph_key``),
     so that an edit of a title, a status or a statement leaves it as it is while the graph is
-    summarised by tag (then it shows no title). ``listed``: the hash of what the index pages
-    show of every entry and of every state (``plan.index_keys``), which covers all the graph
-    draws: while it is the one the last render kept beside its graph key (in the cache folder),
-    the key is that one, not worked out again (after a body edit, at 100,000 entries, 0.3 s)."""
+    summarised by tag (then it shows no title). The graph's tally (``rows.graph_hash`` of every
+    entry: what the summary draws of it) covers all the summary draws: while it is the one the
+    last render kept beside its graph key (in the cache folder), the key is that one, not
+    worked out again (at 100,000 entries, 0.3 s). A graph drawn node by node (small: at most
+    ``WHOLE_MAX`` nodes) shows titles, and its key is worked out every time."""
     from recordtool.record.cache import cache_key, read_plain, write_plain
 
     project = ctx.project
     config = project.config
+    token = _key([shared, repr(found.tallies.get(GRAPH))])
     if project.cached:
         kept = read_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM)
-        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == listed and isinstance(kept[1], str):
+        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == token and isinstance(kept[1], str):
             return kept[1]
-    key = _graph_key(ctx, shared, listings)
+    key, summarised = _graph_key(ctx, shared, found)
     if project.cached:
-        write_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM, (listed, key))
+        write_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM, (token if summarised else None, key))
     return key
 
 
-def _graph_key(ctx: Context, shared: str, listings: Listings) -> str:
-    """A hash of what ``whole_graph`` draws: the claims (in the record's order) with their
-    first tag, the entries of the record they cite and their states, and the other entries
-    they cite with their states (and kind, when their id's prefix does not say it); when the
-    graph is drawn node by node, what the lists show of every node too (its title, tags and
-    citations with their relations). ``listings``: each entry's tags and what the lists show of
-    it, as the index pages' key has them, so that no entry kept unmade in the entry cache is
-    made for them."""
+def _graph_key(ctx: Context, shared: str, found: Listed) -> tuple[str, bool]:
+    """A hash of what ``whole_graph`` draws, and whether it summarises the claims by tag. The
+    claims (in the record's order) and the entries of the record they cite, as its nodes; when
+    they are more than ``WHOLE_MAX``, each claim with its first tag, the entries it cites and
+    its state, and each other entry cited with its kind as the summary names it; else each node
+    with its state and its file (which fixes its label), and each claim's citations with their
+    relations."""
     record = ctx.project.record
     entries, states, config = record.entries, ctx.states, ctx.project.config
     theories = record.theories
     claims = ([i for i in entries if i in theories] if theories is not None
               else [i for i, e in entries.items() if isinstance(e, Theory)])
-    parts = [shared, GRAPH]
     shown: dict[str, None] = dict.fromkeys(claims)
+    cited: dict[str, list[str]] = {}
     for claim in claims:
-        cited = [i for i, _relation in record.cites(claim) if i in entries]
-        tags = listings[claim][2]
-        parts.append(f"{claim} {tags[0] if tags else ''} {' '.join(cited)} {states.get(claim)}")
-        shown.update(dict.fromkeys(cited))
+        cited[claim] = [i for i, _relation in record.cites(claim) if i in entries]
+        shown.update(dict.fromkeys(cited[claim]))
+    if len(shown) <= mermaid.WHOLE_MAX:  # node by node (a node's file stands for its label: no entry made)
+        from recordtool.render.plan import listed_file
+
+        places = record.places
+        parts = [shared, GRAPH, "nodes"]
+        parts += [f"{entry_id} {states.get(entry_id)} {listed_file(places[entry_id])}" for entry_id in shown]
+        parts += [f"{claim} {record.cites(claim)!r}" for claim in claims]
+        return _key(parts), False
+    shown_rows: dict[str, Row] = rows(ctx)
+    parts = [shared, GRAPH]
+    for claim in claims:
+        tags = shown_rows[claim][TAGS]
+        parts.append(f"{claim} {tags[0] if tags else ''} {' '.join(cited[claim])} {states.get(claim)}")
     claimed = set(claims)
     for entry_id in shown:  # in order: the key is the same in every run
         if entry_id not in claimed:
-            parts.append(f"{entry_id} {states.get(entry_id)}" if config.kind_of(entry_id) is not None
-                         else f"{entry_id} {states.get(entry_id)} {listings[entry_id][1]}")
-    if len(shown) <= mermaid.WHOLE_MAX:
-        parts += [listings[entry_id][1] for entry_id in shown]
-    return hashlib.blake2b("\0".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+            kind = config.kind_of(entry_id)
+            parts.append(f"{entry_id} {kind.name if kind is not None else shown_rows[entry_id][KIND]}")
+    return _key(parts), True
+
+
+def index_page(ctx: Context, path: str) -> str:
+    """The index page ``path`` (one of ``index_paths``), composed."""
+    if path == INDEX:
+        return dashboard(ctx)
+    if path == WANTED:
+        return wanted(ctx)
+    if path == GRAPH:
+        return graph_page(ctx)
+    if path.startswith("tags/"):
+        return _tag_page(ctx, path[len("tags/"):-len(".md")])
+    kind = next(k.name for k in ctx.project.config.kinds.values() if kind_page(k.name) == path)
+    return _kind_page(ctx, kind)
 
 
 def index_pages(ctx: Context) -> dict[str, str]:
@@ -256,13 +349,11 @@ def index_pages(ctx: Context) -> dict[str, str]:
     return out
 
 
-def index_paths(ctx: Context, tags: set[str] | None = None) -> list[str]:
-    """The paths of ``index_pages`` without composing them (``tags``: every tag of the record,
-    when known without making every entry)."""
-    if tags is None:
-        tags = {t for e in ctx.project.record.entries.values() for t in e.tags}
+def index_paths(ctx: Context) -> list[str]:
+    """The paths of ``index_pages`` without composing them."""
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
-            *(tag_page(t) for t in sorted(tags))]
+            *(tag_page(t) for t in sorted(listed(ctx).tags()))]
 
 
-__all__ = ["dashboard", "graph_key", "graph_page", "index_pages", "index_paths", "kind_pages", "tag_pages", "wanted"]
+__all__ = ["dashboard", "graph_key", "graph_page", "index_keys", "index_page", "index_pages", "index_paths", "kind_pages",
+           "tag_pages", "wanted"]

@@ -87,7 +87,7 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
 def plan_site(ctx: Context) -> Plan:
     """Every page of the site with the key of its inputs; figures to copy."""
     from recordtool.render import index, page
-    from recordtool.render.sitemap import GRAPH, INDEX, WANTED, entry_page, figure_file
+    from recordtool.render.sitemap import entry_page, figure_file
 
     project = ctx.project
     # recordtool's code is not in the keys, which the committed manifest keeps (a new version
@@ -97,7 +97,6 @@ def plan_site(ctx: Context) -> Plan:
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     keys: dict[str, str | None] = {}  # worked out for every page at once, on first need
-    indexes: dict[str, str] = {}
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -107,53 +106,22 @@ def plan_site(ctx: Context) -> Plan:
             if target is not None:
                 assets[target] = figure
     kept = read_kept_keys(ctx)  # what the last render kept
-    paths = index.index_paths(ctx, listed_tags(ctx, kept.listings if kept is not None else None))
+    paths = index.index_paths(ctx)
 
     def key(path: str) -> str | None:
         if not keys:
-            reprs = status_reprs(ctx)  # shared by both kinds of key
+            reprs = status_reprs(ctx)
             keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept, reprs).items())
-            groups = index_keys(ctx, shared, kept, reprs)
-            keys.update((p, groups[index_group(p)]) for p in paths)
+            keys.update(index.index_keys(ctx, shared, paths))
             if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
                 write_kept_keys(ctx, kept)
         return keys.get(path)
 
     def compose(path: str) -> str:
         owner = owners.get(path)
-        if owner is not None:
-            return page.render_entry(ctx, owner)
-        text = indexes.pop(path, None)  # each is composed once: let it go once written
-        if text is None:  # the pages of its group, composed together (they share their tallies)
-            group = index_group(path)
-            made = {INDEX: index.dashboard, WANTED: index.wanted, GRAPH: index.graph_page}
-            if group in made:
-                indexes[path] = made[group](ctx)
-            else:
-                indexes.update(index.kind_pages(ctx) if group == "kinds" else index.tag_pages(ctx)
-                               if group == "tags" else index.index_pages(ctx))
-            text = indexes.pop(path)
-        return text
+        return page.render_entry(ctx, owner) if owner is not None else index.index_page(ctx, path)
 
     return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths), owners, ctx)
-
-
-def listed_tags(ctx: Context, listings: dict[str, Listing] | None) -> set[str]:
-    """Every tag of the record: of an entry whose file is the one the last render listed
-    (``KeptKeys.listings``), the tags it kept, so that no entry kept unmade in the entry cache
-    is made for them; of the others, the entry's."""
-    record = ctx.project.record
-    entries, places = record.entries, record.places
-    if not listings:
-        return {t for e in entries.values() for t in e.tags}
-    tags: set[str] = set()
-    for entry_id in entries:
-        shown = listings.get(entry_id)
-        if shown is not None and shown[0] == listed_file(places[entry_id]):
-            tags.update(shown[2])
-        else:
-            tags.update(entries[entry_id].tags)
-    return tags
 
 
 def listed_file(where: Places) -> str:
@@ -535,59 +503,6 @@ def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
 KEPT_FILE = "pages/keys.bin"  # under the cache folder
 CHANGES_MIN = 1_000  # changes kept beside the whole file: at least this many, or a quarter of the entries
 KEPT_CHANGES_FILE = "pages/keys-changes.bin"  # what renders changed since, against the generation of KEPT_FILE
-
-
-def index_group(path: str) -> str:
-    """Which index pages ``path`` is composed with, and shares a key with: the dashboard, the
-    wanted page and the graph each alone, the kind pages together, the tag pages together."""
-    from recordtool.render.sitemap import GRAPH, INDEX, WANTED
-
-    if path.startswith(("kinds/", "tags/")):
-        return path.split("/", 1)[0]
-    return path if path in (INDEX, WANTED, GRAPH) else "other"
-
-
-def index_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
-               reprs: dict[str, str] | None = None) -> dict[str, str]:
-    """The key of each group of index pages (``index_group``): a hash of what they show of
-    every entry (id, kind, status, title or statement, tags, citations, dates, version, state)
-    and every claim's status; for the dashboard, how many ids are mentioned but not in the
-    record; for the wanted page, each of them with where and how. An edit of an entry's body or
-    checks leaves them as they were, unless it changes what the wanted page quotes.
-
-    ``kept``: what the last render kept (``KeptKeys``): what each entry's file shows in the
-    lists is taken from it while the file is the same (its path and hash)."""
-    from recordtool.render.sitemap import GRAPH, INDEX, WANTED
-
-    record, graph = ctx.project.record, ctx.project.graph
-    states = ctx.states
-    parts = [shared]
-    listings = kept.listings if kept is not None else {}
-    fresh: dict[str, Listing] = {}
-    entries, places = record.entries, record.places
-    for entry_id in entries:  # an entry kept unmade in the entry cache is made only when its file changed
-        made = listed_file(places[entry_id])
-        shown = listings.get(entry_id)
-        if shown is None or shown[0] != made:
-            entry = entries[entry_id]
-            cites = [f"{c.id}{c.as_!r}" for c in entry.cites]
-            shown = (made, _hash([f"{entry_id} {entry.kind!r} {entry.status!r} {entry.status_note!r} {entry.title!r} "
-                                  f"{getattr(entry, 'statement', None)!r} {entry.tags!r} {cites!r} {entry.version} "
-                                  f"{entry.created} {entry.updated}"]), tuple(entry.tags))
-        fresh[entry_id] = shown
-        parts.append(f"{shown[1]} {states.get(entry_id)}")
-    if kept is not None and fresh != listings:
-        kept.listings = fresh
-        kept.changed = True
-    parts += reprs.values() if reprs is not None else [repr(status) for status in ctx.statuses.values()]
-    listed = _hash(parts)
-    wanted = [repr((target, [(m.source, m.field, m.line, m.sentence) for m in mentions]))
-              for target, mentions in graph.dangling.items()]
-    from recordtool.render.index import graph_key
-
-    return {"kinds": _hash([listed, "kinds"]), "tags": _hash([listed, "tags"]), GRAPH: graph_key(ctx, shared, fresh, listed),
-            INDEX: _hash([listed, INDEX, str(len(graph.dangling))]), WANTED: _hash([listed, WANTED, *wanted]),
-            "other": _hash([listed, "other", *wanted])}
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:

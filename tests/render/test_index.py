@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+from recordtool.record.config import load_config
 from recordtool.record.project import open_project
 from recordtool.render.index import (
     dashboard,
@@ -12,8 +16,10 @@ from recordtool.render.index import (
     wanted,
 )
 from recordtool.render.plan import context
+from recordtool.verify.store import write_verdict
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
+from tests.corpus import invoke
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -70,3 +76,47 @@ def test_index_paths_are_the_index_pages_without_composing_them(project: Project
     ctx = context(record, statuses(record))
     assert index_paths(ctx) == list(index_pages(ctx))
     assert "tags/gamma/deep.md" in index_paths(ctx)
+
+
+def _pages(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".recordtool-snapshot.json"}
+
+
+def _render_and_compare(root: Path, tmp_path: Path) -> dict[str, bytes]:
+    """Render ``root`` (keeping what it kept), and a copy without cache or pages: the same pages."""
+    assert invoke("render", "--root", str(root)).code == 0
+    cold = tmp_path / "cold"
+    shutil.rmtree(cold, ignore_errors=True)
+    shutil.copytree(root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    pages = _pages(root / "record" / "pages")
+    assert pages == _pages(cold / "record" / "pages")
+    return pages
+
+
+def test_the_dashboard_follows_a_verdicts_dates_when_the_state_stays(project: ProjectBuilder, tmp_path: Path) -> None:
+    """A claim verified again keeps its state; the dashboard shows the new date (its tally holds
+    the dates, ``rows.dashboard_hash``)."""
+    small_record(project)
+    config = load_config(project.root)
+    write_verdict(config, verdict())
+    first = _render_and_compare(project.root, tmp_path)["index.md"].decode()
+    again = verdict()
+    again.verified_at = "2026-11-30T09:00:00Z"
+    write_verdict(config, again)
+    dashboard = _render_and_compare(project.root, tmp_path)["index.md"].decode()
+    assert "2026-11-29" in first and "2026-11-30" in dashboard and "2026-11-29" not in dashboard
+
+
+def test_the_wanted_page_follows_the_ids_its_sentences_name(project: ProjectBuilder, tmp_path: Path) -> None:
+    """An id in a quoted sentence that is not a mention (in code) is linked when it is in the
+    record: the wanted page's key says whether each is (``index._wanted_key``)."""
+    small_record(project)
+    path = project.path("THEORY-1")
+    path.write_text(path.read_text(encoding="utf-8").replace("would extend it.", "would extend `LIT-7`."),
+                    encoding="utf-8")
+    before = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
+    project.add("LIT-7", 'title: Another paper\nreference: {authors: ["Doe, J."], year: 2021, title: P}\n')
+    after = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
+    assert '[LIT-7](wanted.md "not in the record")' in before and "[LIT-7](LIT-7.md)" in after

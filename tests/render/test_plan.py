@@ -55,14 +55,20 @@ def test_index_pages_follow_what_they_list(project: ProjectBuilder) -> None:
     assert not (project.root / "record" / "pages" / "tags" / "beta.md").exists()
 
 
-def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project: ProjectBuilder,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_index_page_is_composed_when_its_own_key_changes(project: ProjectBuilder,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kind's and tag's page has a key of its own (``index.index_keys``); ``graph.md`` is
+    summarised by tag here (``WHOLE_MAX`` lowered): it shows no title."""
+    from recordtool.render import mermaid
+
+    monkeypatch.setattr(mermaid, "WHOLE_MAX", 2)
     record = small_record(project)
     render(record, statuses=statuses(record))
     composed: list[str] = []
-    for name in ("dashboard", "wanted", "graph_page", "kind_pages", "tag_pages", "index_pages"):
+    for name in ("dashboard", "wanted", "graph_page", "_kind_page", "_tag_page"):
         real = getattr(index, name)
-        monkeypatch.setattr(index, name, lambda ctx, name=name, real=real: composed.append(name) or real(ctx))
+        monkeypatch.setattr(index, name, lambda ctx, *args, name=name, real=real: composed.append(
+            " ".join([name, *args])) or real(ctx, *args))
     # the sentence the wanted page quotes: that page alone
     written = _edit(project, "THEORY-1", "THEORY-99 would extend it", "THEORY-99 would surely extend it")
     assert composed == ["wanted"] and "wanted.md" in written
@@ -71,9 +77,40 @@ def test_each_group_of_index_pages_is_composed_when_its_own_key_changes(project:
     _edit(project, "THEORY-1", "THEORY-99 would surely", "THEORY-98 and THEORY-99 would surely")
     assert sorted(composed) == ["dashboard", "wanted"]
     composed.clear()
-    # a title: every group that lists entries
-    _edit(project, "LIT-1", "title: A paper", "title: A paper, renamed")
-    assert sorted(composed) == ["dashboard", "graph_page", "kind_pages", "tag_pages", "wanted"]
+    # a paper's title: the pages that list it (its kind's and its tag's); not the dashboard (it
+    # lists claims)
+    _edit(project, "LIT-1", "title: A paper\n", "title: A paper, renamed\n")
+    assert sorted(composed) == ["_kind_page literature", "_tag_page alpha"]
+    composed.clear()
+    # a claim's title: the dashboard lists it too; its first tag: the graph
+    _edit(project, "THEORY-1", "title: The claim", "title: The claim, renamed\ntags: [beta]")
+    assert sorted(composed) == ["_kind_page theory", "_tag_page beta", "dashboard", "graph_page"]
+    composed.clear()
+    # a note's status: its listings
+    _edit(project, "NOTE-1", "title: Notes on the paper", "title: Notes on the paper\nstatus: draft")
+    assert sorted(composed) == ["_kind_page note", "_tag_page alpha", "_tag_page beta"]
+    composed.clear()
+    # a body: none
+    _edit(project, "NOTE-1", "Read LIT-1 in full.", "Read LIT-1 in full, twice.")
+    assert composed == []
+
+
+def test_a_graph_drawn_node_by_node_is_composed_again_when_a_node_changes(project: ProjectBuilder,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to ``WHOLE_MAX`` nodes ``graph.md`` shows each node's title: its key follows each
+    node's file (a body edit of a node composes it again), not the files of other entries."""
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    composed: list[str] = []
+    real = index.graph_page
+    monkeypatch.setattr(index, "graph_page", lambda ctx: composed.append("graph") or real(ctx))
+    assert "graph.md" in _edit(project, "LIT-1", "title: A paper\n", "title: A paper, renamed\n")
+    assert composed == ["graph"]
+    composed.clear()
+    _edit(project, "NOTE-1", "Read LIT-1 in full.", "Read LIT-1 in full, twice.")  # cited by no claim
+    assert composed == []
+    _edit(project, "LIT-1", "The paper. See NOTE-1.", "The paper. See NOTE-1 first.")  # a node
+    assert composed == ["graph"]
 
 
 def test_a_summarised_graph_is_composed_again_only_when_what_it_draws_changes(

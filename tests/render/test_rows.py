@@ -15,7 +15,7 @@ from recordtool.record.cache import cache_key
 from recordtool.record.config import load_config
 from recordtool.render import index, mermaid, rows
 from recordtool.render.sitemap import Context
-from tests.conftest import ProjectBuilder, record_made
+from tests.conftest import ProjectBuilder, record_made, same_as_afresh
 from tests.corpus import invoke
 
 LONG_AGO = 1_600_000_000_000_000_000
@@ -61,9 +61,9 @@ def made_rows(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     made: list[str] = []
     real = rows._row
 
-    def spy(ctx: Context, entry_id: str, file: str) -> rows.Row:
+    def spy(ctx: Context, entry_id: str) -> rows.Row:
         made.append(entry_id)
-        return real(ctx, entry_id, file)
+        return real(ctx, entry_id)
 
     monkeypatch.setattr(rows, "_row", spy)
     return made
@@ -73,27 +73,32 @@ def test_a_title_edit_makes_only_the_entries_its_pages_show(project: ProjectBuil
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """After a title edit the index pages that list the entry are composed again from the
     kept rows: the entry cache makes the edited entry and its neighbours (whose pages show its
-    title), not every entry listed."""
+    title), not every entry listed; no other index page is composed."""
     monkeypatch.setattr(mermaid, "WHOLE_MAX", 4)  # graph.md summarised by tag: it shows no title
     root = _record(project)
     assert invoke("render", "--root", str(root)).code == 0
     real = load.Entries._made
     made = record_made(monkeypatch)
     composed: list[str] = []
-    for name in ("dashboard", "wanted", "graph_page", "kind_pages", "tag_pages", "index_pages"):
+    for name in ("dashboard", "wanted", "graph_page", "_kind_page", "_tag_page"):
         real_page = getattr(index, name)
-        monkeypatch.setattr(index, name, lambda ctx, name=name, real_page=real_page: composed.append(name)
-                            or real_page(ctx))
+        monkeypatch.setattr(index, name, lambda ctx, *args, name=name, real_page=real_page: composed.append(
+            " ".join([name, *args])) or real_page(ctx, *args))
     _edit(project.path("LIT-5"), "title: Paper 5", "title: Paper five")
     rendered = invoke("render", "--root", str(root))
     assert rendered.code == 0 and not rendered.err
     # LIT-5's page, THEORY-5's (it shows what it cites), the lists of LIT-5's kind and tag
     assert ": 4 written, " in rendered.out, rendered.out
-    # the pages whose key is every listed title, from the kept rows: not the graph (no title shown)
-    assert sorted(composed) == ["dashboard", "kind_pages", "tag_pages", "wanted"]
+    assert sorted(composed) == ["_kind_page literature", "_tag_page t2"]
     assert set(made) <= {"LIT-5", "THEORY-5"}, sorted(set(made))
+    composed.clear()
+    _edit(project.path("THEORY-4"), "title: Claim 4", "title: Claim four")  # a claim: the dashboard lists it
+    rendered = invoke("render", "--root", str(root))
+    assert ": 5 written, " in rendered.out, rendered.out  # its page, LIT-4's (cited by it), three lists
+    assert sorted(composed) == ["_kind_page theory", "_tag_page t0", "dashboard"]
     monkeypatch.setattr(load.Entries, "_made", real)
     _same_as_cold(root, tmp_path)
+    same_as_afresh(root)
 
 
 def test_rows_are_kept_and_made_again_only_for_changed_new_or_gone_entries(
@@ -102,24 +107,46 @@ def test_rows_are_kept_and_made_again_only_for_changed_new_or_gone_entries(
     assert invoke("render", "--root", str(root)).code == 0
     kept = root / ".recordtool-cache" / rows.ROWS_FILE
     assert kept.is_file() and len(made_rows) == 25  # a first render: every row
-    steps = [  # (what changes, the rows made again)
-        (lambda: _edit(project.path("NOTE-1"), "title: A note", "title: A | note"), ["NOTE-1"]),
-        (lambda: _edit(project.path("THEORY-3"), "tags: [t1]", "tags: [t0, t2]\nstatus: draft"), ["THEORY-3"]),
-        (lambda: project.add("NOTE-2", "title: Another note\ntags: [t9]\n"), ["NOTE-2"]),
-        (lambda: project.path("LIT-4").unlink(), []),
+    changes = root / ".recordtool-cache" / rows.CHANGES_FILE
+    steps = [  # (what changes, the rows made again, whether the whole file is written again)
+        (lambda: _edit(project.path("NOTE-1"), "title: A note", "title: A | note"), ["NOTE-1"], False),
+        (lambda: _edit(project.path("THEORY-3"), "tags: [t1]", "tags: [t0, t2]\nstatus: draft"), ["THEORY-3"], False),
+        (lambda: project.add("NOTE-2", "title: Another note\ntags: [t9]\n"), ["NOTE-2"], True),
+        (lambda: project.path("LIT-4").unlink(), [], True),
         (lambda: project.add("LIT-4", "title: Paper 4, back\nreference: {authors: [A], year: 2020, title: P}\n"),
-         ["LIT-4"]),
-        (lambda: _edit(project.path("THEORY-7"), "Claim 7 holds.", "Claim 7 holds, said again."), ["THEORY-7"]),
-        # a body: no index page is composed, no row made; its row is made again when one is
-        (lambda: _edit(project.path("NOTE-1"), "On LIT-2.", "On LIT-2, again."), []),
-        (lambda: _edit(project.path("LIT-8"), "title: Paper 8", "title: Paper eight"), ["LIT-8", "NOTE-1"]),
+         ["LIT-4"], True),
+        (lambda: _edit(project.path("THEORY-7"), "Claim 7 holds.", "Claim 7 holds, said again."), ["THEORY-7"], False),
+        # a body: the row is made again (the file changed), the same as kept
+        (lambda: _edit(project.path("NOTE-1"), "On LIT-2.", "On LIT-2, again."), ["NOTE-1"], False),
+        (lambda: _edit(project.path("LIT-8"), "title: Paper 8", "title: Paper eight"), ["LIT-8"], False),
     ]
-    for n, (change, again) in enumerate(steps):
+    for n, (change, again, whole) in enumerate(steps):
         made_rows.clear()
         change()
+        before = kept.stat().st_mtime_ns
         assert invoke("render", "--root", str(root)).code == 0
         assert sorted(made_rows) == again, n
+        assert (kept.stat().st_mtime_ns != before) == whole, n
+        assert changes.is_file() != whole, n  # the whole file written: no changes beside it
         _same_as_cold(root, tmp_path)
+        same_as_afresh(root)
+
+
+def test_the_whole_file_is_written_again_once_the_changes_grow(project: ProjectBuilder, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rows, "CHANGES_MIN", 3)
+    root = _record(project)  # 25 entries: changes kept beside the whole file up to 6 (a quarter)
+    assert invoke("render", "--root", str(root)).code == 0
+    kept = root / ".recordtool-cache" / rows.ROWS_FILE
+    changes = root / ".recordtool-cache" / rows.CHANGES_FILE
+    for n in range(1, 9):
+        before = kept.stat().st_mtime_ns
+        _edit(project.path(f"LIT-{n}"), f"title: Paper {n}\n", f"title: Paper {n}, renamed\n")
+        assert invoke("render", "--root", str(root)).code == 0
+        whole = kept.stat().st_mtime_ns != before
+        assert whole == (n == 7) and changes.is_file() == (n != 7), n  # the seventh change: written whole
+        _same_as_cold(root, tmp_path)
+        same_as_afresh(root)
 
 
 def test_a_damaged_or_foreign_rows_file_is_not_used(project: ProjectBuilder, tmp_path: Path,
@@ -142,13 +169,62 @@ def test_a_damaged_or_foreign_rows_file_is_not_used(project: ProjectBuilder, tmp
         def __reduce__(self) -> tuple[object, tuple[str]]:
             return (os.remove, (str(victim),))
 
-    for n, value in enumerate((Foreign(), ["not", "a", "dict"], {"NOTE-1": ("too", "short")})):
+    good = pickle.loads(kept.read_bytes()[len(rows.ROWS_FORM) + 20:])
+    wrong = [Foreign(), ["not", "a", "tuple"], {"NOTE-1": ("too", "short")}, (good[0], good[1][:-1]),
+             (good[0], (*good[1][:2], good[1][2][:-1], *good[1][3:])),  # a look short
+             (good[0], (*good[1][:5], good[1][5] + "\0theory", *good[1][6:])),  # a kind more
+             (good[0], (*good[1][:4], {"kinds/note.md": [1, 0]}, *good[1][5:]))]  # a tally short
+    for n, value in enumerate(wrong):
         payload = pickle.dumps(value)
         kept.write_bytes(rows.ROWS_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big")
                          + payload)
         made_rows.clear()
         _edit(project.path("NOTE-1"), "title: A note", f"title: A note, take {n}")
         assert invoke("render", "--root", str(root)).code == 0
-        assert len(made_rows) == 25, value
+        assert len(made_rows) == 25, n
         assert victim.read_text(encoding="utf-8") == "still here"
         _same_as_cold(root, tmp_path)
+        same_as_afresh(root)
+
+
+def test_changes_that_are_lost_damaged_foreign_or_of_another_generation_are_not_used(
+        project: ProjectBuilder, tmp_path: Path, made_rows: list[str]) -> None:
+    """The changes beside the whole file are used only as written against its generation;
+    otherwise the whole file's rows are brought up to date: the entries changed since it was
+    written are gone over again, and the pages are a cold render's."""
+    root = _record(project)
+    assert invoke("render", "--root", str(root)).code == 0
+    changes = root / ".recordtool-cache" / rows.CHANGES_FILE
+    key = cache_key(load_config(root))
+
+    def kept_as(payload: bytes) -> None:
+        changes.write_bytes(rows.CHANGES_FORM + key + zlib.crc32(payload).to_bytes(4, "big") + payload)
+
+    for n, spoil in enumerate(["lost", "damaged", "generation", "position", "tally", "row"]):
+        _edit(project.path("NOTE-1"), "title: A note", f"title: A note {n}")
+        _edit(project.path(f"LIT-{n + 1}"), f"title: Paper {n + 1}\n", f"title: Paper {n + 1}, renamed\n")
+        assert invoke("render", "--root", str(root)).code == 0
+        written = pickle.loads(changes.read_bytes()[len(rows.CHANGES_FORM) + 20:])
+        generation, changed, tallies = written
+        assert len(changed) == 1 + (n + 1) + n  # since the whole file: NOTE-1, each step's paper, the claims before
+        if spoil == "lost":
+            changes.unlink()
+        elif spoil == "damaged":
+            changes.write_bytes(changes.read_bytes()[:-2] + b"!!")
+        elif spoil == "generation":
+            kept_as(pickle.dumps(("another", changed, tallies)))
+        elif spoil == "position":
+            kept_as(pickle.dumps((generation, {**changed, 99: next(iter(changed.values()))}, tallies)))
+        elif spoil == "tally":
+            kept_as(pickle.dumps((generation, changed, {**tallies, "index.md": [1, 2, -3]})))
+        else:
+            position, change = next(iter(changed.items()))
+            kept_as(pickle.dumps((generation, {**changed, position: (*change[:4], ("a", "row"))}, tallies)))
+        made_rows.clear()
+        _edit(project.path(f"THEORY-{n + 7}"), f"Claim {n + 7} holds.", f"Claim {n + 7} holds, again.")
+        assert invoke("render", "--root", str(root)).code == 0
+        # every entry changed since the whole file was written (its rows as the whole file has them)
+        assert sorted(made_rows) == sorted({"NOTE-1", *(f"LIT-{i}" for i in range(1, n + 2)),
+                                            *(f"THEORY-{i}" for i in range(7, n + 8))}), spoil
+        _same_as_cold(root, tmp_path)
+        same_as_afresh(root)
