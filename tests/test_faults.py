@@ -740,7 +740,7 @@ def stray(pidfile: Path, how: str) -> str:
     return f"import subprocess\n{start}\nwhile not os.path.exists({str(pidfile)!r}):\n    time.sleep(0.01)\n"
 
 
-def gone_soon(pid: int, what: str, seconds: float = 10) -> None:
+def gone_soon(pid: int, what: str, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while running(pid):
         if time.monotonic() > deadline:
@@ -766,7 +766,9 @@ def test_what_a_check_starts_ends_with_its_run(tmp_path: Path, monkeypatch: pyte
     pidfile = tmp_path / "stray.pid"
     body = stray(pidfile, how) + ENDS[end][0]
     checks = CHECKS + "\n\ndef spawner(ctx):\n" + textwrap.indent(body, "    ") + "\n"
-    timeout = 3 if end == "timeout" else 60  # room to start a process on a busy machine, and no more
+    # the timeout must end the run, after the check has started its process: 10 s is room for a fresh
+    # interpreter and a shell to start on a busy machine (3 s was not always) and keeps the test short
+    timeout = 10 if end == "timeout" else 60
     root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("spawn", "spawner", more=f"timeout: {timeout}"))},
                         checks=checks)
     monkeypatch.setenv("RECORDTOOL_FORK_SERVER", fork_server)

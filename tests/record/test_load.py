@@ -123,7 +123,9 @@ def test_alias_bomb_is_refused_fast(project: ProjectBuilder) -> None:
     project.add("NOTE-1", raw=("\n".join(levels) + "\n").encode())
     start = time.perf_counter()
     found = errors_of(project.root)
-    assert time.perf_counter() - start < 2.0
+    # expanded, it would be 9**9 values (minutes and gigabytes): a bound far above a refusal on a busy
+    # machine still tells them apart (how fast loading is, is the benchmarks' to say)
+    assert time.perf_counter() - start < 30.0
     assert found == [
         "record/notes/NOTE-1.yaml:1:8: error: refused: the file expands to more than 50000 values "
         "(an alias bomb?); entries are small, write values out instead of multiplying aliases"
