@@ -47,6 +47,8 @@ import dataclasses
 import hashlib
 import importlib
 import io
+import itertools
+import operator
 import os
 import pickle
 import time
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from recordtool.record.graph import KeptLinks, Scan
     from recordtool.record.load import Loaded, Record, Summary
     from recordtool.record.schema import Entry
+    from recordtool.record.static import KeptStatic
 
 FOLDER = "entries"  # under the cache folder
 FORMAT = b"recordtool-entries 5\n"
@@ -71,6 +74,8 @@ ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
 SCANS_FORMAT = b"recordtool-entry-scans 2\n"  # 2: each entry's mentions on their own (``_Scans``)
 LINKS = "links.bin"  # what the graph keeps of the whole record (``graph.KeptLinks``)
 LINKS_FORMAT = b"recordtool-links 1\n"
+STATIC = "static.bin"  # what the static checks found in each entry (``static.KeptStatic``)
+STATIC_FORMAT = b"recordtool-static 1\n"
 SHARDS = 64
 # Distributions whose version can change what loading gives (parsing YAML and Markdown, validating).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
@@ -85,15 +90,15 @@ class Item:
     kind: str  # the kind whose folder holds it
     stat: Stat | None  # None: it was changed just before it was read; compare its content
     digest: str  # a hash of its bytes
-    # The entry (read this run), or where its own pickle is in the shard's entries file: in
-    # the file (offset, length, CRC-32), once read (its ``_Blobs``, offset, length, CRC-32).
-    entry: Entry | tuple[Any, ...] | None
+    # The entry (read this run), or where its own pickle is in its shard's entries file
+    # (offset, length, CRC-32; the file: ``EntryCache.blobs``).
+    entry: Entry | tuple[int, int, int] | None
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
     summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
     # The mentions in its prose, once the graph has scanned them: the list (found this run), or
-    # its shard's scans file that holds it (``_Scans``; as kept in the shard: True).
-    scan: Scan | _Scans | bool | None = None
+    # True: in its shard's scans file (``EntryCache.scan_files``); None or False: none kept.
+    scan: Scan | bool | None = None
 
 
 @dataclass
@@ -103,6 +108,10 @@ class EntryCache:
     folder: Path
     key: bytes  # the code, versions and configuration the kept results hold for
     shards: list[dict[str, Item]]
+    # Per shard, the files its items' entries and mentions are kept in, by shard number (``_shard``):
+    # an item names none, so that reading a shard back is one unpickling, without a loop over its items.
+    blobs: list[_Blobs] = field(default_factory=list)
+    scan_files: list[_Scans] = field(default_factory=list)
     items: dict[str, Item] = field(default_factory=dict)  # every shard's, by path: looked up without hashing to a shard
     dirty: set[int] = field(default_factory=set)
     seen: set[str] = field(default_factory=set)  # files looked up this run (the others are gone)
@@ -115,26 +124,41 @@ class EntryCache:
         """What loading each file of ``files`` (its path, its kind; ``rels``: its path relative
         to the root) gave last time, where the file is as it was; None: read it. One loop
         over the whole record, without a call per file beyond ``os.stat``: it runs on every
-        command, a hundred thousand times on a large record."""
+        command, a hundred thousand times on a large record. Each file is stat-ed by its name in
+        its folder, opened once while its files come one after the other (``dir_fd``): the
+        kernel does not walk the whole path again for each (a third less time); the same answer
+        as ``os.stat(path)``, links followed."""
         self.seen.update(rels)
         items, pending, stat = self.items, self.pending, os.stat
         known, self.known = self.known or {}, None
         out: list[Loaded | None] = []
-        for (path, kind), rel in zip(files, rels, strict=True):
-            item = items.get(rel)
-            now = known.get(path)
-            if now is None:
-                try:
-                    st = stat(path)
-                except OSError:
-                    out.append(None)
+        at: str | None = None  # the folder ``fd`` is open on (None: stat by the whole path)
+        fd: int | None = None
+        try:
+            for (path, kind), rel in zip(files, rels, strict=True):
+                item = items.get(rel)
+                now = known.get(path)
+                if now is None:
+                    folder, _sep, name = path.rpartition(os.sep)
+                    try:
+                        if folder != at:
+                            if fd is not None:
+                                was, fd = fd, None
+                                os.close(was)
+                            at, fd = folder, _open_folder(folder)
+                        st = stat(path) if fd is None else stat(name, dir_fd=fd)
+                    except OSError:
+                        out.append(None)
+                        continue
+                    now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                if item is not None and item.stat == now and item.kind == kind.name:
+                    out.append((item.entry, item.places, item.problems, item.summary))
                     continue
-                now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-            if item is not None and item.stat == now and item.kind == kind.name:
-                out.append((item.entry, item.places, item.problems, item.summary))
-                continue
-            pending[rel] = now
-            out.append(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
+                pending[rel] = now
+                out.append(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
+        finally:
+            if fd is not None:
+                os.close(fd)
         self.hits += sum(found is not None for found in out)
         return out
 
@@ -175,16 +199,23 @@ class EntryCache:
                                                          *loaded)
         self.dirty.add(shard)
 
+    def kept_entries(self) -> KeptEntries:
+        """What makes the entries kept in the shards (``Item.entry``) when asked for."""
+        return KeptEntries(self.blobs)
+
     def scans(self, record: Record) -> KeptScans:
         """The mentions kept for the entries of ``record`` whose file was as it was, each read
         from its shard's scans file only when asked for (``KeptScans``)."""
-        out = KeptScans(self.dirty)
-        items = self.items
+        out = KeptScans(self.dirty, self.scan_files)
+        items, put = self.items, dict.__setitem__
         for entry_id, places in record.places.items():
-            item = items.get(places.path)
-            if item is not None and item.scan is not None and item.places is places:
-                dict.__setitem__(out, entry_id, item.scan if type(item.scan) is list  # type: ignore[misc]
-                                 else (item.scan, places.path))
+            item = items.get(places[0])  # (its path)
+            if item is not None and item.places is places:
+                scan = item.scan
+                if scan is True:
+                    put(out, entry_id, places[0])  # in its shard's scans file: read when asked for
+                elif type(scan) is list:
+                    put(out, entry_id, scan)
         return out
 
     def _kept_scan(self, rel: str) -> Scan | None:
@@ -194,8 +225,8 @@ class EntryCache:
         if item is None:
             return None
         scan = item.scan
-        if isinstance(scan, _Scans):
-            scan = item.scan = scan.get(rel)
+        if scan is True:
+            scan = item.scan = self.scan_files[_shard(rel)].get(rel)
             if scan is None:
                 self.dirty.add(_shard(rel))
         return scan if type(scan) is list else None
@@ -223,6 +254,18 @@ class EntryCache:
         """Keep ``links`` for the next run (a file that cannot be written costs speed only)."""
         write_plain(self.folder / LINKS, self.key, LINKS_FORMAT, links.plain())
 
+    def static(self, config: Config) -> KeptStatic:
+        """What the static checks found last time (``static.KeptStatic``), where the checks
+        package is as it was then; else nothing kept."""
+        from recordtool.record.static import KeptStatic, package_state
+
+        return KeptStatic.from_plain(read_plain(self.folder / STATIC, self.key, STATIC_FORMAT), package_state(config))
+
+    def keep_static(self, static: KeptStatic) -> None:
+        """Keep ``static`` for the next run, if it changed (a file that cannot be written costs speed only)."""
+        if static.changed:
+            write_plain(self.folder / STATIC, self.key, STATIC_FORMAT, static.plain())
+
     def _racy(self, stat: Stat) -> bool:
         return stat[1] >= self.started - RACY_NS
 
@@ -247,7 +290,7 @@ class EntryCache:
             scans: dict[str, Scan] = {}
             offset = len(ENTRIES_FORMAT) + len(generation)
             for rel, item in self.shards[n].items():
-                data = _pickled(item.entry)
+                data = _pickled(item.entry, self.blobs[n])
                 if data is None:
                     continue  # its kept entry could not be read back: its file is read again next time
                 where = None
@@ -255,7 +298,7 @@ class EntryCache:
                     where = (offset, len(data), zlib.crc32(data))
                     blobs.append(data)
                     offset += len(data)
-                scan = self._kept_scan(rel) if item.scan is not None else None
+                scan = self._kept_scan(rel) if item.scan is not None and item.scan is not False else None
                 if scan is not None:
                     item.scan = scans[rel] = scan  # held here from now on: the file it was in is written again
                 kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None)
@@ -270,14 +313,28 @@ class EntryCache:
         self.dirty.clear()
 
 
-def _pickled(entry: Entry | tuple[Any, ...] | None) -> bytes | None:
+def _open_folder(folder: str) -> int | None:
+    """A descriptor of ``folder`` to stat its files by name (``EntryCache.unchanged``); None where
+    that is not offered or it cannot be opened (then each is stat-ed by its whole path)."""
+    if not _DIR_FD or not folder:
+        return None
+    try:
+        return os.open(folder, _FOLDER_FLAGS)
+    except OSError:
+        return None
+
+
+_DIR_FD = os.stat in os.supports_dir_fd
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes | None:
     """``entry``'s own pickle (``b""`` for no entry), read back from the entries file it is kept
-    in, or made; None when it cannot be read back."""
+    in (``blobs``), or made; None when it cannot be read back."""
     if entry is None:
         return b""
     if type(entry) is tuple:
-        blobs, offset, length, crc = entry
-        return blobs.read(offset, length, crc)  # type: ignore[no-any-return]
+        return blobs.read(*entry)
     out = io.BytesIO()
     _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
     return out.getvalue()
@@ -289,18 +346,19 @@ class KeptScans(dict[str, "Scan"]):
     kept mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives
     them. Every way of reading it as a dict gives mentions, never where they are kept."""
 
-    def __init__(self, dirty: set[int]) -> None:
+    def __init__(self, dirty: set[int], files: list[_Scans]) -> None:
         super().__init__()
         self._dirty = dirty  # the shards to write again (``EntryCache.dirty``): not the cache, which may then go
+        self._files = files  # each shard's scans file (``EntryCache.scan_files``)
         self.rescan: Callable[[str], Scan] | None = None
         self.rescanned: set[str] = set()  # the ids scanned again, to keep (``EntryCache.learn_scans``)
 
     def __getitem__(self, key: str) -> Scan:
-        value: Scan | tuple[_Scans, str] = dict.__getitem__(self, key)
-        if type(value) is tuple:  # its shard's scans file and the entry's path there
-            found = value[0].get(value[1])
+        value: Scan | str = dict.__getitem__(self, key)
+        if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
+            found = self._files[_shard(value)].get(value)
             if found is None:
-                self._dirty.add(_shard(value[1]))
+                self._dirty.add(_shard(value))
                 if self.rescan is None:
                     raise KeyError(key)
                 found = self.rescan(key)
@@ -467,32 +525,45 @@ class _Blobs:
             os.close(self.fd)
 
 
-def entry_from(kept: tuple[Any, ...], model: type[Entry]) -> Entry | None:
-    """The entry of model ``model`` kept where ``kept`` says (``Item.entry``), made by the
-    unpickler that makes only the record's own data classes; None if its bytes are not those
-    kept there or do not make a ``model`` (the caller reads its file again)."""
-    blobs, offset, length, crc = kept
-    data = blobs.read(offset, length, crc)
-    if data is None:
-        return None
-    try:
-        entry = _Unpickler(io.BytesIO(data)).load()
-    except Exception:  # anything damaged bytes raise
-        return None
-    if type(entry) is not model:
-        return None
-    return entry
+class KeptEntries:
+    """Makes the entries the cache keeps (``Item.entry``) when asked for (``load.Entries``): it
+    holds each shard's entries file, not the cache, which goes once the record is open."""
+
+    def __init__(self, blobs: list[_Blobs]) -> None:
+        self.blobs = blobs
+
+    def entry(self, rel: str, kept: tuple[int, int, int], model: type[Entry]) -> Entry | None:
+        """The entry of ``rel``, of model ``model``, kept where ``kept`` says, made by the
+        unpickler that makes only the record's own data classes; None if its bytes are not
+        those kept there or do not make a ``model`` (the caller reads its file again)."""
+        data = self.blobs[_shard(rel)].read(*kept)
+        if data is None:
+            return None
+        try:
+            entry = _Unpickler(io.BytesIO(data)).load()
+        except Exception:  # anything damaged bytes raise
+            return None
+        if type(entry) is not model:
+            return None
+        return entry
 
 
 def open_cache(config: Config) -> EntryCache:
     """The entry cache of ``config``'s record, with whatever valid shards it holds."""
     folder = config.cache / FOLDER
     key = cache_key(config)
-    shards = [_read_shard(folder, n, key) for n in range(SHARDS)]
-    items: dict[str, Item] = {}
+    shards: list[dict[str, Item]] = []
+    blobs: list[_Blobs] = []
+    scan_files: list[_Scans] = []
+    for n in range(SHARDS):
+        generation, items = _read_shard(folder, n, key)
+        shards.append(items)
+        blobs.append(_Blobs(folder / _name(n, ".entries"), generation))
+        scan_files.append(_Scans(folder / _name(n, ".scans"), generation))
+    items = {}
     for shard in shards:
         items.update(shard)
-    return EntryCache(folder, key, shards, items)
+    return EntryCache(folder, key, shards, blobs, scan_files, items)
 
 
 def clear_cache(config: Config) -> None:
@@ -502,8 +573,9 @@ def clear_cache(config: Config) -> None:
         for suffix in (".bin", ".entries", ".scans"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(folder / _name(n, suffix))
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(folder / LINKS)
+    for name in (LINKS, STATIC):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / name)
 
 
 def cache_key(config: Config) -> bytes:
@@ -539,44 +611,47 @@ def _digest(path: Path | str) -> str:
         return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
 
 
-def _read_shard(folder: Path, n: int, key: bytes) -> dict[str, Item]:
-    """Shard ``n``'s items, each entry's place made to read it from the shard's entries file; {}
-    when there is none or it is not a whole shard written for ``key``."""
+def _read_shard(folder: Path, n: int, key: bytes) -> tuple[bytes, dict[str, Item]]:
+    """Shard ``n``'s generation (that of its entries and scans files) and items; no items when
+    there is none or it is not a whole shard written for ``key``."""
+    none: tuple[bytes, dict[str, Item]] = (b"", {})
     try:
         with open(folder / _name(n), "rb") as handle:
             data = handle.read()
     except OSError:
-        return {}
+        return none
     head = len(FORMAT)
     if data[:head] != FORMAT or data[head:head + 16] != key:
-        return {}
+        return none
     payload = data[head + 20:]
     if zlib.crc32(payload).to_bytes(4, "big") != data[head + 16:head + 20]:  # a damaged file, not a forged one
-        return {}
+        return none
     try:
         generation, items = _Unpickler(io.BytesIO(payload)).load()
     except Exception:  # anything a damaged shard raises: read its files again
-        return {}
+        return none
     if not isinstance(generation, bytes) or not isinstance(items, dict):
-        return {}
-    blobs = _Blobs(folder / _name(n, ".entries"), generation)
-    scans = _Scans(folder / _name(n, ".scans"), generation)
-    for rel, item in items.items():  # one loop, no call per item: it runs for every file of the record
-        if type(rel) is not str or type(item) is not Item or type(item.scan) is not bool:
-            return {}
-        entry = item.entry
-        if entry is not None:
-            if type(entry) is not tuple or len(entry) != 3 or not type(entry[0]) is type(entry[1]) is type(
-                    entry[2]) is int:
-                return {}
-            item.entry = (blobs, *entry)
-        item.scan = scans if item.scan else None
-    return items
+        return none
+    # Each item what a shard keeps (where its entry is: three numbers, or None; whether its
+    # mentions are kept: True or False), checked without a call per item: it runs for every
+    # file of the record.
+    values = items.values()
+    if not (set(map(type, items)) <= {str} and set(map(type, values)) <= {Item}
+            and set(map(type, map(_SCAN, values))) <= {bool}):
+        return none
+    entries = [entry for entry in map(_ENTRY, values) if entry is not None]
+    if not (set(map(type, entries)) <= {tuple} and set(map(len, entries)) <= {3}
+            and set(map(type, itertools.chain.from_iterable(entries))) <= {int}):
+        return none
+    return generation, items
+
+
+_SCAN, _ENTRY = operator.attrgetter("scan"), operator.attrgetter("entry")
 
 
 class _Unpickler(pickle.Unpickler):
     """Makes only the record's data classes (dataclasses and pydantic models of
-    ``recordtool.record``) and dates: a shard can name no function to call."""
+    ``recordtool.record``, ``load.Places``) and dates: a shard can name no function to call."""
 
     def find_class(self, module: str, name: str) -> Any:
         found = _ALLOWED.get((module, name))
@@ -601,6 +676,10 @@ def _allowed(module: str, name: str) -> type:
         import datetime
 
         return datetime.date
+    if (module, name) == ("recordtool.record.load", "Places"):  # a tuple of plain data (``load.Places``)
+        from recordtool.record.load import Places
+
+        return Places
     if module.startswith("recordtool.record.") and name.isidentifier():
         found = getattr(importlib.import_module(module), name, None)
         if isinstance(found, type) and (dataclasses.is_dataclass(found) or _is_model(found)):

@@ -33,38 +33,55 @@ from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
 from recordtool.record.static import looked_at
 
 if TYPE_CHECKING:
-    from recordtool.record.cache import EntryCache
+    from recordtool.record.cache import EntryCache, KeptEntries
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
 ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
 
 
-@dataclass(frozen=True, slots=True)
-class Places:
-    """Where an entry's parts are in its file (1-based line, col), kept for later stages."""
+class Places(tuple[str, Mark, tuple[Mark, ...], dict[str, int], str]):
+    """Where an entry's parts are in its file (1-based line, col), kept for later stages:
+    ``Places((path, id, cites, prose, digest))``.
 
-    path: str
-    id: Mark
-    cites: tuple[Mark, ...]
-    prose: dict[str, int]  # prose field -> the line its text starts on
-    digest: str  # a hash of the file's bytes: the same bytes make the same entry
+    A tuple, so that the entry cache makes a hundred thousand of them back from its shards
+    without a call to Python code for each (a dataclass with its own ``__setstate__`` took a
+    fifth of reading the shards back): pickled as its class and its tuple, made by the tuple's
+    own constructor."""
 
-    # Kept in the entry cache: dataclasses' own way of pickling a frozen class with slots looks
-    # its fields up for each object, a tenth of reading the cache back.
-    def __getstate__(self) -> tuple[str, Mark, tuple[Mark, ...], dict[str, int], str]:
-        return (self.path, self.id, self.cites, self.prose, self.digest)
+    __slots__ = ()
 
-    def __setstate__(self, state: tuple[str, Mark, tuple[Mark, ...], dict[str, int], str]) -> None:
-        for name, value in zip(_PLACES_FIELDS, state, strict=True):
-            object.__setattr__(self, name, value)
+    @property
+    def path(self) -> str:
+        """The file, from the project's root."""
+        return self[0]
 
+    @property
+    def id(self) -> Mark:
+        """Where the id is."""
+        return self[1]
 
-_PLACES_FIELDS = ("path", "id", "cites", "prose", "digest")
+    @property
+    def cites(self) -> tuple[Mark, ...]:
+        """Where each citation is, in order."""
+        return self[2]
+
+    @property
+    def prose(self) -> dict[str, int]:
+        """Each prose field -> the line its text starts on."""
+        return self[3]
+
+    @property
+    def digest(self) -> str:
+        """A hash of the file's bytes: the same bytes make the same entry."""
+        return self[4]
+
+    def __repr__(self) -> str:
+        return f"Places(path={self[0]!r}, id={self[1]!r}, cites={self[2]!r}, prose={self[3]!r}, digest={self[4]!r})"
 
 
 Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation), in order
-Kept = tuple[Any, ...]  # an entry as the entry cache keeps it, made when asked for (``recordtool.record.cache.entry_from``)
+Kept = tuple[int, int, int]  # where the entry cache keeps an entry, made when asked for (``recordtool.record.cache.KeptEntries``)
 
 
 class Entries(dict[str, Entry]):
@@ -261,10 +278,12 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     placed: dict[str, Places] = {}
     linked: dict[str, Links] = {}  # the citations of the entries not made yet: a made one has its own
 
+    reader = cache.kept_entries() if cache is not None else None
+
     def make(entry_id: str, kept: Kept) -> Entry:
         # (refers to no part of the record that holds it: no cycle keeps the record alive once
         # nothing else does, nor the entry cache's files it keeps open)
-        entry = _made(config, placed, entry_id, kinds[entry_id], kept)
+        entry = _made(config, placed, entry_id, kinds[entry_id], kept, reader)
         linked.pop(entry_id, None)
         return entry
 
@@ -337,15 +356,14 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     return record, problems
 
 
-def _made(config: Config, places: dict[str, Places], entry_id: str, kind: Kind, kept: Kept) -> Entry:
-    """The entry kept as ``kept`` (``recordtool.record.cache.entry_from``), or, should that
+def _made(config: Config, places: dict[str, Places], entry_id: str, kind: Kind, kept: Kept,
+          reader: KeptEntries | None) -> Entry:
+    """The entry kept as ``kept`` (``recordtool.record.cache.KeptEntries``), or, should that
     fail, read again from its file: a damaged cache costs time, never the answer."""
-    from recordtool.record.cache import entry_from
-
-    entry = entry_from(kept, MODELS[kind.schema])
+    rel = places[entry_id].path
+    entry = reader.entry(rel, kept, MODELS[kind.schema]) if reader is not None else None
     if entry is not None and entry.id == entry_id:
         return entry
-    rel = places[entry_id].path
     path = config.root / rel
     read = _read_sources([str(path)], str(config.record))[0]
     entry = load_entry(path, kind, config, rel, _source(read))[0]
@@ -434,13 +452,13 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
     problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
         problems.extend(_check_problems(entry, config, marks, rel))
-    places = Places(
-        path=rel,
-        id=source.mark(("id",)),
-        cites=tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
-        prose={name: _prose_start(source, name) for name, _text in entry.prose()},
-        digest=source.digest,
-    )
+    places = Places((
+        rel,  # path
+        source.mark(("id",)),  # id
+        tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),  # cites
+        {name: _prose_start(source, name) for name, _text in entry.prose()},  # prose
+        source.digest,  # digest
+    ))
     return entry, places, problems
 
 

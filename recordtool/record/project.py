@@ -85,6 +85,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             kept.save()
             if graph.kept is not None and graph.kept_changed:
                 kept.keep_links(graph.kept)
-        problems = sorted([*problems, *more, *static_problems(config, record)],
-                          key=lambda p: (p.severity != "error", *p.sort_key()))
+        static = kept.static(config) if kept is not None else None
+        more += static_problems(config, record, static)
+        if kept is not None and static is not None:
+            kept.keep_static(static)
+        problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))
     return Project(config, record, graph, problems, cached=cache)

@@ -10,11 +10,18 @@ module-level ``METRICS = ("a", "b")``; a check that declares none gets a warning
 
 Entries still holding the placeholders of ``recordtool new`` are warned about here too.
 Problems are placed at their line in the YAML; only files with a problem are read again.
+
+What an entry gives depends only on its file and on the checks package, so with the entry
+cache (``KeptStatic``) the problems found in each entry are kept by its file's hash and the
+package's state (``package_state``: every file's and folder's name, every link, every module's
+bytes), and an entry whose file and package are as they were is not made nor looked at again.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,24 +222,92 @@ class _Found:
     key: bool = False
 
 
-def static_problems(config: Config, record: Record) -> list[Problem]:
-    """Every problem of the record's checks and placeholders that reading the sources shows."""
+Found = tuple[str, str, list[tuple[Any, ...]]]  # an entry's file and its hash, the fields of each problem found
+
+
+@dataclass
+class KeptStatic:
+    """What ``static_problems`` found in each entry it looked at, by id, for the checks package
+    in the state ``state`` (``package_state``); kept between runs in the entry cache
+    (``recordtool.record.cache.EntryCache.static``). ``changed``: whether a run changed it."""
+
+    state: str
+    found: dict[str, Found] = field(default_factory=dict)
+    changed: bool = False
+
+    def plain(self) -> tuple[str, dict[str, Found]]:
+        """As plain data (``recordtool.record.cache.write_plain``)."""
+        return self.state, self.found
+
+    @classmethod
+    def from_plain(cls, value: Any, state: str) -> KeptStatic:
+        """What ``plain`` gave, if it was for the package in ``state``; else nothing kept."""
+        if type(value) is tuple and len(value) == 2 and value[0] == state and type(value[1]) is dict:
+            return cls(state, value[1])
+        return cls(state, {}, changed=True)
+
+
+def package_state(config: Config) -> str:
+    """A hash of what ``static_problems`` reads of the checks package: the names of its files and
+    folders, where each link leads, and the bytes of each module (``.py``); "" when there is no
+    package. A module's bytes, not its times: a file rewritten within the clock's tick is seen."""
+    package = config.root / config.checks
+    if not package.is_dir():
+        return ""
+    digest = hashlib.blake2b(digest_size=16)
+    for folder, folders, files in os.walk(package):
+        folders.sort()
+        rel = os.path.relpath(folder, package)
+        for name in sorted(folders + files):
+            path = os.path.join(folder, name)
+            digest.update(f"{rel}/{name}\0".encode("utf-8", "surrogateescape"))
+            if os.path.islink(path):
+                try:
+                    digest.update(f"-> {os.readlink(path)}\0".encode("utf-8", "surrogateescape"))
+                except OSError:
+                    digest.update(b"-> ?\0")
+            if name.endswith(".py"):
+                try:
+                    with open(path, "rb") as handle:
+                        digest.update(hashlib.blake2b(handle.read(), digest_size=16).digest())
+                except OSError as exc:
+                    digest.update(f"cannot read: {exc.errno}\0".encode())
+    return digest.hexdigest()
+
+
+def static_problems(config: Config, record: Record, kept: KeptStatic | None = None) -> list[Problem]:
+    """Every problem of the record's checks and placeholders that reading the sources shows.
+    ``kept``: what the last run found (``KeptStatic``): an entry whose file has the hash kept,
+    with the package in the state kept, gives what it gave, unmade; ``kept`` is brought up to date."""
     modules = Modules(config)
     problems: list[Problem] = []
     # Without a checks package there is nothing to read (a record of notes, a test's record):
     # `verify` says so for each check it cannot load.
     readable = (config.root / config.checks).is_dir()
     looked = record.looked
+    before = kept.found if kept is not None else {}
+    now: dict[str, Found] = {}
     for entry_id in record.entries:
         if looked is not None and entry_id not in looked:
             continue  # nothing here to look at (``looked_at``): its entry is not made
+        places = record.places[entry_id]
+        was = before.get(entry_id)
+        if was is not None and was[0] == places.path and was[1] == places.digest:
+            problems += [Problem(*fields) for fields in was[2]]
+            now[entry_id] = was
+            continue
         entry = record.entries[entry_id]
         found = list(_placeholders(entry))
         if readable and isinstance(entry, Theory):
             for i, check in enumerate(entry.checks):
                 found += _check_problems(modules, config, i, check)
-        if found:
-            problems += _placed(config, record.places[entry_id].path, found)
+        placed = _placed(config, places.path, found) if found else []
+        problems += placed
+        now[entry_id] = (places.path, places.digest, [(p.path, p.line, p.col, p.message, p.field, p.severity, p.code)
+                                                     for p in placed])
+    if kept is not None:
+        kept.changed = kept.changed or now.keys() != before.keys() or any(now[i] is not before[i] for i in now)
+        kept.found = now
     return problems
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -174,8 +175,8 @@ def test_a_shard_whose_items_are_not_what_it_keeps_is_refused(project: ProjectBu
         if not shard:
             continue
         bad = {"nothing": {}, "a string": {"entry": "here"}, "two numbers": {"entry": (1, 2)}, "numbers as text": {"entry": ("1", "2", "3")}}[where]
-        items = {rel: dataclasses.replace(item, entry=item.entry[1:] if isinstance(item.entry, tuple) else None,
-                                          scan=item.scan is not None) for rel, item in shard.items()}
+        items = {rel: dataclasses.replace(item, entry=item.entry if isinstance(item.entry, tuple) else None,
+                                          scan=bool(item.scan)) for rel, item in shard.items()}
         items[next(iter(items))] = dataclasses.replace(next(iter(items.values())), **bad)
         head = (root / ".recordtool-cache" / FOLDER / f"shard-{n:02d}.entries").read_bytes()
         generation = head[len(cache_module.ENTRIES_FORMAT):len(cache_module.ENTRIES_FORMAT) + 16]
@@ -270,7 +271,7 @@ def _with_static_problems(project: ProjectBuilder) -> ProjectBuilder:
 def test_kept_entries_are_made_only_when_asked_for(project: ProjectBuilder) -> None:
     """With the cache, opening the record and every check that spans it (citations, mentions,
     cycles, orphans, the claims' checks and placeholders) makes no entry of a file as it was
-    beyond those the static checks read: the rest stay their kept bytes until asked for,
+    (the static checks' results are kept too): they stay their kept bytes until asked for,
     and then are the entries a cold run reads."""
     root = _with_static_problems(project).root
     cold = open_project(root=root)
@@ -284,7 +285,7 @@ def test_kept_entries_are_made_only_when_asked_for(project: ProjectBuilder) -> N
     assert isinstance(entries, load.Entries)
     assert warm.graph.orphans() == cold.graph.orphans()
     made = sorted(i for i in entries if not entries.kept(i))
-    assert made == ["LIT-1", "NOTE-3", "THEORY-2"]  # read again; the static checks' (a placeholder, a check)
+    assert made == ["LIT-1"]  # read again; the static checks' results for the others are kept (``KeptStatic``)
     assert sorted(warm.record.links) == sorted(set(entries) - set(made))  # a made entry has its own citations
     assert [c.id for c in warm.record.claims()] == ["THEORY-1", "THEORY-2"]
     assert not entries.kept("THEORY-1")
@@ -554,3 +555,78 @@ def test_a_scans_file_gives_each_entrys_mentions_on_their_own(tmp_path: Path) ->
     data[head + 3] ^= 1  # the index
     path.write_bytes(bytes(data))
     assert cache_module._Scans(path, generation).get("record/notes/NOTE-1.yaml") is None
+
+
+def test_the_static_checks_results_are_kept_while_the_entry_and_the_package_are_as_they_were(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The static checks look again at an entry only when its file or the checks package
+    changed (a module's bytes, a module added or removed, a link): else what they found is
+    kept (``static.KeptStatic``); the problems are always a cold run's."""
+    import recordtool.record.project as project_module
+    import recordtool.record.static as static
+
+    root = _with_static_problems(project).root
+    looked: list[str] = []
+    checking: list[bool] = []
+    real, real_problems = static._placeholders, static.static_problems
+
+    def spy(entry: object) -> object:
+        if checking:  # (loading a file looks for placeholders too)
+            looked.append(entry.id)  # type: ignore[attr-defined]
+        return real(entry)  # type: ignore[arg-type]
+
+    def problems(*args: object) -> object:
+        checking.append(True)
+        try:
+            return real_problems(*args)  # type: ignore[arg-type]
+        finally:
+            checking.clear()
+
+    monkeypatch.setattr(static, "_placeholders", spy)
+    monkeypatch.setattr(project_module, "static_problems", problems)
+
+    def same_as_cold() -> list[str]:
+        looked.clear()
+        warm = open_project(root=root, cache=True)
+        seen = sorted(looked)
+        _same(warm, open_project(root=root))
+        return seen
+
+    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # nothing kept yet
+    assert same_as_cold() == []
+    module = root / "checks" / "m.py"
+    for n, (old, new) in enumerate([("def measure(ctx):", "def nothing(ctx):"),  # the function is there now
+                                    ("    return {}", "    return {}\n")]):  # the same size and times, other bytes
+        stat = module.stat()
+        _edit(module, old, new)
+        if n == 1:
+            module.write_text(module.read_text(encoding="utf-8")[:-1] + "#", encoding="utf-8")
+            os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # every entry looked at again
+        assert same_as_cold() == []
+    (root / "checks" / "other.py").write_text("def nothing(ctx):\n    return {}\n", encoding="utf-8")
+    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # a module added: the hints name every module
+    _edit(project.path("NOTE-3"), "A new note", "A newer note")
+    _old(project.path("NOTE-3"), 1)
+    assert same_as_cold() == ["NOTE-3"]
+    _edit(project.path("NOTE-3"), "Write the body here, in Markdown.", "Written.")
+    _old(project.path("NOTE-3"), 2)
+    assert same_as_cold() == []  # its placeholder gone: nothing to look at
+    assert not any(p.code == "template-placeholder" and p.path.endswith("NOTE-3.yaml")
+                   for p in open_project(root=root, cache=True).problems)
+    _edit(project.path("NOTE-3"), "Written.", "Write the body here, in Markdown.")
+    _old(project.path("NOTE-3"), 3)
+    assert same_as_cold() == ["NOTE-3"]  # broken again, mended, broken: each time a cold run's answer
+    shutil.rmtree(root / "checks")
+    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # no package: nothing to read, the claim looked at again
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damaged_static_results_are_worked_out_again(project: ProjectBuilder, damage: str) -> None:
+    root = _with_static_problems(project).root
+    cold = open_project(root=root)
+    open_project(root=root, cache=True)
+    path = root / ".recordtool-cache" / FOLDER / cache_module.STATIC
+    path.write_bytes(DAMAGE[damage](path.read_bytes()))
+    _same(open_project(root=root, cache=True), cold)
+    _same(open_project(root=root, cache=True), cold)
