@@ -132,6 +132,7 @@ class EntryCache:
         items, pending, stat = self.items, self.pending, os.stat
         known, self.known = self.known or {}, None
         out: list[Loaded | None] = []
+        add = out.append
         at: str | None = None  # the folder ``fd`` is open on (None: stat by the whole path)
         fd: int | None = None
         try:
@@ -148,14 +149,14 @@ class EntryCache:
                             at, fd = folder, _open_folder(folder)
                         st = stat(path) if fd is None else stat(name, dir_fd=fd)
                     except OSError:
-                        out.append(None)
+                        add(None)
                         continue
                     now = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
                 if item is not None and item.stat == now and item.kind == kind.name:
-                    out.append((item.entry, item.places, item.problems, item.summary))
+                    add((item.entry, item.places, item.problems, item.summary))
                     continue
                 pending[rel] = now
-                out.append(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
+                add(None if item is None or item.kind != kind.name else self._same_content(path, rel, item, now))
         finally:
             if fd is not None:
                 os.close(fd)

@@ -401,6 +401,7 @@ class KeptLinks:
         return self.out[self.at[n]:self.at[n + 1]]
 
 
+_PATH, _DIGEST = operator.itemgetter(0), operator.itemgetter(4)  # ``Places.path``, ``Places.digest``
 _LINK = array("I")  # an entry's place in the record: what ``KeptLinks.out`` and ``at`` hold
 _PLAIN = (str, str, str, dict, bytes, bytes, list, dict, dict, dict, list)  # the types of ``KeptLinks.plain``
 
@@ -459,9 +460,8 @@ def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None
     (``_renumbered``), when it holds the same failed entries and none failed (each citation or
     mention of one is reported with all the others); else worked out whole. Whether it changed."""
     ids = list(order)
-    places = record.places
-    paths = [places[entry_id].path for entry_id in ids]
-    digests = [places[entry_id].digest for entry_id in ids]
+    places = list(map(record.places.__getitem__, ids))  # (without a call to Python code per entry)
+    paths, digests = list(map(_PATH, places)), list(map(_DIGEST, places))
     if before is not None and before.failed == record.failed and not record.failed:
         kept, touched, cycles = before, set(), False
         if before.ids != ids:  # (then ``before`` holds every list in the record's order now)

@@ -210,8 +210,7 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
             problems.append(Problem(config.relative(child), 0, 0, f"the folder {why}; entries must be files inside "
                                     "the record: it is not read", code="outside"))
             continue
-        for path, link in _walk(str(child)):
-            name = os.path.basename(path)
+        for path, name, link in _walk(str(child)):
             if link and os.path.isdir(path) and (why := refused(Path(path), config.record)) != "is not a regular file":
                 problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
                                         "the record (copy it in instead of linking): it is not read", code="outside"))
@@ -227,8 +226,8 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
     return files, problems
 
 
-def _walk(folder: str) -> Iterator[tuple[str, bool]]:
-    """Every file under ``folder`` (sorted, hidden ones left out) and whether it is a link;
+def _walk(folder: str) -> Iterator[tuple[str, str, bool]]:
+    """Every file under ``folder`` (sorted, hidden ones left out): its path, its name and whether it is a link;
     a link to a folder is not followed (a link to a folder outside the record is reported).
     Paths are strings: a large record has a hundred thousand files, listed on every run."""
     with os.scandir(folder) as scan:
@@ -239,9 +238,9 @@ def _walk(folder: str) -> Iterator[tuple[str, bool]]:
         if item.is_dir(follow_symlinks=False):
             yield from _walk(item.path)
         elif item.is_symlink():
-            yield item.path, True  # a link to a folder: refused as leading outside, or reported as not YAML
+            yield item.path, item.name, True  # a link to a folder: refused as leading outside, or reported as not YAML
         else:
-            yield item.path, False
+            yield item.path, item.name, False
 
 
 def _name(item: os.DirEntry[str]) -> str:
@@ -291,16 +290,11 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
-    rels = [path[len(base):].replace(os.sep, "/") if path.startswith(base) else config.relative(Path(path))
-            for path, _kind in files]
-    known = cache.unchanged(files, rels) if cache is not None else [None] * len(files)
-    read: list[Loaded] = [(None, None, [], None)] * len(files)
-    todo = []
-    for i, loaded_before in enumerate(known):
-        if loaded_before is None:
-            todo.append(i)
-        else:
-            read[i] = loaded_before
+    cut = len(base)
+    rels = [(path[cut:] if os.sep == "/" else path[cut:].replace(os.sep, "/")) if path.startswith(base)
+            else config.relative(Path(path)) for path, _kind in files]
+    read = cache.unchanged(files, rels) if cache is not None else [None] * len(files)  # None: read it now
+    todo = [i for i, known in enumerate(read) if known is None]
 
     def read_files(indices: list[int]) -> list[_Done]:
         return _load_files([(files[i][0], files[i][1], rels[i]) for i in indices], config, each)
@@ -319,7 +313,9 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
                     cache.learn(Path(files[i][0]), rels[i], files[i][1], result, digest)
     seen: dict[str, str] = {}
     loaded: list[tuple[Entry | Kept, Places, Summary, Kind]] = []
-    for n, ((path, kind), rel, (entry, places, found, about)) in enumerate(zip(files, rels, read, strict=True)):
+    nothing: Loaded = (None, None, [], None)
+    for n, ((path, kind), rel, got) in enumerate(zip(files, rels, read, strict=True)):
+        entry, places, found, about = got if got is not None else nothing
         if found:
             problems.extend(found)
         if entry is None or places is None or about is None:
@@ -336,11 +332,17 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         loaded.append((entry, places, about, kind))
         if n in extra:
             record.each[entry_id] = extra.pop(n)
+    try:
+        loaded.sort(key=_loaded_order)
+    except ValueError:  # (an id that is not PREFIX-NUMBER: none loads, but the slow way sorts any)
+        loaded.sort(key=lambda item: id_sort_key(item[2][0]))
     entries = record.entries
     theories: set[str] = set()
     looked: set[str] = set()
-    for kept, places, (entry_id, cites, theory, look), kind in sorted(loaded, key=lambda item: id_sort_key(item[2][0])):
-        dict.__setitem__(entries, entry_id, kept)  # type: ignore[misc]  # the entry, or what the cache keeps of it
+    put: Callable[[dict[str, Any], str, Any], None] = dict.__setitem__
+    failed = record.failed
+    for kept, places, (entry_id, cites, theory, look), kind in loaded:
+        put(entries, entry_id, kept)  # the entry, or what the cache keeps of it
         if type(kept) is tuple:  # not made: its citations beside it, for the checks that span the record
             linked[entry_id] = cites
         placed[entry_id] = places
@@ -349,11 +351,20 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             theories.add(entry_id)
         if look:
             looked.add(entry_id)
-        record.failed.pop(entry_id, None)  # another file holds it (a duplicate that did load)
+    for entry_id in [entry_id for entry_id in failed if entry_id in placed]:
+        del failed[entry_id]  # another file holds it (a duplicate that did load)
     record.theories, record.looked = theories, looked
     if citations:
         problems.extend(check_citations(record))
     return record, problems
+
+
+def _loaded_order(item: tuple[Any, Any, Summary, Kind]) -> tuple[str, int, str]:
+    """``id_sort_key`` of a loaded entry's id, which is ``PREFIX-NUMBER`` (an entry whose id is not
+    one does not load): without the pattern, a hundred thousand times on a large record."""
+    entry_id = item[2][0]
+    prefix, _sep, number = entry_id.partition("-")
+    return prefix, int(number), entry_id
 
 
 def _made(config: Config, places: dict[str, Places], entry_id: str, kind: Kind, kept: Kept,

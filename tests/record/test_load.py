@@ -266,3 +266,18 @@ def test_plain_expectations_in_a_one_clause_claim_stay_valid(project: ProjectBui
 def test_a_statement_no_check_tests_is_not_warned_about_when_the_claim_has_no_checks(project: ProjectBuilder) -> None:
     project.add("THEORY-1", "statement: S\nclauses: {a: A., b: B.}\n")
     assert [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == []
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_an_id_whose_own_file_fails_but_that_another_file_holds_has_not_failed(project: ProjectBuilder,
+                                                                               cache: bool) -> None:
+    """NOTE-5.yaml cannot be loaded, but NOTE-6.yaml holds NOTE-5 (a misnamed file): NOTE-5 is
+    in the record, so a citation of it is neither missing nor of an entry that failed."""
+    project.add("NOTE-5", raw=b"id: NOTE-5\ntitle: [unclosed\n")
+    project.add("NOTE-6", raw=b"id: NOTE-5\ntitle: Misnamed\n")
+    project.add("NOTE-7", "title: Citing\ncites: [{id: NOTE-5, as: extends}]\n")
+    for _ in range(2 if cache else 1):
+        loaded = open_project(root=project.root, cache=cache)
+    assert loaded.record.failed == {}
+    assert "NOTE-5" in loaded.record.entries
+    assert sorted(p.code for p in loaded.problems) == ["id-mismatch", "yaml"]
