@@ -290,6 +290,8 @@ class EntryCache:
             kept: dict[str, Item] = {}
             scans: dict[str, Scan] = {}
             offset = len(ENTRIES_FORMAT) + len(generation)
+            self.blobs[n].pin()  # (the entries still to be made from this shard's files are read from these)
+            self.scan_files[n].pin()
             for rel, item in self.shards[n].items():
                 data = _pickled(item.entry, self.blobs[n])
                 if data is None:
@@ -399,18 +401,59 @@ class _Scans:
         self.index: dict[str, tuple[int, int, int]] | None = None  # path -> offset, length, CRC-32
         self.fd: int | None = None
         self.start = 0  # where the index ends, which its offsets count from
+        self.pinned = False
+        self.opened = False  # the index was read from the file
+
+    def pin(self) -> None:
+        """Keep the file open from now on (it is about to be written again): the mentions still
+        to be read are read from the file the index was read from."""
+        self.pinned = True
+        if self.fd is None and self.index is not None and self.opened:
+            self.fd = self._reopen()
+
+    def _reopen(self) -> int | None:
+        """The file open again, if it is still the one the index was read from (its head names
+        the same generation: a file written again has another)."""
+        if not self.opened:
+            return None
+        head = SCANS_FORMAT + self.generation
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            same = os.pread(fd, len(head), 0) == head
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)
+            return None
+        return fd
+
+    def _close(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
 
     def get(self, rel: str) -> Scan | None:
         if self.index is None:
             self.index = self._open()
+            if not self.pinned and self.fd is not None:  # (held open only once pinned: ``pin``)
+                self._close()
         where = self.index.get(rel)
-        if where is None or self.fd is None:
+        if where is None:
+            return None
+        fd = self.fd if self.fd is not None else self._reopen()
+        if fd is None:
             return None
         offset, length, crc = where
         try:
-            data = os.pread(self.fd, length, self.start + offset)
+            data = os.pread(fd, length, self.start + offset)
         except OSError:
             return None
+        finally:
+            if fd != self.fd:
+                os.close(fd)
         if len(data) != length or zlib.crc32(data) != crc:
             return None
         try:
@@ -440,7 +483,7 @@ class _Scans:
         if not (isinstance(index, dict) and all(type(v) is tuple and len(v) == 3 for v in index.values())):
             os.close(fd)
             return {}
-        self.fd, self.start = fd, len(head) + 8 + length
+        self.fd, self.start, self.opened = fd, len(head) + 8 + length, True
         return index
 
     def __del__(self) -> None:
@@ -480,9 +523,10 @@ class _Pickler(pickle.Pickler):
 
 
 class _Blobs:
-    """A shard's entries file, opened the first time an entry is read from it and kept open:
-    once open, a later run writing it again (a new file renamed over it) changes nothing for
-    this one, which reads what the shard it read names."""
+    """A shard's entries file, opened for each entry read from it, or kept open once pinned
+    (``pin``: before this run writes the shard again, so that a new file renamed over it
+    changes nothing for the entries still to be made from the old one). Only pinned files are
+    held open: a process that opens many records (a test run) holds no descriptor for each."""
 
     def __init__(self, path: Path, generation: bytes) -> None:
         self.path = path
@@ -492,24 +536,33 @@ class _Blobs:
 
     def read(self, offset: int, length: int, crc: int) -> bytes | None:
         """The bytes at ``offset``, if they are those kept there (their CRC-32 is ``crc``)."""
-        if self.fd is None and not self._open():
+        fd = self.fd if self.fd is not None else self._open()
+        if fd is None:
             return None
-        assert self.fd is not None
         try:
-            data = os.pread(self.fd, length, offset)
+            data = os.pread(fd, length, offset)
         except OSError:
             return None
+        finally:
+            if fd != self.fd:
+                os.close(fd)
         return data if len(data) == length and zlib.crc32(data) == crc else None
 
-    def _open(self) -> bool:
+    def pin(self) -> None:
+        """Keep the file open from now on (it is about to be written again)."""
+        if self.fd is None:
+            self.fd = self._open()
+
+    def _open(self) -> int | None:
+        """The file open, if it is there and of the generation the shard names."""
         if self.bad:
-            return False
+            return None
         head = ENTRIES_FORMAT + self.generation
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             self.bad = True
-            return False
+            return None
         try:
             same = os.pread(fd, len(head), 0) == head
         except OSError:
@@ -517,9 +570,8 @@ class _Blobs:
         if not same:
             os.close(fd)
             self.bad = True
-            return False
-        self.fd = fd
-        return True
+            return None
+        return fd
 
     def __del__(self) -> None:
         if self.fd is not None:
