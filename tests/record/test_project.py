@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recordtool.cli import cli
+from tests.conftest import ProjectBuilder, minimal_record
+
+
+def _open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc")
+def test_a_process_that_opens_projects_again_and_again_holds_no_more_files(project: ProjectBuilder) -> None:
+    """A process that opens projects one after another (a test run, ``mkdocs serve``) holds
+    what the last one left behind, not what every one did (each render keeps the entry cache's
+    rewritten shards open while its entries may still be made from them)."""
+    minimal_record(project)
+    for n in range(30):
+        project.add(f"NOTE-{10 + n}", f"title: Note {n}\nbody: See LIT-1 and NOTE-1.\n")
+    counts = []
+    for n in range(6):
+        project.add("NOTE-9", f"title: Edit {n}\nbody: See LIT-1.\n")
+        result = CliRunner().invoke(cli, ["render", "--root", str(project.root)])
+        assert result.exit_code == 0, result.output
+        counts.append(_open_files())
+    assert counts[-1] <= counts[1], counts  # (grew by two files a render before)
