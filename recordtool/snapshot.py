@@ -16,6 +16,7 @@ Shared by the stages: it imports none of them (each stage decides what its input
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import time
@@ -133,9 +134,13 @@ def stats_hold(then: Any) -> bool:
     return all(stat_file(path) == old for path, old in then.items())
 
 
+@functools.lru_cache(maxsize=8)
 def code_version(dists: tuple[str, ...] = ()) -> str:
     """A hash of recordtool's own code (every module), its version, Python's, and the versions
-    of the distributions ``dists`` (read from their metadata, never by importing them)."""
+    of the distributions ``dists`` (read from their metadata, never by importing them). Worked
+    out once a process (``cache_clear`` to forget it): the code that runs is what the process
+    imported, and a process that opens projects again and again (tests, ``mkdocs serve``)
+    would read every module each time (7 ms)."""
     import hashlib
 
     import recordtool

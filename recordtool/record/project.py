@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,27 +32,39 @@ class Project:
         return [p for p in self.problems if p.severity == "warning"]
 
 
-@contextmanager
-def no_gc_pauses() -> Iterator[None]:
-    """Build many small, long-lived objects without the cyclic collector rescanning them all
-    again and again, during the build and after it: what was built is moved out of the
-    collector's sight (``gc.freeze``). Reference counting still frees it. Without this,
-    validating 100,000 entries takes twice as long, most of it in the collector.
+FREEZE_MIN = 2_000  # entries: below, the collector's passes over what a record built cost next to nothing
 
-    What was frozen in cycles is never collected while frozen: a process that opens a project
-    again (a test run, ``mkdocs serve``) gives what it froze before back to the collector first,
-    so what the last project held (memory, the entry cache's open files) does not pile up. A
-    command opens one project and pays nothing for this."""
-    if gc.get_freeze_count():
-        gc.unfreeze()
-        gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
+
+class GcPause:
+    """Build many small, long-lived objects without the cyclic collector rescanning them all
+    again and again, during the build and, for a large record (``freeze``: ``FREEZE_MIN``
+    entries or more), after it: what was built is then moved out of the collector's sight
+    (``gc.freeze``). Reference counting still frees it. Without this, validating 100,000
+    entries takes twice as long, most of it in the collector.
+
+    What is frozen in cycles is never collected while frozen (a command's frames, a test
+    runner's traceback that holds them, with the entry cache's open files): a process that
+    opens a project again (a test run, ``mkdocs serve``) gives what it froze before back to
+    the collector first, a full collection of its whole heap. So small records are never
+    frozen: a test process that opens hundreds of them pays for no such collection (it
+    doubled the suite's time), and their garbage goes as any other. A command opens one
+    project and pays nothing for this."""
+
+    def __init__(self) -> None:
+        self.freeze = False  # set while building: freeze what was built at the end
+
+    def __enter__(self) -> GcPause:
+        if gc.get_freeze_count():
+            gc.unfreeze()
+            gc.collect()
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.freeze and exc[0] is None:
+            gc.freeze()
+        if self.was_enabled:
             gc.enable()
 
 
@@ -70,13 +80,14 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     entry files as a snapshot just stat-ed them, for the entry cache (``EntryCache.use``)."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
-    with no_gc_pauses():
+    with GcPause() as pause:
         kept = open_cache(config) if cache else None
         if kept is not None and stats is not None:
             kept.use(stats)
         # Each entry read is scanned for mentions by the process that read it (``scanner``).
         record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose),
                                        citations=kept is None)
+        pause.freeze = len(record.places) >= FREEZE_MIN
         scans = kept.scans(record) if kept is not None else {}
         known = set(scans)
         composed: dict[str, bytes] = {}

@@ -19,7 +19,6 @@ the changes grow large: at 100,000 entries writing them all took most of a secon
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import itertools
 import os
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")  # they shape pages too
 
 
-@functools.lru_cache(maxsize=1)
 def code_version() -> str:
     """A hash of recordtool's own code (every module: loading and linking shape pages too),
     its version, Python's and those of the packages that parse and load the record: pages are

@@ -244,7 +244,7 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
     """Another version of recordtool or of a package that shapes pages: every page is composed
     again (and only those whose bytes changed are written); the committed manifest's keys do
     not name the version, so the manifest is the same bytes."""
-    import recordtool.render.plan as plan
+    from recordtool import snapshot
 
     record = small_record(project)
     render(record, statuses=statuses(record))
@@ -257,11 +257,11 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
 
     real = metadata.version
     monkeypatch.setattr(metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
-    plan.code_version.cache_clear()
+    snapshot.code_version.cache_clear()
     try:
         again = render(open_project(root=project.root), statuses=statuses(record))
     finally:
-        plan.code_version.cache_clear()
+        snapshot.code_version.cache_clear()
     assert (again.written, again.unchanged) == ([], 12)
     assert len(composed) == 12  # every page with a key: entry and index pages alike
     assert manifest.read_bytes() == before
