@@ -1,9 +1,13 @@
-"""Shared fixtures: small projects written into a temporary folder."""
+"""Shared fixtures: small projects written into a temporary folder; and the guard that keeps
+every test off the shipped record (``record/`` of this repository), so that no test can depend
+on what it contains: a user adding an entry must never turn the suite red."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
+import sys
 import textwrap
 import threading
 import time
@@ -12,6 +16,111 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = str(REPO / "record")
+
+# audit events (sys.addaudithook) whose first argument is a path the process reads or lists
+_PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob", "glob.glob/2", "os.chdir",
+                          "shutil.copytree", "shutil.copyfile", "shutil.copymode", "shutil.copystat"})
+
+
+def _shipped(path: object) -> bool:
+    """Whether ``path`` (absolute, or relative to the working folder) is the shipped record or in it."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False  # a file descriptor
+    try:
+        text = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError, OSError):
+        return False
+    return text == SHIPPED or text.startswith(SHIPPED + os.sep)
+
+
+class ShippedRecordGuard:
+    """An audit hook that notes each time the running test reads or lists the shipped record
+    in this process (``open``, ``os.scandir``, ``glob``, copying it, ...) or starts a process
+    that would: one given a path in it, one started in it, or one given ``--root`` the
+    repository, or ``recordtool`` started in the repository without ``--root``. Only tests
+    marked ``shipped_record`` may; they are run again on a record with one more entry by
+    ``tests/test_contribution.py``. Tests run in an empty folder, so that a path relative to
+    an open folder (``dir_fd``) is not taken for one in the repository. Work in forked
+    children is not seen (the parent opens the project first). Reading the repository's code
+    (``recordtool/``, ``checks/``) is fine."""
+
+    def __init__(self) -> None:
+        self.test: str | None = None
+        self.touched: list[str] = []
+
+    def start(self, test: str) -> None:
+        self.test, self.touched = test, []
+
+    def stop(self) -> list[str]:
+        touched, self.test, self.touched = self.touched, None, []
+        return touched
+
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if self.test is None:
+            return
+        if event in _PATH_EVENTS:
+            if args and _shipped(args[0]):
+                self.touched.append(f"{event} {os.fsdecode(args[0])}")
+        elif event == "subprocess.Popen":
+            self._popen(args[1], args[2])
+
+    def _popen(self, argv: Any, cwd: Any) -> None:
+        argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv or [])
+        words = [os.fsdecode(a) for a in argv if isinstance(a, (str, bytes, os.PathLike))]
+        where = os.path.abspath(os.fsdecode(cwd)) if cwd is not None else os.getcwd()
+        if _shipped(where) or any(_shipped(w) for w in words if os.sep in w):
+            self.touched.append(f"subprocess {' '.join(words)} (in {where})")
+        elif roots := [w[7:] for w in words if w.startswith("--root=")] + [
+                b for a, b in itertools.pairwise(words) if a == "--root"]:
+            if any(os.path.abspath(os.path.join(where, r)) == str(REPO) for r in roots):
+                self.touched.append(f"subprocess {' '.join(words)}")
+        elif where == str(REPO) and any("recordtool" in w for w in words):
+            self.touched.append(f"subprocess {' '.join(words)} (in {where}, no --root)")
+
+
+GUARD = ShippedRecordGuard()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # here, not at import: test modules import this file again as ``tests.conftest``
+    sys.addaudithook(GUARD)
+
+
+@pytest.fixture
+def shipped_record_guard() -> ShippedRecordGuard:
+    """The guard that the running session hooked (``tests.conftest.GUARD`` is another one)."""
+    return GUARD
+
+
+@pytest.fixture(scope="session")
+def _elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cwd")
+
+
+@pytest.fixture(autouse=True)
+def _off_the_shipped_record(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                            _elsewhere: Path) -> Iterator[None]:
+    """Each test runs in an empty folder (never the repository: a relative path, or a command
+    without ``--root``, reaches no record), and fails if it read the shipped record without
+    being marked ``shipped_record``."""
+    monkeypatch.chdir(_elsewhere)
+    if request.node.get_closest_marker("shipped_record") is not None:
+        yield
+        return
+    GUARD.start(request.node.nodeid)
+    try:
+        yield
+    finally:
+        touched = GUARD.stop()
+    if touched:
+        more = f" (and {len(touched) - 1} more)" if len(touched) > 1 else ""
+        pytest.fail(f"{request.node.nodeid} read the shipped record: {touched[0]}{more}. Tests build "
+                    f"their own records in tmp_path (the `project` fixture); the few that must read "
+                    f"this repository's record/ are marked @pytest.mark.shipped_record.", pytrace=False)
+
 
 PYPROJECT = """\
 [tool.recordtool]

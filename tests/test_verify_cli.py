@@ -249,24 +249,35 @@ def test_ctrl_c_stops_children_and_keeps_finished_verdicts(tmp_path: Path) -> No
     assert not list((root / ".recordtool-cache" / "verify-runs").iterdir())
 
 
-def test_the_shipped_record_validates_renders_and_verifies_clean(tmp_path: Path) -> None:
-    """The one test that reads the shipped record, and only to see that it is sound (no count,
-    id or warning of it is pinned anywhere in tests/): it validates without errors and renders
-    without a broken link; in CI (or with RECORDTOOL_E2E=1) its checks are verified from
-    scratch too (trains the toy models on CPU), reproducing the committed verdicts that are
-    fresh (results, clause verdicts, numbers within each check's tolerance), and a second
-    verify runs nothing."""
-    repo = Path(__file__).resolve().parents[1]
+def _shipped_copy(tmp_path: Path) -> Path:
+    """A copy of this repository's project without its verdicts and pages."""
     root = tmp_path / "repo"
-    shutil.copytree(repo, root, ignore=shutil.ignore_patterns(".venv", ".git", "pages", "verdicts", "__pycache__",
-                                                                ".recordtool-cache*", "*.egg-info", "out"))
-    # no verdicts copied: every claim is verified from scratch, then compared with the committed ones
+    shutil.copytree(Path(__file__).resolve().parents[1], root, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "pages", "verdicts", "__pycache__", ".recordtool-cache*", "*.egg-info", "out"))
+    return root
+
+
+@pytest.mark.shipped_record
+def test_the_shipped_record_validates_and_renders_clean(tmp_path: Path) -> None:
+    """One of the two tests that read the shipped record, and only to see that it is sound (no
+    count, id or warning of it is pinned anywhere in tests/): it validates without errors and
+    renders without a broken link."""
+    root = _shipped_copy(tmp_path)
     validate = subprocess.run([*RECORDTOOL, "validate", "--root", str(root)], capture_output=True, text=True)
     assert validate.returncode == 0 and " 0 errors, " in validate.stdout, validate.stdout + validate.stderr
     render = subprocess.run([*RECORDTOOL, "render", "--root", str(root), "--check"], capture_output=True, text=True)
     assert render.returncode == 0, render.stdout + render.stderr
+
+
+@pytest.mark.shipped_record
+def test_the_shipped_record_verifies_from_scratch_as_committed(tmp_path: Path) -> None:
+    """In CI (or with RECORDTOOL_E2E=1) the shipped record's checks are verified from scratch
+    (trains the toy models on CPU), reproducing the committed verdicts that are fresh (results,
+    clause verdicts, numbers within each check's tolerance), and a second verify runs nothing."""
     if not (os.environ.get("CI") or os.environ.get("RECORDTOOL_E2E") == "1"):
         pytest.skip("verifying the shipped record trains its models (about 90 s): runs in CI, or set RECORDTOOL_E2E=1")
+    repo = Path(__file__).resolve().parents[1]
+    root = _shipped_copy(tmp_path)  # no verdicts copied: every claim is verified from scratch
     run = subprocess.run([*RECORDTOOL, "verify", "--root", str(root), "-j", "2", "--format", "json"],
                          capture_output=True, text=True)
     # with no verdict before, 0 when every claim is verified, 1 when one honestly is not;
