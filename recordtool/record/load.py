@@ -156,6 +156,7 @@ class Record:
     links: dict[str, Links] = field(default_factory=dict)  # id -> its citations, for entries not made yet
     theories: set[str] | None = None  # the ids of the claims
     looked: set[str] | None = None  # the ids whose entry the static checks look at (``static.looked_at``)
+    modules: dict[str, tuple[str, ...]] | None = None  # claim id -> the modules of its checks, for claims with checks
     each: dict[str, Any] = field(default_factory=dict)  # id -> what ``load_record``'s ``each`` gave, if read this run
 
     def claims(self) -> list[Theory]:
@@ -247,7 +248,8 @@ def _name(item: os.DirEntry[str]) -> str:
     return item.name
 
 
-Summary = tuple[str, Links, bool, bool]  # an entry's id, its citations, whether it is a claim, ``static.looked_at``
+# an entry's id, its citations, whether it is a claim, ``static.looked_at``, the modules of a claim's checks
+Summary = tuple[str, Links, bool, bool, tuple[str, ...]]
 # What loading one file gives: the entry (or, kept in the entry cache, what it keeps, made into the
 # entry when asked for: ``Entries``), its places, its own problems and its summary.
 Loaded = tuple[Entry | Kept | None, Places | None, list[Problem], Summary | None]
@@ -255,7 +257,9 @@ Loaded = tuple[Entry | Kept | None, Places | None, list[Problem], Summary | None
 
 def summary(entry: Entry) -> Summary:
     """What the checks that span the record need of ``entry``, as plain data."""
-    return entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry)
+    theory = isinstance(entry, Theory)
+    return (entry.id, tuple((c.id, c.as_) for c in entry.cites), theory, looked_at(entry),
+            tuple(check.module for check in entry.checks) if theory else ())  # type: ignore[attr-defined]
 
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,
@@ -286,7 +290,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         linked.pop(entry_id, None)
         return entry
 
-    record = Record(config, Entries(make), placed, links=linked, theories=set(), looked=set())
+    record = Record(config, Entries(make), placed, links=linked, theories=set(), looked=set(), modules={})
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
@@ -339,9 +343,10 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     entries = record.entries
     theories: set[str] = set()
     looked: set[str] = set()
+    modules: dict[str, tuple[str, ...]] = {}
     put: Callable[[dict[str, Any], str, Any], None] = dict.__setitem__
     failed = record.failed
-    for kept, places, (entry_id, cites, theory, look), kind in loaded:
+    for kept, places, (entry_id, cites, theory, look, checks), kind in loaded:
         put(entries, entry_id, kept)  # the entry, or what the cache keeps of it
         if type(kept) is tuple:  # not made: its citations beside it, for the checks that span the record
             linked[entry_id] = cites
@@ -351,9 +356,11 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
             theories.add(entry_id)
         if look:
             looked.add(entry_id)
+        if checks:
+            modules[entry_id] = checks
     for entry_id in [entry_id for entry_id in failed if entry_id in placed]:
         del failed[entry_id]  # another file holds it (a duplicate that did load)
-    record.theories, record.looked = theories, looked
+    record.theories, record.looked, record.modules = theories, looked, modules
     if citations:
         problems.extend(check_citations(record))
     return record, problems

@@ -169,12 +169,11 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     packages: set[str] = set()
     extra: dict[str, list[int] | None] = {}
     record = project.record
-    if record.theories is not None and record.looked is not None:  # a claim with checks is among those looked at:
-        entries = record.entries  # the others are not made (the entry cache keeps them unmade)
-        claims = [entries[i] for i in entries if i in record.theories and i in record.looked]
+    if record.modules is not None:  # as loading found them: no claim is made (the entry cache keeps them unmade)
+        modules = set().union(*record.modules.values())
     else:
-        claims = list(record.claims())
-    for module in sorted({check.module for claim in claims if isinstance(claim, Theory) for check in claim.checks}):
+        modules = {check.module for claim in record.claims() if isinstance(claim, Theory) for check in claim.checks}
+    for module in sorted(modules):
         scan = scanner.scan(module)
         packages |= scan.packages
         parts = module.split(".")
