@@ -61,16 +61,22 @@ class ShippedRecordGuard:
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         if self.test is None:
             return
-        if event in _PATH_EVENTS:
-            if args and _shipped(args[0]):
-                self.touched.append(f"{event} {os.fsdecode(args[0])}")
-        elif event == "subprocess.Popen":
-            self._popen(args[1], args[2])
+        try:
+            if event in _PATH_EVENTS:
+                if args and _shipped(args[0]):
+                    self.touched.append(f"{event} {os.fsdecode(args[0])}")
+            elif event == "subprocess.Popen":
+                self._popen(args[1], args[2])
+        except Exception as error:  # (a hook that raises would break the call it watches)
+            self.touched.append(f"{event}: the guard failed ({error!r})")
 
     def _popen(self, argv: Any, cwd: Any) -> None:
         argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv or [])
         words = [os.fsdecode(a) for a in argv if isinstance(a, (str, bytes, os.PathLike))]
-        where = os.path.abspath(os.fsdecode(cwd)) if cwd is not None else os.getcwd()
+        try:
+            where = os.path.abspath(os.fsdecode(cwd) if cwd is not None else os.getcwd())
+        except OSError:  # the working folder was removed: not the repository
+            where = ""
         if _shipped(where) or any(_shipped(w) for w in words if os.sep in w):
             self.touched.append(f"subprocess {' '.join(words)} (in {where})")
         elif roots := [w[7:] for w in words if w.startswith("--root=")] + [
