@@ -39,11 +39,15 @@ def test_a_process_that_would_read_the_shipped_record_is_noted(
     def start(*args: str, cwd: Path | str | None) -> None:
         subprocess.run([sys.executable, "-c", "pass", *args], cwd=cwd, check=True)
 
-    assert noted(guard, lambda: start("recordtool", "validate", cwd=REPO)) != []  # no --root: the repository's
-    assert noted(guard, lambda: start("recordtool", "validate", "--root", str(REPO), cwd=tmp_path)) != []
-    assert noted(guard, lambda: start(f"--root={REPO}", cwd=tmp_path)) != []
-    assert noted(guard, lambda: start(str(Path(SHIPPED) / "theory"), cwd=tmp_path)) != []
-    assert noted(guard, lambda: start("x", cwd=SHIPPED)) != []
+    python = f"subprocess {sys.executable} -c pass"
+    assert noted(guard, lambda: start("recordtool", "validate", cwd=REPO)) == [  # no --root: the repository's
+        f"{python} recordtool validate (in {REPO}, no --root)"]
+    assert noted(guard, lambda: start("recordtool", "validate", "--root", str(REPO), cwd=tmp_path)) == [
+        f"{python} recordtool validate --root {REPO}"]
+    assert noted(guard, lambda: start(f"--root={REPO}", cwd=tmp_path)) == [f"{python} --root={REPO}"]
+    assert noted(guard, lambda: start(f"{SHIPPED}/theory", cwd=tmp_path)) == [
+        f"{python} {SHIPPED}/theory (in {tmp_path})"]
+    assert noted(guard, lambda: start("x", cwd=SHIPPED)) == [f"{python} x (in {SHIPPED})"]
     assert noted(guard, lambda: start("recordtool", "validate", "--root", str(tmp_path), cwd=REPO)) == []
     assert noted(guard, lambda: start("recordtool", "validate", cwd=tmp_path)) == []
 

@@ -46,8 +46,8 @@ class GcPause:
     runner's traceback that holds them, with the entry cache's open files): a process that
     opens a project again (a test run, ``mkdocs serve``) gives what it froze before back to
     the collector first, a full collection of its whole heap. So small records are never
-    frozen: a test process that opens hundreds of them pays for no such collection (it
-    doubled the suite's time), and their garbage goes as any other. A command opens one
+    frozen: a test process that opens hundreds of them pays for no such collection (that
+    was most of the suite's time), and their garbage goes as any other. A command opens one
     project and pays nothing for this."""
 
     def __init__(self) -> None:
