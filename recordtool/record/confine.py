@@ -9,7 +9,11 @@ is refused too.
 ``open_inside`` makes the check and the read one: the file is opened from its folder one name
 at a time, following no link (``O_NOFOLLOW``), and what was opened is checked with ``fstat``,
 so that a file swapped for a link (or a folder on its way for one) between the check and the
-read is refused, never read.
+read is refused, never read. A path written under its folder with no link on the way (nearly
+every file of a record) is that opening alone: it needs no check before it, since it can only
+reach a regular file inside the folder. Any other path (a link on the way, ``..``, a path not
+written under the folder, anything that fails) is resolved and checked first, then opened
+the same way, and any error is reported from there.
 """
 
 from __future__ import annotations
@@ -55,12 +59,16 @@ class Refused(OSError):
 _FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_ONE_NAME_AT_A_TIME = bool(_NOFOLLOW) and os.open in os.supports_dir_fd  # else every path is checked first
 
 
 def open_inside(path: Path | str, folder: Path | str) -> int:
     """A file descriptor open for reading on ``path``, a regular file inside ``folder`` (a
     link that stays inside is followed, as ``refused`` allows); ``Refused`` when it is not,
     including when it changed between the check and the opening. The caller closes it."""
+    fd = _open_under(os.fspath(path), os.fspath(folder))
+    if fd is not None:
+        return fd
     real_folder, real = os.path.realpath(folder), os.path.realpath(path)  # once: what is checked is what is opened
     why = refused(real, real_folder)
     if why is not None:
@@ -86,6 +94,42 @@ def open_inside(path: Path | str, folder: Path | str) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise Refused("is not a regular file")
+    return fd
+
+
+def _open_under(path: str, folder: str) -> int | None:
+    """A file descriptor open for reading on ``path`` when it is written as a path under
+    ``folder`` (no ``.`` or ``..``) and opens from there one name at a time following no link
+    as a regular file; None otherwise, having left nothing open (``open_inside`` then resolves
+    the path, checks it and says why it is refused). Four realpath() calls fewer a file: a
+    tenth of reading a record's entries."""
+    prefix = folder.rstrip(os.sep) + os.sep
+    if not _ONE_NAME_AT_A_TIME or not path.startswith(prefix):
+        return None
+    parts = path[len(prefix):].split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    try:
+        where = os.open(folder, _FLAGS | _DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)
+            os.close(where)
+            where = inner
+        fd = os.open(parts[-1], _FLAGS | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=where)
+    except OSError:
+        return None
+    finally:
+        os.close(where)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        os.close(fd)
+        return None
     return fd
 
 
