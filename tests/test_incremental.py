@@ -598,6 +598,39 @@ def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
     assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")
 
 
+def test_a_render_into_a_new_folder_makes_the_graphs_indexes_whole_not_id_by_id(
+        project: ProjectBuilder, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the entry cache and the page keys kept, a render into a folder never rendered to
+    composes every page: the graph's indexes are made whole once (``Graph.whole``), not worked
+    out id by id for every page as the keys alone would (``Graph.narrow``); the pages are
+    those of a cold render."""
+    for n in range(1, 31):
+        project.add(f"LIT-{n}", f"title: Paper {n}\n"
+                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
+        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\n"
+                    f"cites: [{{id: LIT-{n}, as: source}}]\nbody: Against THEORY-{n % 30 + 1} and LIT-{n % 7 + 1}.\n")
+    root = project.root
+    _age_all(root)
+    # (folders outside the project: the pages' keys are the same in any such folder)
+    outside = tmp_path_factory.mktemp("outside")
+    assert invoke("render", "--root", str(root), "-o", str(outside / "first")).code == 0
+    from recordtool.record.graph import Graph
+
+    asked: list[str] = []
+    one = Graph._one
+
+    def by_id(self: Graph, name: str, entry_id: str) -> object:
+        asked.append(entry_id)
+        return one(self, name, entry_id)
+    monkeypatch.setattr(Graph, "_one", by_id)
+    rendered = invoke("render", "--root", str(root), "-o", str(outside / "site"))
+    assert rendered.code == 0 and ": 66 written, 0 unchanged" in rendered.out and not rendered.err, rendered
+    assert asked == []
+    cold = _cold_copy(root, outside / "cold")
+    assert invoke("render", "--root", str(cold), "--no-cache", "-o", str(outside / "cold-site")).code == 0
+    assert _pages(outside / "site") == _pages(outside / "cold-site")
+
+
 def _age_all(root: Path) -> None:
     """Every file of the project written long ago (the cache then trusts sizes and times)."""
     for folder, _dirs, files in os.walk(root):

@@ -140,6 +140,15 @@ class Graph:
         for name in INDEXES:
             setattr(self, name, _ById(self, name))
 
+    def whole(self) -> None:
+        """Make the indexes whole now, if ``build_graph`` left them to be made (a later
+        ``narrow`` then changes nothing) or ``narrow`` made them answer id by id: for when
+        the pages of many ids are to be composed. Id by id, an id's sources are indexed again
+        for each index asked about (about 250 µs an id at 10,000 entries), while the whole
+        indexes take about 16 µs an id."""
+        if self.__dict__.get("_scans") is not None:
+            self._index()
+
     def _one(self, name: str, entry_id: str) -> Any:
         """What the index ``name`` holds for ``entry_id`` (None: nothing): the indexes of the
         entries ``_sources`` gives (of ``entry_id`` alone for what it mentions), in the

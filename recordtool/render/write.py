@@ -260,6 +260,11 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
 PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save
 
 
+# Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
+# made whole (below that, id by id costs at most a few ms more).
+WHOLE_SHARE, WHOLE_MIN = 16, 50
+
+
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: Manifest, last: Outputs | None, jobs: int | None,
                  trust_keys: bool = True) -> None:
@@ -310,6 +315,10 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         report.unchanged += unchanged
     else:
         todo = list(plan.pages)
+    if plan.context is not None and len(todo) >= WHOLE_MIN and len(todo) * WHOLE_SHARE > len(plan.pages):
+        # Many pages to compose: the graph's indexes whole (the keys may have narrowed them,
+        # which suits a few pages only: ``Graph.whole``), before any worker is given a slice.
+        plan.context.project.graph.whole()
 
     def work_out_keys() -> None:
         for rel in plan.pages:
