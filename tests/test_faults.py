@@ -364,8 +364,11 @@ OUTSIDE_CASES = [
     Fault("figure-swapped-for-a-link", swappable(figures({OWN + "a.png": PNG}, [OWN + "a.png"])), 0,
           f"warning: figure {OWN}a.png is a link to {{tmp}}/outside/s.png, outside THEORY-1/; it is not copied",
           patch=swapped_after("recordtool.render.write", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
-    Fault("figure-swapped-for-a-link-as-opened", swappable(figures({OWN + "a.png": PNG}, [OWN + "a.png"])), 0,
-          f"warning: figure {OWN}a.png changed while it was read (it or a folder on its way is a link now, outside "
+    # (through a link that stays inside: a path with none on the way is opened at once, one name
+    # at a time, with no check before it to race; see recordtool.record.confine)
+    Fault("figure-swapped-for-a-link-as-opened",
+          swappable(figures({OWN + "a.png": PNG, OWN + "b.png": "project/" + OWN + "a.png"}, [OWN + "b.png"])), 0,
+          f"warning: figure {OWN}b.png changed while it was read (it or a folder on its way is a link now, outside "
           "THEORY-1/ or not); it is not copied",
           patch=swapped_after("recordtool.record.confine", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
 ]
