@@ -17,8 +17,10 @@ maximum resident set size (its workers not counted: see below for them).
 
 Then the real command, end to end, as a user runs it: ``python -m recordtool render --root R
 -o OUT -j J`` in a fresh process for each J of ``--jobs``, into a new folder and without the
-entry cache an earlier run left (cold: the command writes the cache again), and again
-with nothing changed (unchanged), each with its wall time and time per entry, and for the
+entry cache an earlier run left (cold: the command writes the cache again), again
+with nothing changed (unchanged), and into another new folder with the entry cache the cold
+run wrote (new folder: every page composed, no entry file read again), each with its wall time
+and time per entry, and for the
 cold render its peak memory: that of its largest process (os.wait4) and that of all its
 processes together, the workers included, sampled every 0.1 s from /proc (RSS summed: a page
 a worker shares with its parent counted in each; PSS summed: counted once). Each round first
@@ -150,6 +152,7 @@ def main() -> None:
               f"{'floor/j':>8} {'x floor':>8} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8} "
               f"{'unchanged s':>12}  load")
         aims: list[str | None] = []
+        elsewhere: list[str] = []
         for n in sizes:
             root = folder / f"r{n}"
             # Into a folder never used before: on ext4 (this machine's disk), creating files
@@ -157,7 +160,7 @@ def main() -> None:
             # the last run's output just before would measure the removal, not the render.
             # Old outputs are removed at the end instead.
             floors: list[Floor] = []
-            runs: dict[int, list[tuple[Run, float]]] = {j: [] for j in jobs}
+            runs: dict[int, list[tuple[Run, float, float]]] = {j: [] for j in jobs}
             for i in range(args.repeat if n < 100_000 else 1):  # rounds interleave the floor and each -j
                 floors.append(floor(root))
                 for j in jobs:
@@ -165,11 +168,13 @@ def main() -> None:
                     cold = command(root, out, j, cold=True)
                     again = command(root, out, j)
                     assert ": 0 written," in again.stdout, again.stdout
-                    runs[j].append((cold, again.seconds))
+                    other = command(root, folder / f"out-{n}-{os.getpid()}-j{j}-{i}-new", j)
+                    assert " written, 0 unchanged," in other.stdout, other.stdout
+                    runs[j].append((cold, again.seconds, other.seconds))
             yaml_s = statistics.median(f.yaml_s for f in floors)
             md_s = statistics.median(f.markdown_s for f in floors)
             for j in jobs:
-                done = [cold for cold, _again in runs[j]]
+                done = [cold for cold, _again, _new in runs[j]]
                 wall = statistics.median(r.seconds for r in done)
                 ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors, strict=True))
                 spread = (f"  (cold {min(r.seconds for r in done):.2f}-{max(r.seconds for r in done):.2f} s, "
@@ -178,9 +183,17 @@ def main() -> None:
                       f"{statistics.median(r.cpu for r in done):>7.2f} {yaml_s:>7.2f} {md_s:>6.2f} "
                       f"{(yaml_s + md_s) / min(j, usable):>8.2f} {statistics.median(ratios):>8.2f} "
                       f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
-                      f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a in runs[j]):>12.2f}  "
+                      f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a, _n in runs[j]):>12.2f}  "
                       f"{os.getloadavg()[0]:4.1f}{spread}", flush=True)
                 aims.append(memory_aim("render", n, j, max(r.all_mib for r in done)))
+                new = sorted(e for _c, _a, e in runs[j])
+                elsewhere.append(f"{n:>8} {j:>3} {statistics.median(new):>13.2f} {statistics.median(new) / wall:>8.2f}"
+                                 + (f"  ({new[0]:.2f}-{new[-1]:.2f} s)" if len(new) > 1 else ""))
+        print("\ninto another new folder, with the entry cache the cold render wrote (every page composed, "
+              "no entry file read again; x cold: over the cold render's time)")
+        print(f"{'entries':>8} {'-j':>3} {'new folder s':>13} {'x cold':>8}")
+        for line in elsewhere:
+            print(line)
         for line in filter(None, aims):
             print(line)
         for old in folder.glob("out-*"):
