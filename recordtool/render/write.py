@@ -261,7 +261,8 @@ PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they 
 
 
 # Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
-# made whole (below that, id by id costs at most a few ms more).
+# made whole (``Graph.whole``: about 16 µs an id of the record, against about 250 µs an id asked
+# for by itself, so the two cross near one page in 16; below WHOLE_MIN, at most about 12 ms).
 WHOLE_SHARE, WHOLE_MIN = 16, 50
 
 
