@@ -78,19 +78,12 @@ def open_inside(path: Path | str, folder: Path | str) -> int:
         raise Refused(f"changed while it was read (it leads out of {os.path.basename(real_folder)}/ now)")
     where = os.open(real_folder, _FLAGS | _DIRECTORY)
     try:
-        for part in parts[:-1]:
-            inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)
-            os.close(where)
-            where = inner
-        # O_NONBLOCK: a named pipe swapped in opens at once (and is refused below)
-        fd = os.open(parts[-1], _FLAGS | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=where)
+        fd = _open_by_names(where, parts)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):  # a link where a file or folder was
             raise Refused(f"changed while it was read (it or a folder on its way is a link now, "
                           f"outside {os.path.basename(real_folder)}/ or not)") from None
         raise Refused(f"cannot be read: {exc.strerror}") from None
-    finally:
-        os.close(where)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise Refused("is not a regular file")
@@ -110,19 +103,9 @@ def _open_under(path: str, folder: str) -> int | None:
     if any(part in ("", ".", "..") for part in parts):
         return None
     try:
-        where = os.open(folder, _FLAGS | _DIRECTORY)
+        fd = _open_by_names(os.open(folder, _FLAGS | _DIRECTORY), parts)
     except OSError:
         return None
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)
-            os.close(where)
-            where = inner
-        fd = os.open(parts[-1], _FLAGS | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=where)
-    except OSError:
-        return None
-    finally:
-        os.close(where)
     try:
         regular = stat.S_ISREG(os.fstat(fd).st_mode)
     except OSError:
@@ -131,6 +114,21 @@ def _open_under(path: str, folder: str) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def _open_by_names(where: int, parts: list[str]) -> int:
+    """A file descriptor open for reading on the path ``parts`` (its names) from the folder open
+    as ``where``, one name at a time, following no link; ``where`` and each folder on the way
+    are closed whatever happens. O_NONBLOCK: a named pipe opens at once (for the caller to
+    refuse) instead of waiting for a writer."""
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)
+            os.close(where)
+            where = inner
+        return os.open(parts[-1], _FLAGS | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=where)
+    finally:
+        os.close(where)
 
 
 def read_inside(path: Path | str, folder: Path | str, limit: int | None = None) -> bytes:

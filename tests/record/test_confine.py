@@ -3,6 +3,7 @@ on its way is swapped for a link (or a named pipe) between the check and the ope
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -144,3 +145,22 @@ def test_a_relative_folder_and_path(folder: Path, monkeypatch: pytest.MonkeyPatc
     (folder / "notes" / "NOTE-2.yaml").symlink_to(folder.parent / "outside" / "NOTE-1.yaml")
     with pytest.raises(Refused, match="outside record/"):
         read_inside("record/notes/NOTE-2.yaml", "record")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's open files in /proc")
+def test_nothing_is_left_open_whichever_way_a_file_is_opened_or_refused(folder: Path) -> None:
+    (folder / "notes" / "NOTE-2.yaml").symlink_to(folder.parent / "outside" / "NOTE-1.yaml")
+    (folder / "by-link").symlink_to(folder / "notes", target_is_directory=True)
+    os.mkfifo(folder / "notes" / "pipe.yaml")
+    paths = [folder / "notes" / "NOTE-1.yaml", folder / "by-link" / "NOTE-1.yaml", folder / "notes" / "NOTE-2.yaml",
+             folder / "notes" / "pipe.yaml", folder / "notes" / "gone.yaml", folder / "notes" / "NOTE-1.yaml" / "x",
+             folder / "by-link" / "gone.yaml"]
+    before = len(os.listdir("/proc/self/fd"))
+    read = []
+    for _ in range(3):
+        read = []
+        for path in paths:
+            with contextlib.suppress(Refused):
+                read.append(read_inside(path, folder))
+    assert read == [b"title: mine\n", b"title: mine\n"]  # the others refused, by either way
+    assert len(os.listdir("/proc/self/fd")) == before
