@@ -257,9 +257,8 @@ Loaded = tuple[Entry | Kept | None, Places | None, list[Problem], Summary | None
 
 def summary(entry: Entry) -> Summary:
     """What the checks that span the record need of ``entry``, as plain data."""
-    theory = isinstance(entry, Theory)
-    return (entry.id, tuple((c.id, c.as_) for c in entry.cites), theory, looked_at(entry),
-            tuple(check.module for check in entry.checks) if theory else ())  # type: ignore[attr-defined]
+    modules = tuple(check.module for check in entry.checks) if isinstance(entry, Theory) else ()
+    return entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry), modules
 
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,

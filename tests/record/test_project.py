@@ -19,7 +19,8 @@ def _open_files() -> int:
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc")
 @pytest.mark.parametrize("large", [False, True])
 def test_a_process_that_opens_projects_again_and_again_holds_no_more_files(
-        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch, large: bool) -> None:
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest,
+        large: bool) -> None:
     """A process that opens projects one after another (a test run, ``mkdocs serve``) holds
     what the last one left behind, not what every one did (each render keeps the entry cache's
     rewritten shards open while its entries may still be made from them; a test runner's
@@ -28,6 +29,7 @@ def test_a_process_that_opens_projects_again_and_again_holds_no_more_files(
     a small record's are never frozen, and go when the collector next runs."""
     if large:
         monkeypatch.setattr(project_module, "FREEZE_MIN", 1)
+    request.addfinalizer(gc.unfreeze)  # whatever happens below: the next tests' objects stay collectable
     minimal_record(project)
     for n in range(30):
         project.add(f"NOTE-{10 + n}", f"title: Note {n}\nbody: See LIT-1 and NOTE-1.\n")
@@ -40,5 +42,4 @@ def test_a_process_that_opens_projects_again_and_again_holds_no_more_files(
         if not large:
             gc.collect()
         counts.append(_open_files())
-    gc.unfreeze()
     assert counts[-1] <= counts[1], counts  # (grew by two files a render before)
