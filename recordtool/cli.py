@@ -21,6 +21,7 @@ from recordtool import __version__
 from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
+    from recordtool.record.cache import EntryCache
     from recordtool.record.graph import Compose
     from recordtool.record.project import Project
     from recordtool.snapshot import Stats
@@ -68,16 +69,16 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
 
 
 def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None, stats: Stats | None = None) -> Project:
+          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None) -> Project:
     """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
     ``compose``: what else to make of each body it parses (``build_graph``); ``stats``: the entry
-    files as a snapshot just stat-ed them (``open_project``)."""
+    files as a snapshot just stat-ed them; ``opened``: the entry cache, read already (``open_project``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats) if root
-                else open_project(jobs=jobs, cache=cache, compose=compose, stats=stats))
+        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened) if root
+                else open_project(jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened))
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -411,14 +412,20 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     from recordtool.record.config import load_config
     from recordtool.render.site import render as render_site
     from recordtool.render.site import unchanged
-    from recordtool.render.snapshot import snapshot_inputs
+    from recordtool.render.snapshot import Taking
     from recordtool.render.write import RenderError
 
     try:
         # What the last render read and wrote, if all still as it was, means nothing to do:
-        # that is decided from file sizes and times, without opening the project.
-        inputs = snapshot_inputs(root, output)
-        report = unchanged(inputs) if inputs is not None and not check else None
+        # that is decided from file sizes and times, without opening the project. On a large
+        # record a worker decides it, while this process reads the entry cache meanwhile.
+        taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
+        opened = None
+        if taking.ahead:  # meanwhile, what opening the project needs: its modules, the entry cache
+            from recordtool.record.project import open_entry_cache
+
+            opened = open_entry_cache(root) if not no_cache else None
+        inputs, report = taking.result()
         if report is not None and inputs is not None:
             config = load_config(Path(inputs.root))
             if report.errors:
@@ -431,7 +438,8 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
                 outputs.stat_ahead(inputs.out, jobs)
             # each body parsed once, for its mentions and its page
             project = _open(root, jobs, cache=not no_cache, compose=compose_body,
-                            stats=inputs.stats() if inputs is not None else None)  # not stat-ed twice
+                            stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
+                            opened=opened)
             _report_errors(project)
             config = project.config
             with _terminate_as_interrupt():

@@ -14,21 +14,35 @@ times faster than a JSON object per file; a render reads the snapshot once (``In
 from __future__ import annotations
 
 import base64
+import contextlib
+import gc
 import json
 import os
+import pickle
+import threading
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from recordtool import parallel
 from recordtool.record.config import ConfigError, find_root, load_config
 from recordtool.render import plan
 from recordtool.render.manifest import MANIFEST
-from recordtool.render.write import Outputs, RenderError, check_output_folder, replace_file
+from recordtool.render.write import (
+    Outputs,
+    RenderError,
+    check_output_folder,
+    replace_file,
+    stat_all,
+)
 from recordtool.snapshot import Stats, files_hold, stat_file, stats_hold
 from recordtool.snapshot import take as files_state
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.render.write import WriteReport
 
@@ -77,17 +91,239 @@ def snapshot_inputs(root: Path | None = None, out: Path | None = None) -> Inputs
     """The inputs of a render of the project at ``root`` (or found above the current folder)
     into ``out``, taken before the project is opened; None when the project or the output
     folder cannot be used (opening or rendering will say why)."""
+    found = _locate(root, out)
+    return _take(*found) if found is not None else None
+
+
+def _locate(root: Path | None, out: Path | None) -> tuple[Path, Config, Path] | None:
+    """The project's root, its configuration and the output folder (resolved); None when the
+    project or the output folder cannot be used."""
     try:
         base = root.resolve() if root is not None else find_root(Path.cwd())
         config = load_config(base)
         target = check_output_folder(config, out if out is not None else config.pages)
     except (ConfigError, RenderError, OSError):
         return None
+    return base, config, target
+
+
+def _take(base: Path, config: Config, target: Path, last: dict[str, Any] | None = None) -> Inputs:
+    """The inputs of a render (``snapshot_inputs``); ``last``: the last snapshot, already read."""
     pyproject = str(config.root / "pyproject.toml")
     folders = [str(config.record / kind.folder) for kind in config.kinds.values()]
     stats = Stats({}, 0)
     files = files_state([pyproject], [*folders, str(config.verdicts), str(config.root / config.checks)], stats)
-    return Inputs(str(base), os.path.realpath(target), plan.code_version(), files, _stats=stats)
+    return Inputs(str(base), os.path.realpath(target), plan.code_version(), files, _last=last, _stats=stats)
+
+
+AHEAD_MIN = 20_000  # input files the last snapshot lists; below this, a worker saves little (10,000: 0.1 s)
+R = TypeVar("R")
+
+
+class Taking(Generic[R]):
+    """The inputs of a render being taken (``snapshot_inputs``) and judged (``judge``: render's
+    "nothing changed" check), by a forked worker while this process goes on (``ahead``), or
+    here when asked for (``result``). On a large record, stat-ing every input and comparing
+    takes most of a second (100,000 entries), which this process may spend meanwhile on what
+    opening the project needs anyway (importing, reading the entry cache). When the judgement
+    is that something changed, the worker then stats the pages the last render wrote, as
+    ``Outputs.stat_ahead`` would, while this process opens the project: forking a second worker
+    once the entry cache is read would cost more than it saves (a large process to fork, and its
+    pages copied as either side writes them).
+
+    A worker is forked when the last snapshot lists at least ``AHEAD_MIN`` input files and
+    ``jobs`` allows two processes, where ``fork`` is offered and no other thread runs (forking
+    one is unsafe). A worker that fails, is killed or answers garbled costs the snapshot taken
+    here after all (or the pages stat-ed here), never the answer. Written with ``os.fork`` and a
+    pipe rather than a process pool: a pool's thread would stay in this process. The last
+    snapshot is read once, here, and the worker is forked with it."""
+
+    def __init__(self, root: Path | None, out: Path | None, jobs: int | None, judge: Callable[[Inputs], R]) -> None:
+        self.judge = judge
+        self.found = _locate(root, out)
+        self.last: dict[str, Any] | None = None
+        self._worker: _Worker | None = None
+        if self.found is None:
+            return
+        self.last = read_snapshot(os.path.realpath(self.found[2]))
+        files = self.last.get("files")
+        paths = files.get("paths") if isinstance(files, dict) else None
+        if (isinstance(paths, list) and len(paths) >= AHEAD_MIN and parallel.workers(jobs) >= 2
+                and hasattr(os, "fork") and threading.active_count() == 1):
+            self._worker = _Worker.fork(self._work)
+
+    @property
+    def ahead(self) -> bool:
+        """Whether a worker is taking them."""
+        return self._worker is not None
+
+    def _work(self, send: Callable[[bytes], None]) -> None:
+        """In the worker: the inputs and their judgement; then, if something changed, the
+        states of the pages the last render wrote (``Outputs.spoiled`` compares them)."""
+        assert self.found is not None
+        inputs = _take(*self.found, last=self.last)
+        judged = self.judge(inputs)
+        stats = inputs.stats()
+        assert stats is not None
+        send(pickle.dumps(((inputs.root, inputs.out, inputs.code), judged, _sent(inputs.files, stats)),
+                          protocol=pickle.HIGHEST_PROTOCOL))
+        written = inputs.outputs() if judged is None else None
+        if written is not None:
+            send(stat_all(inputs.out, written.paths).tobytes())
+
+    def result(self) -> tuple[Inputs | None, R | None]:
+        """The inputs (None when the project or the output folder cannot be used) and the judgement."""
+        if self.found is None:
+            return None, None
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            enabled = gc.isenabled()
+            gc.disable()  # (a hundred thousand small objects made at once: no collector passes over them)
+            try:
+                (root, out, code), judged, sent = pickle.loads(worker.read())
+                files, stats = _received(sent)
+                inputs = Inputs(root, out, code, files, _last=self.last, _stats=stats)
+            except Exception:  # anything but a whole answer: taken here
+                worker.close()
+            else:
+                written = inputs.outputs() if judged is None else None
+                if written is not None:
+                    written.given(inputs.out, worker.read_last)
+                else:
+                    worker.close()
+                return inputs, judged
+            finally:
+                if enabled:
+                    gc.enable()
+        inputs = _take(*self.found, last=self.last)
+        return inputs, self.judge(inputs)
+
+
+class _Worker:
+    """A forked worker (``Taking``) and its answers: each sent as its length and its bytes, read
+    one after the other; the worker is waited for once its answers are read or let go."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd: int | None = fd
+        self.owner = os.getpid()  # (a process forked later holds this object too: it never waits for the worker)
+
+    @classmethod
+    def fork(cls, work: Callable[[Callable[[bytes], None]], None]) -> _Worker | None:
+        """A worker doing ``work(send)``; None when none can be forked."""
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the worker: answer, then leave at once (no exit handlers of the parent's)
+            code = 1
+            try:
+                os.close(read_end)
+
+                def send(data: bytes) -> None:
+                    view = memoryview(len(data).to_bytes(8, "big") + data)
+                    while view:
+                        view = view[os.write(write_end, view):]
+
+                work(send)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def read(self) -> bytes:
+        """The next answer, waiting for it; OSError when there is none (the worker failed or
+        was killed, or was let go: ``close``)."""
+        try:
+            if self.fd is None:
+                raise OSError("the worker was let go")
+            size = int.from_bytes(self._exactly(8), "big")
+            return self._exactly(size)
+        except BaseException:
+            self.close()
+            raise
+
+    def read_last(self) -> bytes:
+        """The next answer, the last one: then the worker is waited for."""
+        try:
+            return self.read()
+        finally:
+            self.close()
+
+    def _exactly(self, size: int) -> bytes:
+        assert self.fd is not None
+        chunks: list[bytes] = []
+        while size:
+            chunk = os.read(self.fd, min(size, 1 << 20))
+            if not chunk:
+                raise OSError("the worker ended before answering")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        """Let the worker go (it stops at its next answer) and wait for it."""
+        if self.fd is not None and os.getpid() == self.owner:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _sent(files: dict[str, list[Any]], stats: Stats) -> tuple[str, bytes, dict[str, str], str, bytes, int]:
+    """The inputs' states and stats as a worker sends them (``Taking``): each set of paths as
+    one string, each ended by a NUL, their numbers packed, the hashes of the racy files by
+    path. At 100,000 files, pickling the dicts took a tenth of a second, and as long again to
+    make them back; ``_received`` makes them back."""
+    numbers, full = array("q"), array("q")
+    for value in files.values():
+        numbers.append(value[0])
+        numbers.append(value[1])
+    for stat in stats.files.values():
+        full.extend(stat)
+    racy = {path: value[2] for path, value in files.items() if len(value) > 2}
+    return (_joined(files), numbers.tobytes(), racy, _joined(stats.files), full.tobytes(), stats.taken)
+
+
+def _received(sent: tuple[str, bytes, dict[str, str], str, bytes, int]) -> tuple[dict[str, list[Any]], Stats]:
+    """What ``_sent`` sent, made back; ValueError when it is not whole."""
+    names, numbers, racy, full_names, full, taken = sent
+    paths, stat_paths = _split(names), _split(full_names)
+    packed, stat_packed = array("q"), array("q")
+    packed.frombytes(numbers)
+    stat_packed.frombytes(full)
+    if len(packed) != 2 * len(paths) or len(stat_packed) != 4 * len(stat_paths):
+        raise ValueError("not whole")
+    pairs = iter(packed)  # (the lengths checked above: each path its numbers)
+    files: dict[str, list[Any]] = {path: [size, mtime] for path, size, mtime in zip(paths, pairs, pairs, strict=False)}
+    for path, digest in racy.items():
+        files[path].append(digest)
+    fours = iter(stat_packed)
+    return files, Stats(dict(zip(stat_paths, zip(fours, fours, fours, fours, strict=False), strict=False)), taken)
+
+
+def _joined(paths: Iterable[str]) -> str:
+    """``paths`` as one string, each ended by a NUL (which no path holds)."""
+    return "".join(f"{path}\0" for path in paths)
+
+
+def _split(joined: str) -> list[str]:
+    """The paths ``_joined`` joined; ValueError when it is not such a string."""
+    if joined and not joined.endswith("\0"):
+        raise ValueError("not paths ended by NULs")
+    paths = joined.split("\0")
+    paths.pop()
+    return paths
 
 
 def pack(files: dict[str, list[Any]]) -> dict[str, Any]:

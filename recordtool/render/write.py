@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import threading
 from array import array
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +26,8 @@ from recordtool.render.manifest import MANIFEST, Manifest, Written
 from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
     from recordtool.render.slices import Memos, Packed, Shared
@@ -45,26 +47,34 @@ class Outputs:
         assert len(stats) == 2 * len(paths)
         self.paths, self.stats, self.manifest = paths, stats, manifest
         self._where: dict[str, int] | None = None
-        self._ahead: tuple[str, Future[bytes]] | None = None  # ``stat_ahead``: the folder, the worker's answer
+        # ``stat_ahead`` (or the worker that took the inputs: ``snapshot.Taking``): the folder, and
+        # what gives the worker's answer (waiting for it; raises if there is none)
+        self._ahead: tuple[str, Callable[[], bytes]] | None = None
 
     def stat_ahead(self, base: str, jobs: int | None) -> None:
         """Start stat-ing every file under ``base`` (``spoiled``) in a forked worker, while this
         process goes on (opening the project takes seconds on a large record): at 100,000 pages
         the stats take a quarter of a second. Only with more than one job, at least
-        ``AHEAD_MIN`` files, ``fork``, and no other thread (forking those is unsafe)."""
+        ``AHEAD_MIN`` files, ``fork``, and no other thread (forking those is unsafe); not when a
+        worker is stat-ing them already (``given``)."""
         global _ahead
-        if (parallel.workers(jobs) < 2 or len(self.paths) < AHEAD_MIN or threading.active_count() > 1
+        if (self._ahead is not None or parallel.workers(jobs) < 2 or len(self.paths) < AHEAD_MIN or threading.active_count() > 1
                 or "fork" not in multiprocessing.get_all_start_methods()):
             return
         _ahead = (base, self.paths)  # the worker is forked with it: nothing to pickle
         try:
             pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            self._ahead = (base, pool.submit(_stat_ahead))  # (the worker is forked here)
+            self._ahead = (base, pool.submit(_stat_ahead).result)  # (the worker is forked here)
             pool.shutdown(wait=False)
         except OSError:
             self._ahead = None
         finally:
             _ahead = None
+
+    def given(self, base: str, answer: Callable[[], bytes]) -> None:
+        """The files are being stat-ed under ``base`` by a worker; ``answer`` waits for what
+        ``stat_all`` gives there, packed (or raises: they are stat-ed here then)."""
+        self._ahead = (base, answer)
 
     def where(self) -> dict[str, int]:
         """Each path's place in ``paths``."""
@@ -85,9 +95,9 @@ class Outputs:
             with contextlib.suppress(Exception):  # a worker that failed: stat them here
                 if folder == base:
                     current = array("q")
-                    current.frombytes(answer.result())
+                    current.frombytes(answer())
         if current is None or len(current) != len(self.stats):
-            current = _stat_all(base, self.paths)
+            current = stat_all(base, self.paths)
         stats = self.stats
         if current == stats:
             return set()
@@ -107,10 +117,10 @@ _ahead: tuple[str, list[str]] | None = None  # what a worker forked by ``Outputs
 def _stat_ahead() -> bytes:
     """In a worker forked by ``Outputs.stat_ahead``: the [size, mtime_ns] of each file, packed."""
     assert _ahead is not None
-    return _stat_all(*_ahead).tobytes()
+    return stat_all(*_ahead).tobytes()
 
 
-def _stat_all(base: str, paths: list[str]) -> array[int]:
+def stat_all(base: str, paths: list[str]) -> array[int]:
     """The [size, mtime_ns] of each of ``paths`` under ``base`` ([-1, -1]: none), packed."""
     current = array("q")
     add, stat, sep = current.append, os.stat, os.sep

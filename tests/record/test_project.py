@@ -43,3 +43,57 @@ def test_a_process_that_opens_projects_again_and_again_holds_no_more_files(
             gc.collect()
         counts.append(_open_files())
     assert counts[-1] <= counts[1], counts  # (grew by two files a render before)
+
+
+def test_an_entry_cache_opened_ahead_is_used_only_for_its_own_project(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``open_project(opened=...)`` takes the entry cache read ahead (``open_entry_cache``) as
+    if it had read it; one read for another project (or configuration) is let go, and the
+    project is what opening it cold gives."""
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = minimal_record(ProjectBuilder(tmp_path / "first"))
+    second = minimal_record(ProjectBuilder(tmp_path / "second"))
+    second.add("NOTE-2", "title: Only in the second\ncites: [{id: LIT-1, as: paper}]\n")
+    for root in (first.root, second.root):
+        project_module.open_project(root=root, cache=True)  # (the entry caches filled)
+    ahead, foreign = project_module.open_entry_cache(first.root), project_module.open_entry_cache(first.root)
+    assert ahead is not None and ahead.hits == 0 and len(ahead.items) == 3
+    read: list[Path] = []
+    real = project_module.open_cache
+
+    def open_cache(config: object) -> object:
+        read.append(config.root)  # type: ignore[attr-defined]
+        return real(config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project_module, "open_cache", open_cache)
+    opened = project_module.open_project(root=first.root, cache=True, opened=ahead)
+    assert ahead.hits == 3 and read == []  # every file as it was: taken from the cache read ahead
+    assert list(opened.record.entries) == ["LIT-1", "NOTE-1", "THEORY-1"]
+    other = project_module.open_project(root=second.root, cache=True, opened=foreign)
+    assert read == [second.root]  # its own cache read instead
+    assert list(other.record.entries) == list(project_module.open_project(root=second.root).record.entries)
+    assert "NOTE-2" in other.record.entries
+
+
+def test_a_large_entry_cache_read_ahead_is_frozen_and_stays_so_while_the_project_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Read ahead, a large entry cache is moved out of the collector's sight as ``open_project``
+    does with what it builds (else the collector's next pass goes over all of it); opening the
+    project with it keeps it so, instead of first giving back what was frozen before."""
+    request.addfinalizer(gc.unfreeze)
+    (tmp_path / "p").mkdir()
+    root = minimal_record(ProjectBuilder(tmp_path / "p")).root
+    project_module.open_project(root=root, cache=True)  # (the entry cache filled)
+    gc.unfreeze()
+    monkeypatch.setattr(project_module, "FREEZE_MIN", 0)
+    unfrozen: list[bool] = []
+    real = gc.unfreeze
+    monkeypatch.setattr(gc, "unfreeze", lambda: (unfrozen.append(True), real())[1])
+    ahead = project_module.open_entry_cache(root)
+    frozen = gc.get_freeze_count()
+    assert ahead is not None and frozen > 0 and gc.isenabled()
+    project_module.open_project(root=root, cache=True, opened=ahead)
+    assert unfrozen == [] and gc.get_freeze_count() >= frozen and gc.isenabled()
+    project_module.open_project(root=root, cache=True)  # without: what was frozen is given back first
+    assert unfrozen == [True]

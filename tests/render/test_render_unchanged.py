@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import recordtool.record.project
 from recordtool.cli import cli
+from recordtool.record.cache import EntryCache
 from recordtool.record.graph import Compose
 from recordtool.render import plan, site, snapshot
 from recordtool.snapshot import Stats
@@ -36,9 +37,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     def spy(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
             cache: bool = False, compose: Compose | None = None,
-            stats: Stats | None = None) -> recordtool.record.project.Project:
+            stats: Stats | None = None, opened: EntryCache | None = None) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root, jobs=jobs, cache=cache, compose=compose, stats=stats)
+        return real(start, root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls
@@ -280,3 +281,215 @@ def test_a_render_after_an_edit_puts_back_pages_changed_by_hand(project: Project
     fresh = cold / "record" / "pages"
     assert _pages(pages) == _pages(fresh)
     assert (pages / ".recordtool-manifest.json").read_bytes() == (fresh / ".recordtool-manifest.json").read_bytes()
+
+
+def _ahead(root: str, jobs: int = 2, judge: Callable[[snapshot.Inputs], object] = site.unchanged
+           ) -> Callable[[], tuple[snapshot.Inputs | None, object]] | None:
+    """The inputs taken and judged by a worker: the function that waits for them; None: no worker."""
+    taking = snapshot.Taking(Path(root), None, jobs, judge)
+    if not taking.ahead:
+        assert taking.result() is not None  # (taken here then)
+        return None
+    return taking.result
+
+
+def _as_taken_here(root: str) -> tuple[snapshot.Inputs | None, object]:
+    inputs = snapshot.snapshot_inputs(Path(root))
+    assert inputs is not None
+    return inputs, site.unchanged(inputs)
+
+
+def _same_inputs(a: snapshot.Inputs | None, b: snapshot.Inputs | None) -> None:
+    assert a is not None and b is not None
+    assert (a.root, a.out, a.code) == (b.root, b.out, b.code)
+    assert a.files == b.files
+    assert a.last() == b.last()
+    stats_a, stats_b = a.stats(), b.stats()
+    assert stats_a is not None and stats_b is not None
+    assert stats_a.files == stats_b.files
+
+
+def test_a_worker_takes_and_judges_the_inputs_as_this_process_would(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a large record (``AHEAD_MIN`` input files, lowered here) a forked worker stats the
+    inputs and decides "nothing changed" while the command reads the entry cache: what it
+    gives is what taking them here gives, changed or not."""
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    _age(project.root)
+    run("render", "--root", root)  # (the snapshot of files as they are now)
+    for change in (None, _edit_entry, _add_entry):
+        if change is not None:
+            change(project)
+        wait = _ahead(root)
+        assert wait is not None
+        inputs, report = wait()
+        here, said = _as_taken_here(root)
+        _same_inputs(inputs, here)
+        assert report == said
+        assert (report is not None) == (change is None)
+    wait = _ahead(root, judge=lambda _inputs: "judged")
+    assert wait is not None and wait()[1] == "judged"
+
+
+def test_no_worker_where_it_would_not_pay_or_could_not_run(project: ProjectBuilder,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    root = _rendered(project)
+    assert _ahead(root) is None  # a small record: fewer input files than AHEAD_MIN
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    assert _ahead(root, jobs=1) is None  # one process
+    unusable = snapshot.Taking(project.root, project.root, 2, site.unchanged)  # pages into the project's own folder
+    assert not unusable.ahead and unusable.result() == (None, None)  # (rendering says why)
+    (project.root / "record" / "pages" / snapshot.SNAPSHOT).unlink()
+    assert _ahead(root) is None  # no snapshot: nothing to compare against
+    run("render", "--root", root)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert _ahead(root) is None  # another thread runs: no fork
+    finally:
+        stop.set()
+        other.join()
+    assert _ahead(root) is not None
+
+
+@pytest.mark.parametrize("how", ["raises", "killed", "garbled"])
+def test_a_worker_that_fails_costs_the_snapshot_taken_here(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
+                                                            how: str) -> None:
+    import pickle
+    import signal
+
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    _edit_entry(project)
+    parent = os.getpid()
+    real_take, real_dumps = snapshot._take, pickle.dumps
+
+    def take(*args: object, **kwargs: object) -> snapshot.Inputs:
+        if os.getpid() != parent:
+            if how == "raises":
+                raise OSError("a fault in the worker")
+            if how == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real_take(*args, **kwargs)  # type: ignore[arg-type]
+
+    def dumps(*args: object, **kwargs: object) -> bytes:
+        data = real_dumps(*args, **kwargs)  # type: ignore[arg-type]
+        return data[:len(data) // 2] if how == "garbled" and os.getpid() != parent else data
+
+    monkeypatch.setattr(snapshot, "_take", take)
+    monkeypatch.setattr(snapshot.pickle, "dumps", dumps)
+    wait = _ahead(root)
+    assert wait is not None
+    inputs, report = wait()
+    here, said = _as_taken_here(root)
+    _same_inputs(inputs, here)
+    assert report is None and said is None
+
+
+def test_a_render_with_its_inputs_taken_ahead_is_the_same_render(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch, opened: list[Path]) -> None:
+    """The command: unchanged, it says so without opening the project (the entry cache read
+    meanwhile is let go); after an edit, the project is opened with the entry cache read
+    ahead, and the pages are those of a render without the worker."""
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    used: list[bool] = []
+    real = snapshot.Taking
+
+    def taking(root: Path | None, out: Path | None, jobs: int | None, judge: Callable[..., object]) -> object:
+        taken = real(root, out, 2, judge)
+        used.append(taken.ahead)
+        return taken
+
+    monkeypatch.setattr(snapshot, "Taking", taking)
+    opened.clear()
+    assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
+    assert opened == [] and used == [True]
+    _edit_entry(project)
+    cached: list[object] = []
+    real_open = recordtool.record.project.open_project
+
+    def open_project(*args: object, opened: EntryCache | None = None, **kwargs: object) -> object:
+        cached.append(opened)
+        return real_open(*args, opened=opened, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
+    code, _out, err = run("render", "--root", root)
+    assert (code, err) == (0, "") and used == [True, True]
+    assert len(cached) == 1 and isinstance(cached[0], EntryCache)
+    pages = project.root / "record" / "pages"
+    ahead = {p.name: p.read_bytes() for p in pages.glob("*.md")}
+    shutil.rmtree(pages)
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 10**9)
+    assert run("render", "--root", root, "--no-cache")[0] == 0
+    assert {p.name: p.read_bytes() for p in pages.glob("*.md")} == ahead
+
+
+def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
+    files: dict[str, list[object]] = {"/p/pyproject.toml": [10, 2**62], "/p/record/a b.yaml": [-1, -1],
+                                      "/p/record/racy.yaml": [5, 7, "0" * 32]}
+    stats = Stats({"/p/record/a b.yaml": (3, 4, 5, 6), "/p/record/racy.yaml": (5, 7, 8, 2**40)}, 123)
+    sent = snapshot._sent(files, stats)  # type: ignore[arg-type]
+    got_files, got_stats = snapshot._received(sent)
+    assert got_files == files and list(got_files) == list(files)  # (in the same order: compared as packed)
+    assert got_stats.files == stats.files and got_stats.taken == 123
+    names, numbers, racy, full_names, full, taken = sent
+    for broken in [(names[:-1], numbers, racy, full_names, full, taken), (names, numbers[:-8], racy, full_names, full, taken),
+                   (names, numbers, racy, full_names, full[8:], taken)]:
+        with pytest.raises(ValueError):
+            snapshot._received(broken)
+    assert snapshot._received(snapshot._sent({}, Stats({}, 0))) == ({}, Stats({}, 0))
+
+
+@pytest.mark.parametrize("how", ["answers", "killed"])
+def test_after_a_change_the_worker_stats_the_pages_written_before(project: ProjectBuilder,
+                                                                   monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """When something changed, the worker that judged it then stats the pages the last render
+    wrote, for ``Outputs.spoiled`` (no second worker is forked); killed before it answers, they
+    are stat-ed here: either way a page changed by hand is found."""
+    import signal
+
+    from recordtool.render import write
+
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    pages = project.root / "record" / "pages"
+    wait = _ahead(root)
+    assert wait is not None
+    inputs, report = wait()
+    assert report is not None and inputs is not None and inputs.outputs()._ahead is None  # (nothing to stat)
+    _edit_entry(project)
+    (pages / "LIT-1.md").write_text("changed by hand\n", encoding="utf-8")
+    parent, real = os.getpid(), write.stat_all
+
+    def stat_all(base: str, paths: list[str]) -> object:
+        if how == "killed" and os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(base, paths)
+
+    monkeypatch.setattr(snapshot, "stat_all", stat_all)
+    monkeypatch.setattr(write, "stat_all", stat_all)
+    forked: list[object] = []
+
+    def refused(*args: object, **kwargs: object) -> object:
+        forked.append(args)
+        raise OSError("no worker forked here")
+
+    monkeypatch.setattr(write, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr(write, "AHEAD_MIN", 0)
+    wait = _ahead(root)
+    assert wait is not None
+    inputs, report = wait()
+    assert report is None and inputs is not None
+    outputs = inputs.outputs()
+    assert outputs is not None and outputs._ahead is not None
+    outputs.stat_ahead(inputs.out, 2)
+    assert forked == []  # (stat-ed by the worker already)
+    assert outputs.spoiled(inputs.out) == {"LIT-1.md"}
+    outputs._ahead = None
+    outputs.stat_ahead(inputs.out, 2)  # (no worker given: it forks one, here refused)
+    assert len(forked) == 1 and outputs._ahead is None
