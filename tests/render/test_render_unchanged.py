@@ -288,7 +288,8 @@ def _ahead(root: str, jobs: int = 2, judge: Callable[[snapshot.Inputs], object] 
     """The inputs taken and judged by a worker: the function that waits for them; None: no worker."""
     taking = snapshot.Taking(Path(root), None, jobs, judge)
     if not taking.ahead:
-        assert taking.result() is not None  # (taken here then)
+        inputs, _judged = taking.result()  # (taken here then)
+        assert inputs is not None and inputs.files
         return None
     return taking.result
 
