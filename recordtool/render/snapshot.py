@@ -280,35 +280,27 @@ class _Worker:
         self.close()
 
 
-def _sent(files: dict[str, list[Any]], stats: Stats) -> tuple[str, bytes, dict[str, str], str, bytes, int]:
-    """The inputs' states and stats as a worker sends them (``Taking``): each set of paths as
-    one string, each ended by a NUL, their numbers packed, the hashes of the racy files by
-    path. At 100,000 files, pickling the dicts took a tenth of a second, and as long again to
-    make them back; ``_received`` makes them back."""
-    numbers, full = array("q"), array("q")
-    for value in files.values():
-        numbers.append(value[0])
-        numbers.append(value[1])
+def _sent(files: dict[str, list[Any]], stats: Stats) -> tuple[dict[str, Any], str, bytes, int]:
+    """The inputs' states (packed as the snapshot keeps them: ``pack``) and stats as a worker
+    sends them (``Taking``): the stats' paths as one string, each ended by a NUL, and their
+    numbers in one array. At 100,000 files, pickling the dicts took a tenth of a second, and as
+    long again to make them back; ``_received`` makes them back."""
+    full = array("q")
     for stat in stats.files.values():
         full.extend(stat)
-    racy = {path: value[2] for path, value in files.items() if len(value) > 2}
-    return (_joined(files), numbers.tobytes(), racy, _joined(stats.files), full.tobytes(), stats.taken)
+    return pack(files), _joined(stats.files), full.tobytes(), stats.taken
 
 
-def _received(sent: tuple[str, bytes, dict[str, str], str, bytes, int]) -> tuple[dict[str, list[Any]], Stats]:
+def _received(sent: tuple[dict[str, Any], str, bytes, int]) -> tuple[dict[str, list[Any]], Stats]:
     """What ``_sent`` sent, made back; ValueError when it is not whole."""
-    names, numbers, racy, full_names, full, taken = sent
-    paths, stat_paths = _split(names), _split(full_names)
-    packed, stat_packed = array("q"), array("q")
-    packed.frombytes(numbers)
+    packed, full_names, full, taken = sent
+    files = unpack(packed)
+    stat_paths = _split(full_names)
+    stat_packed = array("q")
     stat_packed.frombytes(full)
-    if len(packed) != 2 * len(paths) or len(stat_packed) != 4 * len(stat_paths):
+    if files is None or len(stat_packed) != 4 * len(stat_paths):
         raise ValueError("not whole")
-    pairs = iter(packed)  # (the lengths checked above: each path its numbers)
-    files: dict[str, list[Any]] = {path: [size, mtime] for path, size, mtime in zip(paths, pairs, pairs, strict=False)}
-    for path, digest in racy.items():
-        files[path].append(digest)
-    fours = iter(stat_packed)
+    fours = iter(stat_packed)  # (the length checked above: each path its four numbers)
     return files, Stats(dict(zip(stat_paths, zip(fours, fours, fours, fours, strict=False), strict=False)), taken)
 
 

@@ -438,9 +438,10 @@ def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
     got_files, got_stats = snapshot._received(sent)
     assert got_files == files and list(got_files) == list(files)  # (in the same order: compared as packed)
     assert got_stats.files == stats.files and got_stats.taken == 123
-    names, numbers, racy, full_names, full, taken = sent
-    for broken in [(names[:-1], numbers, racy, full_names, full, taken), (names, numbers[:-8], racy, full_names, full, taken),
-                   (names, numbers, racy, full_names, full[8:], taken)]:
+    packed, full_names, full, taken = sent
+    for broken in [({**packed, "paths": packed["paths"][:-1]}, full_names, full, taken),
+                   ({**packed, "stats": packed["stats"][:-4]}, full_names, full, taken),
+                   (packed, full_names[:-1], full, taken), (packed, full_names, full[8:], taken)]:
         with pytest.raises(ValueError):
             snapshot._received(broken)
     assert snapshot._received(snapshot._sent({}, Stats({}, 0))) == ({}, Stats({}, 0))
