@@ -12,8 +12,9 @@ kept as evidence.
 
 A trained model is saved (safetensors) under ``<cache_dir>/models/<key>.safetensors`` with
 its curve in ``<key>.json``; the key hashes the model config, the training config, the seed,
-the thread count, torch's version and CPU kernel level, and the source text of the model,
-data and training code, so any change to them retrains. Writes are atomic, and a lock file
+the thread count, torch's version, a probe of what this CPU's kernels compute
+(``recordtool.kernel_probe``: another CPU's kernels train slightly different weights), and the
+source text of the model, data and training code, so any change to them retrains. Writes are atomic, and a lock file
 lets one process train while another, wanting the same model, waits and then loads it.
 
 While it trains, the model is checkpointed into the same folder (``<key>.checkpoint``, every
@@ -46,7 +47,7 @@ from checks import data as data_module
 from checks import model as model_module
 from checks.data import RepeatData
 from checks.model import AttnOnlyTransformer, ModelConfig
-from recordtool import write_atomic
+from recordtool import kernel_probe, write_atomic
 from recordtool.atomic import sweep
 
 
@@ -108,11 +109,11 @@ def lab_configs(**overrides: Any) -> tuple[ModelConfig, TrainConfig]:
 
 
 def cache_key(model_config: ModelConfig, train_config: TrainConfig, seed: int, threads: int) -> str:
-    """A hash of the configs, the seed, the thread count, torch's version and CPU kernel level
-    (both change the arithmetic) and the source of the model, data and training code."""
+    """A hash of the configs, the seed, the thread count, torch's version and what the CPU's
+    kernels compute (both change the arithmetic) and the source of the model, data and
+    training code."""
     h = hashlib.sha256()
-    recipe = [asdict(model_config), asdict(train_config), seed, threads,
-              torch.__version__, torch.backends.cpu.get_cpu_capability()]
+    recipe = [asdict(model_config), asdict(train_config), seed, threads, torch.__version__, kernel_probe(torch)]
     h.update(json.dumps(recipe, sort_keys=True).encode())
     for module in (model_module, data_module):
         h.update(Path(str(module.__file__)).read_bytes())

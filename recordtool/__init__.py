@@ -8,9 +8,11 @@ The stages live in folders, and data flows one way through them:
 
 Check authors import only from here, the one stable surface for them::
 
-    from recordtool import CheckContext, write_atomic
+    from recordtool import CheckContext, kernel_probe, write_atomic
 
-Both are loaded on first use, so ``import recordtool`` stays cheap for the CLI.
+``kernel_probe(torch)`` hashes what this CPU's kernels compute (``recordtool.kernels``): a
+cache of trained models keys by it. All three are loaded on first use, so ``import recordtool``
+stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["CheckContext", "__version__", "write_atomic"]
+__all__ = ["CheckContext", "__version__", "kernel_probe", "write_atomic"]
 
 if TYPE_CHECKING:
     from recordtool.atomic import write_atomic
+    from recordtool.kernels import probe as kernel_probe
     from recordtool.verify.context import CheckContext
 
 
@@ -35,4 +38,8 @@ def __getattr__(name: str) -> Any:
         from recordtool.atomic import write_atomic
 
         return write_atomic
+    if name == "kernel_probe":
+        from recordtool.kernels import probe
+
+        return probe
     raise AttributeError(f"module 'recordtool' has no attribute {name!r}")

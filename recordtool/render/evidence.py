@@ -121,9 +121,11 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
             quorum = f" (quorum {verdict.required})" if verdict.required < len(seeds) else ""
             facts.append(f"seed{'s' if len(seeds) != 1 else ''} {', '.join(str(s) for s in seeds)}{quorum}")
             facts.append(f"{verdict.threads} thread{'s' if verdict.threads != 1 else ''} per run")
+        if spec is not None and "tolerance" in spec.model_fields_set:
+            facts.append(f"reruns agree within rel {spec.tolerance.rel:g}, abs {spec.tolerance.abs:g}")
         facts.append(f"{verdict.duration_s:.1f} s")
         if verdict.nondeterministic:
-            facts.append("nondeterministic: seeds gave different numbers")
+            facts.append("nondeterministic: a rerun of a seed gave different numbers")
     elif spec is None:
         facts.append("no longer declared by the claim")
     out.append("; ".join(facts) + ".")

@@ -254,14 +254,24 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
 
 
 def _device(request: dict[str, Any]) -> str:
+    """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
+    kernels and their probe (``recordtool.kernels``); plain ``cpu`` when the check did not load
+    torch."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
-    if device.startswith("cuda") and torch is not None:
+    if torch is None:
+        return device
+    if device.startswith("cuda"):
         try:
             return f"cuda ({torch.cuda.get_device_name(0)})"
         except Exception:
             return device
-    return device
+    from recordtool.kernels import describe
+
+    try:
+        return f"{device} ({describe(torch)})"
+    except Exception:
+        return device
 
 
 def write_result(path: Path, result: dict[str, Any]) -> None:

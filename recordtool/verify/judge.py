@@ -285,7 +285,8 @@ def last_successful(previous: CheckVerdict | None) -> dict[str, float]:
 
 def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult], *, timeout: float,
                 figures: list[str], duration_s: float, previous: CheckVerdict | None = None,
-                clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None) -> CheckVerdict:
+                clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None,
+                previous_elsewhere: str = "") -> CheckVerdict:
     """The check's outcome from its runs (one per seed) and its controls (docs/verdicts.md).
 
     ``last_ok``: how long the longest successful run of the check ("") and of each control
@@ -294,7 +295,9 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
     ``clause_ids``: the claim's clauses (an expectation that names none tests them all).
     ``previous``: the last verdict of this same check (same spec, code and environment); a
     seed whose numbers differ from it beyond the check's tolerance marks the check
-    nondeterministic.
+    nondeterministic. ``previous_elsewhere``: the device that verdict was measured on, when
+    not this run's (another CPU's kernels, a GPU): a difference beyond the tolerance is then
+    said to come from the machine, and marks nothing.
     """
     clause_ids = clause_ids or [STATEMENT_CLAUSE]
     several = len(runs) > 1
@@ -356,6 +359,10 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             if run.outcome != "ok" or old is None:
                 continue
             difference = first_difference(old.metrics, run.metrics, spec.tolerance)
+            if difference is not None and previous_elsewhere:
+                message += (f"; seed {run.seed} gave different numbers than last time on {previous_elsewhere} "
+                            f"({difference}, beyond the tolerance): they depend on the machine")
+                break
             if difference is not None:
                 nondeterministic = True
                 message += (f"; seed {run.seed} gave different numbers than last time ({difference}, beyond "

@@ -202,6 +202,20 @@ def test_reruns_are_compared_within_the_tolerance() -> None:
     assert not check([run(math.nan)], previous=check([run(math.nan)])).nondeterministic
 
 
+def test_numbers_from_another_machine_beyond_the_tolerance_are_the_machines_not_nondeterminism() -> None:
+    broken = control(run(0.9, n=1))
+    first = check([run(0.1)], [broken])
+    elsewhere = judge_check(SPEC, [run(0.1 * (1 + 1e-5))], [broken], timeout=5, figures=[], duration_s=0.1,
+                            previous=first, previous_elsewhere="cpu (x86_64, AVX2)")
+    assert not elsewhere.nondeterministic
+    assert elsewhere.message == ("2 expectations with power hold; seed 0 gave different numbers than last time on "
+                                 "cpu (x86_64, AVX2) (err 0.1 then 0.100001, beyond the tolerance): they depend on "
+                                 "the machine")
+    within = judge_check(SPEC, [run(0.1 * (1 + 1e-7))], [broken], timeout=5, figures=[], duration_s=0.1,
+                         previous=first, previous_elsewhere="cpu (x86_64, AVX2)")
+    assert within.message == "2 expectations with power hold" and not within.nondeterministic
+
+
 TWO_CLAUSES = Theory.model_validate({
     "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
     "checks": [{"name": "small", "run": "checks.fake:ok", "expect": {"err": {"is": "< 0.5", "clause": "a"}}}],

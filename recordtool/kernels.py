@@ -1,0 +1,75 @@
+"""The CPU kernels a run's numbers came from, named and probed.
+
+A trained model's numbers are the same bit for bit from run to run on one machine (fixed
+seeds, fixed threads), but move a little from one CPU to another: ATen's vectorised kernels
+(softmax, layer norm, reductions) and MKL's matrix products take the widest instructions the
+CPU has and group float sums differently, and training amplifies the difference
+(benchmarks/kernel_spread.py measures how far; docs/verdicts.md, "Numbers across machines").
+So a verdict's device names the kernels, and a probe tells whether two machines compute
+alike: it hashes the bits of a few operations at a small model's shapes, from inputs that are
+the same bits on every machine.
+
+Written here rather than taken from torch: torch says which instruction set its own kernels
+use (``torch.backends.cpu.get_cpu_capability()``), not which paths MKL takes, which also
+depend on the CPU and on ``MKL_CBWR``. recordtool never imports torch: the caller passes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import platform
+from typing import Any
+
+# Settings that send this machine's libraries down another CPU's code paths; a run made
+# under one of them says so.
+SETTINGS = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "DNNL_MAX_CPU_ISA")
+
+
+def describe(torch: Any) -> str:
+    """``Intel(R) Xeon(R) Processor, AVX512, kernels 52b68cb2``: the CPU, torch's kernel
+    level, the probe, and any of ``SETTINGS`` that is set."""
+    parts = [cpu_name(), str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
+    return ", ".join(parts + [f"{name}={os.environ[name]}" for name in SETTINGS if os.environ.get(name)])
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+        for line in cpuinfo:
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model") and value.strip():
+                return " ".join(value.split())
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def probe(torch: Any) -> str:
+    """Eight hex digits of a hash of float32 and float64 results (matrix products as a batch of
+    64 sequences of 64 tokens of width 64 meets them, batched products, softmax, layer norm, exp,
+    sums), on one thread: how a run's thread count splits sums is the check's ``threads:``, kept
+    apart. Equal on two machines when their kernels group these sums alike; about 15 ms."""
+
+    def same_everywhere(*shape: int, dtype: Any = torch.float32) -> Any:
+        # float64 products and fractional parts are correctly rounded: the same bits on any CPU
+        n = 1
+        for size in shape:
+            n *= size
+        values = torch.frac(torch.arange(n, dtype=torch.float64) * 0.6180339887498949) - 0.5
+        return values.to(dtype).reshape(shape)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a, b = same_everywhere(4096, 64), same_everywhere(64, 64)
+        c = same_everywhere(64, 64, dtype=torch.float64)
+        outputs = [a @ b, a.T @ a, torch.bmm(same_everywhere(64, 64, 16), same_everywhere(64, 16, 64)),
+                   torch.softmax(a, -1), torch.nn.functional.layer_norm(a, (64,)), a.exp().sum(0), c @ c]
+    finally:
+        torch.set_num_threads(threads)
+    digest = hashlib.sha256()
+    for tensor in outputs:
+        tensor = tensor.contiguous()
+        digest.update(ctypes.string_at(tensor.data_ptr(), tensor.numel() * tensor.element_size()))
+    return digest.hexdigest()[:8]
