@@ -178,6 +178,20 @@ def test_seeds_and_nondeterminism(tmp_path: Path) -> None:
     assert code == 0 and "ran 6 check runs" in out
 
 
+def test_runs_on_other_kernels_are_named_and_reruns_on_the_same_compared(tmp_path: Path) -> None:
+    """A claim whose runs ran on different kernels (a cluster's mixed workers) names each; a
+    rerun on the same ones is compared as usual, so nondeterminism is still caught."""
+    root = one_claim(tmp_path, check("mixed", "kernels", more=POWER + "\nseeds: 2"))
+    code, _, _ = invoke(root, "verify")
+    assert code == 0
+    devices = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())["device"].split("; ")
+    assert len(devices) == 2 and devices[1].endswith(", MKL_CBWR=AVX2)"), devices
+    assert re.fullmatch(r"cpu \(.+, \w+, kernels [0-9a-f]{8}\)", devices[0]), devices
+    code, out, _ = invoke(root, "verify", "--force", "--format", "json")
+    mixed = json.loads(out)["claims"][0]["checks"][0]
+    assert mixed["nondeterministic"] and mixed["message"].endswith("beyond the tolerance): nondeterministic")
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     root = one_claim(tmp_path, check("small", "noop"))
     code, _, err = invoke(root, "verify", "THEORY-9")

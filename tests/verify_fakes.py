@@ -135,6 +135,15 @@ def noop(ctx, broken=False):
     return {"err": 1.0 if broken else 0.0}
 
 
+def kernels(ctx, broken=False):
+    """Imports torch; seed 1 runs with MKL held to AVX2, as on another machine's kernels."""
+    import torch  # noqa: F401
+
+    if ctx.seed == 1:
+        os.environ["MKL_CBWR"] = "AVX2"
+    return {"err": int.from_bytes(os.urandom(4), "little") / 2**40 + (1.0 if broken else 0.0)}
+
+
 def torchy(ctx, broken=False):
     import torch  # the check's own process imports torch; the parent must not
 

@@ -444,7 +444,6 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
            commit: str | None, dirty: bool | None, no_gpu: str | None) -> ClaimVerdict:
     claim = plan.claim
     checks: list[CheckVerdict] = []
-    device = options.device
     clause_ids = claim.clause_ids
     kept = figures_id(workdir / "figures" / claim.id)  # the folder the figures will be kept in
     all_seeds: set[int] = set()
@@ -464,11 +463,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
             return out
 
         runs = runs_of("")
-        check_device = options.device
-        for seed in seeds:
-            dev = plan.results[(check.name, "", seed)].device
-            if dev:
-                device = check_device = dev
+        check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
         controls: list[ControlResult] = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name))
                                          for c in check.all_controls]
         staged = workdir / "figures" / claim.id / check.name
@@ -487,7 +482,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
         # that is the machine's doing, not nondeterminism (docs/verdicts.md)
         elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
-            and _device_of(plan.previous.device) != check_device else ""
+            and not set(check_devices) <= set(_devices_of(plan.previous.device)) else ""
         checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
                                   figures=figures, duration_s=duration, previous=prev_check,
                                   clause_ids=clause_ids, last_ok=last_successful(last),
@@ -512,23 +507,36 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         git_commit=commit,
         git_dirty=dirty,
         versions=environment(plan.packages),
-        device=_where(device, plan.results.values()),
+        device=_where(options.device, plan.results.values()),
         result=result,
         clauses=clauses,
     )
 
 
-def _device_of(where: str) -> str:
-    """A verdict's device without the cluster's workers named after it (``_where``)."""
-    return where.split(", worker", 1)[0]
+def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
+    """The devices the runs say they ran on (``cpu (Intel(R) Xeon(R) Processor, AVX512, kernels
+    52b68cb2)``: ``recordtool.kernels``), sorted; ``device`` when none says. A plain ``cpu``
+    (a run that never loaded torch) is left out beside a CPU that is named."""
+    named = sorted({r.device for r in results if r.device})
+    if any(d.startswith(f"{device} (") for d in named):
+        named = [d for d in named if d != device]
+    return named or [device]
+
+
+def _devices_of(where: str) -> list[str]:
+    """A verdict's devices (``_where``), without the cluster's workers named after them."""
+    return where.split(", worker", 1)[0].split("; ")
 
 
 def _where(device: str, results: Iterable[JobResult]) -> str:
-    """The device, and the cluster's workers that ran the claim's runs (none: this machine)."""
+    """Where the claim's runs ran: each device (several when the cluster's workers differ, or a
+    claim has CPU and GPU checks), then the cluster's workers (none: this machine)."""
+    results = list(results)
+    where = "; ".join(_devices(device, results))
     hosts = sorted({r.host for r in results if r.host})
     if not hosts:
-        return device
-    return f"{device}, worker{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}"
+        return where
+    return f"{where}, worker{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}"
 
 
 
