@@ -1,6 +1,6 @@
 """How much do the shipped record's numbers depend on the machine's float kernels?
 
-    python3 benchmarks/kernel_spread.py [-j 2] [--configs native,avx2,avx2-mkl,default,compatible]
+    python3 benchmarks/kernel_spread.py [-j 2] [--configs native,avx2,avx2-mkl,default,compatible] [--keep DIR]
 
 A trained model's numbers are the same bit for bit on one machine (fixed seeds, fixed threads:
 see lab_determinism.py), but not from one CPU to another: ATen's vectorised kernels (softmax,
@@ -21,7 +21,12 @@ controls) between any two kernel sets, absolute and relative, against the check'
 `tolerance:`, and whether any clause or expectation came out differently. A check whose spread
 is beyond its tolerance cannot be reproduced on another machine within it: its tolerance is too
 tight for a trained model (docs/verdicts.md, "Numbers across machines"). Also prints each kernel
-set's wall time and the device each verdict names.
+set's wall time and the device each verdict names. With --keep, each set's verdicts are kept
+in DIR/<set>/record/verdicts, and a later run with the same DIR reads them instead of verifying
+again (to print the figures again, or compare against one more set).
+
+On x86 CPUs the sets take the code paths of other x86 CPUs; an ARM CPU or a GPU differs more
+and is not emulated. Each set verifies from scratch (about 2 to 8 minutes each on two cores).
 """
 
 from __future__ import annotations
