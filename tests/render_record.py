@@ -14,9 +14,10 @@ from recordtool.verify.verdict import (
 from tests.conftest import ProjectBuilder
 
 
-def small_record(project: ProjectBuilder) -> Project:
+def small_record(project: ProjectBuilder, check_more: str = "") -> Project:
     """LIT-1 (a paper), NOTE-1 (a note citing it as paper), THEORY-1 (citing it as source,
-    mentioning NOTE-1 and the missing THEORY-99), THEORY-2 (using THEORY-1)."""
+    mentioning NOTE-1 and the missing THEORY-99; ``check_more``: more YAML lines of its check),
+    THEORY-2 (using THEORY-1)."""
     project.add("LIT-1", """
         title: A paper
         tags: [alpha]
@@ -43,7 +44,7 @@ def small_record(project: ProjectBuilder) -> Project:
             params: {n: 2}
             expect: {error: "< 1e-9", terms: "== 5"}
             control: {params: {noise: true}}
-    """)
+    """.rstrip(" ") + "".join(f"        {line}\n" for line in check_more.splitlines()))
     project.add("THEORY-2", """
         statement: A second claim that uses the first.
         cites: [{id: THEORY-1, as: uses}]

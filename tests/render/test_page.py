@@ -142,19 +142,9 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
 
 
 def test_a_declared_tolerance_is_said_beside_the_seeds(project: ProjectBuilder) -> None:
-    """A check that trains declares how close reruns on other machines' kernels must be: the
-    page says it, so a reader knows how far the numbers may move (docs/verdicts.md)."""
-    project.add("THEORY-1", """
-        statement: The paper's claim, drawn from LIT-1.
-        checks:
-          - name: exact
-            run: checks.demo:measure
-            params: {n: 2}
-            expect: {error: "< 1e-9", terms: "== 5"}
-            control: {params: {noise: true}}
-            tolerance: {rel: 0.02, abs: 1.0e-4}
-    """)
-    record = open_project(root=project.root)
+    """A check that declares how close reruns' numbers must be (on the same kernels:
+    docs/verdicts.md) has it said beside its seeds and threads."""
+    record = small_record(project, check_more="    tolerance: {rel: 0.02, abs: 1.0e-4}")
     status = ClaimStatus("THEORY-1", "verified", verdict())
     page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
     assert ("Runs `checks.demo:measure` with `n=2`; seed 0; 1 thread per run; reruns agree within rel 0.02, "
