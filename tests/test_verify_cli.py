@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -335,6 +336,9 @@ def _reproduces(repo: Path, root: Path) -> None:
         old, new = committed[cid], rerun[cid]
         assert (new.result, [(c.clause, c.state) for c in new.clauses]) == (
             old.result, [(c.clause, c.state) for c in old.clauses]), cid
+        if old.device != new.device:  # said in the test run's summary: the numbers were not compared
+            warnings.warn(f"{cid} was verified on {old.device}, rerun on {new.device}: its numbers are compared "
+                          "only through the expectations they meet (docs/verdicts.md)", stacklevel=2)
         for spec in claim.checks:  # type: ignore[attr-defined]
             before = next(c for c in old.checks if c.name == spec.name)
             after = next(c for c in new.checks if c.name == spec.name)
