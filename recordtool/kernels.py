@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import math
 import os
 import platform
 from typing import Any
@@ -53,10 +54,7 @@ def probe(torch: Any) -> str:
 
     def same_everywhere(*shape: int, dtype: Any = torch.float32) -> Any:
         # float64 products and fractional parts are correctly rounded: the same bits on any CPU
-        n = 1
-        for size in shape:
-            n *= size
-        values = torch.frac(torch.arange(n, dtype=torch.float64) * 0.6180339887498949) - 0.5
+        values = torch.frac(torch.arange(math.prod(shape), dtype=torch.float64) * 0.6180339887498949) - 0.5
         return values.to(dtype).reshape(shape)
 
     threads = torch.get_num_threads()

@@ -359,14 +359,12 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
             if run.outcome != "ok" or old is None:
                 continue
             difference = first_difference(old.metrics, run.metrics, spec.tolerance)
-            if difference is not None and previous_elsewhere:
-                message += (f"; seed {run.seed} gave different numbers than last time on {previous_elsewhere} "
-                            f"({difference}, beyond the tolerance): they depend on the machine")
-                break
             if difference is not None:
-                nondeterministic = True
-                message += (f"; seed {run.seed} gave different numbers than last time ({difference}, beyond "
-                            f"the tolerance): nondeterministic")
+                nondeterministic = not previous_elsewhere
+                where, why = (f" on {previous_elsewhere}", "they depend on the machine") if previous_elsewhere \
+                    else ("", "nondeterministic")
+                message += (f"; seed {run.seed} gave different numbers than last time{where} ({difference}, "
+                            f"beyond the tolerance): {why}")
                 break
     return CheckVerdict(
         name=spec.name,
