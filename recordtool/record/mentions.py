@@ -177,15 +177,16 @@ def _dispatcher(rules: list[tuple[str, _BlockRule]]) -> _BlockRule:
 # Anything that could make Markdown treat part of a text as other than plain paragraphs:
 # code, HTML, links, escapes, entities, tables, underscore emphasis (which ends a word where
 # an id would otherwise not begin), indented code, block markers at a line start; and what
-# CommonMark normalises (a carriage return ends a line, NUL is read as U+FFFD).
-_SPECIAL = re.compile(r"[`<\[\\&|\t_\r\0]")
+# CommonMark normalises (a carriage return ends a line, NUL is read as U+FFFD); ``*`` and ``_``
+# may be emphasis, which the sentence around a mention leaves out (``THEORY-1*THEORY-2*``).
+_SPECIAL = re.compile(r"[`<\[\\&|\t_*\r\0]")
 _BLOCK_START = re.compile(r"\n(?: {0,3}(?:[#>*+=_~-]|\d+[.)])| {4})")
 
 
 def is_plain(text: str) -> bool:
-    """Whether ``text`` is plain paragraphs to Markdown: no code, HTML, link, escape, entity
-    or table character, and no line that starts a block (heading, quote, list, rule, fence,
-    setext underline, indented code)."""
+    """Whether ``text`` is plain paragraphs to Markdown: no code, HTML, link, escape, entity,
+    emphasis or table character, and no line that starts a block (heading, quote, list, rule,
+    fence, setext underline, indented code)."""
     return not _SPECIAL.search(text) and not _BLOCK_START.search("\n" + text)
 
 
