@@ -53,7 +53,7 @@ import os
 import pickle
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -273,6 +273,12 @@ class EntryCache:
     def save(self) -> None:
         """Write the shards that changed, leaving out the files that are gone; never raises for
         a cache that cannot be written (the next run reads those files again)."""
+        for _step in self.saving():
+            pass
+
+    def saving(self) -> Iterator[None]:
+        """``save``, a step for each shard written (each whole: the entries and scans files, then
+        the shard), for work that goes on meanwhile (``parallel.map_shipped``'s)."""
         for n, shard in enumerate(self.shards):
             gone = [rel for rel in shard if rel not in self.seen]
             for rel in gone:
@@ -313,7 +319,8 @@ class EntryCache:
                 write_atomic(self.folder / _name(n), data)
             except OSError:
                 return
-        self.dirty.clear()
+            self.dirty.discard(n)
+            yield
 
 
 def _open_folder(folder: str) -> int | None:
@@ -339,7 +346,7 @@ def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes
     if type(entry) is tuple:
         return blobs.read(*entry)
     out = io.BytesIO()
-    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
+    _Pickler(out).dump(entry)
     return out.getvalue()
 
 
@@ -509,17 +516,47 @@ def _scans_file(generation: bytes, scans: dict[str, Scan]) -> list[bytes]:
 
 
 class _Pickler(pickle.Pickler):
-    """Pickles an entry with each set of field names its models share with every other model
-    (``schema.compact``) written as its names, so that the entry made again shares it too,
-    without walking its models again (``schema.field_set``)."""
+    """Pickles an entry at the C pickler's own pace: only its models are reduced here
+    (``reducer_override`` is not called for strings, lists, dicts and the other plain types
+    an entry is mostly made of), each to ``_model``: its class, its state and its set of
+    explicitly set field names, written as its names when models share that set
+    (``schema.compact``), so that the entry made again shares it too, without walking its
+    models again (``schema.field_set``). (A ``persistent_id`` looking for those sets was
+    called for every object, a hundred per entry: two thirds of the time the cache took to
+    write a cold record's entries.)"""
 
-    def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is set:
-            from recordtool.record.schema import shares
+    def __init__(self, file: io.BytesIO) -> None:
+        from pydantic import BaseModel
 
-            if shares(obj):
-                return tuple(sorted(obj))
-        return None
+        from recordtool.record.schema import shares
+
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.model, self.shares = BaseModel, shares  # (looked up once an entry, not once an object)
+
+    def reducer_override(self, obj: Any) -> Any:
+        if not isinstance(obj, self.model):
+            return NotImplemented
+        state = obj.__getstate__()
+        names = state.pop("__pydantic_fields_set__")
+        return _model, (type(obj), state, tuple(sorted(names)) if self.shares(names) else names)
+
+
+def _model(cls: Any, state: Any, names: Any) -> Any:
+    """A model pickled by ``_Pickler``: of a class ``_Unpickler`` allows (a model of the record),
+    with its state and its field names (a set, or names: the set models share)."""
+    from pydantic import BaseModel
+
+    from recordtool.record.schema import field_set
+
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or type(state) is not dict:
+        raise pickle.UnpicklingError("not a model of the record")
+    if type(names) is tuple and all(type(name) is str for name in names):
+        names = field_set(names)
+    elif type(names) is not set:
+        raise pickle.UnpicklingError("not a set of field names")
+    model = cls.__new__(cls)
+    model.__setstate__({**state, "__pydantic_fields_set__": names})
+    return model
 
 
 class _Blobs:
@@ -704,7 +741,8 @@ _SCAN, _ENTRY = operator.attrgetter("scan"), operator.attrgetter("entry")
 
 class _Unpickler(pickle.Unpickler):
     """Makes only the record's data classes (dataclasses and pydantic models of
-    ``recordtool.record``, ``load.Places``) and dates: a shard can name no function to call."""
+    ``recordtool.record``, ``load.Places``) and dates: a shard can name no function to call
+    but ``_model``, which makes a model of one of those classes and nothing else."""
 
     def find_class(self, module: str, name: str) -> Any:
         found = _ALLOWED.get((module, name))
@@ -712,23 +750,17 @@ class _Unpickler(pickle.Unpickler):
             found = _ALLOWED[(module, name)] = _allowed(module, name)
         return found
 
-    def persistent_load(self, pid: Any) -> Any:
-        """A set of field names that models share (``_Pickler``): names, nothing else."""
-        if type(pid) is not tuple or not all(type(name) is str for name in pid):
-            raise pickle.UnpicklingError("not a set of field names")
-        from recordtool.record.schema import field_set
 
-        return field_set(pid)
+_ALLOWED: dict[tuple[str, str], Any] = {}  # the classes found allowed so far (an entry is made alone, and often)
 
 
-_ALLOWED: dict[tuple[str, str], type] = {}  # the classes found allowed so far (an entry is made alone, and often)
-
-
-def _allowed(module: str, name: str) -> type:
+def _allowed(module: str, name: str) -> Any:
     if (module, name) == ("datetime", "date"):
         import datetime
 
         return datetime.date
+    if (module, name) == (__name__, "_model"):  # a model (``_Pickler``), of a class allowed here
+        return _model
     if (module, name) == ("recordtool.record.load", "Places"):  # a tuple of plain data (``load.Places``)
         from recordtool.record.load import Places
 
