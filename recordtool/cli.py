@@ -69,16 +69,18 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
 
 
 def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None) -> Project:
+          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
+          keep_later: bool = False) -> Project:
     """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
     ``compose``: what else to make of each body it parses (``build_graph``); ``stats``: the entry
-    files as a snapshot just stat-ed them; ``opened``: the entry cache, read already (``open_project``)."""
+    files as a snapshot just stat-ed them; ``opened``: the entry cache, read already; ``keep_later``:
+    the entry cache written by the caller (``open_project``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 
     try:
-        return (open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened) if root
-                else open_project(jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened))
+        return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
+                            keep_later=keep_later)
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -439,7 +441,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             # each body parsed once, for its mentions and its page
             project = _open(root, jobs, cache=not no_cache, compose=compose_body,
                             stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
-                            opened=opened)
+                            opened=opened, keep_later=True)  # the entry cache written while pages are composed
             _report_errors(project)
             config = project.config
             with _terminate_as_interrupt():

@@ -69,7 +69,7 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -147,7 +147,7 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
 
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
                 pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
-                jobs: int | None, min_items: int, meanwhile: Callable[[], None] | None = None) -> list[Any]:
+                jobs: int | None, min_items: int, meanwhile: Iterable[object] = ()) -> list[Any]:
     """Like ``map_chunks``, for work whose inputs are a small part of a large state held here:
     the workers hold nothing of this process. Each is a fresh interpreter (the ``SHIPPED``
     start method), gets ``shared()`` once (pickled) and each chunk's ``pack(chunk)`` (pickled,
@@ -157,8 +157,11 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     worker could not do (``pack`` or ``remote`` failed, the worker died). Where ``map_chunks``
     would not start a pool, every chunk is done here with ``local``; and no more workers start
     than there are ``min_items // 2`` items (each must repay its start). ``meanwhile``: work
-    of this process's own, done once the workers have their first chunks, while they start
-    (an interpreter takes about half a second), or first when no pool is started."""
+    of this process's own, in steps (each item of the iterable one step): done once the
+    workers have their first chunks, while they start (an interpreter takes about half a
+    second) and work, a step at a time whenever this process would wait on them (before it
+    does any chunk itself), so that they are handed chunks between its steps; whatever is left
+    when the chunks are done, then. First when no pool is started."""
     count = workers(jobs)
     total = sum(map(len, chunks))
     # One fresh interpreter per ``min_items // 2`` items at most: starting one costs about half
@@ -167,8 +170,8 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     # on a 16-core machine would not.
     forked = min(count - 1, len(chunks), max(1, total // max(1, min_items // 2)))
     if count < 2 or len(chunks) < 2 or total < min_items or _job is not None:
-        if meanwhile is not None:
-            meanwhile()
+        for _step in meanwhile:
+            pass
         return [result for chunk in chunks for result in local(chunk)]
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context(SHIPPED),
                                initializer=_start_shipped, initargs=(remote, shared()))
@@ -185,20 +188,25 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
         except Exception as exc:  # a worker could not be started (``shared()`` does not pickle, say)
             raise BrokenProcessPool(str(exc)) from exc
 
+    steps = iter(meanwhile)
     try:
-        return [result for done in _in_order(submit, local, chunks, WINDOW * forked, True, meanwhile)
-                for result in done]
+        done = [result for results in _in_order(submit, local, chunks, WINDOW * forked, True, steps)
+                for result in results]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    for _step in steps:  # what is left of this process's own work
+        pass
+    return done
 
 
 def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
               chunks: list[list[T]], window: int, helping: bool,
-              meanwhile: Callable[[], None] | None = None) -> Iterator[list[Any]]:
+              steps: Iterator[object] | None = None) -> Iterator[list[Any]]:
     """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
     it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
-    ``helping`` caller does the last chunk nobody has taken. A chunk the pool could not do is
-    done here. ``meanwhile`` is called once, after the first chunks are handed out."""
+    ``helping`` caller takes the next of its own ``steps`` (a step of other work), or once
+    those are done, does the last chunk nobody has taken. A chunk the pool could not do is
+    done here."""
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
     here: dict[int, list[Any]] = {}  # done here, from the back
     back = len(chunks)  # chunks from here on are (being) done here
@@ -212,20 +220,26 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
                 pending.append(submit(i + len(pending)))
             except (BrokenProcessPool, RuntimeError):
                 broken = True
-        if meanwhile is not None:
-            meanwhile()
-            meanwhile = None
         result: list[Any] | None = None
         if pending:
             future = pending.popleft()
-            while helping and not future.done() and back > i + 1 + len(pending):
-                back -= 1
-                here[back] = work(chunks[back])
+            while helping and not future.done():
+                if steps is not None:
+                    if next(steps, _DONE) is _DONE:
+                        steps = None
+                elif back > i + 1 + len(pending):
+                    back -= 1
+                    here[back] = work(chunks[back])
+                else:
+                    break
             with contextlib.suppress(Exception):  # done again here
                 result = future.result()
         if not isinstance(result, list) or len(result) != len(chunk):
             result = work(chunk)
         yield result
+
+
+_DONE = object()  # (no step left)
 
 
 def _start_worker(work: Callable[[list[Any]], list[Any]], chunks: list[list[Any]]) -> None:

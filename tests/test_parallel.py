@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -303,10 +304,11 @@ def test_fresh_interpreters_start_only_as_many_as_the_items_repay(
 
 
 @pytest.mark.parametrize(("jobs", "least"), [(2, 1), (1, 1), (4, 1_000)])
-def test_work_meanwhile_is_done_once_after_the_first_chunks_are_handed_out(
+def test_work_meanwhile_is_done_step_by_step_after_the_first_chunks_are_handed_out(
         jobs: int, least: int, tmp_path: Path) -> None:
-    """``meanwhile`` runs once: with a pool, after the workers have their first chunks (so
-    it overlaps their start) and before this process does any chunk; without, first."""
+    """``meanwhile``'s steps are each done once, in order: with a pool, after the workers have
+    their first chunks (so they overlap their start) and before this process does any chunk;
+    without, first."""
     events: list[str] = []
 
     def local(chunk: list[int]) -> list[tuple[int, int, str]]:
@@ -317,15 +319,58 @@ def test_work_meanwhile_is_done_once_after_the_first_chunks_are_handed_out(
         events.append("packed")
         return chunk
 
+    def steps() -> Iterator[None]:
+        for n in range(3):
+            events.append(f"step {n}")
+            yield
+
     items = list(range(100))
     results = parallel.map_shipped(local, shipped_square, pack, lambda: (1, str(tmp_path)),
-                                   parallel.chunked(items, 10), jobs=jobs, min_items=least,
-                                   meanwhile=lambda: events.append("meanwhile"))
+                                   parallel.chunked(items, 10), jobs=jobs, min_items=least, meanwhile=steps())
     assert [r[0] for r in results] == [i * i + 1 for i in items]
-    assert events.count("meanwhile") == 1
-    before = events[:events.index("meanwhile")]
+    done = [event for event in events if event.startswith("step")]
+    assert done == ["step 0", "step 1", "step 2"]
+    before = events[:events.index("step 0")]
     if jobs > 1 and least == 1 and parallel.cores() > 1:  # a pool: its first chunks went out first
         assert before and set(before) == {"packed"}
     else:
         assert before == []
+    assert "here" not in events[:events.index("step 2")]
     assert no_children_left()
+
+
+def test_chunks_are_handed_out_between_the_steps_of_work_meanwhile() -> None:
+    """While the chunk it waits for is not done, this process takes a step of its own work;
+    when it is, its result is taken and the workers are handed the next chunk before the next
+    step; once the steps are done, it does chunks from the back (``_in_order``, with futures
+    this test completes itself, from inside the steps)."""
+    events: list[str] = []
+    futures: dict[int, Future[list[int]]] = {}
+
+    def submit(number: int) -> Future[list[int]]:
+        events.append(f"handed {number}")
+        futures[number] = Future()
+        return futures[number]
+
+    def work(chunk: list[int]) -> list[int]:
+        events.append(f"here {chunk[0]}")
+        for number, future in futures.items():  # meanwhile, the workers finish what they were handed
+            if not future.done():
+                future.set_result([-number])
+        return [-i for i in chunk]
+
+    def steps() -> Iterator[None]:
+        events.append("step 0")
+        futures[0].set_result([0])
+        yield
+        events.append("step 1")
+        futures[1].set_result([-1])
+        futures[2].set_result([-2])
+        yield
+
+    results = list(parallel._in_order(submit, work, [[i] for i in range(6)], 2, True, steps()))
+    assert results == [[-i] for i in range(6)]
+    assert events == ["handed 0", "handed 1", "step 0",  # chunk 0 not done: a step, which does it
+                      "handed 2", "step 1",  # chunk 1 not done: the next step
+                      "handed 3",  # chunk 2 done already: taken at once, the next handed out
+                      "handed 4", "here 5"]  # chunk 3 not done, no step left: a chunk from the back

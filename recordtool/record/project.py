@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from recordtool.record.cache import EntryCache, KeptScans, cache_key, open_cache
@@ -11,7 +12,7 @@ from recordtool.record.config import Config, ConfigError, find_root, load_config
 from recordtool.record.graph import Compose, Graph, build_graph, scanner
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
-from recordtool.record.static import static_problems
+from recordtool.record.static import KeptStatic, static_problems
 from recordtool.snapshot import Stats
 
 
@@ -22,6 +23,14 @@ class Project:
     graph: Graph
     problems: list[Problem]
     cached: bool = False  # opened with the entry cache: later stages may keep what they work out too
+    # What opening found to keep in the entry cache and has not written yet (``open_project``'s
+    # ``keep_later``), in steps: written by ``keep_cache``, or a step at a time meanwhile.
+    unkept: Iterator[None] = field(default_factory=lambda: iter(()))
+
+    def keep_cache(self) -> None:
+        """Write what the entry cache has left to keep (nothing, unless opened with ``keep_later``)."""
+        for _step in self.unkept:
+            pass
 
     @property
     def errors(self) -> list[Problem]:
@@ -72,7 +81,7 @@ class GcPause:
 
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
                  cache: bool = False, compose: Compose | None = None, stats: Stats | None = None,
-                 opened: EntryCache | None = None) -> Project:
+                 opened: EntryCache | None = None, keep_later: bool = False) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
     before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
@@ -81,7 +90,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     (``recordtool.record.cache``); the project is the same either way. ``compose``: what else
     to make of each body from the parse that finds its mentions (``build_graph``). ``stats``: the
     entry files as a snapshot just stat-ed them, for the entry cache (``EntryCache.use``).
-    ``opened``: the entry cache, already opened for this project (``open_entry_cache``)."""
+    ``opened``: the entry cache, already opened for this project (``open_entry_cache``).
+    ``keep_later``: leave writing the entry cache to the caller (``Project.unkept``, its steps
+    done while workers compose pages: ``render``); else it is written before this returns."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with GcPause(keep_frozen=opened is not None) as pause:
@@ -107,15 +118,24 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
         if kept is not None:
             rescanned = scans.rescanned if isinstance(scans, KeptScans) else set()
             kept.learn_scans(record, scans, (scans.keys() - known) | rescanned)
-            kept.save()
-            if graph.kept is not None and graph.kept_changed:
-                kept.keep_links(graph.kept)
         static = kept.static(config) if kept is not None else None
         more += static_problems(config, record, static)
-        if kept is not None and static is not None:
-            kept.keep_static(static)
         problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))
-    return Project(config, record, graph, problems, cached=cache)
+        project = Project(config, record, graph, problems, cached=cache)
+        if kept is not None:
+            project.unkept = _keeping(kept, graph, static)
+            if not keep_later:
+                project.keep_cache()
+    return project
+
+
+def _keeping(kept: EntryCache, graph: Graph, static: KeptStatic | None) -> Iterator[None]:
+    """Writing what the entry cache keeps of this opening, a step at a time (``Project.unkept``)."""
+    yield from kept.saving()
+    if graph.kept is not None and graph.kept_changed:
+        kept.keep_links(graph.kept)
+    if static is not None:
+        kept.keep_static(static)
 
 
 def open_entry_cache(root: Path | None = None) -> EntryCache | None:

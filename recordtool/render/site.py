@@ -61,8 +61,21 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     ``inputs``: the snapshot of the inputs taken before ``project`` was opened
     (``snapshot_inputs``); when given (and ``statuses`` is not), the snapshot is kept for
     ``unchanged``. Without it, any snapshot in the output folder is removed. ``jobs``: how many
-    processes may compose and write pages (None: every core).
+    processes may compose and write pages (None: every core). What the entry cache has left to
+    keep of opening ``project`` (``open_project``'s ``keep_later``) is written while workers
+    compose pages, and in any case before this returns or raises (but on Ctrl-C).
     """
+    try:
+        result = _render(project, out, check, statuses, inputs, jobs)
+    except Exception:  # (not on Ctrl-C: that stops at once) what the entry cache learnt is kept all the same
+        project.keep_cache()
+        raise
+    project.keep_cache()
+    return result
+
+
+def _render(project: Project, out: Path | None, check: bool, statuses: dict[str, ClaimStatus] | None,
+            inputs: snapshot.Inputs | None, jobs: int | None) -> RenderReport:
     config = project.config
     folder = out if out is not None else config.pages
     target = check_output_folder(config, folder)
@@ -80,8 +93,8 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     trust = keys_code(config, base) == code_version()
     forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
     plan = plan_site(context(project, statuses, target))
-    report = write_site(plan, target, config.root, last, jobs=jobs,
-                        trust_keys=trust)
+    # (the entry cache written while workers compose pages, when the project left it to us)
+    report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust, meanwhile=project.unkept)
     remember_keys_code(config, base)
     broken = None
     if check:

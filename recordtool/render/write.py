@@ -9,6 +9,7 @@ one of the record's entry folders.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import os
 import threading
@@ -26,7 +27,7 @@ from recordtool.render.manifest import MANIFEST, Manifest, Written
 from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator
 
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
@@ -219,7 +220,7 @@ class _Folders:
 
 
 def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *,
-               jobs: int | None = None, trust_keys: bool = True) -> WriteReport:
+               jobs: int | None = None, trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
@@ -228,7 +229,9 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     changes; a manifest as written is read line by line (``manifest.read``).
     ``jobs``: how many processes may compose and write pages (None: every core).
     ``trust_keys``: whether the manifest's keys were made by this code; when not, every page
-    is composed (and written only when its bytes changed)."""
+    is composed (and written only when its bytes changed). ``meanwhile``: other work of this
+    process's own, in steps, done while workers compose pages (``parallel.map_shipped``), or
+    before the pages when none do."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
@@ -239,7 +242,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     as_written = last is not None and last.manifest is not None and stat_file(os.path.join(base, MANIFEST)) == last.manifest
     old = manifest.read(Path(base), as_written=as_written)
     new = report.files
-    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys)
+    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
     for rel, source in plan.assets.items():
         why, data = read_figure(root, source, rel)
         if data is None:
@@ -268,6 +271,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
 
 
 PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save
+KEYS_STEP = 500  # pages whose keys are worked out in one step of this process's own work (``meanwhile``)
 
 
 # Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
@@ -278,7 +282,7 @@ WHOLE_SHARE, WHOLE_MIN = 16, 50
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: Manifest, last: Outputs | None, jobs: int | None,
-                 trust_keys: bool = True) -> None:
+                 trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
     composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
@@ -331,10 +335,12 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         # which suits a few pages only: ``Graph.whole``), before any worker is given a slice.
         plan.context.project.graph.whole()
 
-    def work_out_keys() -> None:
-        for rel in plan.pages:
+    def work_out_keys() -> Iterator[None]:
+        for n, rel in enumerate(plan.pages, 1):
             if rel not in keys:
                 keys[rel] = plan.key(rel)
+            if n % KEYS_STEP == 0:
+                yield
 
     def here(rel: str) -> Done:
         data = plan.compose(rel).encode("utf-8")
@@ -354,7 +360,8 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     order = [rel for chunk in chunks for rel in chunk]
     ctx = plan.context
     if ctx is None:
-        work_out_keys()
+        for _step in itertools.chain(meanwhile, work_out_keys()):
+            pass
         done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
     else:
         from recordtool.render import slices
@@ -366,7 +373,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                     slices.pack(ctx, own))
 
         done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
-                                    min_items=PARALLEL_MIN, meanwhile=work_out_keys)
+                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys()))
     for rel, result in zip(order, done, strict=True):
         if result is None:  # a page its worker's slice could not compose
             result = here(rel)

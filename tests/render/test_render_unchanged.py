@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,6 @@ from click.testing import CliRunner
 import recordtool.record.project
 from recordtool.cli import cli
 from recordtool.record.cache import EntryCache
-from recordtool.record.graph import Compose
 from recordtool.render import plan, site, snapshot
 from recordtool.snapshot import Stats
 from tests.conftest import ProjectBuilder
@@ -35,11 +35,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     calls: list[Path] = []
     real = recordtool.record.project.open_project
 
-    def spy(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
-            cache: bool = False, compose: Compose | None = None,
-            stats: Stats | None = None, opened: EntryCache | None = None) -> recordtool.record.project.Project:
+    def spy(start: Path | None = None, *, root: Path | None = None, **kwargs: Any) -> recordtool.record.project.Project:
         calls.append(root or Path("."))
-        return real(start, root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened)
+        return real(start, root=root, **kwargs)
 
     monkeypatch.setattr(recordtool.record.project, "open_project", spy)
     return calls

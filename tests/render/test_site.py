@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -392,3 +394,47 @@ def test_with_workers_the_index_pages_are_the_last_chunk(project: ProjectBuilder
     indexes = sorted(p for p in _files(out) if not p.startswith(("THEORY-", "NOTE-", "LIT-")) and p != MANIFEST)
     assert indexes and sorted(chunks[-1]) == indexes
     assert all(not set(chunk) & set(indexes) for chunk in chunks[:-1])
+
+
+@pytest.mark.parametrize(("jobs", "fails"), [(1, False), (2, False), (2, True)])
+def test_the_entry_cache_left_to_render_is_written_while_it_composes_pages(
+        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, fails: bool) -> None:
+    """A project opened with ``keep_later`` leaves writing the entry cache to render, which
+    does it a shard at a time as its own work while fresh interpreters compose pages (first,
+    without them), and in any case before it returns or raises (here: an output folder refused
+    before any page): the next opening reads no entry file."""
+    import recordtool.record.cache as cache
+    import recordtool.record.load as load
+    import recordtool.render.write as write
+
+    small_record(project)
+    root = project.root
+    opened = open_project(root=root, cache=True, keep_later=True, jobs=jobs)
+    shards = root / ".recordtool-cache" / cache.FOLDER
+    assert not list(shards.glob("shard-*.bin"))  # not written yet
+    share_with_a_pool(monkeypatch, write)
+    steps: list[int] = []
+    real = write.parallel.map_shipped
+
+    def map_shipped(*args: Any, meanwhile: Iterable[object] = (), **kwargs: Any) -> list[Any]:
+        def counted() -> Iterator[object]:
+            for step in meanwhile:
+                steps.append(len(list(shards.glob("shard-*.bin"))))
+                yield step
+        return real(*args, meanwhile=counted(), **kwargs)
+
+    monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
+    if fails:  # refused before any page: no step was taken
+        with pytest.raises(RenderError):
+            render(opened, root / "record", statuses=statuses(opened), jobs=jobs)
+        assert steps == []
+    else:
+        render(opened, tmp_path / "pages", statuses=statuses(opened), jobs=jobs)
+    written = len(list(shards.glob("shard-*.bin")))
+    assert written == len({cache._shard(places.path) for places in opened.record.places.values()})
+    assert fails or steps[:written] == list(range(1, written + 1))  # a shard written at each step
+    read: list[str] = []
+    monkeypatch.setattr(load, "_read_sources", lambda paths, *args: read.extend(paths) or [])
+    again = open_project(root=root, cache=True)
+    assert read == [] and again.record.entries == opened.record.entries
+    assert no_children_left()
