@@ -178,8 +178,10 @@ def _dispatcher(rules: list[tuple[str, _BlockRule]]) -> _BlockRule:
 # code, HTML, links, escapes, entities, tables, underscore emphasis (which ends a word where
 # an id would otherwise not begin), indented code, block markers at a line start; and what
 # CommonMark normalises (a carriage return ends a line, NUL is read as U+FFFD); ``*`` and ``_``
-# may be emphasis, which the sentence around a mention leaves out (``THEORY-1*THEORY-2*``).
-_SPECIAL = re.compile(r"[`<\[\\&|\t_*\r\0]")
+# may be emphasis, which the sentence around a mention leaves out (``THEORY-1*THEORY-2*``); and
+# white space other than the space and the newline (a line of U+3000 or U+2028 is blank to
+# Python's ``strip``, which the shortcut uses, and not to CommonMark, which sees a paragraph).
+_SPECIAL = re.compile(r"[`<\[\\&|\t_*\r\0]|[^\S \n]")
 _BLOCK_START = re.compile(r"\n(?: {0,3}(?:[#>*+=_~-]|\d+[.)])| {4})")
 
 

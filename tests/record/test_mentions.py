@@ -110,6 +110,18 @@ def test_what_commonmark_normalises_takes_the_parser() -> None:
         assert find_mentions(text, IDS) == reference_mentions(text, IDS), text
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u3000", "\x0b", "\x0c", "\u2028", "\x85"])
+def test_white_space_that_is_not_a_blank_to_commonmark_takes_the_parser(space: str) -> None:
+    """A line of such white space is blank to Python's ``strip`` (which the shortcut for plain
+    paragraphs uses) and text to CommonMark: the lines and sentences are the parser's (the
+    shortcut split the paragraph there, and gave other lines)."""
+    from recordtool.record.mentions import is_plain, reference_mentions
+
+    for text in [f"a.\n{space}\nTHEORY-1 b.", f"{space}\nTHEORY-1", f"x {space}\nNOTE-2{space}end. THEORY-3"]:
+        assert not is_plain(text)
+        assert find_mentions(text, IDS) == reference_mentions(text, IDS), text
+
+
 def test_markdown_constructs_take_the_parser() -> None:
     from recordtool.record.mentions import is_plain
 
@@ -141,6 +153,7 @@ def test_a_long_sentence_is_cut_between_words_around_the_id() -> None:
 # at, each of them next to ids: the shortcut of ``markdown_mentions`` (the inline parse of
 # only the lines that may hold a mention) must find what parsing everything finds.
 _PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY", "-", "7", "\u0663", "word", "x", " ", "  ", "\t", "\n", "\n\n",
+           "\u00a0", "\u2028", "\u3000\n",
            "_", "__", "*", "**", "`", "``", "[", "]", "(", ")", "](THEORY-2)", "](LIT-4.md)", "](NOTE-5 \"t\")",
            "<", ">", "<b>", "</b>", "<!-- ", " -->", "<https://x.org/THEORY-6>", "!", "![", "&#45;", "&#84;", "&amp;",
            "&", ";", "\\", "\\-", "\\_", "    ", "> ", "- ", "1. ", "# ", "=== ", "---", "| a | b |\n| - | - |\n",
