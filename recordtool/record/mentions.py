@@ -181,7 +181,7 @@ def _dispatcher(rules: list[tuple[str, _BlockRule]]) -> _BlockRule:
 # may be emphasis, which the sentence around a mention leaves out (``THEORY-1*THEORY-2*``); and
 # white space other than the space and the newline (a line of U+3000 or U+2028 is blank to
 # Python's ``strip``, which the shortcut uses, and not to CommonMark, which sees a paragraph).
-_SPECIAL = re.compile(r"[`<\[\\&|\t_*\r\0]|[^\S \n]")
+_SPECIAL = re.compile(r"[`<\[\\&|_*\0]|[^\S \n]")  # (the tab and the carriage return: white space)
 _BLOCK_START = re.compile(r"\n(?: {0,3}(?:[#>*+=_~-]|\d+[.)])| {4})")
 
 

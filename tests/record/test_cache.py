@@ -354,26 +354,30 @@ def test_kept_entries_whose_bytes_are_not_those_kept_are_read_again(project: Pro
     _same(open_project(root=root, cache=True), cold)
 
 
-class _Forged(cache_module._Pickler):
-    """Pickles an entry as the entry cache does, but each model made by ``_model`` with a set of
-    field names written as numbers (``names``), or as a class that is not a model (``class``)."""
-
-    def __init__(self, out: io.BytesIO, forge: str) -> None:
-        super().__init__(out)
-        self.forge = forge
+class _NamesAsNumbers(cache_module._Pickler):
+    """Pickles an entry as the entry cache does, but each model's set of field names as numbers."""
 
     def reducer_override(self, obj: object) -> object:
-        from recordtool.record.problems import Problem
-
         reduced = super().reducer_override(obj)
         if reduced is NotImplemented:
             return reduced
-        made, (model, state, names) = reduced
-        return made, ((model, state, (1, 2)) if self.forge == "names" else (Problem, state, names))
+        made, (model, state, _names) = reduced
+        return made, (model, state, (1, 2))
 
 
-@pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model", "not names",
-                                  "not a model"])
+def test_only_models_are_made_as_models() -> None:
+    """``_model`` (the one function a kept entry may name) makes nothing but a model of the
+    record: a data class the unpickler allows, or a state that is not a dict, is refused."""
+    from recordtool.record.problems import Problem
+    from recordtool.record.schema import Note
+
+    with pytest.raises(pickle.UnpicklingError):
+        cache_module._model(Problem, {"__dict__": {}}, ())
+    with pytest.raises(pickle.UnpicklingError):
+        cache_module._model(Note, ["not", "a", "state"], ())
+
+
+@pytest.mark.parametrize("kept", ["not a pickle", "another entry", "another model", "not names"])
 def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project: ProjectBuilder, kept: str) -> None:
     """Kept bytes with the right checksum that do not make the entry they should (a forged
     entries file and shard) are not trusted: the entry is read again from its YAML file."""
@@ -386,9 +390,9 @@ def test_kept_bytes_that_are_not_the_entry_are_read_again_from_the_file(project:
     config = open_project(root=root, cache=True).config
     other = cold.record.entries["LIT-1"] if kept == "another model" else Note(id="NOTE-7", kind="note", title="Other")
     wrong = b"\x80\x05garbage" if kept == "not a pickle" else pickle.dumps(other)
-    if kept in ("not names", "not a model"):  # field names kept as numbers; a data class made as a model
+    if kept == "not names":  # a set of field names kept as something else than names
         out = io.BytesIO()
-        _Forged(out, "names" if kept == "not names" else "class").dump(cold.record.entries["NOTE-1"])
+        _NamesAsNumbers(out).dump(cold.record.entries["NOTE-1"])
         wrong = out.getvalue()
     head = len(cache_module.FORMAT) + 20
     for shard in _shards(root):
