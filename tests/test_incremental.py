@@ -321,6 +321,27 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
     assert seed not in (1, 2) or sum(ahead) >= 20, ahead  # (a worker stat-ed the inputs, or the pages, of most renders)
 
 
+def test_a_record_emptied_and_filled_again_is_a_cold_run(tmp_path: Path) -> None:
+    """Every entry deleted, then entries added again: what each kept file holds of no entry
+    at all (an empty column, an empty shard) reads back as nothing, and every run after it
+    gives what a cold run gives (the kept rows of an empty record once failed to read back)."""
+    walk = Walk(tmp_path / "project", 7)
+    root = walk.root
+    steps = [lambda: [path.unlink() for path in walk.files()], lambda: walk.mutate("add"),
+             lambda: [path.unlink() for path in walk.files()], lambda: walk.mutate("add"), lambda: walk.mutate("add")]
+    for step, change in enumerate(["first", *steps]):
+        if callable(change):
+            change()
+        incremental = _validate(root)
+        assert invoke("render", "--root", str(root)).code == 0, step
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert incremental == _validate(cold, "--no-cache"), step
+        assert invoke("render", "--root", str(cold), "--no-cache").code == 0, step
+        assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages"), step
+        same_as_afresh(root)
+    assert len(walk.files()) == 2
+
+
 @pytest.mark.parametrize("seed", [8, 9])
 def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:

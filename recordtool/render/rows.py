@@ -151,11 +151,12 @@ class Listed:
             word = words.setdefault
             tag_sets: dict[str, tuple[str, ...]] = {"": ()}
             tag_set = tag_sets.get
+            count = len(claims)
             self._rows = [(word(k, k), word(s, s), c == 1,
                            tag_set(ts) or tag_sets.setdefault(ts, tuple(sys.intern(t) for t in ts.split(" "))), title)
-                          for k, s, c, ts, title in zip(kinds.split(SEP), statuses.split(SEP), claims,
-                                                        tags.split(SEP), titles.split(SEP) if isinstance(titles, str)
-                                                        else titles, strict=True)]
+                          for k, s, c, ts, title in zip(_split(kinds, count), _split(statuses, count), claims,
+                                                        _split(tags, count), _split(titles, count)
+                                                        if isinstance(titles, str) else titles, strict=True)]
             for n, change in self.changes.items():
                 if change[4] is not None:
                     self._rows[n] = change[4]
@@ -374,6 +375,12 @@ def _from_whole(value: object) -> Listed | None:
                  else _joined(titles, count))):
         return None
     return Listed(ids, files, kept_looks, bytearray(hashes), tallies, (kinds, statuses, claims, tags, titles))
+
+
+def _split(column: str, count: int) -> list[str]:
+    """The ``count`` entries of a column joined by SEP (``Listed.whole``): none at all is the
+    empty string, as one entry that is empty is."""
+    return column.split(SEP) if count else []
 
 
 def _joined(column: str, count: int) -> bool:

@@ -228,3 +228,16 @@ def test_changes_that_are_lost_damaged_foreign_or_of_another_generation_are_not_
                                             *(f"THEORY-{i}" for i in range(7, n + 8))}), spoil
         _same_as_cold(root, tmp_path)
         same_as_afresh(root)
+
+
+def test_the_rows_of_a_record_with_no_entry_read_back_as_none() -> None:
+    """No entry: every column joined is the empty string, which is also one empty entry; read
+    back, the kept file lists none (a render after every entry was deleted and one added again
+    failed on it)."""
+    empty = rows.Listed([], [], [], bytearray(), {}, None, [])
+    kept = rows._from_whole(empty.whole())
+    assert kept is not None and kept.ids == [] and kept.rows() == [] and kept.by_id() == {}
+    one = rows.Listed(["NOTE-1"], ["record/notes/NOTE-1.yaml x"], [None], bytearray(rows.HASHES), {}, None,
+                      [("note", "active", False, (), "")])  # one entry, every text of its row empty
+    kept = rows._from_whole(one.whole())
+    assert kept is not None and kept.rows() == [("note", "active", False, (), "")]
