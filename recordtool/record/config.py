@@ -85,6 +85,14 @@ class Kind:
     schema: str
 
 
+SITE_CONFIG = "mkdocs.yml"  # written by ``render --site`` beside the pages folder
+
+
+def site_dir(pages: Path) -> str:
+    """The folder MkDocs builds the site into, beside the pages: ``pages-site`` for ``pages``."""
+    return f"{pages.name}-site"
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path
@@ -112,6 +120,13 @@ class Config:
             if name in (kind.name, kind.prefix, kind.folder):
                 return kind
         return None
+
+    def written_here(self) -> list[Path]:
+        """What recordtool writes into the project besides entries: the verdicts, the pages,
+        its cache and, beside the pages, the site's configuration (``render --site``) and the
+        folder MkDocs builds the site into (``recordtool.render.mkdocs``)."""
+        return [self.verdicts, self.pages, self.cache, self.pages.parent / SITE_CONFIG,
+                self.pages.parent / site_dir(self.pages)]
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, for messages."""

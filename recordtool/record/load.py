@@ -196,9 +196,13 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
                                 "outside the project; it is not read", code="outside"))
         return files, problems
     folders = {kind.folder: kind for kind in config.kinds.values()}
-    skip = {config.verdicts.resolve(), config.pages.resolve()}
+    # What recordtool writes (the pages, the verdicts, the site's files), and the folders that
+    # hold it, unless they are kind folders
+    written = [path.resolve() for path in config.written_here()]
+    skip = {folder for path in written for folder in (path, *path.parents)}
+    own = frozenset(str(path) for path in config.written_here())  # (in a kind folder: never read as entries)
     for child in sorted(config.record.iterdir()):
-        if child.name.startswith(".") or child.resolve() in skip:
+        if child.name.startswith(".") or (child.name not in folders and child.resolve() in skip):
             continue
         kind = folders.get(child.name)
         if kind is None or not child.is_dir():
@@ -211,7 +215,7 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
             problems.append(Problem(config.relative(child), 0, 0, f"the folder {why}; entries must be files inside "
                                     "the record: it is not read", code="outside"))
             continue
-        for path, name, link in _walk(str(child)):
+        for path, name, link in _walk(str(child), own):
             if link and os.path.isdir(path) and (why := refused(Path(path), config.record)) != "is not a regular file":
                 problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
                                         "the record (copy it in instead of linking): it is not read", code="outside"))
@@ -227,17 +231,18 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
     return files, problems
 
 
-def _walk(folder: str) -> Iterator[tuple[str, str, bool]]:
-    """Every file under ``folder`` (sorted, hidden ones left out): its path, its name and whether it is a link;
-    a link to a folder is not followed (a link to a folder outside the record is reported).
-    Paths are strings: a large record has a hundred thousand files, listed on every run."""
+def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, bool]]:
+    """Every file under ``folder`` (sorted, hidden ones and the paths in ``own`` left out): its
+    path, its name and whether it is a link; a link to a folder is not followed (a link to a
+    folder outside the record is reported). Paths are strings: a large record has a hundred
+    thousand files, listed on every run."""
     with os.scandir(folder) as scan:
         items = sorted(scan, key=_name)
     for item in items:
-        if item.name.startswith("."):
+        if item.name.startswith(".") or item.path in own:
             continue
         if item.is_dir(follow_symlinks=False):
-            yield from _walk(item.path)
+            yield from _walk(item.path, own)
         elif item.is_symlink():
             yield item.path, item.name, True  # a link to a folder: refused as leading outside, or reported as not YAML
         else:

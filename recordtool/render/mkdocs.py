@@ -19,18 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from recordtool.atomic import write_atomic
-from recordtool.record.config import Config
+from recordtool.record.config import SITE_CONFIG, Config, site_dir
 from recordtool.render.frontmatter import quoted
 from recordtool.render.sitemap import GRAPH, INDEX, WANTED, kind_page
 from recordtool.render.write import RenderError
 
-CONFIG = "mkdocs.yml"
+CONFIG = SITE_CONFIG
 MARK = "# Written by `recordtool render --site`"
-
-
-def site_dir(out: Path) -> str:
-    """The folder MkDocs builds into, beside the pages: ``pages-site`` for ``pages``."""
-    return f"{out.name}-site"
 
 
 def mkdocs_config(config: Config, out: Path) -> str:
