@@ -1,8 +1,10 @@
 """Incremental validate and render give what a cold run gives: a seeded random walk of edits.
 
 Each step edits, adds or deletes a few entries of a small record (titles, tags, citations and
-their relations, mentions, ids, kinds, statuses, verdicts, entries made invalid and valid
-again, duplicates, the configuration, a template's placeholder), then runs ``validate`` and ``render`` in the project
+their relations, mentions, ids, kinds, statuses, verdicts and their figures, entries made
+invalid and valid again, duplicates, the configuration and its kinds, a template's
+placeholder, titles that escaping must keep, bodies of research Markdown, entries moved into a
+folder of their kind's folder), then runs ``validate`` and ``render`` in the project
 as it has been all along (the entry cache, the manifest and the snapshot kept from the last
 run) and in a fresh copy of it with no cache and no pages. Their problems, exit codes and every
 page must be the same, byte for byte; a deleted entry's page is gone.
@@ -39,7 +41,10 @@ RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "s
 TAGS = ["alpha", "beta", "gamma", "Bad Tag"]  # 'Bad Tag' is refused by the schema
 WORDS = ["the", "head", "attends", "to", "the", "previous", "token", "and", "copies", "it", "forward"]
 CHANGES = ["title", "tags", "cites", "mentions", "reword", "status", "id", "kind", "add", "delete", "break", "mend",
-           "duplicate", "verdict", "config", "same", "relation", "placeholder", "page"]
+           "duplicate", "verdict", "config", "same", "relation", "placeholder", "page", "markup", "markdown", "nested",
+           "figure", "unverified", "kinds"]
+TITLES = ["A | b *c* <x>", "Under_score [a link](x) `code`", "#hash &amp; more", "Back\\slash", "Ünïcödé — title",
+          "标题 THEORY-1", "e\u0301 combining", "\u00a0no-break space"]  # what escaping and parsing must keep
 SEED_OF_TIME = 1_600_000_000_000_000_000  # file times are set from here on, a second a step
 
 
@@ -89,6 +94,15 @@ class Walk:
     def sentence(self) -> str:
         words = self.rng.sample(WORDS, 4)
         return " ".join(words).capitalize()
+
+    def markdown(self) -> str:
+        """A body of research Markdown naming an id: headings, lists, code, tables, quotes, links."""
+        target = self.some_id()
+        return self.rng.choice([
+            f"# Heading {target}\n\n- item {target}\n- *em* {target}\n\n```\n{target} in code\n```\n",
+            f"| a | b |\n|---|---|\n| {target} | x |\n\n> quoted {target}\n",
+            f"See [a file](../notes/x.yaml), [{target}]({target}) and <https://x.org/{target}>.\n\n1. one {target}\n2. two\n",
+            f"Line one {target}  \nafter a hard break.\n\n    indented {target}\n"])
 
     def prose(self) -> str:
         """Sentences mentioning ids (in prose, in a link, in code, which is not a mention)."""
@@ -216,6 +230,39 @@ class Walk:
                     page.unlink()
                 else:
                     page.write_bytes(data[:-1] + (b"!" if data[-1:] != b"!" else b"?"))
+        elif what == "markup":  # a title that escaping must keep as it is
+            self.set_field(path, "title", json.dumps(rng.choice(TITLES)))
+        elif what == "markdown":
+            self.set_field(path, "body", json.dumps(self.markdown()))
+        elif what == "nested":  # an entry moved into a folder of its kind's folder, or back
+            target = path.parent.parent / path.name if path.parent.name == "sub" else path.parent / "sub" / path.name
+            if not target.exists():
+                target.parent.mkdir(exist_ok=True)
+                path.rename(target)
+                self.touch(target)
+        elif what == "figure":  # a verdict with a figure (published with the pages), or naming one that is not there
+            config = load_config(self.root)
+            claims = [i for i in self.ids() if i.startswith("THEORY-")]
+            if claims:
+                claim = rng.choice(claims)
+                figure = config.verdicts / "figures" / claim / "loss.png"
+                if rng.random() < 0.8:
+                    figure.parent.mkdir(parents=True, exist_ok=True)
+                    figure.write_bytes(b"\x89PNG\r\n\x1a\n" + rng.randbytes(8))
+                    self.touch(figure)
+                write_verdict(config, verdict(claim, "pass", figures=[config.relative(figure)]))
+        elif what == "unverified":  # a claim's verdict deleted
+            written = sorted((self.root / "record" / "verdicts").glob("*.json"))
+            if written:
+                rng.choice(written).unlink()
+        elif what == "kinds":  # a kind more or less in the configuration
+            pyproject = self.root / "pyproject.toml"
+            text = pyproject.read_text(encoding="utf-8")
+            extra = "\n[tool.recordtool.kinds]\n" + "".join(
+                f'{prefix} = {{ kind = "{kind}", folder = "{folder}" }}\n'
+                for prefix, kind, folder in [("LIT", "literature", "literature"), ("NOTE", "note", "notes"),
+                                             ("THEORY", "theory", "theory"), ("ESSAY", "essay", "essays")])
+            pyproject.write_text(text.replace(extra, "") if extra in text else text + extra, encoding="utf-8")
         elif what == "same":  # written again with the same bytes: new times, same content
             path.write_bytes(path.read_bytes())
             self.touch(path)
