@@ -430,8 +430,8 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         inputs, report = taking.result()
         if report is not None and inputs is not None:
             config = load_config(Path(inputs.root))
-            if report.errors:
-                echo(f"warning: {report.errors} problem(s) in the record; run `recordtool validate`", err=True)
+            for line in report.errors_said:  # as the render that wrote the pages said it
+                echo(line, err=True)
         else:
             from recordtool.render.prose import compose_body
 
@@ -530,16 +530,8 @@ def _claims_only(project: Project, ids: tuple[str, ...]) -> None:
 def _report_errors(project: Project) -> None:
     """Tell, on stderr, the record's first errors with their places, and that entries with
     errors are left out (without stopping)."""
-    errors = project.errors
-    if errors:
-        for problem in errors[:SHOWN_ERRORS]:
-            echo(str(problem), err=True)
-        more = f" ({len(errors) - SHOWN_ERRORS} more not shown)" if len(errors) > SHOWN_ERRORS else ""
-        echo(f"warning: {len(errors)} error{'s' if len(errors) != 1 else ''} in the record{more}; "
-             "run `recordtool validate`", err=True)
-
-
-SHOWN_ERRORS = 5
+    for line in project.errors_said():
+        echo(line, err=True)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -40,6 +40,20 @@ class Project:
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
 
+    def errors_said(self) -> list[str]:
+        """What a command that goes on despite the record's errors says of them (stderr): the
+        first ``SHOWN_ERRORS`` with their places, then how many there are; nothing when none."""
+        errors = self.errors
+        if not errors:
+            return []
+        more = f" ({len(errors) - SHOWN_ERRORS} more not shown)" if len(errors) > SHOWN_ERRORS else ""
+        return [*(str(problem) for problem in errors[:SHOWN_ERRORS]),
+                f"warning: {len(errors)} error{'s' if len(errors) != 1 else ''} in the record{more}; "
+                "run `recordtool validate`"]
+
+
+SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
+
 
 FREEZE_MIN = 2_000  # entries: below, the collector's passes over what a record built cost next to nothing
 

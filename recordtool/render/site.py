@@ -46,6 +46,7 @@ class RenderReport:
     broken: list[BrokenLink] | None = None  # None when links were not checked
     errors: int = 0  # problems of the record (entries that could not be loaded)
     refused: list[str] = field(default_factory=list)  # figures not copied, and why
+    errors_said: list[str] = field(default_factory=list)  # what is said of the errors (``Project.errors_said``)
 
     def summary(self, where: str) -> str:
         return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
@@ -103,10 +104,11 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
         broken = linkcheck.check_folder(target, list(plan.pages))
     result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
                           report.unchanged, report.removed, report.missing, broken, len(project.errors),
-                          report.refused)
+                          report.refused, project.errors_said())
     if inputs is not None and own_statuses and inputs.out == os.path.realpath(target):
         summary = {"entries": result.entries, "pages": result.pages, "unchanged": len(report.files),
-                   "missing": result.missing, "errors": result.errors, "refused": result.refused}
+                   "missing": result.missing, "errors": result.errors, "refused": result.refused,
+                   "errors_said": result.errors_said}
         snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())))
     return result
 
@@ -151,4 +153,9 @@ def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:
         return None
     return RenderReport(Path(inputs.out), int(info.get("entries", 0)), int(info.get("pages", 0)), [],
                         int(info.get("unchanged", 0)), [], list(info.get("missing", [])), None,
-                        int(info.get("errors", 0)), list(info.get("refused", [])))
+                        int(info.get("errors", 0)), list(info.get("refused", [])),
+                        _lines(info.get("errors_said")))
+
+
+def _lines(value: object) -> list[str]:
+    return [line for line in value if isinstance(line, str)] if isinstance(value, list) else []

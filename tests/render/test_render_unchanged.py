@@ -66,6 +66,25 @@ def test_unchanged_render_opens_nothing_and_says_unchanged(project: ProjectBuild
     assert (project.root / "record" / "pages" / snapshot.SNAPSHOT).is_file()
 
 
+@pytest.mark.parametrize("broken", [1, 7])
+def test_unchanged_render_says_what_the_render_before_said_of_the_errors(project: ProjectBuilder, opened: list[Path],
+                                                                         broken: int) -> None:
+    """Entries with errors are left out of the pages, which a render says on stderr, each
+    error with its place (the first five) and how many there are; with nothing changed it
+    says exactly that again, without opening the project."""
+    small_record(project)
+    for n in range(broken):
+        project.add(f"NOTE-{50 + n}", "title: T\ntitel: U\n")
+    root = str(project.root)
+    code, _out, said = run("render", "--root", root)
+    assert code == 0 and said.count(": error: ") == min(broken, 5)
+    assert said.splitlines()[-1] == (f"warning: {broken} error{'s' if broken > 1 else ''} in the record"
+                                     f"{' (2 more not shown)' if broken > 5 else ''}; run `recordtool validate`")
+    opened.clear()
+    again = run("render", "--root", root)
+    assert opened == [] and again[2] == said and again[0] == 0
+
+
 def test_unchanged_render_holds_for_old_files_too(project: ProjectBuilder, opened: list[Path]) -> None:
     root = _rendered(project)
     _age(project.root / "record")
