@@ -314,7 +314,9 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     if project.errors:
         for problem in project.errors:
             echo(str(problem), err=True)
-        echo(f"the record has {len(project.errors)} error(s); fix them before verifying", err=True)
+        count = len(project.errors)
+        echo(f"the record has {count} error{'s' if count != 1 else ''}; fix {'them' if count != 1 else 'it'} "
+             "before verifying", err=True)
         sys.exit(1)
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
                       jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler, trial=trial)

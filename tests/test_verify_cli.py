@@ -213,7 +213,10 @@ def test_record_errors_refuse_to_verify(tmp_path: Path) -> None:
     code, out, err = invoke(root, "verify")
     assert code == 1 and out == ""
     assert "run-outside-checks" not in err and "'os:system' is outside checks/" in err
-    assert lines(err)[-1] == "the record has 1 error(s); fix them before verifying"
+    assert lines(err)[-1] == "the record has 1 error; fix it before verifying"
+    (root / "record" / "theory" / "THEORY-3.yaml").write_text("id: THEORY-3\ntitel: x\n")
+    code, out, err = invoke(root, "verify")
+    assert code == 1 and lines(err)[-1] == "the record has 3 errors; fix them before verifying"
 
 
 def test_junit_and_tag_selection(tmp_path: Path) -> None:
