@@ -409,9 +409,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     Each page shows the entry's properties, typed citations both ways, a graph view, its
     body with every id linked, and its backlinks; a claim's page shows its verdict and the
     evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed. With --site, also the configuration of a static site made of the
+    entries are removed. A file recordtool did not write is never written over (render names
+    it and writes nothing). With --site, also the configuration of a static site made of the
     pages (MkDocs with the Material theme). Exits 0 when done, 1 when --check finds a broken
-    link (each printed as page:line), 2 on a usage error, 130 on Ctrl-C.
+    link (each printed as page:line), 2 on a usage error (or such a file), 130 on Ctrl-C.
     """
     from recordtool.record.config import load_config
     from recordtool.render.site import render as render_site

@@ -50,6 +50,20 @@ def test_refused_output_folder_is_a_usage_error(project: ProjectBuilder) -> None
     assert "holds the record's own files" in err
 
 
+def test_a_file_recordtool_did_not_write_in_the_way_is_a_usage_error(project: ProjectBuilder) -> None:
+    small_record(project)
+    docs = project.root / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("my own", encoding="utf-8")
+    code, out, err = run("render", "--root", str(project.root), "-o", str(docs))
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        f"Error: {docs.resolve()} holds 1 file that recordtool did not write and would write over: index.md; move it "
+        "away, or render into a folder of its own with -o (pages of an earlier render whose .recordtool-manifest.json "
+        "is gone: delete them, and render again)")
+    assert sorted(p.name for p in docs.iterdir()) == ["index.md"]
+
+
 def test_ctrl_c_exits_130_and_says_what_is_left(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.render.site as site
 

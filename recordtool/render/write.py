@@ -241,6 +241,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     folders = _Folders(base)
     as_written = last is not None and last.manifest is not None and stat_file(os.path.join(base, MANIFEST)) == last.manifest
     old = manifest.read(Path(base), as_written=as_written)
+    _own(base, old, [*plan.pages, *plan.assets])
     new = report.files
     _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
     for rel, source in plan.assets.items():
@@ -268,6 +269,50 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     if new != old or not os.path.exists(os.path.join(base, MANIFEST)):
         write_atomic(Path(base) / MANIFEST, new.text())
     return report
+
+
+PENDING: Written = (None, 0, "")  # a file about to be written for the first time (``_own``)
+SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
+
+
+def _own(base: str, old: Manifest, paths: list[str]) -> None:
+    """Before a render writes into ``base``: RenderError when a file it is to write (a page or
+    a figure of ``paths``) is there but recordtool did not write it (the last render's
+    manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
+    never overwritten. The files to be written for the first time are then listed in the
+    manifest (``PENDING``) before any is written, so that a render stopped half-way (Ctrl-C, a
+    full disk) leaves only files the next render knows as its own."""
+    kept = old.lines
+    fresh = [rel for rel in paths if rel not in kept]
+    if not fresh:
+        return
+    if len(old) == 0 and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
+        there = _listed(base)
+        theirs = [rel for rel in fresh if rel in there]
+    else:
+        theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
+    if theirs:
+        shown = ", ".join(theirs[:SHOWN_THEIRS]) + (f" and {len(theirs) - SHOWN_THEIRS} more"
+                                                    if len(theirs) > SHOWN_THEIRS else "")
+        raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
+                          f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
+                          "away, or render into a folder "
+                          f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
+                          "and render again)")
+    ahead = Manifest(dict(old.lines))
+    for rel in fresh:
+        ahead.put(rel, PENDING)
+    write_atomic(Path(base) / MANIFEST, ahead.text())
+
+
+def _listed(base: str) -> set[str]:
+    """Every path under ``base`` (files, folders, links; relative, with '/'), links not followed."""
+    out: set[str] = set()
+    for folder, folders, files in os.walk(base):
+        rel = os.path.relpath(folder, base)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out.update(prefix + name for name in (*folders, *files))
+    return out
 
 
 PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save

@@ -141,6 +141,75 @@ def test_damaged_manifest_never_deletes_outside_the_folder(project: ProjectBuild
     assert victim.read_text(encoding="utf-8") == "keep"
 
 
+def test_files_recordtool_did_not_write_are_never_written_over(project: ProjectBuilder, tmp_path: Path) -> None:
+    """A folder given to render may hold files of its own: those in the way of a page are
+    named and nothing is written; those beside the pages stay as they are, through later
+    renders (an entry deleted removes only its page), and a file placed where a new entry's
+    page will go is never written over."""
+    record = small_record(project)
+    out = tmp_path / "docs"
+    (out / "kinds").mkdir(parents=True)
+    mine = {"index.md": b"my own index", "NOTE-1.md": b"mine", "kinds/note.md": b"k", "README.md": b"readme",
+            ".git/config": b"[core]"}
+    for rel, data in mine.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(data)
+    with pytest.raises(RenderError) as refused:
+        render(record, out, statuses=statuses(record))
+    assert str(refused.value).startswith(f"{out} holds 3 files that recordtool did not write and would write over: "
+                                         "NOTE-1.md, index.md, kinds/note.md; move them away, or render into a folder")
+    assert _files(out) == mine  # nothing written, not even a manifest
+    for rel in ("index.md", "NOTE-1.md", "kinds/note.md"):
+        (out / rel).unlink()
+    render(record, out, statuses=statuses(record))
+    assert {rel: _files(out)[rel] for rel in ("README.md", ".git/config")} == {"README.md": b"readme",
+                                                                            ".git/config": b"[core]"}
+    (out / "NOTE-7.md").write_bytes(b"my note on NOTE-7")  # where NOTE-7's page will go
+    project.add("NOTE-7", "title: Seventh\n")
+    project.path("NOTE-1").unlink()
+    record = open_project(root=project.root)
+    with pytest.raises(RenderError, match=r"holds 1 file that recordtool did not write and would write over: NOTE-7\.md;"):
+        render(record, out, statuses=statuses(record))
+    (out / "NOTE-7.md").unlink()
+    render(record, out, statuses=statuses(record))
+    files = _files(out)
+    assert "NOTE-1.md" not in files and files["README.md"] == b"readme" and files[".git/config"] == b"[core]"
+
+
+def test_a_render_stopped_half_way_is_finished_by_the_next(project: ProjectBuilder, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages a render writes for the first time are listed in the manifest before any is
+    written: stopped half-way (Ctrl-C) they are the next render's own, which finishes the job
+    (and refuses a folder whose manifest is gone)."""
+    import recordtool.render.write as write
+
+    record = small_record(project)
+    out = tmp_path / "pages"
+    real, calls = write.replace_file, []
+
+    def stop_after_three(path: str, data: bytes) -> list[int]:
+        calls.append(path)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+        return real(path, data)
+
+    monkeypatch.setattr(write, "replace_file", stop_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        render(record, out, statuses=statuses(record), jobs=1)
+    monkeypatch.setattr(write, "replace_file", real)
+    assert len([rel for rel in _files(out) if rel != MANIFEST]) == 3
+    render(record, out, statuses=statuses(record), jobs=1)
+    cold = tmp_path / "cold"
+    render(record, cold, statuses=statuses(record), jobs=1)
+    pages = {rel: data for rel, data in _files(out).items() if rel != MANIFEST}
+    assert pages == {rel: data for rel, data in _files(cold).items() if rel != MANIFEST}
+    listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert sorted(listed) == sorted(pages) and all(written["hash"] for written in listed.values())
+    (out / MANIFEST).unlink()
+    with pytest.raises(RenderError, match=r"holds 12 files that .* and 7 more; .* is gone: delete them, and render again"):
+        render(record, out, statuses=statuses(record), jobs=1)
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
