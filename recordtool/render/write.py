@@ -241,7 +241,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     folders = _Folders(base)
     as_written = last is not None and last.manifest is not None and stat_file(os.path.join(base, MANIFEST)) == last.manifest
     old = manifest.read(Path(base), as_written=as_written)
-    _own(base, old, [*plan.pages, *plan.assets])
+    ahead = _own(base, old, [*plan.pages, *plan.assets])
     new = report.files
     _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
     for rel, source in plan.assets.items():
@@ -266,7 +266,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
             os.unlink(path)
             report.removed.append(rel)
             _prune(base, os.path.dirname(path))
-    if new != old or not os.path.exists(os.path.join(base, MANIFEST)):
+    if new != (ahead if ahead is not None else old) or not os.path.exists(os.path.join(base, MANIFEST)):
         write_atomic(Path(base) / MANIFEST, new.text())
     return report
 
@@ -275,17 +275,18 @@ PENDING: Written = (None, 0, "")  # a file about to be written for the first tim
 SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
 
 
-def _own(base: str, old: Manifest, paths: list[str]) -> None:
+def _own(base: str, old: Manifest, paths: list[str]) -> Manifest | None:
     """Before a render writes into ``base``: RenderError when a file it is to write (a page or
     a figure of ``paths``) is there but recordtool did not write it (the last render's
     manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
     never overwritten. The files to be written for the first time are then listed in the
     manifest (``PENDING``) before any is written, so that a render stopped half-way (Ctrl-C, a
-    full disk) leaves only files the next render knows as its own."""
+    full disk) leaves only files the next render knows as its own: the manifest so written, or
+    None when there were none."""
     kept = old.lines
     fresh = [rel for rel in paths if rel not in kept]
     if not fresh:
-        return
+        return None
     if len(old) == 0 and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
         there = _listed(base)
         theirs = [rel for rel in fresh if rel in there]
@@ -303,6 +304,7 @@ def _own(base: str, old: Manifest, paths: list[str]) -> None:
     for rel in fresh:
         ahead.put(rel, PENDING)
     write_atomic(Path(base) / MANIFEST, ahead.text())
+    return ahead
 
 
 def _listed(base: str) -> set[str]:

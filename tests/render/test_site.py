@@ -210,6 +210,19 @@ def test_a_render_stopped_half_way_is_finished_by_the_next(project: ProjectBuild
         render(record, out, statuses=statuses(record), jobs=1)
 
 
+def test_a_figure_named_but_missing_leaves_no_pending_line(project: ProjectBuilder, tmp_path: Path) -> None:
+    """A figure a verdict names is listed ahead as to be written; missing, it is not written,
+    and the manifest on disk is the one that lists what was written (with no line for it)."""
+    record = small_record(project)
+    status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/gone.png"]))
+    out = tmp_path / "pages"
+    for _ in range(3):
+        report = render(record, out, statuses=statuses(record, THEORY_1=status))
+        assert report.missing == ["record/verdicts/figures/THEORY-1/exact/gone.png"]
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+        assert "figures/THEORY-1/exact/gone.png" not in listed and all(w["hash"] for w in listed.values())
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
