@@ -221,7 +221,7 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
                                         "the record (copy it in instead of linking): it is not read", code="outside"))
             elif not name.endswith(YAML_SUFFIXES):
                 problems.append(Problem(config.relative(Path(path)), 0, 0,
-                                        "not a YAML entry (.yaml); it is ignored",
+                                        _not_yaml(name),
                                         severity="warning", code="stray-file"))
             elif link and (why := refused(Path(path), config.record)) is not None:
                 problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
@@ -229,6 +229,14 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
             else:
                 files.append((path, kind))
     return files, problems
+
+
+def _not_yaml(name: str) -> str:
+    """What is said of a file in a kind folder that is not an entry file."""
+    stem, dot, suffix = name.rpartition(".")
+    if dot and f".{suffix.lower()}" in YAML_SUFFIXES:  # NOTE-1.YAML
+        return f"not a YAML entry (.yaml or .yml, in lower case); it is ignored: rename it {stem}.{suffix.lower()}"
+    return "not a YAML entry (.yaml or .yml); it is ignored"
 
 
 def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, bool]]:
@@ -531,9 +539,14 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
                                 field="id", code="wrong-prefix"))
     stem = path.stem
     if entry.id != stem:
+        # only what would be right: a file named after an id of this kind, an id of this kind
+        named = _ID.match(stem)
+        fixes = [*([f"rename the file to {entry.id}{path.suffix}"] if match and match["prefix"] == kind.prefix else []),
+                 *([f"set id: {stem}"] if named and named["prefix"] == kind.prefix else [])]
         problems.append(Problem(rel, *source.mark(("id",)),
                                 f"id {entry.id} does not match the file name {path.name}; "
-                                f"rename the file to {entry.id}{path.suffix} or set id: {stem}",
+                                + (" or ".join(fixes) if fixes else
+                                   f"give the entry an id such as {kind.prefix}-1 and name its file after it"),
                                 field="id", code="id-mismatch"))
     if entry.kind != kind.name:
         problems.append(Problem(rel, *source.mark(("kind",)),

@@ -140,6 +140,23 @@ def test_a_file_of_several_megabytes_is_refused_without_parsing(project: Project
     ]
 
 
+def test_an_id_that_does_not_match_its_file_gets_only_fixes_that_are_right(project: ProjectBuilder) -> None:
+    """Renaming the file is offered only for an id of the folder's kind, setting the id only
+    for a file named after one: never 'set id: NOTE-5 copy' or a rename to another kind's id."""
+    project.add("NOTE-2", raw=b"id: LIT-3\ntitle: T\n")
+    (project.root / "record" / "notes" / "NOTE-5 copy.yaml").write_text("id: NOTE-5\ntitle: T\n", encoding="utf-8")
+    (project.root / "record" / "notes" / "draft.yaml").write_text("id: NOTE-6\ntitle: T\n", encoding="utf-8")
+    (project.root / "record" / "notes" / "copy.yaml").write_text("id: LIT-7\ntitle: T\n", encoding="utf-8")
+    mismatched = [e.split(": error: id: ")[1] for e in errors_of(project.root) if "does not match" in e]
+    assert mismatched == [
+        "id LIT-3 does not match the file name NOTE-2.yaml; set id: NOTE-2",
+        "id NOTE-5 does not match the file name NOTE-5 copy.yaml; rename the file to NOTE-5.yaml",
+        "id LIT-7 does not match the file name copy.yaml; give the entry an id such as NOTE-1 and name its file "
+        "after it",
+        "id NOTE-6 does not match the file name draft.yaml; rename the file to NOTE-6.yaml",
+    ]
+
+
 def test_every_problem_of_a_record_is_collected(project: ProjectBuilder) -> None:
     project.add("NOTE-1", "title: T\ntitel: U\n")
     project.add("NOTE-2", raw=b"")
@@ -154,11 +171,14 @@ def test_every_problem_of_a_record_is_collected(project: ProjectBuilder) -> None
 def test_stray_files_are_warned_about_and_ignored(project: ProjectBuilder) -> None:
     project.add("NOTE-1", GOOD_NOTE)
     (project.root / "record" / "notes" / "README.md").write_text("hi", encoding="utf-8")
+    (project.root / "record" / "notes" / "NOTE-2.Yml").write_text(GOOD_NOTE, encoding="utf-8")
     (project.root / "record" / "misc").mkdir()
     result = open_project(root=project.root)
     assert [str(p) for p in result.problems] == [
         "record/misc: warning: not a kind folder of the record (literature, notes, theory); it is ignored",
-        "record/notes/README.md: warning: not a YAML entry (.yaml); it is ignored",
+        "record/notes/NOTE-2.Yml: warning: not a YAML entry (.yaml or .yml, in lower case); it is ignored: rename "
+        "it NOTE-2.yml",
+        "record/notes/README.md: warning: not a YAML entry (.yaml or .yml); it is ignored",
     ]
     assert list(result.record.entries) == ["NOTE-1"]
 
