@@ -201,6 +201,8 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
 @click.argument("entry_id", metavar="ID")
 def show(root: Path | None, entry_id: str) -> None:
     """Show one entry with its citations both ways and its backlinks."""
+    if not entry_id.strip():
+        raise click.BadParameter("give an entry's id, e.g. THEORY-988", param_hint="ID")
     project = _open(root)
     entry = project.record.entries.get(entry_id.upper()) or project.record.entries.get(entry_id)
     if entry is None:

@@ -112,6 +112,8 @@ def test_show_unknown_id(minimal: Callable[[], ProjectBuilder]) -> None:
     project.add("LIT-2718", 'title: P\nreference: {authors: ["A, B."], year: 2021, title: P}')
     assert run("show", "--root", str(project.root), "lit-2781") == (
         1, "", "Error: no entry lit-2781 in the record; did you mean 'LIT-2718'?\n")
+    code, out, err = run("show", "--root", str(project.root), " ")
+    assert (code, out, err.splitlines()[-1]) == (2, "", "Error: Invalid value for ID: give an entry's id, e.g. THEORY-988")
 
 
 def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], ProjectBuilder]) -> None:
