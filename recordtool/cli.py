@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import sys
@@ -265,6 +266,7 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
               help="Run every check on seeds 0..N-1 instead of its own `seeds:` (a quick look; the verdict "
                    "is then stale until a plain verify runs each check on its own seeds).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+              callback=lambda _ctx, _param, value: _finite(value),
               help="Seconds per check run, overriding `timeout:` in the YAML and the project's default.")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
               help="Where checks run; checks that need a GPU are skipped on cpu.")
@@ -530,6 +532,13 @@ def _claims_only(project: Project, ids: tuple[str, ...]) -> None:
             kinds = ", ".join(f"{k.prefix}-" for k in project.config.kinds.values() if k.schema == "theory")
             raise click.BadParameter(f"{entry.id} is a {entry.kind} entry, not a claim; only claims ({kinds}...) "
                                      "have checks", param_hint="IDS")
+
+
+def _finite(value: float | None) -> float | None:
+    """A number option's value, refused when it is not finite (FloatRange lets 'nan' and 'inf' through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number; give one such as 600")
+    return value
 
 
 def _report_errors(project: Project) -> None:

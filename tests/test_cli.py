@@ -221,3 +221,12 @@ def test_the_program_leaving_at_once_says_and_exits_as_the_command_does(minimal:
     assert (result.returncode, result.stdout, result.stderr) == (expected.exit_code, expected.stdout,
                                                                  expected.stderr)
     assert expected.exit_code == (1 if args[0] == "validate" else 0)
+
+
+@pytest.mark.parametrize(("value", "said"), [("nan", "nan is not a finite number; give one such as 600"),
+                                             ("inf", "inf is not a finite number; give one such as 600"),
+                                             ("0", "0.0 is not in the range x>0.")])
+def test_a_timeout_is_a_finite_positive_number(minimal: Callable[[], ProjectBuilder], value: str, said: str) -> None:
+    project = minimal()
+    code, out, err = run("verify", "--root", str(project.root), "--timeout", value)
+    assert (code, out, err.splitlines()[-1]) == (2, "", f"Error: Invalid value for '--timeout': {said}")

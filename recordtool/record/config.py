@@ -22,6 +22,7 @@ configuration, not code::
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import sys
@@ -185,7 +186,7 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
     if not isinstance(checks, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", checks):
         raise ConfigError(f"{where}: 'checks' must be a package name such as \"checks\", not {checks!r}")
     timeout = table.get("timeout", 600)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
         raise ConfigError(f"{where}: 'timeout' must be a positive number of seconds, not {timeout!r}")
     scheduler = table.get("scheduler")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):

@@ -74,15 +74,15 @@ def parse_expectation(text: object) -> Expectation:
     if isinstance(text, bool):
         raise ExpectationSyntaxError(_hint(repr(text)))
     if isinstance(text, (int, float)):
-        return Expectation("==", float(text), text=f"== {text}")
+        return Expectation("==", _finite(float(text), repr(text)), text=f"== {text}")
     if not isinstance(text, str):
         raise ExpectationSyntaxError(_hint(repr(text)))
     match = _COMPARISON.match(text)
     if match:
-        return Expectation(match.group(1), float(match.group(2)), text=" ".join(text.split()))
+        return Expectation(match.group(1), _finite(float(match.group(2)), f"'{text}'"), text=" ".join(text.split()))
     match = _BETWEEN.match(text)
     if match:
-        low, high = float(match.group(1)), float(match.group(2))
+        low, high = (_finite(float(match.group(n)), f"'{text}'") for n in (1, 2))
         if low > high:
             raise ExpectationSyntaxError(
                 f"'{text}': the lower bound is above the upper; write 'between {match.group(2)} and {match.group(1)}'"
@@ -91,6 +91,15 @@ def parse_expectation(text: object) -> Expectation:
     if text.strip().startswith("=>") or text.strip().startswith("=<"):
         raise ExpectationSyntaxError(_hint(f"'{text}'") + f" (did you mean '{text.strip()[1]}{text.strip()[0]}'?)")
     return Expectation(*_raise(text))
+
+
+def _finite(bound: float, shown: str) -> float:
+    """``bound``, when it is a finite number: a bound of infinity (``1e999``) or NaN would make
+    an expectation that every value meets, or none."""
+    if not math.isfinite(bound):
+        raise ExpectationSyntaxError(f"{shown}: a bound must be a finite number, and this one reads as "
+                                     f"{'NaN' if math.isnan(bound) else 'infinity'}; write a number such as 1e-9 or 0.4")
+    return bound
 
 
 def _raise(text: str) -> tuple[str, float]:

@@ -151,8 +151,8 @@ ClauseRef = Annotated[list[str], BeforeValidator(_clause_list)]
 class Tolerance(_Strict):
     """How close two runs' numbers must be to count as the same: ``|a - b| <= abs + rel * max(|a|, |b|)``."""
 
-    rel: float = Field(default=1e-6, ge=0)
-    abs: float = Field(default=1e-9, ge=0)
+    rel: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
+    abs: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
 
 
 class Citation(_Strict):
@@ -233,7 +233,7 @@ class CheckSpec(_Strict):
     keep: list[str] = Field(default_factory=list)  # list metrics kept in full (else summarized when long)
     control: Control | None = None
     controls: list[Control] = Field(default_factory=list)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     needs: list[Literal["gpu"]] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)

@@ -53,6 +53,8 @@ def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:
     ({"kinds": {"lit": {"kind": "literature"}}}, "[tool.recordtool].kinds: 'lit' is not an id prefix; use capitals, e.g. LIT"),
     ({"relations": {"Uses": "Used by"}}, "[tool.recordtool].relations: 'Uses' must be one lowercase word"),
     ({"timeout": -1}, "[tool.recordtool]: 'timeout' must be a positive number of seconds, not -1"),
+    ({"timeout": float("inf")}, "[tool.recordtool]: 'timeout' must be a positive number of seconds, not inf"),
+    ({"timeout": float("nan")}, "[tool.recordtool]: 'timeout' must be a positive number of seconds, not nan"),
     ({"checks": "../x"}, "[tool.recordtool]: 'checks' must be a package name such as \"checks\", not '../x'"),
     ({"scheduler": 8786}, "[tool.recordtool]: 'scheduler' must be a Dask scheduler's address such as "
                           "\"tcp://host:8786\" or \"local:4\", not 8786"),

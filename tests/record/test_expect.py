@@ -33,6 +33,14 @@ def test_str_round_trips() -> None:
     ("between 1 and 0", "'between 1 and 0': the lower bound is above the upper; write 'between 0 and 1'"),
     (True, "True is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6'"),
     (None, "None is not an expectation; write a comparison such as '< 1e-9', '>= 0.4', '== 21' or 'between 0.2 and 0.6'"),
+    # a bound that reads as infinity or NaN: an expectation every value meets, or none
+    ("< 1e999", "'< 1e999': a bound must be a finite number, and this one reads as infinity; write a number such as "
+                "1e-9 or 0.4"),
+    ("between -1e400 and 0", "'between -1e400 and 0': a bound must be a finite number, and this one reads as "
+                             "infinity; write a number such as 1e-9 or 0.4"),
+    (float("inf"), "inf: a bound must be a finite number, and this one reads as infinity; write a number such as "
+                   "1e-9 or 0.4"),
+    (float("nan"), "nan: a bound must be a finite number, and this one reads as NaN; write a number such as 1e-9 or 0.4"),
 ])
 def test_bad_syntax_says_what_would_parse(text: object, message: str) -> None:
     with pytest.raises(ExpectationSyntaxError) as info:

@@ -87,6 +87,11 @@ def test_clauses_and_the_mapping_form_of_expectations() -> None:
     ({"seeds": 0}, "greater than or equal to 1"),
     ({"threads": 0}, "greater than or equal to 1"),
     ({"tolerance": {"rel": -1}}, "greater than or equal to 0"),
+    # not finite: a tolerance every pair of numbers meets, a timeout that is none
+    ({"tolerance": {"rel": float("inf")}}, "Input should be a finite number"),
+    ({"tolerance": {"abs": float("nan")}}, "Input should be a finite number"),
+    ({"timeout": float("inf")}, "Input should be a finite number"),
+    ({"degenerate": {"loss": "> 1e999"}}, "a bound must be a finite number"),
     ({"expect": {"e": {"is": "< 1", "clause": "Bad Clause"}}},
      "'Bad Clause' is not a clause id; use lowercase words joined by dashes, e.g. previous-token"),
     ({"expect": {"e": {"is": "<< 1"}}}, "'<< 1' is not an expectation"),
