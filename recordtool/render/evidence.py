@@ -65,7 +65,8 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     state = status.state if status is not None else "unchecked"
     verdict = status.verdict if status is not None else None
     out = ["## Verdict", ""]
-    out.append(_headline(state, verdict, status.label if status is not None else state))
+    out.append(_headline(state, verdict, status.label if status is not None else state,
+                         noted=status is not None and bool(status.reasons)))
     if status is not None and status.reasons:
         out += ["", "Why it is stale:" if state == "stale" else "Note:", ""]
         out += [f"- {escape.line(reason)}" for reason in status.reasons]
@@ -87,12 +88,14 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     return "\n".join(out)
 
 
-def _headline(state: str, verdict: ClaimVerdict | None, label: str) -> str:
+def _headline(state: str, verdict: ClaimVerdict | None, label: str, *, noted: bool = False) -> str:
     shown = badge(state)
     if label != state.replace("-", " ") and ":" in label:  # "partly verified: 4 of 5 clauses"
         shown = f"{shown}{escape.line(label[label.index(':'):])}"
     line = f"**{shown}**"
     if verdict is None:
+        if noted:  # a verdict file that cannot be used (damaged, or not following from its numbers)
+            return line + " — its verdict file is not used (see the note); run `recordtool verify` to check it."
         return line + " — never checked; run `recordtool verify` to check it."
     if state == "stale":
         last = badge(verdict.result)

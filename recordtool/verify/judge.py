@@ -20,6 +20,7 @@ from recordtool.verify.fingerprint import canonical
 from recordtool.verify.limits import bound_error, bound_metrics, bound_value, is_summary
 from recordtool.verify.verdict import (
     CheckVerdict,
+    ClaimVerdict,
     ClauseState,
     ClauseVerdict,
     ControlOutcome,
@@ -432,3 +433,98 @@ def skipped_check(spec: CheckSpec, why: str, clause_ids: list[str] | None = None
                                        spec.required(spec.seeds), [], None) for metric, e in spec.expect.items()]
     return CheckVerdict(spec.name, spec.run, dict(spec.params), "skipped", why, [], [], [], 0.0, False,
                         expectations, [], spec.threads, spec.required(spec.seeds))
+
+
+# A verdict judged again from its own numbers ---------------------------------------------------
+
+def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
+    """Why ``verdict`` does not follow from the numbers it holds when they are judged again
+    under ``claim``'s checks (those that made it, when its fingerprint is the claim's now):
+    the first difference found, or None when every run, expectation, check, clause and the
+    claim come out as the verdict says. A verdict file edited by hand (a number that fails
+    marked as holding, a result made ``verified``) is caught here, so that no page shows a
+    result its own numbers do not give. Runs that ended in an error or a timeout are taken as
+    they are: they can only make a result worse. A verdict of format 1 (no clauses) is judged
+    again down to its outcome, which its result is read from."""
+    specs = {spec.name: spec for spec in claim.checks}
+    again: list[CheckVerdict] = []
+    for check in verdict.checks:
+        spec = specs.get(check.name)
+        if spec is None:
+            return f"it holds a check '{check.name}' that the claim does not"
+        if check.outcome == "skipped" and not check.runs:
+            again.append(check)
+            continue
+        runs: list[Run] = []
+        for run in check.runs:
+            made, why = _judged_again(spec, run, f"check '{check.name}'", main=True)
+            if why:
+                return why
+            runs.append(made)
+        controls: list[ControlResult] = []
+        for control in check.controls:
+            control_runs = []
+            for run in control.runs:
+                made, why = _judged_again(spec, run, f"check '{check.name}', control '{control.name}'", main=False)
+                if why:
+                    return why
+                control_runs.append(made)
+            judged = judge_control(control.name, control.params, control_runs)
+            if judged.outcome != control.outcome:
+                return (f"check '{check.name}': control '{control.name}' {judged.outcome} by its numbers, "
+                        f"but the file says {control.outcome}")
+            controls.append(judged)
+        made_check = judge_check(spec, runs, controls, timeout=spec.timeout or 0.0, figures=check.figures,
+                                 duration_s=check.duration_s, clause_ids=claim.clause_ids)
+        states = {e.metric: e.state for e in check.expectations}
+        for expectation in made_check.expectations:
+            if states.get(expectation.metric, expectation.state) != expectation.state:
+                return (f"check '{check.name}': {expectation.metric} {expectation.state} by its numbers, "
+                        f"but the file says {states[expectation.metric]}")
+        if made_check.outcome != check.outcome:
+            return f"check '{check.name}' comes out {made_check.outcome} by its numbers, but the file says {check.outcome}"
+        again.append(made_check)
+    if verdict.outcome != worst([c.outcome for c in again]):
+        return f"its outcome is {verdict.outcome}, but its checks' are {worst([c.outcome for c in again])}"
+    if not verdict.clauses:  # a verdict of format 1: its result is read from its outcome (docs/verdicts.md)
+        return None
+    clauses = judge_clauses(claim, again)
+    said = {c.clause: c.state for c in verdict.clauses}
+    for clause in clauses:
+        if said.get(clause.clause, clause.state) != clause.state:
+            return f"clause '{clause.clause}' is {clause.state} by its numbers, but the file says {said[clause.clause]}"
+    result = claim_result(clauses, again)
+    if result != verdict.result:
+        return f"the claim is {result} by its numbers, but the file says {verdict.result}"
+    return None
+
+
+def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool) -> tuple[Run, str | None]:
+    """``run`` judged again from its metrics (a run that ended in an error or a timeout: as it
+    is), and what differs from what the verdict says of it, if anything."""
+    if run.outcome != "ok":
+        return run, None
+    made = judge_run(spec, run.seed, "ok", run.metrics, run.duration_s, main=main)
+    seed = f"{where}, seed {run.seed}"
+    if made.outcome != "ok":
+        return made, f"{seed}: {made.error}, but the file says the run was ok"
+    said = {e.metric: e for e in run.expectations}
+    for result in made.expectations:
+        kept = said.get(result.metric)
+        if kept is None:
+            return made, f"{seed}: the file has no result for {result.metric}"
+        if not _same_number(kept.measured, result.measured) or (main and not _same_number(kept.null, result.null)):
+            return made, f"{seed}: the file shows {result.metric} as {_fmt(kept.measured)}, its metrics hold {_fmt(result.measured)}"
+        if kept.holds != result.holds or (main and kept.null_holds != result.null_holds):
+            meets = "meets" if result.holds else "does not meet"
+            return made, (f"{seed}: {result.metric} = {_fmt(result.measured)} {meets} '{result.expect}', but the file "
+                          f"says it {'holds' if kept.holds else 'fails'}")
+    if sorted(made.degenerate) != sorted(run.degenerate):
+        return made, f"{seed}: degenerate by its numbers: {made.degenerate or 'no'}, by the file: {run.degenerate or 'no'}"
+    return made, None
+
+
+def _same_number(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a == b or (math.isnan(a) and math.isnan(b))

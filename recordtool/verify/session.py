@@ -35,6 +35,7 @@ from recordtool.verify.judge import (
     judge_run,
     last_successful,
     skipped_check,
+    unsupported,
 )
 from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
@@ -349,6 +350,8 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
         for claim in to_run:
             fp, packages = prints[claim.id]
             prev = previous.get(claim.id)
+            if prev is not None and prev.fingerprint == fp and unsupported(claim, prev) is not None:
+                prev = None  # its numbers do not give what it says (edited?): nothing to compare with, or keep
             comparable = set()
             if prev is not None:
                 for check in claim.checks:

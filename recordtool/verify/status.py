@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, diff, fingerprint
+from recordtool.verify.judge import unsupported
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
     CheckVerdict,
@@ -108,8 +109,15 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
             statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
                                              [f"verdict file {where} is damaged: {store.damaged[claim.id]}"])
         else:
-            statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current,
-                                              seeds_given=seeds is not None)
+            status = statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current,
+                                                       seeds_given=seeds is not None)
+            if status.verdict is not None and status.state != "stale":
+                why = unsupported(claim, status.verdict)  # judged again from its own numbers
+                if why is not None:
+                    where = config.relative(verdict_path(config, claim.id))
+                    statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None, [
+                        f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
+                        f"run `recordtool verify {claim.id} --force`"])
     return statuses, prints
 
 

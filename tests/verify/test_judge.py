@@ -5,6 +5,7 @@ and message."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from recordtool.record.schema import CheckSpec, Theory, Tolerance
@@ -16,8 +17,9 @@ from recordtool.verify.judge import (
     judge_control,
     judge_run,
     last_successful,
+    unsupported,
 )
-from recordtool.verify.verdict import CheckVerdict, ControlResult, Run, label
+from recordtool.verify.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run, label, worst
 
 SPEC = CheckSpec(name="small", run="checks.fake:ok", expect={"err": "< 0.5", "n": ">= 2"},
                  control={"name": "broken", "params": {"broken": True}})
@@ -317,3 +319,71 @@ def test_a_long_list_kept_whole_compares_as_its_summary() -> None:
     assert close(curve, bound_value(curve), tolerance) and close(bound_value(curve), curve, tolerance)
     assert not close(curve, bound_value([x + 0.5 for x in curve]), tolerance)
     assert not close(curve[:60], bound_value(curve), tolerance)
+
+
+def _claim_verdict(claim: Theory, checks: list[CheckVerdict]) -> ClaimVerdict:
+    clauses = judge_clauses(claim, checks)
+    return ClaimVerdict(claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement,
+                        checks=checks, fingerprint={}, verified_at="2026-12-01T00:00:00Z",
+                        since="2026-12-01T00:00:00Z", duration_s=0.1, seeds=[0, 1], git_commit=None, git_dirty=None,
+                        versions={}, device="cpu", result=claim_result(clauses, checks), clauses=clauses)
+
+
+def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_what_differs() -> None:
+    """``unsupported``: a verdict the judge made comes out the same; each hand edit that would
+    put a result on a page that the numbers do not give is named (a failing number marked as
+    holding, a number shown that the metrics do not hold, a control said to fail, a check,
+    a clause or the claim made to pass)."""
+    claim = Theory.model_validate({
+        "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
+        "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {"broken": True}}, "seeds": 2,
+                    "expect": {"err": {"is": "< 0.5", "clause": "a"}, "n": {"is": ">= 2", "clause": "b"}}}]})
+    spec_ = claim.checks[0]
+
+    def made(err: float) -> ClaimVerdict:
+        runs = [run(err, 3, seed=s, spec=spec_) for s in (0, 1)]
+        controls = [judge_control("control", {"broken": True}, [run(0.9, 1, seed=s, spec=spec_, main=False)
+                                                                for s in (0, 1)])]
+        return _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids)])
+
+    assert (made(0.1).result, unsupported(claim, made(0.1))) == ("verified", None)
+    assert (made(0.7).result, unsupported(claim, made(0.7))) == ("contradicted", None)
+
+    def edited(change: Callable[[ClaimVerdict], None]) -> str | None:
+        verdict = made(0.7)  # err fails on both seeds: contradicted
+        change(verdict)
+        return unsupported(claim, verdict)
+
+    def holds(v: ClaimVerdict) -> None:
+        v.checks[0].runs[0].expectations[0].holds = True
+
+    def shown(v: ClaimVerdict) -> None:
+        v.checks[0].runs[1].expectations[0].measured = 0.1
+
+    def control_failed(v: ClaimVerdict) -> None:
+        v.checks[0].controls[0].outcome = "passed"
+
+    def passed(v: ClaimVerdict) -> None:
+        v.checks[0].outcome = "pass"
+        v.checks[0].expectations[0].state = "holds"
+
+    def clause(v: ClaimVerdict) -> None:
+        v.clauses[0].state = "verified"
+
+    def result(v: ClaimVerdict) -> None:
+        v.result = "verified"
+
+    assert [edited(change) for change in (holds, shown, control_failed, passed, clause, result)] == [
+        "check 'small', seed 0: err = 0.7 does not meet '< 0.5', but the file says it holds",
+        "check 'small', seed 1: the file shows err as 0.1, its metrics hold 0.7",
+        "check 'small': control 'control' failed-as-required by its numbers, but the file says passed",
+        "check 'small': err fails by its numbers, but the file says holds",
+        "clause 'a' is contradicted by its numbers, but the file says verified",
+        "the claim is contradicted by its numbers, but the file says verified",
+    ]
+    assert edited(lambda v: setattr(v.checks[0], "name", "other")) == "it holds a check 'other' that the claim does not"
+    old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
+    old.clauses = []
+    assert unsupported(claim, old) is None
+    old.checks[0].outcome = old.outcome = "pass"
+    assert unsupported(claim, old) == "check 'small' comes out fail by its numbers, but the file says pass"

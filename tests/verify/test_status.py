@@ -86,6 +86,33 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
     assert lines[-1] == "verified 1 of 2 claims (1 unchecked); checks of fresh verdicts: 1 of 1 pass"
 
 
+def test_a_verdict_file_that_does_not_follow_from_its_numbers_is_not_used(tmp_path: Path) -> None:
+    """A verdict file edited by hand to say more than its numbers give (a claim that fails made
+    'verified') is not used: the claim is unchecked, with the reason, until verify runs it again."""
+    import json
+
+    failing = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
+    root = make_project(tmp_path, {"THEORY-1": failing})
+    verify(open_project(root=root), Options())
+    assert states(root) == {"THEORY-1": ("contradicted", [])}
+    path = root / "record" / "verdicts" / "THEORY-1.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["result"], data["outcome"] = "verified", "pass"
+    data["clauses"][0]["state"] = "verified"
+    data["checks"][0]["outcome"] = "pass"
+    data["checks"][0]["expectations"][0]["state"] = "holds"
+    data["checks"][0]["runs"][0]["expectations"][0]["holds"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")
+    state, reasons = states(root)["THEORY-1"]
+    assert state == "unchecked" and reasons == [
+        "verdict file record/verdicts/THEORY-1.json does not follow from its own numbers (check 'small', seed 0: "
+        "err = 0.001 does not meet '< 0.001', but the file says it holds); it is not used: run "
+        "`recordtool verify THEORY-1 --force`"]
+    report = verify(open_project(root=root), Options())  # a plain verify runs it again
+    assert [r.ran for r in report.results] == [True]
+    assert states(root) == {"THEORY-1": ("contradicted", [])}
+
+
 def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) -> None:
     """While ``verify --seeds N`` decides what to run, a verdict on other seeds is stale
     because of the option: the reason must not say the YAML declares N."""
