@@ -204,6 +204,17 @@ def test_stale_claim_says_why(project: ProjectBuilder) -> None:
     assert "Why it is stale:\n\n- statement changed\n- checks/demo.py changed" in v
 
 
+def test_a_claim_whose_verdict_file_is_not_used_says_why_not_never_checked(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    why = "verdict file record/verdicts/THEORY-1.json does not follow from its own numbers (...)"
+    status = ClaimStatus("THEORY-1", "unchecked", None, [why])
+    v = _section(render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1"), "Verdict")
+    assert v.startswith("## Verdict\n\n**⚪ unchecked** — its verdict file is not used (see the note); run "
+                        "`recordtool verify` to check it.\n\nNote:\n\n- verdict file record/verdicts/THEORY-1.json")
+    never = _section(render_entry(context(record, statuses(record)), "THEORY-1"), "Verdict")
+    assert never.startswith("## Verdict\n\n**⚪ unchecked** — never checked; run `recordtool verify` to check it.")
+
+
 def test_error_shows_the_end_of_the_traceback(project: ProjectBuilder) -> None:
     record = small_record(project)
     tb = "\n".join(f"  line {i}" for i in range(40)) + "\nValueError: ```bad``` <script>"
