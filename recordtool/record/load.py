@@ -198,9 +198,9 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
     folders = {kind.folder: kind for kind in config.kinds.values()}
     # What recordtool writes (the pages, the verdicts, the site's files), and the folders that
     # hold it, unless they are kind folders
-    written = [path.resolve() for path in config.written_here()]
-    skip = {folder for path in written for folder in (path, *path.parents)}
-    own = frozenset(str(path) for path in config.written_here())  # (in a kind folder: never read as entries)
+    written = config.written_here()
+    skip = {folder for path in written for folder in (path.resolve(), *path.resolve().parents)}
+    own = frozenset(str(path) for path in written)  # (in a kind folder: never read as entries)
     for child in sorted(config.record.iterdir()):
         if child.name.startswith(".") or (child.name not in folders and child.resolve() in skip):
             continue

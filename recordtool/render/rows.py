@@ -366,8 +366,7 @@ def _from_whole(value: object) -> Listed | None:
         return None
     joined_ids, joined_files, kept_looks, hashes, tallies, kinds, statuses, claims, tags, titles = value
     count = len(kept_looks)
-    ids = joined_ids.split(SEP) if count else []
-    files = joined_files.split(SEP) if count else []
+    ids, files = _split(joined_ids, count), _split(joined_files, count)
     if not (len(ids) == len(files) == count == len(claims) and len(hashes) == HASHES * count
             and all(look is None or type(look) is str for look in kept_looks)
             and all(_joined(column, count) for column in (kinds, statuses, tags))

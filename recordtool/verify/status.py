@@ -117,7 +117,7 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
                     where = config.relative(verdict_path(config, claim.id))
                     statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None, [
                         f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
-                        f"run `recordtool verify {claim.id} --force`"])
+                        f"run `recordtool verify {claim.id}` to check it again"])
     return statuses, prints
 
 

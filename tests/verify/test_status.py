@@ -107,7 +107,7 @@ def test_a_verdict_file_that_does_not_follow_from_its_numbers_is_not_used(tmp_pa
     assert state == "unchecked" and reasons == [
         "verdict file record/verdicts/THEORY-1.json does not follow from its own numbers (check 'small', seed 0: "
         "err = 0.001 does not meet '< 0.001', but the file says it holds); it is not used: run "
-        "`recordtool verify THEORY-1 --force`"]
+        "`recordtool verify THEORY-1` to check it again"]
     report = verify(open_project(root=root), Options())  # a plain verify runs it again
     assert [r.ran for r in report.results] == [True]
     assert states(root) == {"THEORY-1": ("contradicted", [])}
