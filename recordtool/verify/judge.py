@@ -476,11 +476,20 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
             controls.append(judged)
         made_check = judge_check(spec, runs, controls, timeout=spec.timeout or 0.0, figures=check.figures,
                                  duration_s=check.duration_s, clause_ids=claim.clause_ids)
-        states = {e.metric: e.state for e in check.expectations}
+        kept = {e.metric: e for e in check.expectations}
         for expectation in made_check.expectations:
-            if states.get(expectation.metric, expectation.state) != expectation.state:
+            said = kept.get(expectation.metric, expectation)
+            if said.state != expectation.state:
                 return (f"check '{check.name}': {expectation.metric} {expectation.state} by its numbers, "
-                        f"but the file says {states[expectation.metric]}")
+                        f"but the file says {said.state}")
+            if verdict.clauses and said != expectation:  # (format 2: what a page shows of it, its power, spread...)
+                return f"check '{check.name}': {_first_field(expectation.metric, expectation, said)}"
+        if verdict.clauses:
+            kept_observations = {o.metric: o for o in check.observations}
+            for observation in made_check.observations:
+                said_o = kept_observations.get(observation.metric, observation)
+                if said_o != observation:
+                    return f"check '{check.name}': {_first_field(observation.metric, observation, said_o)}"
         if made_check.outcome != check.outcome:
             return f"check '{check.name}' comes out {made_check.outcome} by its numbers, but the file says {check.outcome}"
         again.append(made_check)
@@ -489,10 +498,13 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     if not verdict.clauses:  # a verdict of format 1: its result is read from its outcome (docs/verdicts.md)
         return None
     clauses = judge_clauses(claim, again)
-    said = {c.clause: c.state for c in verdict.clauses}
+    said_clauses = {c.clause: c for c in verdict.clauses}
     for clause in clauses:
-        if said.get(clause.clause, clause.state) != clause.state:
-            return f"clause '{clause.clause}' is {clause.state} by its numbers, but the file says {said[clause.clause]}"
+        said_clause = said_clauses.get(clause.clause, clause)
+        if said_clause.state != clause.state:
+            return f"clause '{clause.clause}' is {clause.state} by its numbers, but the file says {said_clause.state}"
+        if said_clause.evidence != clause.evidence:
+            return f"clause '{clause.clause}': its evidence by its numbers is not what the file lists"
     result = claim_result(clauses, again)
     if result != verdict.result:
         return f"the claim is {result} by its numbers, but the file says {verdict.result}"
@@ -522,6 +534,12 @@ def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool) -> tuple
     if sorted(made.degenerate) != sorted(run.degenerate):
         return made, f"{seed}: degenerate by its numbers: {made.degenerate or 'no'}, by the file: {run.degenerate or 'no'}"
     return made, None
+
+
+def _first_field(metric: str, made: Any, said: Any) -> str:
+    """The first field of ``made`` (judged again) that ``said`` (the file) has otherwise."""
+    name = next(f for f in made.__dataclass_fields__ if getattr(made, f) != getattr(said, f))
+    return f"{metric}'s {name} is {getattr(made, name)!r} by its numbers, but the file says {getattr(said, name)!r}"
 
 
 def _same_number(a: float | None, b: float | None) -> bool:

@@ -382,8 +382,30 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
         "the claim is contradicted by its numbers, but the file says verified",
     ]
     assert edited(lambda v: setattr(v.checks[0], "name", "other")) == "it holds a check 'other' that the claim does not"
+    # what a page shows besides the states: the spread, the power, the evidence of a clause
+    assert edited(lambda v: setattr(v.checks[0].expectations[0], "spread", [0.1, 0.1, 0.1])) == (
+        "check 'small': err's spread is [0.7, 0.7, 0.7] by its numbers, but the file says [0.1, 0.1, 0.1]")
+    assert edited(lambda v: setattr(v.checks[0].expectations[1], "power", ["control 'x'"])) == (
+        "check 'small': n's power is [\"control 'control'\"] by its numbers, but the file says [\"control 'x'\"]")
+    assert edited(lambda v: v.clauses[1].evidence.clear()) == (
+        "clause 'b': its evidence by its numbers is not what the file lists")
     old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
     old.clauses = []
     assert unsupported(claim, old) is None
     old.checks[0].outcome = old.outcome = "pass"
     assert unsupported(claim, old) == "check 'small' comes out fail by its numbers, but the file says pass"
+
+
+def test_an_observation_shown_otherwise_than_its_numbers_is_named() -> None:
+    claim = Theory.model_validate({
+        "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
+        "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {}},
+                    "expect": {"err": {"is": "< 0.5", "clause": "a"}}, "observe": {"curve": "b"}}]})
+    spec_ = claim.checks[0]
+    made = check([run(0.1, spec=spec_, curve=2.0)], [control(run(0.9, spec=spec_, main=False, curve=1.0))],
+                 spec=spec_, clause_ids=claim.clause_ids)
+    verdict = _claim_verdict(claim, [made])
+    assert unsupported(claim, verdict) is None
+    verdict.checks[0].observations[0].spread = [9.0, 9.0, 9.0]
+    assert unsupported(claim, verdict) == (
+        "check 'small': curve's spread is [2.0, 2.0, 2.0] by its numbers, but the file says [9.0, 9.0, 9.0]")
