@@ -446,6 +446,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     result its own numbers do not give. Runs that ended in an error or a timeout are taken as
     they are: they can only make a result worse. A verdict of format 1 (no clauses) is judged
     again down to its outcome, which its result is read from."""
+    strict = bool(verdict.clauses)  # format 2: everything a page shows is judged again
     specs = {spec.name: spec for spec in claim.checks}
     again: list[CheckVerdict] = []
     for check in verdict.checks:
@@ -453,11 +454,18 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
         if spec is None:
             return f"it holds a check '{check.name}' that the claim does not"
         if check.outcome == "skipped" and not check.runs:
+            skipped = skipped_check(spec, check.message, claim.clause_ids)
+            if strict and skipped != check:
+                return f"check '{check.name}': {_first_field('the skipped check', skipped, check)}"
             again.append(check)
             continue
+        if strict:
+            why = _as_specified(spec, check)
+            if why:
+                return f"check '{check.name}': {why}"
         runs: list[Run] = []
         for run in check.runs:
-            made, why = _judged_again(spec, run, f"check '{check.name}'", main=True)
+            made, why = _judged_again(spec, run, f"check '{check.name}'", main=True, strict=strict)
             if why:
                 return why
             runs.append(made)
@@ -465,7 +473,8 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
         for control in check.controls:
             control_runs = []
             for run in control.runs:
-                made, why = _judged_again(spec, run, f"check '{check.name}', control '{control.name}'", main=False)
+                made, why = _judged_again(spec, run, f"check '{check.name}', control '{control.name}'", main=False,
+                                          strict=strict)
                 if why:
                     return why
                 control_runs.append(made)
@@ -482,14 +491,10 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
             if said.state != expectation.state:
                 return (f"check '{check.name}': {expectation.metric} {expectation.state} by its numbers, "
                         f"but the file says {said.state}")
-            if verdict.clauses and said != expectation:  # (format 2: what a page shows of it, its power, spread...)
-                return f"check '{check.name}': {_first_field(expectation.metric, expectation, said)}"
-        if verdict.clauses:
-            kept_observations = {o.metric: o for o in check.observations}
-            for observation in made_check.observations:
-                said_o = kept_observations.get(observation.metric, observation)
-                if said_o != observation:
-                    return f"check '{check.name}': {_first_field(observation.metric, observation, said_o)}"
+        if strict:
+            why = _as_made(made_check, check)
+            if why:
+                return f"check '{check.name}': {why}"
         if made_check.outcome != check.outcome:
             return f"check '{check.name}' comes out {made_check.outcome} by its numbers, but the file says {check.outcome}"
         again.append(made_check)
@@ -503,15 +508,58 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
         said_clause = said_clauses.get(clause.clause, clause)
         if said_clause.state != clause.state:
             return f"clause '{clause.clause}' is {clause.state} by its numbers, but the file says {said_clause.state}"
-        if said_clause.evidence != clause.evidence:
-            return f"clause '{clause.clause}': its evidence by its numbers is not what the file lists"
+    if verdict.clauses != clauses:
+        return "its clauses (their ids, text or evidence) are not those its checks give"
     result = claim_result(clauses, again)
     if result != verdict.result:
         return f"the claim is {result} by its numbers, but the file says {verdict.result}"
+    seeds = sorted({run.seed for check in again for run in check.runs})
+    if verdict.seeds != seeds:
+        return f"it says it ran on seeds {verdict.seeds}, its runs are on {seeds}"
+    if verdict.statement != claim.statement:
+        return "its statement is not the claim's"
     return None
 
 
-def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool) -> tuple[Run, str | None]:
+def _as_specified(spec: CheckSpec, check: CheckVerdict) -> str | None:
+    """What of ``check`` (a verdict's) is not as ``spec`` says it ran: its function, params,
+    threads, its runs' seeds (0..N-1), its controls' names, params and seeds."""
+    if (check.run, check.params, check.threads) != (spec.run, dict(spec.params), spec.threads):
+        return "its function, params or threads are not the claim's"
+    seeds = list(range(len(check.runs)))
+    if [run.seed for run in check.runs] != seeds:
+        return f"its runs are on seeds {[run.seed for run in check.runs]}, not {seeds}"
+    controls = [(c.name, {**spec.params, **c.params}) for c in spec.all_controls]
+    if [(c.name, c.params) for c in check.controls] != controls:
+        return "its controls (their names or params) are not the claim's"
+    for control in check.controls:
+        if [run.seed for run in control.runs] != seeds:
+            return f"control '{control.name}' ran on seeds {[run.seed for run in control.runs]}, not {seeds}"
+    return None
+
+
+def _as_made(made: CheckVerdict, check: CheckVerdict) -> str | None:
+    """What ``check`` (a verdict's) shows otherwise than ``made`` (judged again from its
+    numbers): its expectations, observations, quorum, and its message (which may go on to
+    say the numbers differ from the verdict before: that is not judged again)."""
+    for name in ("expectations", "observations"):
+        for said, again in zip(getattr(check, name), getattr(made, name), strict=False):
+            if said != again:
+                return _first_field(again.metric, again, said)
+        if len(getattr(check, name)) != len(getattr(made, name)):
+            return f"the file lists {len(getattr(check, name))} {name}, its checks give {len(getattr(made, name))}"
+    if check.required != made.required:
+        return f"its quorum is {made.required} by its numbers, but the file says {check.required}"
+    if check.nondeterministic != check.message.endswith(" beyond the tolerance): nondeterministic"):
+        return "it is flagged nondeterministic or not otherwise than its message says"
+    if made.outcome in ("pass", "fail", "no-power") and check.message != made.message and not (
+            check.message.startswith(made.message + "; seed ") and " gave different numbers than last time" in check.message):
+        return f"its message is not what its numbers give ('{made.message}')"
+    return None
+
+
+def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool, strict: bool = False
+                  ) -> tuple[Run, str | None]:
     """``run`` judged again from its metrics (a run that ended in an error or a timeout: as it
     is), and what differs from what the verdict says of it, if anything."""
     if run.outcome != "ok":
@@ -533,6 +581,8 @@ def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool) -> tuple
                           f"says it {'holds' if kept.holds else 'fails'}")
     if sorted(made.degenerate) != sorted(run.degenerate):
         return made, f"{seed}: degenerate by its numbers: {made.degenerate or 'no'}, by the file: {run.degenerate or 'no'}"
+    if strict and made.expectations != run.expectations:  # (their order, the expectations as written)
+        return made, f"{seed}: its results are not those of the claim's expectations"
     return made, None
 
 

@@ -323,9 +323,10 @@ def test_a_long_list_kept_whole_compares_as_its_summary() -> None:
 
 def _claim_verdict(claim: Theory, checks: list[CheckVerdict]) -> ClaimVerdict:
     clauses = judge_clauses(claim, checks)
+    seeds = sorted({run.seed for c in checks for run in c.runs})
     return ClaimVerdict(claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement,
                         checks=checks, fingerprint={}, verified_at="2026-12-01T00:00:00Z",
-                        since="2026-12-01T00:00:00Z", duration_s=0.1, seeds=[0, 1], git_commit=None, git_dirty=None,
+                        since="2026-12-01T00:00:00Z", duration_s=0.1, seeds=seeds, git_commit=None, git_dirty=None,
                         versions={}, device="cpu", result=claim_result(clauses, checks), clauses=clauses)
 
 
@@ -388,7 +389,38 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
     assert edited(lambda v: setattr(v.checks[0].expectations[1], "power", ["control 'x'"])) == (
         "check 'small': n's power is [\"control 'control'\"] by its numbers, but the file says [\"control 'x'\"]")
     assert edited(lambda v: v.clauses[1].evidence.clear()) == (
-        "clause 'b': its evidence by its numbers is not what the file lists")
+        "its clauses (their ids, text or evidence) are not those its checks give")
+    # what a page shows of how the check ran: as the claim specifies it, on seeds 0..N-1
+    made_message = made(0.7).checks[0].message
+    assert [edited(change) for change in (
+        lambda v: setattr(v.checks[0], "params", {"scale": 9}),
+        lambda v: setattr(v.checks[0].runs[1], "seed", 5),
+        lambda v: setattr(v.checks[0].controls[0], "params", {}),
+        lambda v: setattr(v.checks[0].controls[0].runs[0], "seed", 1),
+        lambda v: setattr(v.checks[0].runs[0].expectations[0], "expect", "< 9"),
+        lambda v: setattr(v.checks[0], "message", "all good"),
+        lambda v: setattr(v.checks[0], "nondeterministic", True),
+        lambda v: setattr(v.checks[0], "required", 1),
+        lambda v: setattr(v.clauses[0], "text", "Something else."),
+        lambda v: setattr(v, "seeds", [0]),
+        lambda v: setattr(v, "statement", "Something else."),
+    )] == [
+        "check 'small': its function, params or threads are not the claim's",
+        "check 'small': its runs are on seeds [0, 5], not [0, 1]",
+        "check 'small': its controls (their names or params) are not the claim's",
+        "check 'small': control 'control' ran on seeds [1, 1], not [0, 1]",
+        "check 'small', seed 0: its results are not those of the claim's expectations",
+        f"check 'small': its message is not what its numbers give ('{made_message}')",
+        "check 'small': it is flagged nondeterministic or not otherwise than its message says",
+        "check 'small': its quorum is 2 by its numbers, but the file says 1",
+        "its clauses (their ids, text or evidence) are not those its checks give",
+        "it says it ran on seeds [0], its runs are on [0, 1]",
+        "its statement is not the claim's",
+    ]
+    noted = made(0.7)  # a rerun's note that the numbers moved is the verdict's own: kept as it is
+    noted.checks[0].message += "; seed 1 gave different numbers than last time (err 0.6 then 0.7, beyond the tolerance): nondeterministic"
+    noted.checks[0].nondeterministic = True
+    assert unsupported(claim, noted) is None
     old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
     old.clauses = []
     assert unsupported(claim, old) is None
@@ -402,7 +434,8 @@ def test_an_observation_shown_otherwise_than_its_numbers_is_named() -> None:
         "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {}},
                     "expect": {"err": {"is": "< 0.5", "clause": "a"}}, "observe": {"curve": "b"}}]})
     spec_ = claim.checks[0]
-    made = check([run(0.1, spec=spec_, curve=2.0)], [control(run(0.9, spec=spec_, main=False, curve=1.0))],
+    made = check([run(0.1, spec=spec_, curve=2.0)],
+                 [judge_control("control", {}, [run(0.9, spec=spec_, main=False, curve=1.0)])],
                  spec=spec_, clause_ids=claim.clause_ids)
     verdict = _claim_verdict(claim, [made])
     assert unsupported(claim, verdict) is None
