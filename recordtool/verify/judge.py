@@ -583,6 +583,9 @@ def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool, strict: 
         return made, f"{seed}: degenerate by its numbers: {made.degenerate or 'no'}, by the file: {run.degenerate or 'no'}"
     if strict and made.expectations != run.expectations:  # (their order, the expectations as written)
         return made, f"{seed}: its results are not those of the claim's expectations"
+    if strict and made != run:  # (no error, no log: what an ok run is)
+        name = next(f for f in made.__dataclass_fields__ if getattr(made, f) != getattr(run, f))
+        return made, f"{seed}: its {name} is not what an ok run with its numbers has"
     return made, None
 
 

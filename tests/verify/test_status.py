@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest import MonkeyPatch
-from verify_fakes import POWER, check, claim_yaml, make_project
+from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
 
 from recordtool.record.project import open_project
 from recordtool.record.schema import Theory
@@ -111,6 +111,76 @@ def test_a_verdict_file_that_does_not_follow_from_its_numbers_is_not_used(tmp_pa
     report = verify(open_project(root=root), Options())  # a plain verify runs it again
     assert [r.ran for r in report.results] == [True]
     assert states(root) == {"THEORY-1": ("contradicted", [])}
+
+
+MEASURED_ONLY = ("metrics", "figures", "verified_at", "since", "duration_s", "git_commit", "git_dirty", "versions",
+                 "device", "fingerprint", "log", "format", "summary")  # what only a rerun could check
+
+
+def _leaves(value: object, path: tuple[object, ...] = ()) -> list[tuple[tuple[object, ...], object]]:
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
+    if isinstance(value, list) and value and all(isinstance(item, (dict, list)) for item in value):
+        return [leaf for n, item in enumerate(value) for leaf in _leaves(item, (*path, n))]
+    return [(path, value)]
+
+
+def _edited(value: object) -> object:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return {"pass": "fail", "holds": "fails", "verified": "contradicted", "failed-as-required": "passed",
+                "fail": "pass", "fails": "holds", "contradicted": "verified", "passed": "failed-as-required",
+                }.get(value, value + "X")
+    if isinstance(value, list):
+        return value[:-1] if value else ["X"]
+    return "X"
+
+
+def test_every_edit_of_a_verdict_that_changes_its_page_is_caught(tmp_path: Path) -> None:
+    """Each field of a verdict that verify wrote (a claim of two clauses, a control, a null,
+    an observation, two seeds), edited one at a time: either the claim's page and status are
+    as before (a field they do not show), or the verdict is not used. What was measured (a
+    run's metrics, its figures, the provenance) is left out: only a rerun could check it."""
+    import json
+
+    from recordtool.render.page import render_entry
+    from recordtool.render.plan import context
+
+    claim = claim_yaml("THEORY-1", check("small", "ok", expect='{err: {is: "< 0.5", clause: a}, n: {is: ">= 0", clause: a}}',
+                                         more="control: {params: {broken: true}}\nseeds: 2\nobserve: {curve: b}"),
+                       extra="clauses: {a: The error is small., b: A curve is drawn.}\n")
+    root = make_project(tmp_path, {"THEORY-1": claim},
+                        checks=CHECKS.replace('"curve": [1.0, 2.0]}', '"curve": [1.0, 2.0], "n": 1.0}'))
+    verify(open_project(root=root), Options())
+
+    def shown() -> tuple[str, str]:
+        project = open_project(root=root)
+        statuses = assess(project)
+        return statuses["THEORY-1"].state, render_entry(context(project, statuses), "THEORY-1")
+
+    before = shown()
+    assert before[0] == "partly-verified"
+    path = root / "record" / "verdicts" / "THEORY-1.json"
+    text = path.read_text(encoding="utf-8")
+    edits = [(where, value) for where, value in _leaves(json.loads(text))
+             if not any(part in MEASURED_ONLY for part in where)]
+    assert len(edits) > 100
+    missed = []
+    for where, value in edits:
+        data = json.loads(text)
+        inner = data
+        for part in where[:-1]:
+            inner = inner[part]
+        inner[where[-1]] = _edited(value)
+        path.write_text(json.dumps(data), encoding="utf-8")
+        state, page = shown()
+        if state == before[0] and page != before[1]:
+            missed.append(where)
+    path.write_text(text, encoding="utf-8")
+    assert missed == []
 
 
 def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) -> None:
