@@ -442,3 +442,19 @@ def test_an_observation_shown_otherwise_than_its_numbers_is_named() -> None:
     verdict.checks[0].observations[0].spread = [9.0, 9.0, 9.0]
     assert unsupported(claim, verdict) == (
         "check 'small': curve's spread is [2.0, 2.0, 2.0] by its numbers, but the file says [9.0, 9.0, 9.0]")
+
+
+def test_a_verdict_with_nan_and_infinite_numbers_read_back_is_supported() -> None:
+    """NaN is never equal to itself: a verdict that measured NaN (and infinity), written and
+    read back, still judges the same as it says."""
+    claim = Theory.model_validate({"id": "THEORY-1", "kind": "theory", "statement": "S.",
+                                   "checks": [{"name": "small", "run": "checks.fake:ok", "seeds": 2,
+                                               "control": {"params": {"broken": True}},
+                                               "expect": {"err": "< 0.5"}, "observe": {"curve": "statement"}}]})
+    spec_ = claim.checks[0]
+    runs = [judge_run(spec_, s, "ok", {"err": [0.1, math.nan][s], "curve": math.nan, "x": math.inf}, 0.1) for s in (0, 1)]
+    controls = [judge_control("control", {"broken": True},
+                              [judge_run(spec_, s, "ok", {"err": 0.9, "curve": 1.0}, 0.1, main=False) for s in (0, 1)])]
+    verdict = _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids)])
+    assert verdict.result == "contradicted"  # NaN never satisfies an expectation
+    assert unsupported(claim, ClaimVerdict.from_json(verdict.to_json())) is None
