@@ -448,11 +448,11 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     again down to its outcome, which its result is read from."""
     strict = bool(verdict.clauses)  # format 2: everything a page shows is judged again
     specs = {spec.name: spec for spec in claim.checks}
+    if [check.name for check in verdict.checks] != list(specs):  # (none left out: a failing one, say)
+        return f"it holds the checks {[c.name for c in verdict.checks]}, the claim has {list(specs)}"
     again: list[CheckVerdict] = []
     for check in verdict.checks:
-        spec = specs.get(check.name)
-        if spec is None:
-            return f"it holds a check '{check.name}' that the claim does not"
+        spec = specs[check.name]
         if check.outcome == "skipped" and not check.runs:
             skipped = skipped_check(spec, check.message, claim.clause_ids)
             if strict and skipped != check:
@@ -460,7 +460,9 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
             again.append(check)
             continue
         if strict:
-            why = _as_specified(spec, check)
+            # the seeds it ran on: the check's own, or those of ``verify --seeds``, as its fingerprint
+            # says (which is the claim's now: it is not read when it differs)
+            why = _as_specified(spec, check, int(verdict.fingerprint.get(f"check:{check.name}:seeds", spec.seeds)))
             if why:
                 return f"check '{check.name}': {why}"
         runs: list[Run] = []
@@ -521,12 +523,13 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     return None
 
 
-def _as_specified(spec: CheckSpec, check: CheckVerdict) -> str | None:
+def _as_specified(spec: CheckSpec, check: CheckVerdict, count: int) -> str | None:
     """What of ``check`` (a verdict's) is not as ``spec`` says it ran: its function, params,
-    threads, its runs' seeds (0..N-1), its controls' names, params and seeds."""
+    threads, its runs' seeds (every one of 0..``count``-1), its controls' names, params and
+    seeds."""
     if (check.run, check.params, check.threads) != (spec.run, dict(spec.params), spec.threads):
         return "its function, params or threads are not the claim's"
-    seeds = list(range(len(check.runs)))
+    seeds = list(range(count))
     if [run.seed for run in check.runs] != seeds:
         return f"its runs are on seeds {[run.seed for run in check.runs]}, not {seeds}"
     controls = [(c.name, {**spec.params, **c.params}) for c in spec.all_controls]

@@ -382,7 +382,9 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
         "clause 'a' is contradicted by its numbers, but the file says verified",
         "the claim is contradicted by its numbers, but the file says verified",
     ]
-    assert edited(lambda v: setattr(v.checks[0], "name", "other")) == "it holds a check 'other' that the claim does not"
+    assert edited(lambda v: setattr(v.checks[0], "name", "other")) == "it holds the checks ['other'], the claim has ['small']"
+    assert edited(lambda v: v.checks.clear()) == "it holds the checks [], the claim has ['small']"  # a failing one left out
+    assert edited(lambda v: v.checks[0].runs.pop()) == "check 'small': its runs are on seeds [0], not [0, 1]"
     # what a page shows besides the states: the spread, the power, the evidence of a clause
     assert edited(lambda v: setattr(v.checks[0].expectations[0], "spread", [0.1, 0.1, 0.1])) == (
         "check 'small': err's spread is [0.7, 0.7, 0.7] by its numbers, but the file says [0.1, 0.1, 0.1]")

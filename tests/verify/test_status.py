@@ -118,10 +118,11 @@ MEASURED_ONLY = ("metrics", "figures", "verified_at", "since", "duration_s", "gi
 
 
 def _leaves(value: object, path: tuple[object, ...] = ()) -> list[tuple[tuple[object, ...], object]]:
+    """Every value to edit: each leaf, and each list of records whole (its last one left out)."""
     if isinstance(value, dict):
         return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
     if isinstance(value, list) and value and all(isinstance(item, (dict, list)) for item in value):
-        return [leaf for n, item in enumerate(value) for leaf in _leaves(item, (*path, n))]
+        return [(path, value), *(leaf for n, item in enumerate(value) for leaf in _leaves(item, (*path, n)))]
     return [(path, value)]
 
 
