@@ -33,7 +33,10 @@ Two kinds of workers, for two kinds of input:
   (``min_items``) repays. As with any ``spawn`` pool, a script that calls recordtool with
   ``jobs`` above one runs in the workers too unless its own work sits under
   ``if __name__ == "__main__":``; the workers also start the standard library's resource
-  tracker, a small process that lives as long as the caller.
+  tracker, a small process that lives as long as the caller. Where the caller is small enough
+  that its forked workers could copy all of it within ``FORK_BUDGET`` (``fork_fits``: 10,000
+  entries at ``-j 2``), composing the pages goes to forked workers after all: nothing is then
+  packed, pickled or started but a fork.
 
 Why the pools are configured as they are:
 
@@ -111,26 +114,35 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
 
 
 def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-               min_items: int) -> list[Any]:
+               min_items: int, meanwhile: Iterable[object] = ()) -> list[Any]:
     """``work`` of every chunk, the results of all chunks one after the other; this process,
-    which would only wait, is one of the ``workers(jobs)`` (see ``chunk_results``)."""
-    with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True) as results:
-        return [result for done in results for result in done]
+    which would only wait, is one of the ``workers(jobs)`` (see ``chunk_results``).
+    ``meanwhile``: work of this process's own, in steps, as ``map_shipped`` takes it."""
+    steps = iter(meanwhile)
+    with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True, steps=steps) as results:
+        done = [result for done in results for result in done]
+    for _step in steps:
+        pass
+    return done
 
 
 @contextlib.contextmanager
 def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-                  min_items: int, helping: bool = False) -> Iterator[Iterator[list[Any]]]:
+                  min_items: int, helping: bool = False,
+                  steps: Iterator[object] | None = None) -> Iterator[Iterator[list[Any]]]:
     """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
     processes when the chunks hold at least ``min_items`` items: as many forked workers, or
     with ``helping`` one fewer and this process, which then does chunks from the back while
-    the results it waits for are not ready. ``work`` gives one result per item; results made
-    in a worker must pickle. Leaving the ``with`` block stops the pool (chunks running finish,
+    the results it waits for are not ready (and before that, while it has any, the next of
+    its own ``steps``: a step of other work; all of them first when no pool is started).
+    ``work`` gives one result per item; results made in a worker must pickle. Leaving the ``with`` block stops the pool (chunks running finish,
     the others are cancelled) and joins its workers."""
     count = workers(jobs)
     forked = min(count - 1 if helping else count, len(chunks))
     if (count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None
             or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
+        for _step in steps or ():
+            pass
         yield (work(chunk) for chunk in chunks)
         return
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context("fork"),
@@ -140,9 +152,44 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
         return pool.submit(_run, number)
 
     try:
-        yield _in_order(submit, work, chunks, WINDOW * forked, helping)
+        yield _in_order(submit, work, chunks, WINDOW * forked, helping, steps)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def fork_fits(jobs: int | None) -> bool:
+    """Whether work that reads much of what this process holds (composing pages from the
+    whole project) may go to forked workers (``map_chunks``) rather than fresh interpreters
+    (``map_shipped``): a forked worker needs nothing packed, pickled or imported, but may come
+    to copy all it reads (reading an object writes its reference count). So only while the
+    ``workers(jobs) - 1`` workers, each copying at most this process's resident memory, stay
+    within ``FORK_BUDGET`` between them; where ``fork`` is offered and no other thread runs."""
+    forked = workers(jobs) - 1
+    return (forked >= 1 and _job is None and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1 and forked * resident() <= FORK_BUDGET)
+
+
+# What forked workers may come to copy of this process between them (``fork_fits``): 10,000
+# realistic entries hold about 170 MiB once opened, 100,000 about 1.2 GiB, against the 1.5 GB
+# that issue 14 allows all of a render's processes together at 100,000 entries.
+FORK_BUDGET = 512 * 2**20
+
+
+def resident() -> int:
+    """This process's resident memory now, in bytes (its peak where /proc is not read; a
+    great number where neither is known: then nothing is forked for it)."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+    except (ImportError, OSError):
+        return 1 << 62
 
 
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],

@@ -245,11 +245,14 @@ def minimal(project: ProjectBuilder) -> Callable[..., ProjectBuilder]:
     return lambda: minimal_record(project)
 
 
-def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any) -> None:
+def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any, *, forked: bool = False) -> None:
     """Make ``module`` hand even a tiny record to the pool: from one item, one item a chunk, as
-    on a machine with 8 cores (the pool's size is then ``-j``'s)."""
+    on a machine with 8 cores (the pool's size is then ``-j``'s). Pages are composed by fresh
+    interpreters given slices of the project, or with ``forked`` by workers forked from this
+    process (``parallel.fork_fits``: which one would otherwise depend on this process's memory)."""
     from recordtool import parallel
 
+    monkeypatch.setattr(parallel, "FORK_BUDGET", 1 << 62 if forked else 0)
     monkeypatch.setattr(module, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 8)

@@ -374,3 +374,46 @@ def test_chunks_are_handed_out_between_the_steps_of_work_meanwhile() -> None:
                       "handed 2", "step 1",  # chunk 1 not done: the next step
                       "handed 3",  # chunk 2 done already: taken at once, the next handed out
                       "handed 4", "here 5"]  # chunk 3 not done, no step left: a chunk from the back
+
+
+@pytest.mark.parametrize(("jobs", "least"), [(2, 1), (1, 1), (4, 1_000)])
+def test_forked_work_meanwhile_is_done_once_in_order_and_first_without_a_pool(jobs: int, least: int) -> None:
+    """``map_chunks``' ``meanwhile``, as ``map_shipped``'s: each step once, in order, with a
+    pool or without one (then before any chunk)."""
+    events: list[str] = []
+    parent = os.getpid()
+
+    def work(chunk: list[int]) -> list[tuple[int, int]]:
+        if os.getpid() == parent:
+            events.append("here")
+        return square_with_pid(chunk)
+
+    def steps() -> Iterator[None]:
+        for n in range(3):
+            events.append(f"step {n}")
+            yield
+
+    items = list(range(100))
+    results = parallel.map_chunks(work, parallel.chunked(items, 10), jobs=jobs, min_items=least, meanwhile=steps())
+    assert [r[0] for r in results] == [i * i for i in items]
+    assert [event for event in events if event.startswith("step")] == ["step 0", "step 1", "step 2"]
+    if jobs == 1 or least > 1:
+        assert events[:3] == ["step 0", "step 1", "step 2"]
+    assert no_children_left()
+
+
+def test_work_is_forked_only_while_the_workers_could_copy_this_process_within_the_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fork_fits``: each forked worker may come to copy all of this process (``resident``),
+    so there must be room in ``FORK_BUDGET`` for ``jobs - 1`` such copies."""
+    size = parallel.resident()
+    assert 10 * 2**20 < size < 64 * 2**30  # this interpreter, pytest and recordtool: more than 10 MiB
+    monkeypatch.setattr(parallel, "resident", lambda: 100)
+    monkeypatch.setattr(parallel, "FORK_BUDGET", 300)
+    assert [parallel.fork_fits(jobs) for jobs in (1, 2, 3, 4, 5)] == [False, True, True, True, False]
+    assert parallel.fork_fits(None) is False  # every core: 7 workers, 700 > 300
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
+    assert not parallel.fork_fits(4)  # one core: no worker at all
+    monkeypatch.setattr(parallel, "cores", lambda: 8)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert not parallel.fork_fits(2)  # forking while another thread runs is unsafe

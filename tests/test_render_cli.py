@@ -90,7 +90,7 @@ def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkey
 
     small_record(project)
     seen: list[tuple[str, int | None]] = []
-    real_open, real_map = recordtool.record.project.open_project, parallel.map_shipped
+    real_open, real_map, real_forked = recordtool.record.project.open_project, parallel.map_shipped, parallel.map_chunks
 
     def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
         seen.append(("open", jobs))
@@ -100,8 +100,13 @@ def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkey
         seen.append(("pool", jobs))
         return real_map(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
+    def map_chunks(*args: object, jobs: int | None, **kwargs: object) -> object:  # pages by forked workers
+        seen.append(("pool", jobs))
+        return real_forked(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
     monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
+    monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
     assert run("render", "--root", str(project.root), "-j", "3")[0] == 0
     assert run("render", "--root", str(project.root), "--check")[0] == 0
     # opening (then scanning mentions) and writing pages: None is every core

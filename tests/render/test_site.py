@@ -227,9 +227,13 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.parametrize("forked", [False, True], ids=["slices", "forked"])
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, jobs: int, forked: bool) -> None:
+    """Pages composed by workers given slices of the project (``parallel.map_shipped``) or
+    forked from this process, holding all of it (``parallel.map_chunks``): the same pages and
+    manifest as one process writes."""
     import recordtool.parallel as parallel
     import recordtool.render.write as write
 
@@ -238,14 +242,28 @@ def test_pages_written_by_a_pool_are_the_same(project: ProjectBuilder, tmp_path:
     serial = render(record, out, statuses=statuses(record), jobs=1)
     expected = _files(out)
     shutil.rmtree(out)
-    share_with_a_pool(monkeypatch, write)
+    share_with_a_pool(monkeypatch, write, forked=forked)
     monkeypatch.setattr(parallel, "WINDOW", 1)  # a few pages: leave some for this process too
-    # Workers forked, not fresh interpreters, so that they see the counting ``_put``; they
-    # still get their pages' slice of the project pickled and compose from it alone.
+    # Workers forked, not fresh interpreters, so that they see the counting ``_put``; without
+    # ``forked`` they still get their pages' slice of the project pickled and compose from it alone.
     monkeypatch.setattr(parallel, "SHIPPED", "fork")
     writer = EveryWorker(write._put, jobs, tmp_path / "calls")
     monkeypatch.setattr(write, "_put", writer)
+    ways = {"shipped": 0, "forked": 0}
+    real_shipped, real_forked = parallel.map_shipped, parallel.map_chunks
+
+    def shipped(*args: Any, **kwargs: Any) -> Any:
+        ways["shipped"] += 1
+        return real_shipped(*args, **kwargs)
+
+    def by_fork(*args: Any, **kwargs: Any) -> Any:
+        ways["forked"] += 1
+        return real_forked(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "map_shipped", shipped)
+    monkeypatch.setattr(parallel, "map_chunks", by_fork)
     shared = render(record, out, statuses=statuses(record), jobs=jobs)
+    assert ways == ({"shipped": 0, "forked": 1} if forked else {"shipped": 1, "forked": 0})
     assert len(writer.pids()) == jobs  # every process wrote pages: jobs - 1 workers and this one
     assert shared.written == serial.written and len(shared.written) == 12
     assert _files(out) == expected  # pages and manifest alike
