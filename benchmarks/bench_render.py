@@ -23,10 +23,11 @@ run wrote (new folder: every page composed, no entry file read again), each with
 and time per entry, and for the
 cold render its peak memory: that of its largest process (os.wait4) and that of all its
 processes together, the workers included, sampled every 0.1 s from /proc (RSS summed: a page
-a worker shares with its parent counted in each; PSS summed: counted once). Each round first
-measures the floor of the record (``measure.floor``: ``yaml.CSafeLoader`` over every entry
-file plus markdown-it-py's parse of every body, in one fresh process) and prints the cold
-time's ratio to that floor divided over the J processes (at most the cores usable here).
+a worker shares with its parent counted in each; PSS summed: counted once). Just before each
+cold run it measures the floor of the record (``measure.floor``: ``yaml.CSafeLoader`` over
+every entry file plus markdown-it-py's parse of every body, in one fresh process) and prints
+the cold time's ratio to that floor divided over the J processes (at most the cores usable
+here).
 ``--repeat N`` runs N rounds per size and prints the medians (this machine's timings vary by
 a fifth from one run to the next); ``--100k`` adds a record of 100,000 entries (one round);
 ``--command-only`` measures the command only.
@@ -144,7 +145,7 @@ def main() -> None:
         print(f"\nthe command, end to end: python -m recordtool render --root R -o OUT -j J (a fresh process; "
               f"{os.cpu_count()} cores here, {usable} usable)")
         print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
-              "measured in each round, divided over min(-j, cores) processes; x floor: the cold time over it, "
+              "measured just before each cold run, divided over min(-j, cores) processes; x floor: the cold time over it, "
               "median of the rounds; cpu s: user + system time of all its processes; peak MiB: the largest "
               "process; RSS/PSS MiB: every process of the command together, sampled every 0.1 s, shared pages "
               "in each (RSS) or once (PSS); load: the 1-minute load average after)")
@@ -159,11 +160,13 @@ def main() -> None:
             # right after many were deleted costs up to ten times more kernel time, so removing
             # the last run's output just before would measure the removal, not the render.
             # Old outputs are removed at the end instead.
-            floors: list[Floor] = []
+            # Each cold run's floor is measured just before it: this machine's speed drifts by a
+            # fifth within minutes, and a ratio of two figures taken far apart carries that drift.
+            floors: dict[int, list[Floor]] = {j: [] for j in jobs}
             runs: dict[int, list[tuple[Run, float, float]]] = {j: [] for j in jobs}
-            for i in range(args.repeat if n < 100_000 else 1):  # rounds interleave the floor and each -j
-                floors.append(floor(root))
+            for i in range(args.repeat if n < 100_000 else 1):  # rounds interleave each -j, each with its floor
                 for j in jobs:
+                    floors[j].append(floor(root))
                     out = folder / f"out-{n}-{os.getpid()}-j{j}-{i}"
                     cold = command(root, out, j, cold=True)
                     again = command(root, out, j)
@@ -171,12 +174,13 @@ def main() -> None:
                     other = command(root, folder / f"out-{n}-{os.getpid()}-j{j}-{i}-new", j)
                     assert " written, 0 unchanged," in other.stdout, other.stdout
                     runs[j].append((cold, again.seconds, other.seconds))
-            yaml_s = statistics.median(f.yaml_s for f in floors)
-            md_s = statistics.median(f.markdown_s for f in floors)
+            every = [f for j in jobs for f in floors[j]]
+            yaml_s = statistics.median(f.yaml_s for f in every)
+            md_s = statistics.median(f.markdown_s for f in every)
             for j in jobs:
                 done = [cold for cold, _again, _new in runs[j]]
                 wall = statistics.median(r.seconds for r in done)
-                ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors, strict=True))
+                ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors[j], strict=True))
                 spread = (f"  (cold {min(r.seconds for r in done):.2f}-{max(r.seconds for r in done):.2f} s, "
                           f"x floor {ratios[0]:.2f}-{ratios[-1]:.2f})") if len(done) > 1 else ""
                 print(f"{n:>8} {j:>3} {wall:>8.2f} {1000 * wall / n:>9.3f} "

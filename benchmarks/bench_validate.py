@@ -6,10 +6,11 @@ against the floor the libraries set on the same record in the same run.
 Each measurement runs the real command (``recordtool validate -j J`` for each J of
 ``--jobs``) in a fresh process (imports included), cold (the entry cache an earlier run left
 is removed first; the command writes it again, as a first run does), on a synthetic record
-(benchmarks/synthetic.py, generated once into benchmarks/out/). Each round first measures
-the floor (``measure.floor``: ``yaml.CSafeLoader`` over every entry file plus markdown-it-py's
-parse of every body, in one fresh process), then the command at each J; the figures are the
-medians over ``--repeat`` rounds (one round at 100,000 entries, which ``--100k`` adds).
+(benchmarks/synthetic.py, generated once into benchmarks/out/). Each round measures,
+for each J, the floor (``measure.floor``: ``yaml.CSafeLoader`` over every entry file plus
+markdown-it-py's parse of every body, in one fresh process) and just after it the command; the
+figures are the medians over ``--repeat`` rounds (one round at 100,000 entries, which
+``--100k`` adds), each run's ratio taken to the floor measured just before it.
 
 Printed per size and J: the median wall time, time per entry (flat when growth is linear),
 CPU seconds of all its processes, the floor divided over the J processes (at most the cores
@@ -66,7 +67,7 @@ def main() -> None:
           f"{max(r.peak_mib for r in shipped):6.0f} MiB peak")
     print(f"\n{os.cpu_count()} cores here, {usable} usable")
     print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
-          "divided over min(-j, cores) processes; x floor: the median time over it; cpu s: user + system time "
+          "measured just before each run, divided over min(-j, cores) processes; x floor: the median of each time over its floor; cpu s: user + system time "
           "of all its processes; peak MiB: the largest process; RSS/PSS MiB: every process of the command "
           "together, sampled, shared pages in each (RSS) or once (PSS); load: the 1-minute load average after)")
     print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
@@ -77,19 +78,22 @@ def main() -> None:
         folder = HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}"
         if not (folder / "pyproject.toml").exists():
             generate_record(folder, n, seed=0, plain=args.plain)
-        floors: list[Floor] = []
+        # Each run's floor is measured just before it: this machine's speed drifts by a fifth within
+        # minutes, and a ratio of two figures taken far apart carries that drift.
+        floors: dict[int, list[Floor]] = {j: [] for j in jobs}
         runs: dict[int, list[Run]] = {j: [] for j in jobs}
-        for _ in range(args.repeat if n < 100_000 else 1):  # rounds interleave the floor and each -j
-            floors.append(floor(folder))
+        for _ in range(args.repeat if n < 100_000 else 1):  # rounds interleave each -j, each with its floor
             for j in jobs:
+                floors[j].append(floor(folder))
                 runs[j].append(once(["validate", "-j", str(j)], folder))
-        yaml_s = statistics.median(f.yaml_s for f in floors)
-        md_s = statistics.median(f.markdown_s for f in floors)
+        every = [f for j in jobs for f in floors[j]]
+        yaml_s = statistics.median(f.yaml_s for f in every)
+        md_s = statistics.median(f.markdown_s for f in every)
         for j in jobs:
             done = runs[j]
             wall = statistics.median(r.seconds for r in done)
             share = (yaml_s + md_s) / min(j, usable)
-            ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors, strict=True))
+            ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors[j], strict=True))
             spread = f"  (x floor {ratios[0]:.2f}-{ratios[-1]:.2f})" if len(done) > 1 else ""
             print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {statistics.median(r.cpu for r in done):>7.2f} "
                   f"{yaml_s:>7.2f} {md_s:>6.2f} {share:>8.2f} {statistics.median(ratios):>8.2f} "
