@@ -57,6 +57,7 @@ DEFAULT_RELATIONS: dict[str, str] = {
 
 _PREFIX = re.compile(r"^[A-Z][A-Z0-9]*$")
 _RELATION = re.compile(r"^[a-z][a-z0-9-]*$")
+_KIND = _RELATION  # a kind's name: one lowercase word, as a relation's
 
 
 class ConfigError(Exception):
@@ -199,11 +200,29 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
             raise ConfigError(f"{where}.kinds: '{prefix}' is not an id prefix; use capitals, e.g. LIT")
         if not isinstance(spec, dict) or not isinstance(spec.get("kind"), str):
             raise ConfigError(f"{where}.kinds.{prefix}: write {{ kind = \"name\", folder = \"folder\" }}")
+        for key in spec:
+            if key not in ("kind", "folder", "schema"):
+                raise ConfigError(f"{where}.kinds.{prefix}: unknown key '{key}'; known keys: folder, kind, schema")
         name = spec["kind"]
+        if not _KIND.match(name):  # written in the entries' ``kind:``, and the name of the page kinds/<kind>.md
+            raise ConfigError(f"{where}.kinds.{prefix}: kind must be one lowercase word, such as \"note\", not {name!r}")
         schema = spec.get("schema", name if name in SCHEMAS else "note")
         if schema not in SCHEMAS:
             raise ConfigError(f"{where}.kinds.{prefix}: schema must be one of {', '.join(SCHEMAS)}, not {schema!r}")
-        kinds[prefix] = Kind(prefix, name, str(spec.get("folder", name)), schema)
+        folder_name = spec.get("folder", name)
+        if (not isinstance(folder_name, str) or folder_name.startswith(".") or not folder_name
+                or any(c in folder_name for c in "/\\\0")):
+            # (the record folder's own folders are read, those starting with '.' never)
+            raise ConfigError(f"{where}.kinds.{prefix}: folder must be the name of a folder in the record folder, "
+                              f"such as \"{name}\", not {folder_name!r}")
+        for other in kinds.values():
+            if other.name == name:
+                raise ConfigError(f"{where}.kinds: {other.prefix} and {prefix} are both kind '{name}'; "
+                                  "give each kind a name of its own")
+            if other.folder == folder_name:
+                raise ConfigError(f"{where}.kinds: {other.prefix} and {prefix} both keep their entries in "
+                                  f"'{folder_name}'; give each kind a folder of its own")
+        kinds[prefix] = Kind(prefix, name, folder_name, schema)
 
     relations: dict[str, str] = {}
     for name, inverse in table.get("relations", DEFAULT_RELATIONS).items():
@@ -213,15 +232,32 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
             raise ConfigError(f"{where}.relations.{name}: give the inverse label, e.g. \"Cited as '{name}' by\"")
         relations[name] = inverse
 
-    return Config(
+    config = Config(
         root=root,
         record=folder("record", "record"),
         checks=checks,
-        verdicts=folder("verdicts", "record/verdicts"),
-        pages=folder("pages", "record/pages"),
-        cache=folder("cache", ".recordtool-cache"),
+        verdicts=folder("verdicts", DEFAULT_PLACES["verdicts"]),
+        pages=folder("pages", DEFAULT_PLACES["pages"]),
+        cache=folder("cache", DEFAULT_PLACES["cache"]),
         timeout=float(timeout),
         scheduler=scheduler.strip() if scheduler is not None else None,
         kinds=kinds,
         relations=relations,
     )
+    # What recordtool writes is never a kind's folder, and the pages (each render rewrites and
+    # removes them) never inside one; the verdicts and the cache may be (never read as entries).
+    for kind in kinds.values():
+        entries = os.path.normpath(config.record / kind.folder)
+        for key, path in (("pages", config.pages), ("verdicts", config.verdicts), ("cache", config.cache)):
+            place = os.path.normpath(path)
+            if place == entries or (key == "pages" and place.startswith(entries + os.sep)):
+                default = DEFAULT_PLACES[key]
+                instead = default if os.path.normpath(root / default) != entries else key
+                raise ConfigError(f"{where}: '{key}' ({table.get(key, default)}) is "
+                                  f"{'' if place == entries else 'inside '}the folder of kind {kind.prefix} "
+                                  f"({kind.name}), which holds entries; give the {key} a folder of "
+                                  f"{'its' if key == 'cache' else 'their'} own, such as \"{instead}\"")
+    return config
+
+
+DEFAULT_PLACES = {"pages": "record/pages", "verdicts": "record/verdicts", "cache": ".recordtool-cache"}

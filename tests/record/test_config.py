@@ -58,8 +58,38 @@ def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:
     ({"checks": "../x"}, "[tool.recordtool]: 'checks' must be a package name such as \"checks\", not '../x'"),
     ({"scheduler": 8786}, "[tool.recordtool]: 'scheduler' must be a Dask scheduler's address such as "
                           "\"tcp://host:8786\" or \"local:4\", not 8786"),
+    # a kind's folder: one folder of the record folder (those starting with '.' are never read)
+    *[({"kinds": {"NOTE": {"kind": "note", "folder": folder}}},
+       "[tool.recordtool].kinds.NOTE: folder must be the name of a folder in the record folder, such as "
+       f"\"note\", not {folder!r}") for folder in ["../notes", "/etc", "notes/sub", "notes\\sub", "", ".", "..",
+                                                  ".notes", 3, ["notes"]]],
+    ({"kinds": {"NOTE": {"kind": "note", "fodler": "notes"}}},
+     "[tool.recordtool].kinds.NOTE: unknown key 'fodler'; known keys: folder, kind, schema"),
+    *[({"kinds": {"NOTE": {"kind": name}}},
+       f"[tool.recordtool].kinds.NOTE: kind must be one lowercase word, such as \"note\", not {name!r}")
+      for name in ["", "Note", "my notes", "../x", "notes/x"]],
+    ({"kinds": {"NOTE": {"kind": "note"}, "MEMO": {"kind": "note", "folder": "memos"}}},
+     "[tool.recordtool].kinds: NOTE and MEMO are both kind 'note'; give each kind a name of its own"),
+    ({"kinds": {"NOTE": {"kind": "note", "folder": "notes"}, "MEMO": {"kind": "memo", "folder": "notes"}}},
+     "[tool.recordtool].kinds: NOTE and MEMO both keep their entries in 'notes'; give each kind a folder of its own"),
+    # what recordtool writes: never a kind's folder, the pages never in one
+    ({"pages": "record/notes/pages"}, "[tool.recordtool]: 'pages' (record/notes/pages) is inside the folder of kind "
+                                      "NOTE (note), which holds entries; give the pages a folder of their own, such as "
+                                      "\"record/pages\""),
+    ({"verdicts": "record/theory"}, "[tool.recordtool]: 'verdicts' (record/theory) is the folder of kind THEORY "
+                                    "(theory), which holds entries; give the verdicts a folder of their own, such as "
+                                    "\"record/verdicts\""),
+    ({"cache": "record/./literature"}, "[tool.recordtool]: 'cache' (record/./literature) is the folder of kind LIT "
+                                       "(literature), which holds entries; give the cache a folder of its own, such "
+                                       "as \".recordtool-cache\""),
+    ({"kinds": {"PAGE": {"kind": "page", "folder": "pages"}}},
+     "[tool.recordtool]: 'pages' (record/pages) is the folder of kind PAGE (page), which holds entries; give the "
+     "pages a folder of their own, such as \"pages\""),
 ])
 def test_bad_configuration_says_how_to_fix_it(tmp_path: Path, table: dict[str, object], message: str) -> None:
+    """Each setting that cannot work is refused with what to write instead, never read as
+    something else (a kind whose folder is outside the record would read no entry, and call
+    the user's folder stray)."""
     with pytest.raises(ConfigError) as info:
         config_from_table(tmp_path, table)
     assert str(info.value) == message

@@ -183,22 +183,21 @@ def test_stray_files_are_warned_about_and_ignored(project: ProjectBuilder) -> No
     assert list(result.record.entries) == ["NOTE-1"]
 
 
-@pytest.mark.parametrize(("pages", "stray"), [
-    ("record/pages", ["record/misc", "record/site.txt"]),
-    ("record/pages cache", ["record/misc", "record/site.txt"]),  # the cache in the record folder too
-    ("record/site/out", ["record/misc"]),
-    ("out/pages", ["record/misc"]),
-    ("record/notes/pages", ["record/misc", "record/notes/site.txt"]),  # (the kind folder read all the same)
+@pytest.mark.parametrize(("pages", "cache", "stray"), [
+    ("record/pages", None, ["record/misc", "record/site.txt"]),
+    ("record/pages", "record/cache", ["record/misc", "record/site.txt"]),  # the cache in the record folder too
+    ("record/site/out", None, ["record/misc"]),
+    ("out/pages", None, ["record/misc"]),
+    ("out/pages", "record/notes/cache", ["record/misc"]),  # in a kind folder (read all the same)
 ])
 def test_what_recordtool_writes_into_the_record_folder_is_not_stray(project: ProjectBuilder, pages: str,
-                                                                    stray: list[str]) -> None:
+                                                                    cache: str | None, stray: list[str]) -> None:
     """The verdicts, the pages, the cache and, beside the pages, the site's configuration and
     the folder MkDocs builds into are recordtool's own, wherever they go: never read as entries
     or warned about as stray (nor the folder that holds them); anything else beside them is."""
     pyproject = project.root / "pyproject.toml"
-    pages, _, cache = pages.partition(" ")
-    cache = '\ncache = "record/cache"' if cache else ""
-    pyproject.write_text(pyproject.read_text(encoding="utf-8") + f'pages = "{pages}"{cache}\n', encoding="utf-8")
+    cached = f'\ncache = "{cache}"' if cache else ""
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + f'pages = "{pages}"{cached}\n', encoding="utf-8")
     project.add("NOTE-1", GOOD_NOTE)
     config = open_project(root=project.root).config
     beside = config.pages.parent
