@@ -167,12 +167,22 @@ def load_config(root: Path) -> Config:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{pyproject}: not valid TOML: {exc}") from exc
-        table = data.get("tool", {}).get("recordtool", {})
+        tool = data.get("tool", {})
+        table = tool.get("recordtool", {}) if isinstance(tool, dict) else {}
     return config_from_table(root, table, where=f"{pyproject.name} [tool.recordtool]")
 
 
 def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.recordtool]") -> Config:
     known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "scheduler", "kinds", "relations"}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of settings (record = \"record\", ...), not {table!r}")
+    for name, example in (("kinds", 'NOTE = { kind = "note", folder = "notes" }'), ("relations", 'uses = "Used by"')):
+        if not isinstance(table.get(name, {}), dict):
+            raise ConfigError(f"{where}: '{name}' must be a table ([tool.recordtool.{name}], with lines such as "
+                              f"{example}), not {table[name]!r}")
+    if table.get("kinds") == {}:
+        raise ConfigError(f"{where}.kinds: no kind of entry; give at least one, such as "
+                          'NOTE = { kind = "note", folder = "notes" }')
     for key in table:
         if key not in known:
             raise ConfigError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(known))}")

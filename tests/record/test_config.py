@@ -72,6 +72,12 @@ def test_kinds_and_relations_are_configuration(tmp_path: Path) -> None:
      "[tool.recordtool].kinds: NOTE and MEMO are both kind 'note'; give each kind a name of its own"),
     ({"kinds": {"NOTE": {"kind": "note", "folder": "notes"}, "MEMO": {"kind": "memo", "folder": "notes"}}},
      "[tool.recordtool].kinds: NOTE and MEMO both keep their entries in 'notes'; give each kind a folder of its own"),
+    ({"kinds": 3}, "[tool.recordtool]: 'kinds' must be a table ([tool.recordtool.kinds], with lines such as "
+                   "NOTE = { kind = \"note\", folder = \"notes\" }), not 3"),
+    ({"kinds": {}}, "[tool.recordtool].kinds: no kind of entry; give at least one, such as "
+                    "NOTE = { kind = \"note\", folder = \"notes\" }"),
+    ({"relations": ["uses"]}, "[tool.recordtool]: 'relations' must be a table ([tool.recordtool.relations], with "
+                              "lines such as uses = \"Used by\"), not ['uses']"),
     # what recordtool writes: never a kind's folder, the pages never in one
     ({"pages": "record/notes/pages"}, "[tool.recordtool]: 'pages' (record/notes/pages) is inside the folder of kind "
                                       "NOTE (note), which holds entries; give the pages a folder of their own, such as "
@@ -97,3 +103,16 @@ def test_bad_configuration_says_how_to_fix_it(tmp_path: Path, table: dict[str, o
 
 def test_find_root_walks_up_to_the_configured_project(project: ProjectBuilder) -> None:
     assert find_root(project.root / "record" / "theory") == project.root
+
+
+@pytest.mark.parametrize("text", ["tool = 3\n", "[tool]\nrecordtool = 3\n", "[tool]\nrecordtool = [1]\n"])
+def test_a_recordtool_table_that_is_no_table_is_refused_or_left_alone(tmp_path: Path, text: str) -> None:
+    """``tool`` that is not a table holds no recordtool settings (the defaults); a
+    ``tool.recordtool`` that is not one is refused, never a crash."""
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    if text.startswith("tool ="):
+        assert load_config(tmp_path).record == tmp_path / "record"
+        return
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert str(info.value).startswith("pyproject.toml [tool.recordtool]: must be a table of settings")
