@@ -135,8 +135,9 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
     with ``helping`` one fewer and this process, which then does chunks from the back while
     the results it waits for are not ready (and before that, while it has any, the next of
     its own ``steps``: a step of other work; all of them first when no pool is started).
-    ``work`` gives one result per item; results made in a worker must pickle. Leaving the ``with`` block stops the pool (chunks running finish,
-    the others are cancelled) and joins its workers."""
+    ``work`` gives one result per item; results made in a worker must pickle. Leaving the
+    ``with`` block stops the pool (chunks running finish, the others are cancelled) and joins
+    its workers."""
     count = workers(jobs)
     forked = min(count - 1 if helping else count, len(chunks))
     if (count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None

@@ -600,8 +600,10 @@ def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch:
     assert case.out_has in outcome.out
     assert not any(c in outcome.out + outcome.err for c in "\x1b\x07\u202e"), "a control character reached the terminal"
     monkeypatch.undo()
-    # any command may keep what loading gave; render also which code made its pages' keys
-    kept = [".recordtool-cache/entries", *([".recordtool-cache/pages"] if setup.argv[0] == "render" else [])]
+    # any command may keep what loading gave, and the verdicts it read and judged; render also
+    # which code made its pages' keys
+    kept = [".recordtool-cache/entries", ".recordtool-cache/verdicts.bin",
+            *([".recordtool-cache/pages"] if setup.argv[0] == "render" else [])]
     assert [p for p in changed(before, snapshot(setup.root))
             if not p.startswith(setup.allowed) and p != ".recordtool-cache"
             and not any(p == k or p.startswith(k + "/") for k in kept)] == []

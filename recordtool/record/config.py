@@ -58,6 +58,7 @@ DEFAULT_RELATIONS: dict[str, str] = {
 _PREFIX = re.compile(r"^[A-Z][A-Z0-9]*$")
 _RELATION = re.compile(r"^[a-z][a-z0-9-]*$")
 _KIND = _RELATION  # a kind's name: one lowercase word, as a relation's
+DEFAULT_PLACES = {"pages": "record/pages", "verdicts": "record/verdicts", "cache": ".recordtool-cache"}
 
 
 class ConfigError(Exception):
@@ -268,6 +269,3 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
                                   f"({kind.name}), which holds entries; give the {key} a folder of "
                                   f"{'its' if key == 'cache' else 'their'} own, such as \"{instead}\"")
     return config
-
-
-DEFAULT_PLACES = {"pages": "record/pages", "verdicts": "record/verdicts", "cache": ".recordtool-cache"}

@@ -28,6 +28,7 @@ from recordtool.verify.verdict import (
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
+    from recordtool.verify.kept import KeptVerdicts
 
 __all__ = ["assess", "assess_claims", "claim_ids", "claim_status", "summary"]
 
@@ -68,8 +69,15 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     listed = _verdict_files(project, ids)
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [cast(Theory, record.entries[i]) for i in ids if i in named]
-    store = read_store(project.config, [c.id for c in judged])
-    found, _prints = assess_claims(project, judged, store)
+    kept = None
+    if project.cached:  # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
+        from recordtool.verify.kept import open_kept
+
+        kept = open_kept(project.config)
+    store = read_store(project.config, [c.id for c in judged], kept)
+    found, _prints = assess_claims(project, judged, store, kept=kept)
+    if kept is not None:
+        kept.save()
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
     add_dependencies(project, statuses, ids)
     return statuses
@@ -94,10 +102,11 @@ def _verdict_files(project: Project, ids: list[str]) -> set[str]:
         return set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
 
 
-def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: int | None = None
-                  ) -> tuple[dict[str, ClaimStatus], Fingerprints]:
+def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: int | None = None,
+                  kept: KeptVerdicts | None = None) -> tuple[dict[str, ClaimStatus], Fingerprints]:
     """The state of each of ``claims`` given the verdicts in ``store``, and the fingerprint
-    each has now (which ``verify`` keeps with a new verdict; ``seeds``: ``verify --seeds``)."""
+    each has now (which ``verify`` keeps with a new verdict; ``seeds``: ``verify --seeds``).
+    ``kept``: what ``store`` was read with, which also keeps each verdict's judgement."""
     config = project.config
     scanner = Scanner(config)
     statuses: dict[str, ClaimStatus] = {}
@@ -112,13 +121,20 @@ def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: i
             status = statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current,
                                                        seeds_given=seeds is not None)
             if status.verdict is not None and status.state != "stale":
-                why = unsupported(claim, status.verdict)  # judged again from its own numbers
+                why = (unsupported(claim, status.verdict) if kept is None  # judged again from its own numbers
+                       else kept.unsupported(claim, status.verdict, _digest(project, claim.id)))
                 if why is not None:
                     where = config.relative(verdict_path(config, claim.id))
                     statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None, [
                         f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
                         f"run `recordtool verify {claim.id}` to check it again"])
     return statuses, prints
+
+
+def _digest(project: Project, claim_id: str) -> str | None:
+    """The hash of the claim's entry file, as read (None when not known)."""
+    places = project.record.places.get(claim_id)
+    return places.digest if places is not None else None
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:

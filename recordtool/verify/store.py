@@ -17,11 +17,15 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recordtool.atomic import sweep, write_atomic
 from recordtool.record.config import Config
 from recordtool.record.confine import Refused, read_inside
 from recordtool.verify.verdict import ClaimVerdict, VerdictError
+
+if TYPE_CHECKING:
+    from recordtool.verify.kept import KeptVerdicts
 
 SUFFIX = ".json"
 
@@ -46,25 +50,36 @@ def figures_dir(config: Config, claim_id: str) -> Path:
     return config.verdicts / "figures" / claim_id
 
 
-def read_verdict(config: Config, claim_id: str) -> ClaimVerdict | None:
-    """The claim's verdict, None when it has none; raises VerdictError for a damaged file."""
+def read_verdict(config: Config, claim_id: str, kept: KeptVerdicts | None = None) -> ClaimVerdict | None:
+    """The claim's verdict, None when it has none; raises VerdictError for a damaged file.
+    ``kept``: the verdicts read before (``recordtool.verify.kept``), one of which is given back
+    when the file holds the same bytes."""
     path = verdict_path(config, claim_id)
     if not os.path.lexists(path):
         return None
     try:  # a regular file of the store, checked as it is opened: a link out is not read
-        text = read_inside(path, config.verdicts).decode("utf-8")
+        data = read_inside(path, config.verdicts)
     except Refused as exc:
         raise VerdictError(f"{exc.why}; a verdict must be a file inside {config.relative(config.verdicts)}/") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise VerdictError(f"cannot be read ({exc})") from None
-    verdict = ClaimVerdict.from_json(text)
-    if verdict.claim != claim_id:
-        raise VerdictError(f"holds the verdict of {verdict.claim}, not of {claim_id}")
-    return verdict
+
+    def parse(data: bytes) -> ClaimVerdict:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise VerdictError(f"cannot be read ({exc})") from None
+        verdict = ClaimVerdict.from_json(text)
+        if verdict.claim != claim_id:
+            raise VerdictError(f"holds the verdict of {verdict.claim}, not of {claim_id}")
+        return verdict
+
+    return parse(data) if kept is None else kept.verdict(claim_id, data, parse)
 
 
-def read_store(config: Config, claim_ids: list[str] | None = None) -> Store:
-    """Every verdict in the store (or those of ``claim_ids``), damaged files set apart."""
+def read_store(config: Config, claim_ids: list[str] | None = None, kept: KeptVerdicts | None = None) -> Store:
+    """Every verdict in the store (or those of ``claim_ids``), damaged files set apart
+    (``kept``: as ``read_verdict``'s)."""
     store = Store()
     if claim_ids is None:
         if not config.verdicts.is_dir():
@@ -72,7 +87,7 @@ def read_store(config: Config, claim_ids: list[str] | None = None) -> Store:
         claim_ids = sorted(p.name[: -len(SUFFIX)] for p in config.verdicts.glob(f"*{SUFFIX}"))
     for claim_id in claim_ids:
         try:
-            verdict = read_verdict(config, claim_id)
+            verdict = read_verdict(config, claim_id, kept)
         except VerdictError as exc:
             store.damaged[claim_id] = str(exc)
             continue

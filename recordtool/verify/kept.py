@@ -1,0 +1,142 @@
+"""Verdicts kept read and judged between commands (``status``, ``render``).
+
+Reading a verdict file (its JSON made into the verdict's data classes) and judging it again
+from its own numbers (``judge.unsupported``) cost about half a millisecond each for a verdict of
+nine runs, more for larger ones: on a record with hundreds of verified claims, every ``status``
+and every ``render`` after an edit paid it for every claim (411 such claims of a 10,000-entry
+record: 0.43 to 0.6 s of a render that should answer in under one; with them kept, 0.35 s, and
+a ``render -j 2`` after one body edit took 1.28 to 1.77 s, median 1.37, against 1.63 to 2.85 s,
+median 1.87, the code before interleaved, on 1 December 2026). So what each gave is kept
+in one file of the cache folder, ``verdicts.bin``: per claim, the hash of its verdict file's
+bytes with the verdict (pickled), and the hash of the claim's entry file with what judging the
+verdict under that claim gave. The same bytes give the same verdict, and the same verdict under
+the same claim the same judgement: a verdict edited by hand has other bytes, and is read and
+judged afresh.
+
+The file is keyed as the entry cache is (``cache.cache_key``: recordtool's code and version,
+Python, the parsing packages, the configuration), so other code never reads it; the verdicts
+in it are made back by an unpickler that makes the verdict's own classes only; a file that is
+damaged, foreign or for another key is ignored (every verdict read and judged afresh). It is
+written atomically, and only when something was read or judged afresh. Our own small format
+rather than the entry cache's: that one is sharded per entry file and kept beside a record of
+100,000 entries; this one holds a few hundred verdicts, read whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recordtool.record.cache import cache_key, read_plain, write_plain
+from recordtool.verify.judge import unsupported
+
+if TYPE_CHECKING:
+    from recordtool.record.config import Config
+    from recordtool.record.schema import Theory
+    from recordtool.verify.verdict import ClaimVerdict
+
+NAME = "verdicts.bin"  # in the cache folder
+FORMAT = b"recordtool-verdicts 1\n"
+
+# claim id -> [hash of the verdict file's bytes, the verdict pickled, the claim's entry file's
+# hash when judged (or None), the judgement (``unsupported``: None, or why)]
+Item = list[Any]
+
+
+class KeptVerdicts:
+    """The verdicts of one project read and judged before, and those read or judged now."""
+
+    def __init__(self, path: Path, key: bytes, items: dict[str, Item]) -> None:
+        self.path, self.key = path, key
+        self._items = items
+        self._now: dict[str, Item] = {}  # what this command read (kept ones and new ones)
+        self._read: dict[str, ClaimVerdict] = {}  # ... and the verdict it gave for each
+        self._changed = False
+
+    def verdict(self, claim_id: str, data: bytes, parse: Callable[[bytes], ClaimVerdict]) -> ClaimVerdict:
+        """The verdict whose file holds ``data``: the one kept for those bytes, or ``parse(data)``
+        (which raises for a damaged file: nothing is kept then)."""
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        item = self._items.get(claim_id)
+        if item is not None and item[0] == digest:
+            verdict = _made_back(item[1])
+            if verdict is not None:
+                self._now[claim_id], self._read[claim_id] = item, verdict
+                return verdict
+        self._now.pop(claim_id, None)
+        self._read.pop(claim_id, None)
+        verdict = parse(data)
+        try:
+            pickled = pickle.dumps(verdict, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # (a verdict always pickles; one that did not would just not be kept)
+            return verdict
+        self._now[claim_id] = [digest, pickled, None, None]
+        self._read[claim_id] = verdict
+        self._changed = True
+        return verdict
+
+    def unsupported(self, claim: Theory, verdict: ClaimVerdict, claim_digest: str | None) -> str | None:
+        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read here
+        (``verdict``) from the same bytes and the claim's entry file is the same
+        (``claim_digest``, the hash of its bytes; None: not known, judged afresh)."""
+        item = self._now.get(claim.id)
+        if item is None or claim_digest is None or self._read.get(claim.id) is not verdict:  # judged, not kept
+            return unsupported(claim, verdict)
+        if item[2] == claim_digest:
+            why: str | None = item[3]
+            return why
+        why = unsupported(claim, verdict)
+        item[2], item[3] = claim_digest, why
+        self._changed = True
+        return why
+
+    def save(self) -> None:
+        """Keep what this command read and judged (the verdicts it did not read are left out:
+        ``status.assess`` reads every verdict of the record), when anything was new."""
+        if self._changed or self._now.keys() != self._items.keys():
+            write_plain(self.path, self.key, FORMAT, self._now)
+
+
+def open_kept(config: Config) -> KeptVerdicts:
+    """The verdicts kept in ``config``'s cache folder (none when there is no valid file)."""
+    path = config.cache / NAME
+    key = cache_key(config)
+    items = read_plain(path, key, FORMAT)
+    if not isinstance(items, dict) or not all(_valid(claim_id, item) for claim_id, item in items.items()):
+        items = {}
+    return KeptVerdicts(path, key, items)
+
+
+def _valid(claim_id: object, item: object) -> bool:
+    return (isinstance(claim_id, str) and isinstance(item, list) and len(item) == 4
+            and isinstance(item[0], bytes) and isinstance(item[1], bytes)
+            and (item[2] is None or isinstance(item[2], str)) and (item[3] is None or isinstance(item[3], str)))
+
+
+def _made_back(pickled: bytes) -> ClaimVerdict | None:
+    """The verdict pickled in ``pickled``, made of the verdict's classes only; None when it is
+    not one."""
+    from recordtool.verify.verdict import ClaimVerdict
+
+    try:
+        verdict = _VerdictUnpickler(io.BytesIO(pickled)).load()
+    except Exception:  # anything a damaged or foreign pickle raises: read the file afresh
+        return None
+    return verdict if isinstance(verdict, ClaimVerdict) else None
+
+
+class _VerdictUnpickler(pickle.Unpickler):
+    """Makes the classes of ``recordtool.verify.verdict`` only (no function to call)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "recordtool.verify.verdict" and not name.startswith("_"):
+            from recordtool.verify import verdict
+
+            found = getattr(verdict, name, None)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not a class of a verdict")

@@ -1,0 +1,144 @@
+"""Verdicts kept read and judged between commands (``recordtool.verify.kept``): given back only
+for the same bytes under the same claim, and what they give is what reading afresh gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+from pytest import MonkeyPatch
+from verify_fakes import POWER, check, claim_yaml, make_project
+
+from recordtool.record.cache import write_plain
+from recordtool.record.project import open_project
+from recordtool.verify import judge, kept, verdict
+from recordtool.verify.session import Options, verify
+from recordtool.verify.status import assess
+
+FAILING = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
+PASSING = claim_yaml("THEORY-2", check("small", "ok", more=POWER))
+
+
+def _statuses(root: Path, cache: bool = True) -> dict[str, str]:
+    return {cid: repr(s) for cid, s in assess(open_project(root=root, cache=cache)).items()}
+
+
+class Count:
+    """How often the verdicts are parsed and judged afresh from now on."""
+
+    def __init__(self, monkeypatch: MonkeyPatch) -> None:
+        self.parsed = self.judged = 0
+        real_parse, real_judge = verdict.ClaimVerdict.from_json, judge.unsupported
+
+        def parse(text: str) -> verdict.ClaimVerdict:
+            self.parsed += 1
+            return real_parse(text)
+
+        def judged(*args: object) -> str | None:
+            self.judged += 1
+            return real_judge(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(verdict.ClaimVerdict, "from_json", staticmethod(parse))
+        monkeypatch.setattr(kept, "unsupported", judged)
+
+
+@pytest.fixture
+def verified(tmp_path: Path) -> Path:
+    """A project whose two claims have verdicts: one contradicted, one verified."""
+    root = make_project(tmp_path, {"THEORY-1": FAILING, "THEORY-2": PASSING})
+    verify(open_project(root=root), Options())
+    return root
+
+
+def test_verdicts_read_and_judged_once_are_given_back_as_read_afresh(verified: Path,
+                                                                     monkeypatch: MonkeyPatch) -> None:
+    afresh = _statuses(verified, cache=False)
+    assert "state='contradicted'" in afresh["THEORY-1"] and "state='verified'" in afresh["THEORY-2"]
+    count = Count(monkeypatch)
+    assert _statuses(verified) == afresh  # the first time: read, judged and kept
+    assert (count.parsed, count.judged) == (2, 2)
+    assert (verified / ".recordtool-cache" / kept.NAME).is_file()
+    assert _statuses(verified) == afresh  # then given back
+    assert (count.parsed, count.judged) == (2, 2)
+    assert _statuses(verified, cache=False) == afresh  # --no-cache: nothing kept is read
+    assert (count.parsed, count.judged) == (4, 2)
+
+
+def test_a_verdict_edited_after_it_was_kept_is_read_and_judged_afresh(verified: Path,
+                                                                     monkeypatch: MonkeyPatch) -> None:
+    """The kept judgement said the old bytes follow from their numbers: an edit by hand that
+    makes a failing claim 'verified' is still caught."""
+    assert "state='contradicted'" in _statuses(verified)["THEORY-1"]
+    path = verified / "record" / "verdicts" / "THEORY-1.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["result"], data["outcome"] = "verified", "pass"
+    data["clauses"][0]["state"] = "verified"
+    data["checks"][0]["outcome"] = "pass"
+    data["checks"][0]["expectations"][0]["state"] = "holds"
+    data["checks"][0]["runs"][0]["expectations"][0]["holds"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")
+    count = Count(monkeypatch)
+    shown = _statuses(verified)
+    assert (count.parsed, count.judged) == (1, 1)  # the edited one only
+    assert shown == _statuses(verified, cache=False)
+    assert "state='unchecked'" in shown["THEORY-1"] and "does not follow from its own numbers" in shown["THEORY-1"]
+
+
+def test_a_verdict_is_judged_again_when_its_claim_changed(verified: Path, monkeypatch: MonkeyPatch) -> None:
+    """Any edit of the claim's file (here its title: the verdict is still fresh) judges it again."""
+    _statuses(verified)
+    path = verified / "record" / "theory" / "THEORY-2.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "title: The error\n", encoding="utf-8")
+    count = Count(monkeypatch)
+    shown = _statuses(verified)
+    assert (count.parsed, count.judged) == (0, 1)  # the same bytes (given back), judged under the new claim
+    assert shown == _statuses(verified, cache=False)
+    assert "state='verified'" in shown["THEORY-2"]
+
+
+@pytest.mark.parametrize("damage", ["bytes", "key", "forged", "shape"])
+def test_a_damaged_foreign_or_forged_file_is_not_used(verified: Path, monkeypatch: MonkeyPatch, damage: str) -> None:
+    afresh = _statuses(verified, cache=False)
+    _statuses(verified)
+    path = verified / ".recordtool-cache" / kept.NAME
+    if damage == "bytes":
+        data = bytearray(path.read_bytes())
+        data[-10] ^= 0xFF
+        path.write_bytes(bytes(data))
+    else:
+        config = open_project(root=verified).config
+        items = kept.open_kept(config)._items
+        assert set(items) == {"THEORY-1", "THEORY-2"}
+        if damage == "key":
+            write_plain(path, b"\0" * 16, kept.FORMAT, items)
+        elif damage == "forged":  # a pickle that would call a function is never made back
+            for item in items.values():
+                item[1] = pickle.dumps(Forged(str(verified / "made")))
+            write_plain(path, kept.cache_key(config), kept.FORMAT, items)
+        else:
+            write_plain(path, kept.cache_key(config), kept.FORMAT, {"THEORY-1": ["not", "an", "item"]})
+    count = Count(monkeypatch)
+    assert _statuses(verified) == afresh
+    assert count.parsed == 2
+    assert not (verified / "made").exists()
+
+
+class Forged:
+    """Pickled as a call of ``os.mkdir``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (os.mkdir, (self.path,))
+
+
+def test_only_the_verdicts_read_now_are_kept(verified: Path) -> None:
+    _statuses(verified)
+    (verified / "record" / "verdicts" / "THEORY-1.json").unlink()
+    shown = _statuses(verified)
+    assert "state='unchecked'" in shown["THEORY-1"]
+    assert set(kept.open_kept(open_project(root=verified).config)._items) == {"THEORY-2"}
