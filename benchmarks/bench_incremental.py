@@ -1,6 +1,6 @@
 """Benchmark: `recordtool validate` and `render` after editing one entry, against a cold run.
 
-    python benchmarks/bench_incremental.py [--sizes 1000,10000] [--100k] [--jobs 2] [--rounds 5] [--cold-rounds 3]
+    python benchmarks/bench_incremental.py [--sizes 1000,10000] [--100k] [--jobs 2] [--rounds 5] [--cold-rounds 3] [--verified]
 
 On a synthetic record of research Markdown (benchmarks/synthetic.py, written afresh into
 benchmarks/out/incremental-N/, which this benchmark edits), each command runs in a fresh
@@ -18,6 +18,10 @@ Printed per size: the medians (wall time, and CPU time of all the command's proc
 busy machine stretches less), the speedup, how many pages the one-edit render wrote, and
 whether the last one-edit validate printed exactly what a cold one prints; then whether the
 one-edit medians are within what issue 14 aims at (under 1 s at 10,000 entries, 5 s at 100,000).
+
+With ``--verified`` the claims that have checks (one in ten claims: a toy check, one seed and a
+control) are verified first, so that each command reads and judges their verdicts, as on a
+record whose claims were verified.
 
 recordtool's modules are compiled first (``compileall``, as installing it does), so that no run
 pays for compiling them when the environment says not to write bytecode.
@@ -48,6 +52,13 @@ def once(args: list[str], cwd: Path) -> Run:
     return done
 
 
+TOY = '''"""A toy check: fast and always the same (``--verified``)."""
+
+
+def measure(ctx, *, size: int = 1, noise: bool = False) -> dict[str, float]:
+    return {"error": 1.0 if noise else 0.0}
+'''
+
 EDITS = ("body", "title")  # a new word in the body; in the title too (then the index pages that list it change)
 
 
@@ -75,6 +86,8 @@ def main() -> None:
                         "render takes many minutes)")
     parser.add_argument("--cold-rounds", type=int, default=3, help="cold runs of each command per size (one at "
                                                                       "100,000 entries)")
+    parser.add_argument("--verified", action="store_true", help="verify the record's claims that have checks first "
+                        "(one in ten: a toy check), so that every render reads and judges their verdicts")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([100_000] if args.large else [])
     j = ["-j", str(args.jobs)]
@@ -92,6 +105,12 @@ def main() -> None:
         folder = HERE / "out" / f"incremental-{n}"
         shutil.rmtree(folder, ignore_errors=True)
         generate_record(folder, n, seed=0)
+        if args.verified:
+            (folder / "checks").mkdir(exist_ok=True)
+            (folder / "checks" / "__init__.py").write_text("", encoding="utf-8")
+            (folder / "checks" / "toy.py").write_text(TOY, encoding="utf-8")
+            verified = once(["verify", *j], folder)
+            print(f"{n:>8} verified first: {verified.stdout.strip().splitlines()[-1]}", flush=True)
         pages = folder / "record" / "pages"
         cold_validate: list[float] = []
         cold_render: list[float] = []
