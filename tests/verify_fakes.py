@@ -253,3 +253,17 @@ CRASH = "import os\n\nos._exit(3)\n"
 
 SLOW_IMPORT = "import time\n\ntime.sleep(600)\n"
 """``checks/slowimport.py``: a module whose import hangs."""
+
+
+def edit_to_verified(path: Path) -> None:
+    """Edit the verdict file of a claim whose one check failed, by hand, to say the claim is
+    verified: its result, clause, check, expectation and the run's judgement, not its numbers."""
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["result"], data["outcome"] = "verified", "pass"
+    data["clauses"][0]["state"] = "verified"
+    data["checks"][0]["outcome"] = "pass"
+    data["checks"][0]["expectations"][0]["state"] = "holds"
+    data["checks"][0]["runs"][0]["expectations"][0]["holds"] = True
+    path.write_text(json.dumps(data), encoding="utf-8")

@@ -3,14 +3,13 @@ for the same bytes under the same claim, and what they give is what reading afre
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
-from verify_fakes import POWER, check, claim_yaml, make_project
+from verify_fakes import POWER, check, claim_yaml, edit_to_verified, make_project
 
 from recordtool.record.cache import write_plain
 from recordtool.record.project import open_project
@@ -72,14 +71,7 @@ def test_a_verdict_edited_after_it_was_kept_is_read_and_judged_afresh(verified: 
     """The kept judgement said the old bytes follow from their numbers: an edit by hand that
     makes a failing claim 'verified' is still caught."""
     assert "state='contradicted'" in _statuses(verified)["THEORY-1"]
-    path = verified / "record" / "verdicts" / "THEORY-1.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["result"], data["outcome"] = "verified", "pass"
-    data["clauses"][0]["state"] = "verified"
-    data["checks"][0]["outcome"] = "pass"
-    data["checks"][0]["expectations"][0]["state"] = "holds"
-    data["checks"][0]["runs"][0]["expectations"][0]["holds"] = True
-    path.write_text(json.dumps(data), encoding="utf-8")
+    edit_to_verified(verified / "record" / "verdicts" / "THEORY-1.json")
     count = Count(monkeypatch)
     shown = _statuses(verified)
     assert (count.parsed, count.judged) == (1, 1)  # the edited one only

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest import MonkeyPatch
-from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
+from verify_fakes import CHECKS, POWER, check, claim_yaml, edit_to_verified, make_project
 
 from recordtool.record.project import open_project
 from recordtool.record.schema import Theory
@@ -89,20 +89,11 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
 def test_a_verdict_file_that_does_not_follow_from_its_numbers_is_not_used(tmp_path: Path) -> None:
     """A verdict file edited by hand to say more than its numbers give (a claim that fails made
     'verified') is not used: the claim is unchecked, with the reason, until verify runs it again."""
-    import json
-
     failing = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
     root = make_project(tmp_path, {"THEORY-1": failing})
     verify(open_project(root=root), Options())
     assert states(root) == {"THEORY-1": ("contradicted", [])}
-    path = root / "record" / "verdicts" / "THEORY-1.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["result"], data["outcome"] = "verified", "pass"
-    data["clauses"][0]["state"] = "verified"
-    data["checks"][0]["outcome"] = "pass"
-    data["checks"][0]["expectations"][0]["state"] = "holds"
-    data["checks"][0]["runs"][0]["expectations"][0]["holds"] = True
-    path.write_text(json.dumps(data), encoding="utf-8")
+    edit_to_verified(root / "record" / "verdicts" / "THEORY-1.json")
     state, reasons = states(root)["THEORY-1"]
     assert state == "unchecked" and reasons == [
         "verdict file record/verdicts/THEORY-1.json does not follow from its own numbers (check 'small', seed 0: "
