@@ -12,7 +12,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from recordtool.record.cache import EntryCache
     from recordtool.record.graph import Compose
     from recordtool.record.project import Project
+    from recordtool.record.schema import Entry
     from recordtool.snapshot import Stats
     from recordtool.verify.snapshot import Inputs
 
@@ -175,7 +176,7 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
 @cli.command(name="list", short_help="List entries, by kind or tag.")
 @root_option
 @click.option("--kind", "kind_name", default=None, help="Only entries of this kind (literature, note, theory or a prefix).")
-@click.option("--tag", default=None, help="Only entries with this tag.")
+@click.option("--tag", default=None, callback=lambda _c, _p, v: _a_tag(v), help="Only entries with this tag.")
 def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
     """List the record's entries: id, kind, status and title, one a line."""
     project = _open(root)
@@ -195,6 +196,8 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
         if len(title) > 100:
             title = title[:99] + "…"
         echo(f"{entry_id:<12} {entry.kind:<10} {entry.status:<10} {title}")
+    if tag is not None and (hint := _no_such_tag([tag], project.record.entries.values(), "entry")):
+        echo(hint, err=True)
 
 
 @cli.command(short_help="Show an entry with its citations and backlinks.")
@@ -250,7 +253,8 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 @cli.command(short_help="Run claims' checks and keep their verdicts.")
 @root_option
 @click.argument("ids", nargs=-1, metavar="[IDS]...")
-@click.option("--tag", "tags", multiple=True, help="Only claims with this tag (repeatable).")
+@click.option("--tag", "tags", multiple=True, callback=lambda _c, _p, v: tuple(map(_a_tag, v)),
+              help="Only claims with this tag (repeatable).")
 @click.option("-k", "keyword", default=None, metavar="TEXT",
               help="Only claims whose id, title, statement, tags or check names contain TEXT.")
 @click.option("--stale", is_flag=True, help="Only claims that are stale or never verified.")
@@ -327,7 +331,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     try:
         if (tags or keyword) and not select(project.record.claims(), options):
             filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
-            echo(f"no claim matches {' '.join(filters)}; nothing verified", err=True)
+            hint = _no_such_tag(tags, project.record.claims(), "claim")
+            echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
             sys.exit(NOTHING_SELECTED)
         with _terminate_as_interrupt():
             report = run_verify(project, options, make_display())
@@ -520,6 +525,24 @@ def _interrupted_code() -> int:
 
 
 NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")
+
+
+def _a_tag(tag: str | None) -> str | None:
+    if tag is not None and not tag.strip():
+        raise click.BadParameter("give a tag, e.g. --tag attention", param_hint="--tag")
+    return tag
+
+
+def _no_such_tag(tags: Iterable[str], entries: Iterable[Entry], noun: str) -> str:
+    """``no claim has tag 'atention'; did you mean 'attention'?`` for the first of ``tags`` that
+    none of ``entries`` has (a typo selects nothing), else ``""``."""
+    from recordtool.record.problems import did_you_mean
+
+    known = {t for entry in entries for t in entry.tags}
+    for tag in tags:
+        if tag not in known:
+            return terminal(f"no {noun} has tag '{tag}'{did_you_mean(tag, sorted(known))}")
+    return ""
 
 
 def _claims_only(project: Project, ids: tuple[str, ...]) -> None:

@@ -81,9 +81,17 @@ def test_list_filters_by_kind_and_tag(minimal: Callable[[], ProjectBuilder]) -> 
     project = minimal()
     code, out, _ = run("list", "--root", str(project.root), "--kind", "theory")
     assert (code, out) == (0, "THEORY-1     theory     active     The paper's claim, drawn from LIT-1.\n")
-    assert run("list", "--root", str(project.root), "--tag", "nothing") == (0, "", "")
     code, _out, err = run("list", "--root", str(project.root), "--kind", "poem")
     assert code == 2 and "unknown kind 'poem'; known kinds: literature, note, theory" in err
+    project.add("NOTE-2", "title: Tagged\ntags: [attention]\nbody: On heads.\n")
+    assert run("list", "--root", str(project.root), "--tag", "attention") == (
+        0, "NOTE-2       note       active     Tagged\n", "")
+    # a tag no entry has selects nothing, and says so (a typo, most likely); an empty one is no tag
+    assert run("list", "--root", str(project.root), "--tag", "atention") == (
+        0, "", "no entry has tag 'atention'; did you mean 'attention'?\n")
+    assert run("list", "--root", str(project.root), "--tag", "nothing") == (0, "", "no entry has tag 'nothing'\n")
+    code, _out, err = run("list", "--root", str(project.root), "--tag", " ")
+    assert code == 2 and "Invalid value for --tag: give a tag, e.g. --tag attention" in err
 
 
 def test_show_prints_inverse_citations_and_backlinks(minimal: Callable[[], ProjectBuilder]) -> None:

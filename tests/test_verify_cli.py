@@ -242,7 +242,11 @@ def test_selecting_nothing_exits_5_and_an_entry_that_is_not_a_claim_is_a_usage_e
     root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("small", "noop"), extra="tags: [fast]\n")})
     assert invoke(root, "verify", "-k", "nomatch") == (5, "", "no claim matches -k nomatch; nothing verified\n")
     assert invoke(root, "verify", "--tag", "slow", "-k", "THEORY") == (
-        5, "", "no claim matches --tag slow -k THEORY; nothing verified\n")
+        5, "", "no claim matches --tag slow -k THEORY (no claim has tag 'slow'); nothing verified\n")
+    assert invoke(root, "verify", "--tag", "fats") == (
+        5, "", "no claim matches --tag fats (no claim has tag 'fats'; did you mean 'fast'?); nothing verified\n")
+    assert invoke(root, "verify", "--tag", "fast", "-k", "nomatch") == (  # the tag is one: no hint
+        5, "", "no claim matches --tag fast -k nomatch; nothing verified\n")
     (root / "record" / "notes").mkdir(parents=True, exist_ok=True)
     (root / "record" / "notes" / "NOTE-1.yaml").write_text("id: NOTE-1\ntitle: A note\nbody: On THEORY-1.\n")
     for command in ("verify", "status"):
