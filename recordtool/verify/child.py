@@ -68,6 +68,12 @@ from typing import Any, NoReturn
 from recordtool.record.confine import Refused, read_inside
 from recordtool.verify import reaper
 
+# The thread count a run is given is the one its libraries use: oneMKL and OpenMP may otherwise
+# use fewer threads than asked at run time, which groups float sums differently (oneMKL's
+# "reproducibility conditions": MKL_DYNAMIC and OMP_DYNAMIC false). Read when the libraries
+# load, so the runner sets them for the server (which may import torch) as for every run.
+FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
+
 TRACEBACK_CHARS = 6000
 
 Loader = Callable[[Path, str, str, str], Any]
@@ -232,6 +238,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
         # check sets torch's threads from ctx.threads itself too; recordtool never imports torch).
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ[name] = str(ctx.threads)
+        os.environ.update(FIXED_THREADS)
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(ctx.threads)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from recordtool.verify import reaper
+from recordtool.verify.child import FIXED_THREADS
 from recordtool.verify.verdict import RunOutcome
 
 LOG_TAIL = 4000
@@ -378,7 +379,8 @@ class Runner:
         env = dict(os.environ)
         threads = str(threads_per_run)
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED, reaper.PARENT_ENV: str(os.getpid())})
+                    **FIXED_THREADS, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED,
+                    reaper.PARENT_ENV: str(os.getpid())})
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
         return env

@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 
 from checks.train import cache_key, lab_configs, load_or_train, train
+from recordtool.verify.child import FIXED_THREADS  # as verify runs a check
 
 
 def test_training_is_deterministic_and_logged() -> None:
@@ -41,7 +42,7 @@ def test_training_in_two_processes_gives_the_same_weights_bit_for_bit(threads: i
     weights = [
         load_safetensors(io.BytesIO(subprocess.run(
             [sys.executable, "-c", TRAIN_IN_A_CHILD, str(threads)], cwd=root, capture_output=True, check=True,
-            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}).stdout).read())
+            env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", **FIXED_THREADS}).stdout).read())
         for _ in range(2)
     ]
     assert weights[0].keys() == weights[1].keys()

@@ -184,6 +184,36 @@ def test_exit_messages() -> None:
         "the check's process exited with code 2 before returning; last output: last words")
 
 
+ENV_CHECK = """
+import os
+
+
+def measure(ctx):
+    # what the process started with (what a library loaded by the server read), and what is set now
+    with open("/proc/self/environ", "rb") as handle:
+        started = dict(item.split(b"=", 1) for item in handle.read().split(b"\\0") if b"=" in item)
+    out = {}
+    for name, want in [("MKL_DYNAMIC", "FALSE"), ("OMP_DYNAMIC", "FALSE"), ("MKL_NUM_THREADS", str(ctx.threads))]:
+        out[name] = float(os.environ.get(name) == want)
+        out["started " + name] = float(started.get(name.encode()) == want.encode())
+    return out
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("serve", [True, False], ids=["forked", "fresh"])
+def test_a_run_uses_exactly_its_threads(root: Path, monkeypatch: pytest.MonkeyPatch, serve: bool) -> None:
+    """The run's thread count, and oneMKL and OpenMP told not to use fewer threads at run time
+    (which groups float sums differently), whatever the caller's environment says."""
+    monkeypatch.setenv("MKL_DYNAMIC", "TRUE")
+    monkeypatch.setenv("OMP_DYNAMIC", "TRUE")
+    (root / "checks" / "envcheck.py").write_text(ENV_CHECK)
+    results = run_all(root, [job("env", "measure", module="checks.envcheck")], serve=serve)
+    assert results["env"].metrics == {f"{when}{name}": 1.0 for when in ("", "started ")
+                                      for name in ("MKL_DYNAMIC", "OMP_DYNAMIC", "MKL_NUM_THREADS")}, \
+        results["env"].error
+
+
 def test_runs_are_forked_from_one_server(root: Path) -> None:
     results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(3)], workers=2)
     parents = {r.metrics["ppid"] for r in results.values()}
