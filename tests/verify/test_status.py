@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pytest import MonkeyPatch
 from verify_fakes import CHECKS, POWER, check, claim_yaml, edit_to_verified, make_project
 
@@ -131,7 +132,8 @@ def _edited(value: object) -> object:
     return "X"
 
 
-def test_every_edit_of_a_verdict_that_changes_its_page_is_caught(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cache", [False, True], ids=["afresh", "kept"])
+def test_every_edit_of_a_verdict_that_changes_its_page_is_caught(tmp_path: Path, cache: bool) -> None:
     """Each field of a verdict that verify wrote (a claim of two clauses, a control, a null,
     an observation, two seeds), edited one at a time: either the claim's page and status are
     as before (a field they do not show), or the verdict is not used. What was measured (a
@@ -148,8 +150,8 @@ def test_every_edit_of_a_verdict_that_changes_its_page_is_caught(tmp_path: Path)
                         checks=CHECKS.replace('"curve": [1.0, 2.0]}', '"curve": [1.0, 2.0], "n": 1.0}'))
     verify(open_project(root=root), Options())
 
-    def shown() -> tuple[str, str]:
-        project = open_project(root=root)
+    def shown() -> tuple[str, str]:  # (with ``cache``, through the verdicts kept from the read before)
+        project = open_project(root=root, cache=cache)
         statuses = assess(project)
         return statuses["THEORY-1"].state, render_entry(context(project, statuses), "THEORY-1")
 
@@ -169,6 +171,8 @@ def test_every_edit_of_a_verdict_that_changes_its_page_is_caught(tmp_path: Path)
         inner[where[-1]] = _edited(value)
         path.write_text(json.dumps(data), encoding="utf-8")
         state, page = shown()
+        if cache:  # read again: the verdict and its judgement kept from that read, the same page
+            assert shown() == (state, page), where
         if state == before[0] and page != before[1]:
             missed.append(where)
     path.write_text(text, encoding="utf-8")
