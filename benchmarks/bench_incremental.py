@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from measure import Run, run  # noqa: E402
-from synthetic import generate_record  # noqa: E402
+from synthetic import TOY_CHECK, generate_record  # noqa: E402
 
 
 def once(args: list[str], cwd: Path) -> Run:
@@ -51,13 +51,6 @@ def once(args: list[str], cwd: Path) -> Run:
         raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {done.stderr[-500:]}")
     return done
 
-
-TOY = '''"""A toy check: fast and always the same (``--verified``)."""
-
-
-def measure(ctx, *, size: int = 1, noise: bool = False) -> dict[str, float]:
-    return {"error": 1.0 if noise else 0.0}
-'''
 
 EDITS = ("body", "title")  # a new word in the body; in the title too (then the index pages that list it change)
 
@@ -108,7 +101,7 @@ def main() -> None:
         if args.verified:
             (folder / "checks").mkdir(exist_ok=True)
             (folder / "checks" / "__init__.py").write_text("", encoding="utf-8")
-            (folder / "checks" / "toy.py").write_text(TOY, encoding="utf-8")
+            (folder / "checks" / "toy.py").write_text(TOY_CHECK, encoding="utf-8")
             verified = once(["verify", *j], folder)
             print(f"{n:>8} verified first: {verified.stdout.strip().splitlines()[-1]}", flush=True)
         pages = folder / "record" / "pages"

@@ -26,16 +26,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from synthetic import generate_record  # type: ignore[import-not-found]  # noqa: E402
-
-TOY = '''"""A toy check: fast and always the same."""
-
-METRICS = ("error",)
-
-
-def measure(ctx, *, size: int = 1, noise: bool = False) -> dict[str, float]:
-    return {"error": 1.0 if noise else 0.0}
-'''
+from synthetic import TOY_CHECK, generate_record  # type: ignore[import-not-found]  # noqa: E402
 
 
 def env() -> dict[str, str]:
@@ -79,7 +70,7 @@ def main() -> None:
         generate_record(root, args.entries, plain=args.plain)
         (root / "checks").mkdir(exist_ok=True)
         (root / "checks" / "__init__.py").write_text("", encoding="utf-8")
-        (root / "checks" / "toy.py").write_text(TOY, encoding="utf-8")
+        (root / "checks" / "toy.py").write_text(TOY_CHECK, encoding="utf-8")
         jobs = str(len(os.sched_getaffinity(0)))
         first = subprocess.run([py, "-m", "recordtool", "verify", "-j", jobs], cwd=root, env=env(),
                                capture_output=True, text=True, check=False)

@@ -38,6 +38,18 @@ THEORY = { kind = "theory", folder = "theory" }
 """
 
 
+# The check that one claim in ten names (``checks.toy:measure``): a benchmark that verifies the
+# record writes it to checks/toy.py first. Fast, and always the same.
+TOY_CHECK = '''"""A toy check: fast and always the same."""
+
+METRICS = ("error",)
+
+
+def measure(ctx, *, size: int = 1, noise: bool = False) -> dict[str, float]:
+    return {"error": 1.0 if noise else 0.0}
+'''
+
+
 def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 

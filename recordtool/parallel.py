@@ -140,8 +140,7 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
     its workers."""
     count = workers(jobs)
     forked = min(count - 1 if helping else count, len(chunks))
-    if (count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or _job is not None
-            or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
+    if count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or not _forkable():
         for _step in steps or ():
             pass
         yield (work(chunk) for chunk in chunks)
@@ -166,8 +165,13 @@ def fork_fits(jobs: int | None) -> bool:
     ``workers(jobs) - 1`` workers, each copying at most this process's resident memory, stay
     within ``FORK_BUDGET`` between them; where ``fork`` is offered and no other thread runs."""
     forked = workers(jobs) - 1
-    return (forked >= 1 and _job is None and "fork" in multiprocessing.get_all_start_methods()
-            and threading.active_count() == 1 and forked * resident() <= FORK_BUDGET)
+    return forked >= 1 and _forkable() and forked * resident() <= FORK_BUDGET
+
+
+def _forkable() -> bool:
+    """Whether this process may fork workers: not inside a worker, ``fork`` offered, and no
+    other thread running (forking one is unsafe)."""
+    return _job is None and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 # What forked workers may come to copy of this process between them (``fork_fits``): 10,000
