@@ -238,16 +238,33 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
     return parts
 
 
-def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint, and the third-party packages its checks import (``seeds``:
-    the number of seeds every check runs on, when ``verify --seeds`` overrides theirs)."""
-    out = {"statement": digest(" ".join(claim.statement.split()))}
+# What a claim's fingerprint takes from its entry alone (``claim_parts``), in the order the
+# fingerprint lists it: segments of keys, each with the check module whose sources follow them
+# (None: none). Plain data, so that it can be kept by the hash of the entry's file
+# (``recordtool.verify.kept``) and the entry not made again to work it out.
+ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
+
+
+def claim_parts(claim: Theory, seeds: int | None = None) -> ClaimParts:
+    """The keys of the claim's fingerprint that its entry alone gives: its statement, its
+    clauses and each check's spec (``seeds``: as for ``fingerprint``)."""
+    head = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
-        out["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
+        head["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
+    return ((head, None), *((check_parts(check, seeds), check.module) for check in claim.checks))
+
+
+def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], set[str]]:
+    """The whole fingerprint of a claim whose own keys are ``parts`` (``claim_parts``): its
+    checks' sources, Python's version and those of the packages they import added, and those
+    packages."""
+    out: dict[str, str] = {}
     packages: set[str] = set()
-    for check in claim.checks:
-        out.update(check_parts(check, seeds))
-        scan = scanner.scan(check.module)
+    for keys, module in parts:
+        out.update(keys)
+        if module is None:
+            continue
+        scan = scanner.scan(module)
         for rel, path in scan.files.items():
             out[f"source:{rel}"] = scanner.digest(path)
         for rel in scan.missing:
@@ -259,6 +276,12 @@ def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tu
         if version is not None:
             out[f"version:{name}"] = version
     return out, packages
+
+
+def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+    """The claim's fingerprint, and the third-party packages its checks import (``seeds``:
+    the number of seeds every check runs on, when ``verify --seeds`` overrides theirs)."""
+    return with_sources(claim_parts(claim, seeds), scanner)
 
 
 def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[str, Any]] | None = None,

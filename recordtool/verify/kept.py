@@ -11,7 +11,12 @@ in one file of the cache folder, ``verdicts.bin``: per claim, the hash of its ve
 bytes with the verdict (pickled), and the hash of the claim's entry file with what judging the
 verdict under that claim gave. The same bytes give the same verdict, and the same verdict under
 the same claim the same judgement: a verdict edited by hand has other bytes, and is read and
-judged afresh.
+judged afresh. Under the claim's hash too, the keys of its fingerprint that its entry gives
+(``fingerprint.claim_parts``): the same entry file gives the same keys, so a claim whose verdict
+and entry are as they were is not made from the entry cache at all (making the 411 claims'
+entries was most of what ``assess`` had left: in a ``render -j 2`` after one title edit of that
+record, 580-594 entries made and ``assess`` 0.24-0.26 s, against 225-293 and 0.11-0.14 s with
+the keys kept, on a slow afternoon).
 
 The file is keyed as the entry cache is (``cache.cache_key``: recordtool's code and version,
 Python, the parsing packages, the configuration), so other code never reads it; the verdicts
@@ -37,13 +42,16 @@ from recordtool.verify.judge import unsupported
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.record.schema import Theory
+    from recordtool.verify.fingerprint import ClaimParts
     from recordtool.verify.verdict import ClaimVerdict
 
 NAME = "verdicts.bin"  # in the cache folder
-FORMAT = b"recordtool-verdicts 1\n"
+FORMAT = b"recordtool-verdicts 2\n"
 
 # claim id -> [hash of the verdict file's bytes, the verdict pickled, the claim's entry file's
-# hash when judged (or None), the judgement (``unsupported``: None, or why)]
+# hash when judged (or None), the judgement (``unsupported``: None, or why), and (the claim's
+# entry file's hash, the fingerprint's keys that the entry gives: ``fingerprint.claim_parts``)
+# or None]
 Item = list[Any]
 
 
@@ -74,25 +82,47 @@ class KeptVerdicts:
             pickled = pickle.dumps(verdict, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # (a verdict always pickles; one that did not would just not be kept)
             return verdict
-        self._now[claim_id] = [digest, pickled, None, None]
+        # (what the claim's entry gives its fingerprint does not depend on the verdict)
+        self._now[claim_id] = [digest, pickled, None, None, item[4] if item is not None else None]
         self._read[claim_id] = verdict
         self._changed = True
         return verdict
 
-    def unsupported(self, claim: Theory, verdict: ClaimVerdict, claim_digest: str | None) -> str | None:
-        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read here
-        (``verdict``) from the same bytes and the claim's entry file is the same
-        (``claim_digest``, the hash of its bytes; None: not known, judged afresh)."""
-        item = self._now.get(claim.id)
-        if item is None or claim_digest is None or self._read.get(claim.id) is not verdict:  # judged, not kept
-            return unsupported(claim, verdict)
+    def unsupported(self, claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict,
+                    claim_digest: str | None) -> str | None:
+        """``judge.unsupported(claim(), verdict)``, as judged before when ``verdict`` was read
+        here from the same bytes and the claim's entry file is the same (``claim_digest``, the
+        hash of its bytes; None: not known, judged afresh). ``claim`` makes the claim's entry,
+        only when it is judged afresh."""
+        item = self._now.get(claim_id)
+        if item is None or claim_digest is None or self._read.get(claim_id) is not verdict:  # judged, not kept
+            return unsupported(claim(), verdict)
         if item[2] == claim_digest:
             why: str | None = item[3]
             return why
-        why = unsupported(claim, verdict)
+        why = unsupported(claim(), verdict)
         item[2], item[3] = claim_digest, why
         self._changed = True
         return why
+
+    def parts(self, claim_id: str, claim_digest: str | None) -> ClaimParts | None:
+        """The keys of the claim's fingerprint that its entry gives (``fingerprint.claim_parts``,
+        with the checks' own seeds), as worked out before from an entry file of hash
+        ``claim_digest``; None when not kept for that file, or the claim's verdict was not read
+        here."""
+        item = self._now.get(claim_id)
+        if item is None or claim_digest is None or item[4] is None or item[4][0] != claim_digest:
+            return None
+        parts: ClaimParts = item[4][1]
+        return parts
+
+    def keep_parts(self, claim_id: str, claim_digest: str | None, parts: ClaimParts) -> None:
+        """Keep ``parts`` for the claim's entry file of hash ``claim_digest`` (``parts``), when
+        the claim's verdict was read here."""
+        item = self._now.get(claim_id)
+        if item is not None and claim_digest is not None:
+            item[4] = (claim_digest, parts)
+            self._changed = True
 
     def save(self) -> None:
         """Keep what this command read and judged (the verdicts it did not read are left out:
@@ -112,9 +142,20 @@ def open_kept(config: Config) -> KeptVerdicts:
 
 
 def _valid(claim_id: object, item: object) -> bool:
-    return (isinstance(claim_id, str) and isinstance(item, list) and len(item) == 4
+    return (isinstance(claim_id, str) and isinstance(item, list) and len(item) == 5
             and isinstance(item[0], bytes) and isinstance(item[1], bytes)
-            and (item[2] is None or isinstance(item[2], str)) and (item[3] is None or isinstance(item[3], str)))
+            and (item[2] is None or isinstance(item[2], str)) and (item[3] is None or isinstance(item[3], str))
+            and (item[4] is None or _valid_parts(item[4])))
+
+
+def _valid_parts(kept: object) -> bool:
+    """Whether ``kept`` is (a hash, ``ClaimParts``) as ``keep_parts`` keeps it."""
+    if not (isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], str) and isinstance(kept[1], tuple)):
+        return False
+    return all(isinstance(segment, tuple) and len(segment) == 2 and isinstance(segment[0], dict)
+               and all(isinstance(k, str) and isinstance(v, str) for k, v in segment[0].items())
+               and (segment[1] is None or isinstance(segment[1], str))
+               for segment in kept[1])
 
 
 def _made_back(pickled: bytes) -> ClaimVerdict | None:

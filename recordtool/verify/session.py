@@ -276,7 +276,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     used = {u.id for c in chosen for u in c.cites if u.as_ == "uses"}
     needed = [c for c in claims if c.id in chosen_ids or c.id in used]
     store = read_store(config, [c.id for c in needed])
-    statuses, prints = assess_claims(project, needed, store, seeds=options.seeds)
+    statuses, prints = assess_claims(project, [c.id for c in needed], store, seeds=options.seeds)
 
     if options.stale or options.failed:
         chosen = [c for c in chosen if

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
-from recordtool.verify.fingerprint import Scanner, diff, fingerprint
+from recordtool.verify.fingerprint import Scanner, claim_parts, diff, with_sources
 from recordtool.verify.judge import unsupported
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
@@ -39,12 +40,17 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
                  seeds_given: bool = False) -> ClaimStatus:
     """The state of one claim given its verdict (or None) and its current fingerprint
     (``seeds_given``: made with the seeds of ``verify --seeds``)."""
+    return _status(claim.id, lambda: claim, verdict, current, seeds_given)
+
+
+def _status(claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict | None, current: dict[str, str],
+            seeds_given: bool) -> ClaimStatus:
+    """``claim_status``, the claim's entry made (``claim()``) only to say why its verdict is stale."""
     if verdict is None:
-        return ClaimStatus(claim.id, "unchecked", None)
-    reasons = stale_reasons(claim, verdict, current, seeds_given=seeds_given)
-    if reasons:
-        return ClaimStatus(claim.id, "stale", verdict, reasons)
-    return ClaimStatus(claim.id, verdict.result, verdict)
+        return ClaimStatus(claim_id, "unchecked", None)
+    if verdict.fingerprint == current:
+        return ClaimStatus(claim_id, verdict.result, verdict)
+    return ClaimStatus(claim_id, "stale", verdict, stale_reasons(claim(), verdict, current, seeds_given=seeds_given))
 
 
 def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
@@ -63,18 +69,18 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     A claim with no verdict file is ``unchecked`` whatever its fingerprint: only the claims
     whose file the verdict folder lists are made, read and fingerprinted (the folder is listed
     once instead of looking for a file per claim; the other claims are known by their ids, and
-    entries kept in the entry cache are not made for them)."""
-    record = project.record
+    entries kept in the entry cache are not made for them, nor for the claims whose verdict
+    and entry file are those read before: ``recordtool.verify.kept``)."""
     ids = claim_ids(project)
     listed = _verdict_files(project, ids)
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
-    judged = [cast(Theory, record.entries[i]) for i in ids if i in named]
+    judged = [i for i in ids if i in named]
     kept = None
     if project.cached:  # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
         from recordtool.verify.kept import open_kept
 
         kept = open_kept(project.config)
-    store = read_store(project.config, [c.id for c in judged], kept)
+    store = read_store(project.config, judged, kept)
     found, _prints = assess_claims(project, judged, store, kept=kept)
     if kept is not None:
         kept.save()
@@ -102,32 +108,44 @@ def _verdict_files(project: Project, ids: list[str]) -> set[str]:
         return set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
 
 
-def assess_claims(project: Project, claims: list[Theory], store: Store, seeds: int | None = None,
+def assess_claims(project: Project, claims: list[str], store: Store, seeds: int | None = None,
                   kept: KeptVerdicts | None = None) -> tuple[dict[str, ClaimStatus], Fingerprints]:
-    """The state of each of ``claims`` given the verdicts in ``store``, and the fingerprint
-    each has now (which ``verify`` keeps with a new verdict; ``seeds``: ``verify --seeds``).
-    ``kept``: what ``store`` was read with, which also keeps each verdict's judgement."""
+    """The state of each of the claims ``claims`` (ids) given the verdicts in ``store``, and
+    the fingerprint each has now (which ``verify`` keeps with a new verdict; ``seeds``:
+    ``verify --seeds``). ``kept``: what ``store`` was read with, which also keeps each
+    verdict's judgement and what the claim's entry gives its fingerprint; a claim's entry is
+    then made only when something about it is worked out afresh."""
     config = project.config
+    entries = project.record.entries
     scanner = Scanner(config)
     statuses: dict[str, ClaimStatus] = {}
     prints: Fingerprints = {}
-    for claim in claims:
-        prints[claim.id] = current, _packages = fingerprint(claim, scanner, seeds)
-        if claim.id in store.damaged:
-            where = config.relative(verdict_path(config, claim.id))
-            statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None,
-                                             [f"verdict file {where} is damaged: {store.damaged[claim.id]}"])
-        else:
-            status = statuses[claim.id] = claim_status(claim, store.verdicts.get(claim.id), current,
-                                                       seeds_given=seeds is not None)
-            if status.verdict is not None and status.state != "stale":
-                why = (unsupported(claim, status.verdict) if kept is None  # judged again from its own numbers
-                       else kept.unsupported(claim, status.verdict, _digest(project, claim.id)))
-                if why is not None:
-                    where = config.relative(verdict_path(config, claim.id))
-                    statuses[claim.id] = ClaimStatus(claim.id, "unchecked", None, [
-                        f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
-                        f"run `recordtool verify {claim.id}` to check it again"])
+    for claim_id in claims:
+        def claim(claim_id: str = claim_id) -> Theory:
+            return cast(Theory, entries[claim_id])
+
+        digest = _digest(project, claim_id)
+        parts = kept.parts(claim_id, digest) if kept is not None and seeds is None else None
+        if parts is None:
+            parts = claim_parts(claim(), seeds)
+            if kept is not None and seeds is None:
+                kept.keep_parts(claim_id, digest, parts)
+        prints[claim_id] = current, _packages = with_sources(parts, scanner)
+        if claim_id in store.damaged:
+            where = config.relative(verdict_path(config, claim_id))
+            statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None,
+                                             [f"verdict file {where} is damaged: {store.damaged[claim_id]}"])
+            continue
+        status = statuses[claim_id] = _status(claim_id, claim, store.verdicts.get(claim_id), current,
+                                              seeds is not None)
+        if status.verdict is not None and status.state != "stale":
+            why = (unsupported(claim(), status.verdict) if kept is None  # judged again from its own numbers
+                   else kept.unsupported(claim_id, claim, status.verdict, digest))
+            if why is not None:
+                where = config.relative(verdict_path(config, claim_id))
+                statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None, [
+                    f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
+                    f"run `recordtool verify {claim_id}` to check it again"])
     return statuses, prints
 
 

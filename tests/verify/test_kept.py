@@ -91,7 +91,40 @@ def test_a_verdict_is_judged_again_when_its_claim_changed(verified: Path, monkey
     assert "state='verified'" in shown["THEORY-2"]
 
 
-@pytest.mark.parametrize("damage", ["bytes", "key", "forged", "shape"])
+def _unmade(root: Path) -> list[str]:
+    """The claims whose entry an ``assess`` of a project opened with the entry cache did not make."""
+    project = open_project(root=root, cache=True)
+    assess(project)
+    entries = project.record.entries
+    return [i for i in ("THEORY-1", "THEORY-2") if type(dict.__getitem__(entries, i)) is tuple]
+
+
+def test_claims_whose_verdict_and_entry_were_read_before_are_not_made(verified: Path) -> None:
+    """What a claim's entry gives its fingerprint is kept by the hash of the entry's file, so an
+    ``assess`` after the first makes no claim entry (they stay as the entry cache keeps them)."""
+    assert _unmade(verified) == []  # the first time: each made for its fingerprint, and kept
+    assert _unmade(verified) == ["THEORY-1", "THEORY-2"]
+    assert _statuses(verified) == _statuses(verified, cache=False)
+
+
+@pytest.mark.parametrize("edit", ["statement", "expect"])
+def test_a_claim_edited_after_its_fingerprint_was_kept_is_stale(verified: Path, edit: str) -> None:
+    """The kept keys were the old entry's: a changed statement, or a check's changed
+    expectation, makes the verdict stale with its reason, as without the kept verdicts."""
+    assert "state='verified'" in _statuses(verified)["THEORY-2"]
+    path = verified / "record" / "theory" / "THEORY-2.yaml"
+    text = path.read_text(encoding="utf-8")
+    old, new = ("statement: ", "statement: Now ") if edit == "statement" else ('"< 0.5"', '"< 0.4"')
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    shown = _statuses(verified)
+    assert shown == _statuses(verified, cache=False)
+    reason = "statement changed" if edit == "statement" else "check 'small': expect changed"
+    assert "state='stale'" in shown["THEORY-2"] and reason in shown["THEORY-2"]
+    assert _unmade(verified) == ["THEORY-1"]  # a stale claim is made to say why
+
+
+@pytest.mark.parametrize("damage", ["bytes", "key", "forged", "shape", "parts"])
 def test_a_damaged_foreign_or_forged_file_is_not_used(verified: Path, monkeypatch: MonkeyPatch, damage: str) -> None:
     afresh = _statuses(verified, cache=False)
     _statuses(verified)
@@ -109,6 +142,10 @@ def test_a_damaged_foreign_or_forged_file_is_not_used(verified: Path, monkeypatc
         elif damage == "forged":  # a pickle that would call a function is never made back
             for item in items.values():
                 item[1] = pickle.dumps(Forged(str(verified / "made")))
+            write_plain(path, kept.cache_key(config), kept.FORMAT, items)
+        elif damage == "parts":  # what an entry gave its fingerprint, of another shape
+            for item in items.values():
+                item[4] = (item[4][0], (({"statement": 3}, None),))
             write_plain(path, kept.cache_key(config), kept.FORMAT, items)
         else:
             write_plain(path, kept.cache_key(config), kept.FORMAT, {"THEORY-1": ["not", "an", "item"]})

@@ -11,7 +11,7 @@ from verify_fakes import CHECKS, POWER, check, claim_yaml, edit_to_verified, mak
 from recordtool.record.project import open_project
 from recordtool.record.schema import Theory
 from recordtool.verify import status
-from recordtool.verify.fingerprint import Scanner
+from recordtool.verify.fingerprint import ClaimParts
 from recordtool.verify.session import Options, verify
 from recordtool.verify.status import assess, assess_claims, format_status
 from recordtool.verify.store import read_store
@@ -187,10 +187,10 @@ def test_stale_reason_under_seeds_names_the_option_not_the_yaml(tmp_path: Path) 
     project = open_project(root=root)
     claims = project.record.claims()
     store = read_store(project.config, [c.id for c in claims])
-    given, _ = assess_claims(project, claims, store, seeds=1)
+    given, _ = assess_claims(project, [c.id for c in claims], store, seeds=1)
     assert (given["THEORY-1"].state, given["THEORY-1"].reasons) == (
         "stale", ["check 'small': ran on 3 seeds, --seeds gives 1"])
-    plain, _ = assess_claims(project, claims, store)
+    plain, _ = assess_claims(project, [c.id for c in claims], store)
     assert (plain["THEORY-1"].state, plain["THEORY-1"].reasons) == ("verified", [])
 
 
@@ -207,16 +207,17 @@ def test_assess_reads_only_listed_verdicts_and_agrees_with_every_claim_assessed(
     (verdicts / "THEORY-4.json").symlink_to(verdicts / "THEORY-1.json")  # a link: refused, with its reason
     project = open_project(root=root)
     claims = project.record.claims()
-    every, _prints = assess_claims(project, claims, read_store(project.config, [c.id for c in claims]))
+    ids = [c.id for c in claims]
+    every, _prints = assess_claims(project, ids, read_store(project.config, ids))
     status.add_dependencies(project, every)
     fingerprinted: list[str] = []
-    real = status.fingerprint
+    real = status.claim_parts
 
-    def spy(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+    def spy(claim: Theory, seeds: int | None = None) -> ClaimParts:
         fingerprinted.append(claim.id)
-        return real(claim, scanner, seeds)
+        return real(claim, seeds)
 
-    monkeypatch.setattr(status, "fingerprint", spy)
+    monkeypatch.setattr(status, "claim_parts", spy)
     now = assess(project)
     assert list(now) == list(every) and [repr(s) for s in now.values()] == [repr(s) for s in every.values()]
     assert [s.state for s in now.values()] == ["verified", "unchecked", "unchecked", "unchecked"]
