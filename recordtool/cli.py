@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from recordtool import __version__
-from recordtool.safetext import terminal
+from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
     from recordtool.record.cache import EntryCache
@@ -163,8 +163,7 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
         for problem in project.problems:  # one stream, errors first: a cause before its consequences
             echo(str(problem), err=True)
         if orphans:
-            shown = ", ".join(orphans[:20]) + (f" and {len(orphans) - 20} more" if len(orphans) > 20 else "")
-            echo(f"orphans (nothing links to or from them): {shown}")
+            echo(f"orphans (nothing links to or from them): {some(orphans, SHOWN_IDS)}")
         n = len(project.record.entries)
         summary = (f"{n} entr{'y' if n == 1 else 'ies'}: {len(errors)} "
                    f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
@@ -524,6 +523,7 @@ def _interrupted_code() -> int:
     return 128 + signal.SIGTERM if _TERMINATED else 130
 
 
+SHOWN_IDS = 20  # orphans named by `validate` (a large record has thousands)
 NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")
 
 

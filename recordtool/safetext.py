@@ -4,11 +4,14 @@ Titles, statements, field names and check output may hold control characters: an
 escape sequence (``\\x1b]8;;…``) would recolour the terminal, hide text, set its title or
 plant a link; a bidirectional override would show a line reordered. Everything printed from
 the record goes through ``terminal`` first, which writes such characters as visible escapes.
+A list that grows with the record is said as its first few and how many more (``some``), so
+that one line never lists thousands of ids.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # C0 and C1 controls but newline and tab, DEL, and the bidirectional embeddings, overrides
 # and isolates (which reorder what follows them on the line).
@@ -26,3 +29,10 @@ def terminal(text: str) -> str:
 def one_line(text: str) -> str:
     """``terminal(text)`` with newlines and tabs written as escapes too (a field on one line)."""
     return terminal(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def some(items: Sequence[str], shown: int) -> str:
+    """``items`` joined by commas, the first ``shown`` of them only when there are more, then
+    how many more: ``THEORY-1, THEORY-3 and 3587 more``."""
+    head = ", ".join(items[:shown])
+    return head + (f" and {len(items) - shown} more" if len(items) > shown else "")

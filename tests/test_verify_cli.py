@@ -194,6 +194,19 @@ def test_runs_on_other_kernels_are_named_and_reruns_on_the_same_compared(tmp_pat
     assert mixed["nondeterministic"] and mixed["message"].endswith("beyond the tolerance): nondeterministic")
 
 
+def test_claims_without_checks_are_noted_the_first_twenty_named(tmp_path: Path) -> None:
+    """A record may hold thousands of claims without checks: the note names the first 20 and
+    counts the others, on one line (in the text and the JSON report alike)."""
+    bare = {f"THEORY-{n}": f"id: THEORY-{n}\nkind: theory\nstatement: Claim {n}.\n" for n in range(2, 25)}
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check("small", "ok", more=POWER)), **bare})
+    named = ", ".join(f"THEORY-{n}" for n in range(2, 22))
+    note = f"no checks, not verified: {named} and 3 more"
+    code, _out, err = invoke(root, "verify")
+    assert code == 0 and lines(err)[-1] == f"note: {note}"
+    code, out, _err = invoke(root, "verify", "--format", "json")
+    assert code == 0 and json.loads(out)["notes"] == [note]
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     root = one_claim(tmp_path, check("small", "noop"))
     code, _, err = invoke(root, "verify", "THEORY-9")

@@ -24,6 +24,7 @@ from recordtool.atomic import sweep, temporary_name, write_atomic
 from recordtool.record.confine import Refused, read_inside, refused
 from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST, Manifest, Written
+from recordtool.safetext import some
 from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
@@ -293,8 +294,7 @@ def _own(base: str, old: Manifest, paths: list[str]) -> Manifest | None:
     else:
         theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
     if theirs:
-        shown = ", ".join(theirs[:SHOWN_THEIRS]) + (f" and {len(theirs) - SHOWN_THEIRS} more"
-                                                    if len(theirs) > SHOWN_THEIRS else "")
+        shown = some(theirs, SHOWN_THEIRS)
         raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
                           f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
                           "away, or render into a folder "

@@ -25,6 +25,7 @@ from recordtool.atomic import sweep
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
+from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import environment
 from recordtool.verify.judge import (
@@ -61,6 +62,7 @@ from recordtool.verify.verdict import (
 )
 
 FAILED_OUTCOMES = ("fail", "error", "timeout", "no-power")
+SHOWN_UNCHECKED = 20  # claims named in the note on those without checks (a large record has thousands)
 
 
 class VerifyError(Exception):
@@ -268,7 +270,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     if not options.ids:
         unchecked = [c.id for c in chosen if not c.checks]
         if unchecked:
-            report.notes.append(f"no checks, not verified: {', '.join(unchecked)}")
+            report.notes.append(f"no checks, not verified: {some(unchecked, SHOWN_UNCHECKED)}")
         chosen = [c for c in chosen if c.checks]
 
     # The selected claims and those they use: enough to say what to run and on what they rest.
