@@ -1,4 +1,4 @@
-"""Verdicts kept read and judged between commands (``status``, ``render``).
+"""Verdicts kept read and judged between commands (``status``, ``render``, ``verify``).
 
 Reading a verdict file (its JSON made into the verdict's data classes) and judging it again
 from its own numbers (``judge.unsupported``) cost about half a millisecond each for a verdict of
@@ -16,7 +16,9 @@ judged afresh. Under the claim's hash too, the keys of its fingerprint that its 
 and entry are as they were is not made from the entry cache at all (making the 411 claims'
 entries was most of what ``assess`` had left: in a ``render -j 2`` after one title edit of that
 record, 580-594 entries made and ``assess`` 0.24-0.26 s, against 225-293 and 0.11-0.14 s with
-the keys kept, on a slow afternoon).
+the keys kept, on a slow afternoon). ``verify`` reads them too (not under ``--seeds``): after
+an edit that leaves every claim fresh, it makes no claim's entry (that record, ``verify -j 2``
+after one body edit: median 1.42 s -> 0.90 s, interleaved).
 
 The file is keyed as the entry cache is (``cache.cache_key``: recordtool's code and version,
 Python, the parsing packages, the configuration), so other code never reads it; the verdicts

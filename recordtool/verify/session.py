@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from recordtool.atomic import sweep
 from recordtool.record.config import Config
@@ -40,7 +40,13 @@ from recordtool.verify.judge import (
 )
 from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
-from recordtool.verify.status import add_dependencies, assess_claims, claim_status, run_failure
+from recordtool.verify.status import (
+    add_dependencies,
+    assess_claims,
+    claim_ids,
+    claim_status,
+    run_failure,
+)
 from recordtool.verify.store import (
     StoreError,
     figures_dir,
@@ -264,47 +270,65 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         raise VerifyError("--timeout must be a positive number of seconds")
     config: Config = project.config
     sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
-    claims: list[Theory] = project.record.claims()
-    chosen = select(claims, options)
+    record = project.record
+    ids = claim_ids(project)
+
+    def claim(claim_id: str) -> Theory:
+        return cast(Theory, record.entries[claim_id])
+
+    def has_checks(claim_id: str) -> bool:  # (known from loading, the entry not made: ``Record.modules``)
+        return bool(record.modules.get(claim_id)) if record.modules is not None else bool(claim(claim_id).checks)
+
+    # The claims, made only where a filter reads them: a plain `verify` after an edit of a large
+    # record makes those it runs, and those whose verdict or entry changed (``assess_claims``).
+    filtered = bool(options.ids or options.tags or options.keyword)
+    chosen = [c.id for c in select([claim(i) for i in ids], options)] if filtered else ids
     report = Report()
     if not options.ids:
-        unchecked = [c.id for c in chosen if not c.checks]
+        unchecked = [i for i in chosen if not has_checks(i)]
         if unchecked:
             report.notes.append(f"no checks, not verified: {some(unchecked, SHOWN_UNCHECKED)}")
-        chosen = [c for c in chosen if c.checks]
+        chosen = [i for i in chosen if has_checks(i)]
 
     # The selected claims and those they use: enough to say what to run and on what they rest.
-    chosen_ids = {c.id for c in chosen}
-    used = {u.id for c in chosen for u in c.cites if u.as_ == "uses"}
-    needed = [c for c in claims if c.id in chosen_ids or c.id in used]
-    store = read_store(config, [c.id for c in needed])
-    statuses, prints = assess_claims(project, [c.id for c in needed], store, seeds=options.seeds)
+    chosen_ids = set(chosen)
+    used = {cited for i in chosen for cited, relation in record.cites(i) if relation == "uses"}
+    needed = [i for i in ids if i in chosen_ids or i in used]
+    kept = None
+    if project.cached and options.seeds is None:  # as status and render read them (``recordtool.verify.kept``)
+        from recordtool.verify.kept import open_kept
+
+        kept = open_kept(config)
+    store = read_store(config, needed, kept)
+    statuses, prints = assess_claims(project, needed, store, seeds=options.seeds, kept=kept)
+    if kept is not None:
+        kept.save()
 
     if options.stale or options.failed:
-        chosen = [c for c in chosen if
-                  (options.stale and statuses[c.id].state in ("stale", "unchecked"))
-                  or (options.failed and statuses[c.id].outcome in FAILED_OUTCOMES)]
+        chosen = [i for i in chosen if
+                  (options.stale and statuses[i].state in ("stale", "unchecked"))
+                  or (options.failed and statuses[i].outcome in FAILED_OUTCOMES)]
 
     to_run: list[Theory] = []
-    for claim in chosen:
-        status = statuses[claim.id]
-        if not claim.checks:
+    for claim_id in chosen:
+        status = statuses[claim_id]
+        if not has_checks(claim_id):
             continue
         if (options.force or options.failed or options.trial or status.state in ("stale", "unchecked")
                 or (status.verdict is not None and run_failure(status.verdict) is not None)  # the machine, not the claim
                 or (status.state == "skipped" and (options.device == "cuda" or _scheduler(config, options)))):
-            to_run.append(claim)
+            to_run.append(claim(claim_id))
 
     if to_run:
         report.interrupted, report.checks_run = _run(project, options, to_run, statuses, prints,
                                                      store.verdicts, report, display or PlainDisplay())
     add_dependencies(project, statuses)
     scheduled = {c.id for c in to_run}
-    for claim in chosen:
-        ran = claim.id in report.written or claim.id in report.tried
-        report.results.append(ClaimResult(claim.id, statuses[claim.id], ran=ran,
-                                          cut_short=report.interrupted and claim.id in scheduled and not ran,
-                                          before=store.verdicts.get(claim.id)))
+    for claim_id in chosen:
+        ran = claim_id in report.written or claim_id in report.tried
+        report.results.append(ClaimResult(claim_id, statuses[claim_id], ran=ran,
+                                          cut_short=report.interrupted and claim_id in scheduled and not ran,
+                                          before=store.verdicts.get(claim_id)))
     report.duration_s = time.perf_counter() - t0
     return report
 

@@ -171,3 +171,25 @@ def test_only_the_verdicts_read_now_are_kept(verified: Path) -> None:
     shown = _statuses(verified)
     assert "state='unchecked'" in shown["THEORY-1"]
     assert set(kept.open_kept(open_project(root=verified).config)._items) == {"THEORY-2"}
+
+
+def test_verify_reads_the_kept_verdicts_and_makes_only_the_claims_it_runs(verified: Path) -> None:
+    """A plain ``verify`` of a project opened with the entry cache reads the verdicts and what
+    their claims give their fingerprints as ``status`` does: with nothing to run it makes no
+    claim entry, and it decides what to run as without the cache."""
+    _statuses(verified)  # kept
+    project = open_project(root=verified, cache=True)
+    report = verify(project, Options())
+    assert report.written == [] and [r.status.state for r in report.results] == ["contradicted", "verified"]
+    entries = project.record.entries
+    assert [type(dict.__getitem__(entries, i)) for i in ("THEORY-1", "THEORY-2")] == [tuple, tuple]
+
+
+def test_verify_runs_again_a_verdict_edited_after_it_was_kept(verified: Path) -> None:
+    """The kept judgement was of the old bytes: a verdict edited by hand to say 'verified' does
+    not follow from its numbers, so ``verify`` runs its claim again, which is contradicted."""
+    _statuses(verified)
+    edit_to_verified(verified / "record" / "verdicts" / "THEORY-1.json")
+    report = verify(open_project(root=verified, cache=True), Options())
+    assert report.written == ["THEORY-1"]
+    assert [r.status.state for r in report.results] == ["contradicted", "verified"]
