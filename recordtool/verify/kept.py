@@ -119,8 +119,8 @@ class KeptVerdicts:
         return parts
 
     def keep_parts(self, claim_id: str, claim_digest: str | None, parts: ClaimParts) -> None:
-        """Keep ``parts`` for the claim's entry file of hash ``claim_digest`` (``parts``), when
-        the claim's verdict was read here."""
+        """Keep ``parts`` for the claim's entry file of hash ``claim_digest`` (for ``parts`` to
+        give back), when the claim's verdict was read here."""
         item = self._now.get(claim_id)
         if item is not None and claim_digest is not None:
             item[4] = (claim_digest, parts)
