@@ -3,8 +3,11 @@ for the same bytes under the same claim, and what they give is what reading afre
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ from verify_fakes import POWER, check, claim_yaml, edit_to_verified, make_projec
 from recordtool.record.cache import write_plain
 from recordtool.record.project import open_project
 from recordtool.verify import judge, kept, verdict
-from recordtool.verify.session import Options, verify
+from recordtool.verify.session import Options, Report, verify
 from recordtool.verify.status import assess
 
 FAILING = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
@@ -193,3 +196,78 @@ def test_verify_runs_again_a_verdict_edited_after_it_was_kept(verified: Path) ->
     report = verify(open_project(root=verified, cache=True), Options())
     assert report.written == ["THEORY-1"]
     assert [r.status.state for r in report.results] == ["contradicted", "verified"]
+
+
+WALKED = {
+    "THEORY-1": FAILING,
+    "THEORY-2": PASSING,
+    "THEORY-3": claim_yaml("THEORY-3", check("small", "always", more=POWER),
+                           extra="cites: [{id: THEORY-2, as: uses}]\n"),
+}
+EDITS = ("statement", "expect", "title", "revert", "hand", "number", "delete", "restore", "module", "verify")
+
+
+def _edit(root: Path, rng: random.Random, step: int, saved: Path) -> str:
+    """One edit of a claim, its verdict or the checks (or a verify), picked by ``rng``."""
+    edit, claim_id = rng.choice(EDITS), rng.choice(sorted(WALKED))
+    path = root / "record" / "theory" / f"{claim_id}.yaml"
+    verdict_file = root / "record" / "verdicts" / f"{claim_id}.json"
+    text = path.read_text(encoding="utf-8")
+    if edit == "statement":
+        path.write_text(text.replace("statement: ", f"statement: Now {step} ", 1), encoding="utf-8")
+    elif edit == "expect":
+        path.write_text(text.replace('"< 0.5"', '"< 0.6"') if '"< 0.5"' in text else text.replace('"< 0.6"', '"< 0.5"'),
+                        encoding="utf-8")
+    elif edit == "title":
+        path.write_text(f"{text}title: Title {step}\n" if "title:" not in text else text.replace("title: ", "title: X", 1),
+                        encoding="utf-8")
+    elif edit == "revert":
+        path.write_text(WALKED[claim_id], encoding="utf-8")
+    elif edit == "hand" and claim_id == "THEORY-1" and verdict_file.exists():
+        edit_to_verified(verdict_file)
+    elif edit == "number" and verdict_file.exists():
+        data = json.loads(verdict_file.read_text(encoding="utf-8"))
+        data["checks"][0]["runs"][0]["metrics"]["err"] = 0.25
+        verdict_file.write_text(json.dumps(data), encoding="utf-8")
+    elif edit == "delete" and verdict_file.exists():
+        verdict_file.replace(saved / verdict_file.name)
+    elif edit == "restore" and (saved / verdict_file.name).exists():
+        (saved / verdict_file.name).replace(verdict_file)
+    elif edit == "module":
+        helper = root / "checks" / "helper.py"
+        helper.write_text(helper.read_text(encoding="utf-8") + f"\n# {step}\n", encoding="utf-8")
+    elif edit == "verify":
+        verify(open_project(root=root, cache=rng.random() < 0.5), Options())
+    return f"{edit} {claim_id}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_random_walk_of_edits_gives_what_reading_afresh_gives(tmp_path: Path, seed: int) -> None:
+    """Claims, verdicts and check modules edited at random (and verify run between): after
+    each edit the statuses read through the kept verdicts, twice, are those of a no-cache read;
+    every fourth edit, what verify runs and decides is the same with the kept verdicts as
+    without (each on its own copy of the project). Fails when kept keys ignore the entry's
+    hash (checked)."""
+    rng = random.Random(seed)
+    root = make_project(tmp_path, WALKED)
+    verify(open_project(root=root), Options())
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for step in range(20):
+        done = _edit(root, rng, step, saved)
+        afresh = _statuses(root, cache=False)
+        assert _statuses(root) == afresh, (step, done)
+        assert _statuses(root) == afresh, (step, done, "given back")
+        if step % 4 == 0:
+            kept_copy, afresh_copy = tmp_path / f"kept-{step}", tmp_path / f"afresh-{step}"
+            shutil.copytree(root, kept_copy)
+            shutil.copytree(root, afresh_copy)
+            with_kept = verify(open_project(root=kept_copy, cache=True), Options())
+            without = verify(open_project(root=afresh_copy), Options())
+            assert _decided(with_kept) == _decided(without), (step, done)
+
+
+def _decided(report: Report) -> tuple[list[tuple[str, bool, str, list[str], list[tuple[str, str]]]], list[str]]:
+    """What a verify decided (a fresh verdict's times and durations aside): each claim's state,
+    whether it ran, why it is stale or unchecked, what it uses that is not verified."""
+    return [(r.claim, r.ran, r.status.state, r.status.reasons, r.status.depends) for r in report.results], report.written
