@@ -73,8 +73,8 @@ def test_validate_json(project: ProjectBuilder) -> None:
     }
 
 
-def test_usage_error_exits_2() -> None:
-    code, _out, err = run("validate", "--format", "xml")
+def test_usage_error_exits_2(tmp_path: Path) -> None:
+    code, _out, err = run("validate", "--root", str(tmp_path), "--format", "xml")  # (never the shipped record)
     assert code == 2
     assert "Invalid value for '--format': 'xml' is not one of 'text', 'json'." in err
 
@@ -188,11 +188,11 @@ def test_validate_never_imports_torch_or_a_check(minimal: Callable[[], ProjectBu
     assert result.stdout.strip().endswith("rc 0"), result.stdout + result.stderr
 
 
-def test_the_cli_imports_neither_torch_nor_dask() -> None:
+def test_the_cli_imports_neither_torch_nor_dask(tmp_path: Path) -> None:
     code = ("import sys; from recordtool.cli import main\n"
             "try:\n main(['verify', '--help'])\nexcept SystemExit as e:\n"
             " heavy = [m for m in ('torch', 'distributed', 'dask') if m in sys.modules]; print('rc', e.code, heavy)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path)
     assert result.stdout.strip().endswith("rc 0 []"), result.stderr
     assert "--scheduler ADDRESS" in result.stdout
 
