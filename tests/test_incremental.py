@@ -497,6 +497,14 @@ def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_i
     kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
     assert len(edit_and_compare("A third title")) == entries
     assert victim.read_text(encoding="utf-8") == "still here"
+    # Whole and of the right shape, but a face that cannot be compared (a list): every key afresh
+    assert len(edit_and_compare("A fourth title")) < entries
+    generation, (shared, faces, *rest) = pickle.loads(kept.read_bytes()[len(plan.KEPT_FORM) + 20:])
+    faces = {i: list(face) for i, face in faces.items()}
+    payload = pickle.dumps((generation, (shared, faces, *rest)))
+    kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
+    (kept.parent / plan.KEPT_CHANGES_FILE.split("/")[-1]).unlink(missing_ok=True)
+    assert len(edit_and_compare("A fifth title")) == entries
 
 
 @pytest.mark.parametrize("seed", [4, 5])

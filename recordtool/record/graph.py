@@ -170,7 +170,7 @@ class Graph:
 
     def _key(self, entry_id: str) -> int:
         if not self._order:
-            self._order.update((i, n) for n, i in enumerate(self.record.entries))
+            self._order.update(zip(self.record.entries, itertools.count()))
         return self._order[entry_id]
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import operator
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -177,15 +178,14 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
 
     record = ctx.project.record
     entries = record.entries
-    states = ctx.states
-    faces = {i: f"{i} {places.path} {places.digest} {states.get(i)}" for i, places in record.places.items()}
+    faces = face_of_each(record.places, ctx.states)
     said = {}  # what a page shows of its entry's status: only claims have one
     for entry_id, status in ctx.statuses.items():
         if entry_id in entries:
             said[entry_id] = shown = reprs[entry_id] if reprs is not None else repr(status)
             if status.verdict is not None:  # the titles and captions of its figures
                 said[entry_id] = f"{shown}\0{[caption(ctx, figure) for figure in status.verdict.figures]!r}"
-    todo: set[str] | dict[str, str] = faces
+    todo: set[str] | dict[str, Face] = faces
     if kept is None:
         kept = KeptKeys(shared, watching=False)
     elif kept.shared != shared:  # other code, configuration or output folder: every key afresh
@@ -212,15 +212,46 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
         for i in near:
             face_sum = sums.get(i)
             if face_sum is None:
-                face_sum = sums[i] = int.from_bytes(hashlib.blake2b(faces[i].encode("utf-8"), digest_size=16).digest(),
-                                                    "big")
+                face_sum = sums[i] = int.from_bytes(
+                    hashlib.blake2b(face_text(i, faces[i]).encode("utf-8"), digest_size=16).digest(), "big")
             total += face_sum
-        parts = [shared, faces[entry_id], said.get(entry_id, "None")]
+        parts = [shared, face_text(entry_id, faces[entry_id]), said.get(entry_id, "None")]
         parts.append(f"{len(near)} {total % (1 << 128):x}")
         parts += quoted
         kept.learn(entry_id, _hash(parts), watch)
     kept.faces, kept.said = faces, said
     return {entry_id: kept.keys[entry_id] for entry_id in entries}
+
+
+Face = tuple[str, str, "str | None"]  # an entry's file (path and hash) and its state
+
+
+def face_of_each(places: dict[str, Places], states: dict[str, str | None]) -> dict[str, Face]:
+    """Each entry's face (``entry_keys``) as a tuple: its file's path and hash, and its state;
+    made, and compared with those kept (``differ``), without a line of Python per entry: on a
+    100,000-entry record, about two thirds of the time of an f-string per entry compared one
+    by one (0.28 to 0.31 s against 0.41 to 0.57 s, turn about in one process, on a slow day)."""
+    ids = places.keys()
+    files = places.values()
+    return dict(zip(ids, zip(map(_PATH, files), map(_DIGEST, files), map(states.get, ids), strict=True), strict=True))
+
+
+_PATH, _DIGEST = operator.itemgetter(0), operator.itemgetter(4)  # of ``Places``
+
+
+def face_text(entry_id: str, face: Face) -> str:
+    """The face of ``entry_id`` as the page keys hash it."""
+    return f"{entry_id} {face[0]} {face[1]} {face[2]}"
+
+
+def differ(now: dict[str, Any], then: dict[str, Any]) -> set[str] | None:
+    """The keys whose value differs between ``now`` and ``then`` (or that only one holds), by
+    the set of their items (C, not a line of Python per key); None when a value kept cannot be
+    hashed (a damaged file: treat everything as changed)."""
+    try:
+        return {key for key, _value in now.items() ^ then.items()}
+    except TypeError:
+        return None
 
 
 def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
@@ -241,7 +272,7 @@ def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
     return near, named
 
 
-KEPT_FORM = b"recordtool-page-keys 4\n"  # (generation, ``KeptKeys.plain``)
+KEPT_FORM = b"recordtool-page-keys 5\n"  # (generation, ``KeptKeys.plain``)
 Listing = tuple[str, str, tuple[str, ...]]  # an entry's file (path and hash), what the lists show of it, its tags
 WATCH_SEP = "\0"
 
@@ -261,7 +292,7 @@ class KeptKeys:
     longer watches costs a key worked out again, never a wrong one."""
 
     shared: str
-    faces: dict[str, str] = field(default_factory=dict)
+    faces: dict[str, Face] = field(default_factory=dict)
     said: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     # id -> the entries watching it: a set, or as kept, the ids joined by NULs (``WATCH_SEP``):
@@ -300,17 +331,19 @@ class KeptKeys:
             touched = self.touched[part] = set()
         touched.update(ids)
 
-    def stale(self, ctx: Context, faces: dict[str, str], said: dict[str, str]) -> set[str]:
-        """The entries whose key may differ from the one kept."""
+    def stale(self, ctx: Context, faces: dict[str, Face], said: dict[str, str]) -> set[str]:
+        """The entries whose key may differ from the one kept (every entry, when what was kept
+        cannot be compared: a damaged file)."""
         entries = ctx.project.record.entries
         graph = ctx.project.graph
-        kept_faces = self.faces
-        changed = {i for i, face in faces.items() if kept_faces.get(i) != face}
-        changed.update(i for i in kept_faces if i not in faces)
+        changed = differ(faces, self.faces)
+        restated = differ(said, self.said)
+        if changed is None or restated is None:
+            changed = set(faces.keys() | self.faces.keys())
+            restated = set(said.keys() | self.said.keys())
         self.moved = changed
         self.touch("faces", changed)
         todo = {i for i in changed if i in entries}
-        restated = {i for i in said.keys() | self.said.keys() if said.get(i) != self.said.get(i)}
         self.touch("said", restated)
         todo.update(restated)
         for entry_id in changed:
@@ -363,7 +396,7 @@ class KeptKeys:
             else:
                 watching.add(entry_id)
 
-    def plain(self) -> tuple[str, dict[str, str], dict[str, str], dict[str, str], dict[str, set[str] | str],
+    def plain(self) -> tuple[str, dict[str, Face], dict[str, str], dict[str, str], dict[str, set[str] | str],
                              dict[str, Listing]]:
         """Plain data, for ``recordtool.record.cache.write_plain``; entries gone are left out.
         The watchers of an id are joined into one string (a set is kept as a set when one of
@@ -449,7 +482,7 @@ def _joined(watching: set[str] | str) -> set[str] | str:
         joined = WATCH_SEP.join(watching)
         return joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
     return watching
-KEPT_CHANGES_FORM = b"recordtool-page-key-changes 1\n"
+KEPT_CHANGES_FORM = b"recordtool-page-key-changes 2\n"
 Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its value now, ids gone)
 
 

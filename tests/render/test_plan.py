@@ -269,3 +269,19 @@ def test_status_reprs_are_the_statuses_reprs() -> None:
         statuses: dict[str, ClaimStatus]
 
     assert plan.status_reprs(Ctx(statuses)) == {c: repr(s) for c, s in statuses.items()}  # type: ignore[arg-type]
+
+
+def test_faces_are_hashed_as_before_and_compared_whole(project: ProjectBuilder) -> None:
+    """A face (an entry's file, its hash and its state) enters the page keys as the text it
+    always did (so the keys in a committed manifest still hold); ``differ`` gives the ids whose
+    value changed, came or went, and None when a value cannot be compared."""
+    small_record(project)
+    record = open_project(root=project.root)
+    ctx = plan.context(record, statuses(record))
+    faces = plan.face_of_each(record.record.places, ctx.states)
+    assert list(faces) == list(record.record.places)
+    for i, places in record.record.places.items():
+        assert plan.face_text(i, faces[i]) == f"{i} {places.path} {places.digest} {ctx.states.get(i)}"
+    assert plan.differ({"A": ("x", None), "B": 1, "C": 2}, {"A": ("x", None), "B": 3, "D": 4}) == {"B", "C", "D"}
+    assert plan.differ({"A": 1}, {"A": 1}) == set()
+    assert plan.differ({"A": ("x",)}, {"A": ["x"]}) is None
