@@ -66,16 +66,19 @@ or while other threads run (forking those is unsafe).
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+# ``multiprocessing`` and ``concurrent.futures`` (about 20 ms to import) are imported where a
+# pool starts: a command after one edit, or on a small record, starts none.
 
 T = TypeVar("T")
 
@@ -145,6 +148,9 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
             pass
         yield (work(chunk) for chunk in chunks)
         return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context("fork"),
                                initializer=_start_worker, initargs=(work, chunks))
 
@@ -171,6 +177,8 @@ def fork_fits(jobs: int | None) -> bool:
 def _forkable() -> bool:
     """Whether this process may fork workers: not inside a worker, ``fork`` offered, and no
     other thread running (forking one is unsafe)."""
+    import multiprocessing
+
     return _job is None and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
@@ -225,6 +233,10 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
         for _step in meanwhile:
             pass
         return [result for chunk in chunks for result in local(chunk)]
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context(SHIPPED),
                                initializer=_start_shipped, initargs=(remote, shared()))
 
@@ -259,6 +271,8 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
     ``helping`` caller takes the next of its own ``steps`` (a step of other work), or once
     those are done, does the last chunk nobody has taken. A chunk the pool could not do is
     done here."""
+    from concurrent.futures.process import BrokenProcessPool
+
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
     here: dict[int, list[Any]] = {}  # done here, from the back
     back = len(chunks)  # chunks from here on are (being) done here

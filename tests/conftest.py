@@ -163,17 +163,18 @@ class ProjectBuilder:
 
 
 def count_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that grows by one each time recordtool.parallel starts a process pool."""
-    import recordtool.parallel as parallel
+    """A list that grows by one each time recordtool starts a process pool (it imports
+    ``concurrent.futures.ProcessPoolExecutor`` where it starts one)."""
+    import concurrent.futures
 
     pools: list[int] = []
-    real = parallel.ProcessPoolExecutor
+    real = concurrent.futures.ProcessPoolExecutor
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         pools.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", counted)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted)
     return pools
 
 

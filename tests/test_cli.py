@@ -197,6 +197,21 @@ def test_the_cli_imports_neither_torch_nor_dask(tmp_path: Path) -> None:
     assert "--scheduler ADDRESS" in result.stdout
 
 
+def test_commands_that_start_no_pool_import_no_pool(minimal: Callable[[], ProjectBuilder]) -> None:
+    """``validate`` and ``render`` of a small record (too few files for workers) import
+    neither ``multiprocessing`` nor ``concurrent.futures``: they are imported where a pool starts."""
+    project = minimal()
+    code = ("import sys; from recordtool.cli import main\n"
+            "for args in (['validate'], ['render'], ['render']):\n"
+            " try:\n  main([*args, '--root', sys.argv[1], '-j', '2'])\n except SystemExit as e:\n  print('rc', e.code)\n"
+            "print([m for m in ('multiprocessing', 'concurrent.futures') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code, str(project.root)], capture_output=True, text=True,
+                            check=False, cwd=project.root)
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("rc ")] == ["rc 0"] * 3, result.stdout + result.stderr
+    assert lines[-1] == "[]", result.stdout
+
+
 def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "recordtool", "--version"], capture_output=True, text=True,
                             check=False, cwd=tmp_path)

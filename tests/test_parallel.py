@@ -282,14 +282,16 @@ def test_fresh_interpreters_start_only_as_many_as_the_items_repay(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine with many cores, a small record starts few fresh interpreters: one per
     ``min_items // 2`` items at most (each costs about half a second to start)."""
+    import concurrent.futures
+
     sizes: list[int] = []
-    real = parallel.ProcessPoolExecutor
+    real = concurrent.futures.ProcessPoolExecutor
 
     def sized(workers: int, *args: object, **kwargs: object) -> object:
         sizes.append(workers)
         return real(workers, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", sized)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", sized)
 
     def local(chunk: list[int]) -> list[tuple[int, int, str]]:
         return [(i * i + 1, os.getpid(), HELD) for i in chunk]

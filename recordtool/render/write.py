@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import multiprocessing
 import os
 import threading
 from array import array
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,8 +58,12 @@ class Outputs:
         ``AHEAD_MIN`` files, ``fork``, and no other thread (forking those is unsafe); not when a
         worker is stat-ing them already (``given``)."""
         global _ahead
-        if (self._ahead is not None or parallel.workers(jobs) < 2 or len(self.paths) < AHEAD_MIN or threading.active_count() > 1
-                or "fork" not in multiprocessing.get_all_start_methods()):
+        if self._ahead is not None or parallel.workers(jobs) < 2 or len(self.paths) < AHEAD_MIN:
+            return
+        import multiprocessing  # (only here: a render that starts no worker does without it)
+        from concurrent.futures import ProcessPoolExecutor
+
+        if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
             return
         _ahead = (base, self.paths)  # the worker is forked with it: nothing to pickle
         try:
@@ -406,7 +408,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes]), last_chunk] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
     ctx = plan.context
-    if ctx is None or parallel.fork_fits(jobs):
+    if ctx is None or len(order) < PARALLEL_MIN or parallel.fork_fits(jobs):  # (too few pages: no pool either way)
         # Workers forked from this process share the project as it is, copy-on-write: nothing
         # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
         # time against 6.7 s with slices shipped to a fresh interpreter).

@@ -3,6 +3,7 @@ project; and every kind of change falls through to a real render."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import shutil
 import time
@@ -498,7 +499,7 @@ def test_after_a_change_the_worker_stats_the_pages_written_before(project: Proje
         forked.append(args)
         raise OSError("no worker forked here")
 
-    monkeypatch.setattr(write, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
     monkeypatch.setattr(write, "AHEAD_MIN", 0)
     wait = _ahead(root)
     assert wait is not None
