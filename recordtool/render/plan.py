@@ -109,8 +109,7 @@ def plan_site(ctx: Context) -> Plan:
 
     def key(path: str) -> str | None:
         if not keys:
-            reprs = status_reprs(ctx)
-            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept, reprs).items())
+            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept).items())
             keys.update(index.index_keys(ctx, shared, paths))
             if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
                 write_kept_keys(ctx, kept)
@@ -139,26 +138,16 @@ def _hash(parts: list[str]) -> str:
 
 
 def status_reprs(ctx: Context) -> dict[str, str]:
-    """Each claim's status as the page keys hash it (its ``repr``), worked out once for both
-    kinds of key (at 100,000 entries each pass over 40,000 claims took about 0.1 s); that of a
-    claim without a verdict, reasons or dependencies (most of them) written out as its
-    ``repr`` writes it, without the dataclass's generic ``repr`` (``plain_repr``)."""
-    out: dict[str, str] = {}
-    for claim, status in ctx.statuses.items():
-        if status.verdict is None and not status.reasons and not status.depends and type(status.claim) is str:
-            out[claim] = plain_repr(status.claim, status.state)
-        else:
-            out[claim] = repr(status)
-    return out
+    """What the page keys hash of each claim's status besides its state: its ``repr``, for a
+    claim with a verdict, reasons or dependencies. Nothing for the others (most claims): their
+    page shows their state alone, and the state is in the entry's face already. At 100,000
+    entries the ``repr`` of 40,000 plain statuses, kept and compared, cost about a tenth of a
+    second for nothing."""
+    return {claim: repr(status) for claim, status in ctx.statuses.items()
+            if status.verdict is not None or status.reasons or status.depends}
 
 
-def plain_repr(claim: str, state: str) -> str:
-    """``repr(ClaimStatus(claim, state, None))`` (``tests/render/test_plan.py`` compares them)."""
-    return f"ClaimStatus(claim={claim!r}, state={state!r}, verdict=None, reasons=[], depends=[])"
-
-
-def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
-               reprs: dict[str, str] | None = None) -> dict[str, str]:
+def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
     """The key of every entry's page: a hash of everything it shows. That is the entry, its
     status (and the titles and captions of its figures, kept beside them), what the page shows
     of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
@@ -179,12 +168,12 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None,
     record = ctx.project.record
     entries = record.entries
     faces = face_of_each(record.places, ctx.states)
-    said = {}  # what a page shows of its entry's status: only claims have one
-    for entry_id, status in ctx.statuses.items():
+    said = {}  # what a page shows of its entry's status besides its state (``status_reprs``)
+    for entry_id, shown in status_reprs(ctx).items():
         if entry_id in entries:
-            said[entry_id] = shown = reprs[entry_id] if reprs is not None else repr(status)
-            if status.verdict is not None:  # the titles and captions of its figures
-                said[entry_id] = f"{shown}\0{[caption(ctx, figure) for figure in status.verdict.figures]!r}"
+            verdict = ctx.statuses[entry_id].verdict
+            said[entry_id] = shown if verdict is None else (  # and the titles and captions of its figures
+                f"{shown}\0{[caption(ctx, figure) for figure in verdict.figures]!r}")
     todo: set[str] | dict[str, Face] = faces
     if kept is None:
         kept = KeptKeys(shared, watching=False)
@@ -273,7 +262,7 @@ def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
     return near, named
 
 
-KEPT_FORM = b"recordtool-page-keys 5\n"  # (generation, ``KeptKeys.plain``)
+KEPT_FORM = b"recordtool-page-keys 6\n"  # (generation, ``KeptKeys.plain``)
 Listing = tuple[str, str, tuple[str, ...]]  # an entry's file (path and hash), what the lists show of it, its tags
 WATCH_SEP = "\0"
 
@@ -483,7 +472,7 @@ def _joined(watching: set[str] | str) -> set[str] | str:
         joined = WATCH_SEP.join(watching)
         return joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
     return watching
-KEPT_CHANGES_FORM = b"recordtool-page-key-changes 2\n"
+KEPT_CHANGES_FORM = b"recordtool-page-key-changes 3\n"
 Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its value now, ids gone)
 
 

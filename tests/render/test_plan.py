@@ -240,35 +240,29 @@ def test_kept_keys_are_kept_as_changes_beside_the_whole_file_and_read_back_as_th
     assert back is not None and _as_sets(back.plain()) == held[-1]
 
 
-def test_status_reprs_are_the_statuses_reprs() -> None:
-    """The page keys hash each claim's status as its ``repr``; ``status_reprs`` writes that of
-    a plain status (no verdict, reasons or dependencies) itself: the same text, whatever the
-    claim's id and state."""
-    import random
-    from dataclasses import dataclass
-
-    from recordtool.render.plan import plain_repr
+def test_a_claims_key_follows_what_its_page_shows_of_its_status(project: ProjectBuilder) -> None:
+    """The key of a claim's page changes with its state (which its face holds), its reasons and
+    its dependencies; an equal status gives the same key. Only a status that shows more than
+    its state is hashed as its ``repr`` (``status_reprs``)."""
     from recordtool.verify.verdict import ClaimStatus
 
-    rng = random.Random(3)
-    odd = ["THEORY-1", "THEORY-'2", 'THEORY-"3', "THEORY-\\4", "THEORY-é5", "THEORY-\n6", ""]
-    statuses = {}
-    for n in range(200):
-        claim = rng.choice(odd) + str(n)
-        state = rng.choice(["unchecked", "verified", "stale", "error", "it's"])
-        status = ClaimStatus(claim, state, None)  # type: ignore[arg-type]
-        if rng.random() < 0.3:
-            status.depends = [("THEORY-9", "unchecked")]
-        if rng.random() < 0.2:
-            status.reasons = ["statement changed"]
-        statuses[claim] = status
-        assert plain_repr(claim, state) == repr(ClaimStatus(claim, state, None))  # type: ignore[arg-type]
+    small_record(project)
+    record = open_project(root=project.root)
+    claim = "THEORY-1"
 
-    @dataclass
-    class Ctx:
-        statuses: dict[str, ClaimStatus]
+    def key(status: ClaimStatus) -> str:
+        return plan.entry_keys(plan.context(record, statuses(record, THEORY_1=status)), "shared")[claim]
 
-    assert plan.status_reprs(Ctx(statuses)) == {c: repr(s) for c, s in statuses.items()}  # type: ignore[arg-type]
+    shown = [ClaimStatus(claim, "unchecked", None), ClaimStatus(claim, "stale", None),
+             ClaimStatus(claim, "stale", None, reasons=["statement changed"]),
+             ClaimStatus(claim, "stale", None, reasons=["checks/a.py changed"]),
+             ClaimStatus(claim, "unchecked", None, depends=[("THEORY-2", "unchecked")]),
+             ClaimStatus(claim, "unchecked", None, depends=[("THEORY-2", "error")])]
+    keys = [key(status) for status in shown]
+    assert len(set(keys)) == len(shown)
+    assert key(ClaimStatus(claim, "stale", None, reasons=["statement changed"])) == keys[2]
+    reprs = plan.status_reprs(plan.context(record, statuses(record, THEORY_1=shown[2])))
+    assert reprs == {claim: repr(shown[2])}
 
 
 def test_faces_are_hashed_as_before_and_compared_whole(project: ProjectBuilder) -> None:
