@@ -654,6 +654,37 @@ def test_a_narrowed_graph_answers_as_its_indexes(tmp_path: Path, seed: int) -> N
             assert (left.cited_by.get(target), left.mentions_in.get(target)) != (
                 indexes["cited_by"].get(target), indexes["mentions_in"].get(target))
 
+def test_a_narrowed_graph_asked_about_many_sources_makes_its_indexes_whole_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the ids asked about have many sources between them (after a render, most entries
+    changed), ``Graph.narrow`` stops indexing them id by id past its budget: the whole indexes
+    are made once, and every answer is theirs."""
+    from recordtool.record import graph as graph_module
+    from recordtool.record.graph import INDEXES, Graph
+    from recordtool.record.project import open_project
+
+    walk = Walk(tmp_path / "project", 8)
+    for _ in range(6):
+        walk.mutate()
+    whole = open_project(root=walk.root, cache=True).graph
+    indexes = {name: dict(getattr(whole, name)) for name in INDEXES}
+    project = open_project(root=walk.root, cache=True)
+    ids = list(project.record.entries)
+    monkeypatch.setattr(graph_module, "NARROW_MIN", 2 * len(ids))
+    made: list[int] = []
+    real_index, real_links = Graph._index, Graph._links
+    indexed: list[int] = []
+    monkeypatch.setattr(Graph, "_index", lambda self: made.append(1) or real_index(self))
+    monkeypatch.setattr(Graph, "_links", lambda self, sources: indexed.append(len(list(sources))) or
+                        real_links(self, sources))
+    project.graph.narrow(lambda i: ids)  # every entry may name every id
+    for entry_id in ids:
+        for name in INDEXES:
+            assert getattr(project.graph, name).get(entry_id) == indexes[name].get(entry_id), name
+    assert made == [1]
+    assert sum(indexed) <= 2 * len(ids) + len(ids) + len(ids)  # the budget, the last id's sources, then whole once
+
+
 def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
         project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After one body edit, render makes (from the entry cache) only the entries the pages it

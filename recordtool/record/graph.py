@@ -78,6 +78,7 @@ class Graph:
     _linked: set[str] | None = field(default=None, init=False, repr=False, compare=False)
     # ``narrow``: for an id, the entries that may cite or mention it (a superset of those that do)
     _sources: Callable[[str], Iterable[str]] | None = field(default=None, init=False, repr=False, compare=False)
+    _spent: int = field(default=0, init=False, repr=False, compare=False)  # sources indexed id by id since ``narrow``
     # ``build_graph(keep=True)``: what spans the record, to keep for the next run, and whether it changed
     kept: KeptLinks | None = field(default=None, init=False, repr=False, compare=False)
     kept_changed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -132,11 +133,16 @@ class Graph:
         render (``recordtool.render.plan.KeptKeys``): the entries watching ``i`` and those
         whose file changed since. At 100,000 entries the whole indexes cost about 4 s of CPU,
         for the handful of pages an edit changes. Asking for an index whole (iterating it, its
-        length, its items) makes it whole, the same as without ``narrow``. Nothing changes
-        once the indexes are made, or for a graph ``build_graph`` did not make."""
+        length, its items) makes it whole, the same as without ``narrow``; so does indexing
+        more sources id by id than a quarter of the entries (``NARROW_SHARE``, at least
+        ``NARROW_MIN``): when many entries changed since the keys were kept (a checkout of
+        another branch), every id asked about has most of them as sources, and indexing them
+        again for each id made a render of 3,000 entries, half of them changed, take 283 s
+        instead of 10. Nothing changes once the indexes are made, or for a graph
+        ``build_graph`` did not make."""
         if self.__dict__.get("_scans") is None or any(name in self.__dict__ for name in INDEXES):
             return
-        self._sources = sources
+        self._sources, self._spent = sources, 0
         for name in INDEXES:
             setattr(self, name, _ById(self, name))
 
@@ -158,8 +164,19 @@ class Graph:
         if entry_id not in entries:
             return None
         if name == "mentions_out":
-            return self._links([entry_id])[1].get(entry_id)
-        cited_by, _out, mentions_in = self._links(sorted({s for s in sources(entry_id) if s in entries}, key=self._key))
+            found = [entry_id]
+        else:
+            found = sorted({s for s in sources(entry_id) if s in entries}, key=self._key)
+        self._spent += len(found)
+        if self._spent > max(NARROW_MIN, len(entries) // NARROW_SHARE):
+            # Many ids asked about, or many sources each (many entries changed since the keys
+            # were kept: a checkout of another branch): id by id would index the same sources
+            # again and again, so the whole indexes, once.
+            self._index()
+            return self.__dict__[name].get(entry_id)
+        if name == "mentions_out":
+            return self._links(found)[1].get(entry_id)
+        cited_by, _out, mentions_in = self._links(found)
         return (cited_by if name == "cited_by" else mentions_in).get(entry_id)
 
     def _whole(self, name: str) -> Any:
@@ -295,6 +312,9 @@ class _ById(dict[str, Any]):
 
 
 _source = operator.itemgetter(0)  # a Mention's source
+# ``narrow``: id by id while the sources indexed stay under a quarter of the entries, or under
+# NARROW_MIN (the whole indexes of a thousand entries take about 16 ms)
+NARROW_SHARE, NARROW_MIN = 4, 1_000
 INDEXES = frozenset({"cited_by", "mentions_out", "mentions_in"})  # what ``Graph._index`` makes
 
 
