@@ -267,8 +267,8 @@ def test_a_claims_key_follows_what_its_page_shows_of_its_status(project: Project
 
 def test_faces_are_hashed_as_before_and_compared_whole(project: ProjectBuilder) -> None:
     """A face (an entry's file, its hash and its state) enters the page keys as the text it
-    always did (so the keys in a committed manifest still hold); ``differ`` gives the ids whose
-    value changed, came or went, and None when a value cannot be compared."""
+    always did; ``differ`` gives the ids whose value changed, came or went, and None when a
+    value cannot be compared."""
     small_record(project)
     record = open_project(root=project.root)
     ctx = plan.context(record, statuses(record))
