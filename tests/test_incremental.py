@@ -685,6 +685,43 @@ def test_a_narrowed_graph_asked_about_many_sources_makes_its_indexes_whole_once(
     assert sum(indexed) <= 2 * len(ids) + len(ids) + len(ids)  # the budget, the last id's sources, then whole once
 
 
+def test_a_render_after_many_changes_makes_the_graph_whole_midway_and_gives_the_cold_pages(
+        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After most entries changed at once, a render with the kept keys narrows the graph, then,
+    past its budget (made small here), makes the indexes whole partway through the keys
+    (``Graph.narrow``): its pages are those of a cold render."""
+    from recordtool.record import graph as graph_module
+    from recordtool.record.graph import Graph
+    from recordtool.render import write
+
+    for n in range(1, 21):
+        project.add(f"LIT-{n}", f"title: Paper {n}\n"
+                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
+        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\n"
+                    f"cites: [{{id: LIT-{n}, as: source}}]\nbody: Against THEORY-{n % 20 + 1} and LIT-{n % 7 + 1}.\n")
+    root = project.root
+    _age_all(root)
+    assert invoke("render", "--root", str(root)).code == 0
+    monkeypatch.setattr(graph_module, "NARROW_MIN", 10)
+    monkeypatch.setattr(graph_module, "NARROW_SHARE", 10**9)
+    monkeypatch.setattr(write, "WHOLE_MIN", 10**9)  # (not made whole for the many pages to compose: by the budget)
+    made: list[int] = []
+    one, index = Graph._one, Graph._index
+    asked: list[str] = []
+    monkeypatch.setattr(Graph, "_one", lambda self, name, i: asked.append(i) or one(self, name, i))
+    monkeypatch.setattr(Graph, "_index", lambda self: made.append(len(asked)) or index(self))
+    for n in range(1, 21, 2):  # half the claims: another body, naming other entries
+        path = project.path(f"THEORY-{n}")
+        path.write_text(path.read_text(encoding="utf-8").replace("body: Against", f"body: After LIT-{n % 5 + 1}, against"),
+                        encoding="utf-8")
+    rendered = invoke("render", "--root", str(root))
+    assert rendered.code == 0 and not rendered.err, rendered
+    assert len(made) == 1 and made[0] > 0  # made whole once, after some ids were asked about one by one
+    cold = _cold_copy(root, tmp_path / "cold")
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")
+
+
 def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
         project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After one body edit, render makes (from the entry cache) only the entries the pages it
