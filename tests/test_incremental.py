@@ -694,13 +694,7 @@ def test_a_render_after_many_changes_makes_the_graph_whole_midway_and_gives_the_
     from recordtool.record.graph import Graph
     from recordtool.render import write
 
-    for n in range(1, 21):
-        project.add(f"LIT-{n}", f"title: Paper {n}\n"
-                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
-        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\n"
-                    f"cites: [{{id: LIT-{n}, as: source}}]\nbody: Against THEORY-{n % 20 + 1} and LIT-{n % 7 + 1}.\n")
-    root = project.root
-    _age_all(root)
+    root = _papers_and_claims(project, 20)
     assert invoke("render", "--root", str(root)).code == 0
     monkeypatch.setattr(graph_module, "NARROW_MIN", 10)
     monkeypatch.setattr(graph_module, "NARROW_SHARE", 10**9)
@@ -760,13 +754,7 @@ def test_a_render_into_a_new_folder_makes_the_graphs_indexes_whole_not_id_by_id(
     composes every page: the graph's indexes are made whole once (``Graph.whole``), not worked
     out id by id for every page as the keys alone would (``Graph.narrow``); the pages are
     those of a cold render."""
-    for n in range(1, 31):
-        project.add(f"LIT-{n}", f"title: Paper {n}\n"
-                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
-        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\n"
-                    f"cites: [{{id: LIT-{n}, as: source}}]\nbody: Against THEORY-{n % 30 + 1} and LIT-{n % 7 + 1}.\n")
-    root = project.root
-    _age_all(root)
+    root = _papers_and_claims(project, 30)
     # (folders outside the project: the pages' keys are the same in any such folder)
     outside = tmp_path_factory.mktemp("outside")
     assert invoke("render", "--root", str(root), "-o", str(outside / "first")).code == 0
@@ -785,6 +773,18 @@ def test_a_render_into_a_new_folder_makes_the_graphs_indexes_whole_not_id_by_id(
     cold = _cold_copy(root, outside / "cold")
     assert invoke("render", "--root", str(cold), "--no-cache", "-o", str(outside / "cold-site")).code == 0
     assert _pages(outside / "site") == _pages(outside / "cold-site")
+
+
+def _papers_and_claims(project: ProjectBuilder, count: int) -> Path:
+    """``count`` papers and as many claims, each citing its paper and naming the next claim and
+    a paper in its body, written long ago (``_age_all``); the project's root."""
+    for n in range(1, count + 1):
+        project.add(f"LIT-{n}", f"title: Paper {n}\n"
+                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
+        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\n"
+                    f"cites: [{{id: LIT-{n}, as: source}}]\nbody: Against THEORY-{n % count + 1} and LIT-{n % 7 + 1}.\n")
+    _age_all(project.root)
+    return project.root
 
 
 def _age_all(root: Path) -> None:
