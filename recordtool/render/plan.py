@@ -270,7 +270,8 @@ WATCH_SEP = "\0"
 @dataclass
 class KeptKeys:
     """What the last render worked out for the entries' pages, kept for the next one
-    (``<cache>/pages/keys.bin``): each entry's face and status as shown, its page's key, and
+    (``<cache>/pages/keys.bin``): each entry's face, a claim's status as its page shows it
+    (``status_reprs``: only when it shows more than the state), its page's key, and
     for each id the entries whose key depends on it (``watchers``: the entries it is a
     neighbour of, and those that name it in a citation, a mention or a quoted sentence).
 
