@@ -8,8 +8,11 @@ process (imports included):
 
 - cold: ``validate --no-cache`` and ``render --no-cache`` into an empty pages folder (every
   file read, every page composed), ``--cold-rounds`` times;
-- one edit: an entry picked at random gets a new word in its body (its page and its
-  neighbours' pages change; row "body"), or in its title and its body (the index pages that
+- one edit: an entry picked at random gets a new word at the start of its body (row "body":
+  its page changes, and when the first sentence mentions an id, as in about a third of them,
+  the pages that quote it or show its mentions are composed again), at a place picked at random
+  in its body (row "prose": most places are in sentences that mention no id, and then no
+  other page is composed), or in its title and at the start of its body (the index pages that
   list it change too; row "title"), then ``validate``; another entry the same, then
   ``render``; ``--rounds`` times each. The entry cache (.recordtool-cache/entries/), the
   manifest and the snapshot are those the previous runs left, as for a user.
@@ -56,14 +59,23 @@ def once(args: list[str], cwd: Path) -> Run:
     return done
 
 
-EDITS = ("body", "title")  # a new word in the body; in the title too (then the index pages that list it change)
+EDITS = ("body", "prose", "title")  # a new word at the body's start; anywhere in it; in the title too
 
 
 def edit(folder: Path, rng: random.Random, round_: int, what: str) -> Path:
-    """A new word in the body (and with ``what`` "title", the title) of an entry picked at random."""
+    """A new word at the start of the body (``what`` "body"; with "title", in the title too),
+    or between two words picked at random in the body ("prose"), of an entry picked at random."""
     files = sorted((folder / "record").glob("*/*.yaml"))
     path = rng.choice(files)
-    text = path.read_text(encoding="utf-8").replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
+    text = path.read_text(encoding="utf-8")
+    if what == "prose":
+        start = text.index("body: |\n") + len("body: |\n")  # (the body is the last field the generator writes)
+        spots = [i + 1 for i in range(start + 1, len(text) - 1)
+                 if text[i] == " " and text[i - 1].isalpha() and text[i + 1].isalpha()]
+        at = rng.choice(spots)
+        path.write_text(f"{text[:at]}revised{round_} {text[at:]}", encoding="utf-8")
+        return path
+    text = text.replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
     if what == "title":
         text = text.replace('title: "', f'title: "Revised{round_} ', 1)
     path.write_text(text, encoding="utf-8")
@@ -92,8 +104,9 @@ def main() -> None:
     j = ["-j", str(args.jobs)]
     print(f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable; every command with -j {args.jobs}; "
           "synthetic records, bodies of research Markdown")
-    print("(cold: --no-cache, into an empty pages folder; one edit: a new word in one entry's body (and title), then "
-          "the command with the cache, manifest and snapshot of the runs before; medians; load: 1-minute average after)")
+    print("(cold: --no-cache, into an empty pages folder; one edit: a new word at the start of one entry's body "
+          "(body; and in its title: title) or anywhere in it (prose), then the command with the cache, manifest and "
+          "snapshot of the runs before; medians; load: 1-minute average after)")
     import recordtool  # the package the commands will import (by the same path)
 
     compileall.compile_dir(str(Path(recordtool.__file__).parent), quiet=1)

@@ -154,11 +154,12 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     whether each id of a sentence quoted from a backlink is in the record (a link, or "not in
     the record").
 
-    An entry is known by its "face": its id, the bytes of its file (and the file's path) and
-    its state. The same bytes give the same entry, so a face stands for its title, its
-    citations and the sentences of it a page quotes. Whether an id the entry cites or mentions
-    is in the record needs no more either: it is exactly whether that id is among the
-    neighbours.
+    An entry is known on its own page by its "face": its id, the bytes of its file (and the
+    file's path) and its state; the same bytes give the same entry. On its neighbours' pages it
+    is known by what they show of it (``shown_of``: its title, state, citations and mentions),
+    so that an edit of its prose that leaves those as they were recomposes its own page only.
+    Whether an id the entry cites or mentions is in the record needs no more: it is exactly
+    whether that id is among the neighbours.
 
     ``kept``: the faces, statuses and keys the last render worked out (``KeptKeys``); then
     only the keys that may have changed are worked out again (``KeptKeys.stale``), and
@@ -169,11 +170,11 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     entries = record.entries
     faces = face_of_each(record.places, ctx.states)
     said = {}  # what a page shows of its entry's status besides its state (``status_reprs``)
-    for entry_id, shown in status_reprs(ctx).items():
+    for entry_id, status in status_reprs(ctx).items():
         if entry_id in entries:
             verdict = ctx.statuses[entry_id].verdict
-            said[entry_id] = shown if verdict is None else (  # and the titles and captions of its figures
-                f"{shown}\0{[caption(ctx, figure) for figure in verdict.figures]!r}")
+            said[entry_id] = status if verdict is None else (  # and the titles and captions of its figures
+                f"{status}\0{[caption(ctx, figure) for figure in verdict.figures]!r}")
     todo: set[str] | dict[str, Face] = faces
     if kept is None:
         kept = KeptKeys(shared, watching=False)
@@ -186,9 +187,12 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
         if not kept.fresh:  # (nothing kept from before: every entry's file counts as changed)
             ctx.project.graph.narrow(lambda i: itertools.chain(kept.watched_by(i), kept.moved))
         todo = kept.stale(ctx, faces, said)
-    # The neighbours' faces enter a key as the sum of their hashes (a set has no order to keep,
-    # and a sum of 128-bit hashes changes with any one of them): no sorting, no joining.
-    sums: dict[str, int] = {}
+    # What the page shows of its neighbours enters its key as the sum of their hashes (a set
+    # has no order to keep, and a sum of 128-bit hashes changes with any one of them): no
+    # sorting, no joining. Each is kept from the last render while the neighbour's face is
+    # the same (``KeptKeys.stale`` works out again those of the faces that changed).
+    shown = kept.shown
+    learnt: list[str] = []
     findall = ctx.pattern.findall
     for entry_id in todo:
         near, watch = _neighbourhood(ctx, entry_id)
@@ -199,16 +203,18 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
         watch.update(i.lstrip("!") for i in quoted)
         total = 0
         for i in near:
-            face_sum = sums.get(i)
+            face_sum = shown.get(i)
             if face_sum is None:
-                face_sum = sums[i] = int.from_bytes(
-                    hashlib.blake2b(face_text(i, faces[i]).encode("utf-8"), digest_size=16).digest(), "big")
+                face_sum = shown[i] = shown_of(ctx, i)
+                learnt.append(i)
             total += face_sum
         parts = [shared, face_text(entry_id, faces[entry_id]), said.get(entry_id, "None")]
         parts.append(f"{len(near)} {total % (1 << 128):x}")
         parts += quoted
         kept.learn(entry_id, _hash(parts), watch)
     kept.faces, kept.said = faces, said
+    if learnt and not kept.fresh:
+        kept.touch("shown", learnt)
     return {entry_id: kept.keys[entry_id] for entry_id in entries}
 
 
@@ -232,6 +238,23 @@ _PATH, _DIGEST = operator.itemgetter(0), operator.itemgetter(4)  # of ``Places``
 def face_text(entry_id: str, face: Face) -> str:
     """The face of ``entry_id`` as the page keys hash it."""
     return f"{entry_id} {face[0]} {face[1]} {face[2]}"
+
+
+def shown_of(ctx: Context, entry_id: str) -> int:
+    """A hash of what the pages of an entry's neighbours show of it (or may: a little more is
+    hashed than is shown, never less): its id, its title (a claim without one: its statement), its
+    state, each of its citations (the id, the relation, the note), and each of its mentions
+    (the id, the field, the sentence quoted), in order. Its file's path is hashed too. Not its
+    prose as such: a neighbour's page shows its sentences that mention ids, not the others
+    (``recordtool.render.slices.flat_face`` packs the same for a worker, less the mentions,
+    which the slice of the page's own entry holds). The line of a mention is left out: no page
+    shows it."""
+    record = ctx.project.record
+    entry = record.entries[entry_id]
+    mentions = ctx.project.graph.mentions_out.get(entry_id, ())
+    shown = repr((entry_id, record.places[entry_id].path, entry.display_title, ctx.state(entry_id),
+                  [(c.id, c.as_, c.note) for c in entry.cites], [(m.target, m.field, m.sentence) for m in mentions]))
+    return int.from_bytes(hashlib.blake2b(shown.encode("utf-8"), digest_size=16).digest(), "big")
 
 
 def differ(now: dict[str, Any], then: dict[str, Any]) -> set[str] | None:
@@ -262,7 +285,7 @@ def _neighbourhood(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
     return near, named
 
 
-KEPT_FORM = b"recordtool-page-keys 6\n"  # (generation, ``KeptKeys.plain``)
+KEPT_FORM = b"recordtool-page-keys 7\n"  # (generation, ``KeptKeys.plain``)
 Listing = tuple[str, str, tuple[str, ...]]  # an entry's file (path and hash), what the lists show of it, its tags
 WATCH_SEP = "\0"
 
@@ -291,6 +314,7 @@ class KeptKeys:
     # that changed (at 10,000 entries, 0.024 s of the 0.033 s that reading the file took)
     watchers: dict[str, set[str] | str] = field(default_factory=dict)
     listings: dict[str, Listing] = field(default_factory=dict)  # id -> its file, a hash of what the lists show of it, its tags
+    shown: dict[str, int] = field(default_factory=dict)  # id -> what its neighbours' pages show of it (``shown_of``)
     changed: bool = True  # since read: to be written again
     watching: bool = True  # False: nothing is kept for a next render, so no watchers are worked out
     # Nothing kept from before (a first render, or keys cleared): each entry is learned once,
@@ -311,6 +335,7 @@ class KeptKeys:
 
     def clear(self, shared: str) -> None:
         self.shared, self.faces, self.said, self.keys, self.watchers, self.listings = shared, {}, {}, {}, {}, {}
+        self.shown = {}
         self.changed = self.fresh = True
         self.base = None
         self.touched = {}
@@ -337,7 +362,19 @@ class KeptKeys:
         todo = {i for i in changed if i in entries}
         self.touch("said", restated)
         todo.update(restated)
+        # An entry whose face changed but not what its neighbours' pages show of it (an edit of
+        # its prose that leaves its mentions as they were) changes its own page's key only.
+        shown = self.shown
+        reshown: list[str] = []
         for entry_id in changed:
+            before = shown.pop(entry_id, None)
+            if entry_id in entries:
+                now = shown[entry_id] = shown_of(ctx, entry_id)
+                if now == before:
+                    continue
+            reshown.append(entry_id)
+        self.touch("shown", changed)
+        for entry_id in reshown:
             todo.update(self.watching_of(entry_id))
             if entry_id in entries:  # what it names now (what it named before watches it)
                 todo.update(cited for cited, _relation in ctx.project.record.cites(entry_id))
@@ -388,13 +425,15 @@ class KeptKeys:
                 watching.add(entry_id)
 
     def plain(self) -> tuple[str, dict[str, Face], dict[str, str], dict[str, str], dict[str, set[str] | str],
-                             dict[str, Listing]]:
+                             dict[str, Listing], dict[str, int]]:
         """Plain data, for ``recordtool.record.cache.write_plain``; entries gone are left out.
         The watchers of an id are joined into one string (a set is kept as a set when one of
         its ids holds the separator, which no valid id does)."""
-        keys = {i: k for i, k in self.keys.items() if i in self.faces}
+        faces = self.faces
+        keys = {i: k for i, k in self.keys.items() if i in faces}
         watchers = {i: _joined(watching) for i, watching in self.watchers.items()}
-        return (self.shared, self.faces, self.said, keys, watchers, self.listings)
+        shown = self.shown if self.shown.keys() <= faces.keys() else {i: s for i, s in self.shown.items() if i in faces}
+        return (self.shared, faces, self.said, keys, watchers, self.listings, shown)
 
     def _now(self, part: str, entry_id: str, missing: object) -> Any:
         """The value of ``entry_id`` in ``part`` as ``plain`` gives it (``missing``: none)."""
@@ -453,17 +492,18 @@ class KeptKeys:
 
     @classmethod
     def from_plain(cls, value: object) -> KeptKeys | None:
-        if not (isinstance(value, tuple) and len(value) == 6 and isinstance(value[0], str)
+        if not (isinstance(value, tuple) and len(value) == 7 and isinstance(value[0], str)
                 and all(isinstance(v, dict) for v in value[1:])):
             return None
-        shared, faces, said, keys, watchers, listings = value
+        shared, faces, said, keys, watchers, listings, shown = value
         if not (all(isinstance(w, (set, str)) for w in watchers.values())
-                and all(isinstance(v, tuple) and len(v) == 3 and isinstance(v[2], tuple) for v in listings.values())):
+                and all(isinstance(v, tuple) and len(v) == 3 and isinstance(v[2], tuple) for v in listings.values())
+                and all(type(s) is int for s in shown.values())):
             return None
-        return cls(shared, faces, said, keys, watchers, listings, changed=False, fresh=False)
+        return cls(shared, faces, said, keys, watchers, listings, shown, changed=False, fresh=False)
 
 
-PARTS = ("faces", "said", "keys", "watchers", "listings")  # ``KeptKeys.plain`` after ``shared``
+PARTS = ("faces", "said", "keys", "watchers", "listings", "shown")  # ``KeptKeys.plain`` after ``shared``
 
 
 def _joined(watching: set[str] | str) -> set[str] | str:
@@ -473,7 +513,7 @@ def _joined(watching: set[str] | str) -> set[str] | str:
         joined = WATCH_SEP.join(watching)
         return joined if joined.count(WATCH_SEP) == len(watching) - 1 else watching
     return watching
-KEPT_CHANGES_FORM = b"recordtool-page-key-changes 3\n"
+KEPT_CHANGES_FORM = b"recordtool-page-key-changes 4\n"
 Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its value now, ids gone)
 
 

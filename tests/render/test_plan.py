@@ -42,6 +42,36 @@ def test_a_body_edit_recomposes_no_index_page(project: ProjectBuilder, monkeypat
     assert written == ["LIT-1.md", "NOTE-1.md"]  # NOTE-1 quotes the sentence that mentions it
 
 
+def test_an_edit_of_prose_that_mentions_nothing_composes_the_entrys_own_page_only(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A neighbour's page shows of an entry its title, state, citations and mentions
+    (``plan.shown_of``), not the rest of its prose: an edit there composes the entry's own
+    page, not its neighbours'; an edit of a sentence that mentions an id composes them all
+    (the entry's mentions are part of what they are known by), and the one that quotes it changes."""
+    from recordtool.render import page
+
+    small_record(project)
+
+    def render_composing(entry_id: str = "", old: str = "", new: str = "") -> tuple[list[str], list[str]]:
+        if entry_id:
+            path = project.path(entry_id)
+            path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        record = open_project(root=project.root, cache=True)
+        composed.clear()
+        report = render(record, statuses=statuses(record))
+        return sorted(composed), sorted(report.written)
+
+    composed: list[str] = []
+    real = page.render_entry
+    monkeypatch.setattr(page, "render_entry", lambda ctx, entry_id: composed.append(entry_id) or real(ctx, entry_id))
+    render_composing()
+    assert render_composing("NOTE-1", "`THEORY-2` in code.", "`THEORY-2` in a code span.") == (["NOTE-1"], ["NOTE-1.md"])
+    # LIT-1 and THEORY-1 are its neighbours; THEORY-1's page quotes the sentence
+    assert render_composing("NOTE-1", "Its claim is THEORY-1.", "Its main claim is THEORY-1.") == (
+        ["LIT-1", "NOTE-1", "THEORY-1"], ["NOTE-1.md", "THEORY-1.md"])
+    assert render_composing() == ([], [])
+
+
 def test_index_pages_follow_what_they_list(project: ProjectBuilder) -> None:
     record = small_record(project)
     render(record, statuses=statuses(record))
@@ -145,17 +175,18 @@ def test_kept_keys_keep_watchers_as_strings_and_read_them_back_as_sets() -> None
     kept.learn("A-1", "k1", {"B-2", "X-9"})
     kept.learn("B-2", "k2", {"X-9"})
     kept.learn("odd\0id", "k3", {"Y-9"})
-    shared, faces, said, keys, watchers, listings = kept.plain()
+    shared, faces, said, keys, watchers, listings, shown = kept.plain()
     assert keys == {"A-1": "k1", "B-2": "k2", "odd\0id": "k3"}  # C-3 is gone
     assert watchers["B-2"] == "A-1" and isinstance(watchers["X-9"], str)
     assert watchers["Y-9"] == {"odd\0id"}  # an id holding the separator stays in a set
-    back = plan.KeptKeys.from_plain((shared, faces, said, keys, watchers, listings))
+    back = plan.KeptKeys.from_plain((shared, faces, said, keys, watchers, listings, shown))
     assert back is not None and not back.changed
     assert back.watching_of("X-9") == {"A-1", "B-2"} and back.watching_of("Y-9") == {"odd\0id"}
     assert back.watching_of("B-2") == {"A-1"} and back.watching_of("nobody") == set()
     back.learn("C-3", "k3", {"B-2"})  # added to what was kept as a string
     assert back.watching_of("B-2") == {"A-1", "C-3"}
-    assert plan.KeptKeys.from_plain((shared, faces, said, keys, {"B-2": ["A-1"]}, listings)) is None
+    assert plan.KeptKeys.from_plain((shared, faces, said, keys, {"B-2": ["A-1"]}, listings, shown)) is None
+    assert plan.KeptKeys.from_plain((shared, faces, said, keys, watchers, listings, {"A-1": "not a hash"})) is None
 
 
 def test_a_first_render_learns_watchers_as_the_strings_kept_without_a_set_per_id(project: ProjectBuilder) -> None:
@@ -189,7 +220,7 @@ def _as_sets(plain: tuple[object, ...]) -> tuple[object, ...]:
     watchers = plain[4]
     assert isinstance(watchers, dict)
     return (*plain[:4], {i: set(w.split(plan.WATCH_SEP)) if isinstance(w, str) else w for i, w in watchers.items()},
-            plain[5])
+            *plain[5:])
 
 
 def test_kept_keys_are_kept_as_changes_beside_the_whole_file_and_read_back_as_they_were(
