@@ -27,11 +27,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import platform
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,10 +182,21 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 _VERSIONS: dict[str, str | None] = {}
 
 
+def python_version() -> str:
+    """``platform.python_version()``, with ``platform`` imported only when a fingerprint is made."""
+    import platform
+
+    return platform.python_version()
+
+
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
     if import_name in _VERSIONS:
         return _VERSIONS[import_name]
+    from importlib import (
+        metadata,  # (imports email, zipfile, csv: 30 ms, only when a version is read)
+    )
+
     version: str | None = None
     try:
         version = metadata.version(import_name)
@@ -205,7 +214,7 @@ def package_version(import_name: str) -> str | None:
 def environment(packages: Iterable[str] = ()) -> dict[str, str]:
     """Python's, recordtool's and torch's versions, and those of ``packages`` that are
     installed; read from package metadata, never by importing them."""
-    versions = {"python": platform.python_version()}
+    versions = {"python": python_version()}
     for name in sorted({"recordtool", "torch", *packages}):
         version = package_version(name)
         if version is not None:
@@ -270,7 +279,7 @@ def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], s
         for rel in scan.missing:
             out[f"source:{rel}"] = MISSING
         packages |= scan.packages
-    out["version:python"] = platform.python_version()
+    out["version:python"] = python_version()
     for name in sorted(packages):
         version = package_version(name)
         if version is not None:

@@ -355,10 +355,10 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
     composed = _composing(monkeypatch)
     render(open_project(root=project.root), statuses=statuses(record))
     assert composed == []  # the same code: the keys hold
-    from importlib import metadata
-
-    real = metadata.version
-    monkeypatch.setattr(metadata, "version", lambda dist: "99.0" if dist == "markdown-it-py" else real(dist))
+    newer = project.root / "site-packages" / "markdown_it_py-99.0.dist-info"  # found first on the path
+    newer.mkdir(parents=True)
+    (newer / "METADATA").write_text("Metadata-Version: 2.1\nName: markdown-it-py\nVersion: 99.0\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(newer.parent))
     snapshot.code_version.cache_clear()
     try:
         again = render(open_project(root=project.root), statuses=statuses(record))
