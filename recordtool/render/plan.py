@@ -293,17 +293,18 @@ WATCH_SEP = "\0"
 @dataclass
 class KeptKeys:
     """What the last render worked out for the entries' pages, kept for the next one
-    (``<cache>/pages/keys.bin``): each entry's face, a claim's status as its page shows it
+    (``<cache>/pages/keys.bin``): each entry's face, what its neighbours' pages show of it
+    (``shown``: a hash, ``shown_of``), a claim's status as its page shows it
     (``status_reprs``: only when it shows more than the state), its page's key, and
     for each id the entries whose key depends on it (``watchers``: the entries it is a
     neighbour of, and those that name it in a citation, a mention or a quoted sentence).
 
-    The key of an entry's page depends on its face, its status, its neighbours' faces and
-    whether each id its page names is in the record. So after an edit, the keys that may
-    have changed are those of the entries whose face or status changed, of the entries that
-    watch an id whose face changed (or that came or went), and of the entries that a changed
-    entry now names (``stale``). Every other key is the one kept. A watcher kept that no
-    longer watches costs a key worked out again, never a wrong one."""
+    The key of an entry's page depends on its face, its status, what it shows of its
+    neighbours and whether each id its page names is in the record. So after an edit, the
+    keys that may have changed are those of the entries whose face or status changed, of the
+    entries that watch an id whose ``shown`` changed (or that came or went), and of the
+    entries that such an entry now names (``stale``). Every other key is the one kept. A
+    watcher kept that no longer watches costs a key worked out again, never a wrong one."""
 
     shared: str
     faces: dict[str, Face] = field(default_factory=dict)
