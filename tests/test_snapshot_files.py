@@ -25,10 +25,10 @@ def test_the_versions_are_those_importlib_metadata_gives() -> None:
     assert snapshot.dist_versions(dists)["no-such-distribution"] is None
 
 
-def _plant(folder: Path, name: str, version: str) -> None:
-    """A distribution's metadata folder, as an installer leaves it (``name`` with its suffix)."""
+def _plant(folder: Path, version: str) -> None:
+    """A distribution's metadata folder (``.dist-info`` or ``.egg-info``), as an installer leaves it."""
     folder.mkdir(parents=True)
-    meta = "PKG-INFO" if name.endswith(".egg-info") else "METADATA"
+    meta = "PKG-INFO" if folder.name.endswith(".egg-info") else "METADATA"
     (folder / meta).write_text(f"Metadata-Version: 2.1\nName: markdown-it-py\nVersion: {version}\n", encoding="utf-8")
 
 
@@ -36,13 +36,13 @@ def test_the_first_folder_of_the_path_that_holds_one_gives_it(tmp_path: Path, mo
     """A wheel's folder names its distribution with underscores and its version: the first on
     ``sys.path`` wins; an ``.egg-info`` met first is read by ``importlib.metadata`` itself."""
     first, second = tmp_path / "first", tmp_path / "second"
-    _plant(second / "markdown_it_py-98.0.dist-info", "markdown_it_py-98.0.dist-info", "98.0")
-    _plant(first / "Markdown_It.Py-99.0.dist-info", "Markdown_It.Py-99.0.dist-info", "99.0")
+    _plant(second / "markdown_it_py-98.0.dist-info", "98.0")
+    _plant(first / "Markdown_It.Py-99.0.dist-info", "99.0")
     monkeypatch.setattr(sys, "path", [str(first), str(second), *sys.path])
     assert snapshot.dist_versions(["markdown-it-py"]) == {"markdown-it-py": "99.0"} == {
         "markdown-it-py": _installed("markdown-it-py")}
     egg = tmp_path / "egg"
-    _plant(egg / "markdown_it_py.egg-info", "markdown_it_py.egg-info", "97.0")
+    _plant(egg / "markdown_it_py.egg-info", "97.0")
     monkeypatch.setattr(sys, "path", [str(egg), *sys.path])
     assert snapshot.dist_versions(["markdown-it-py"]) == {"markdown-it-py": "97.0"} == {
         "markdown-it-py": _installed("markdown-it-py")}
@@ -50,7 +50,7 @@ def test_the_first_folder_of_the_path_that_holds_one_gives_it(tmp_path: Path, mo
 
 def test_a_code_version_names_the_versions_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = snapshot.code_version(("markdown-it-py",))
-    _plant(tmp_path / "markdown_it_py-99.0.dist-info", "markdown_it_py-99.0.dist-info", "99.0")
+    _plant(tmp_path / "markdown_it_py-99.0.dist-info", "99.0")
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     snapshot.code_version.cache_clear()
     try:

@@ -193,9 +193,8 @@ def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
     if import_name in _VERSIONS:
         return _VERSIONS[import_name]
-    from importlib import (
-        metadata,  # (imports email, zipfile, csv: 30 ms, only when a version is read)
-    )
+    # (importing it imports email, zipfile and csv: 30 ms, only when a version is read)
+    from importlib import metadata
 
     version: str | None = None
     try:
