@@ -42,7 +42,7 @@ TAGS = ["alpha", "beta", "gamma", "Bad Tag"]  # 'Bad Tag' is refused by the sche
 WORDS = ["the", "head", "attends", "to", "the", "previous", "token", "and", "copies", "it", "forward"]
 CHANGES = ["title", "tags", "cites", "mentions", "reword", "status", "id", "kind", "add", "delete", "break", "mend",
            "duplicate", "verdict", "config", "same", "relation", "placeholder", "page", "markup", "markdown", "nested",
-           "figure", "unverified", "kinds"]
+           "figure", "unverified", "kinds", "aside"]
 TITLES = ["A | b *c* <x>", "Under_score [a link](x) `code`", "#hash &amp; more", "Back\\slash", "Ünïcödé — title",
           "标题 THEORY-1", "e\u0301 combining", "\u00a0no-break space"]  # what escaping and parsing must keep
 SEED_OF_TIME = 1_600_000_000_000_000_000  # file times are set from here on, a second a step
@@ -169,6 +169,10 @@ class Walk:
             said = rng.choice([" says.", " say."])
             self.edit(path, lambda lines: [line.replace(said, " once" + said, 1)
                                            if line.startswith("body:") else line for line in lines])
+        elif what == "aside":  # a paragraph that mentions no id: what neighbours' pages show of it is the same
+            aside = f"\\n\\nAn aside on {self.sentence().lower()}.\""
+            self.edit(path, lambda lines: [line[:-1] + aside if line.startswith('body: "') and line.endswith('"')
+                                           else line for line in lines])
         elif what == "status":
             self.set_field(path, "status", rng.choice(["active", "draft", "retracted", "superseded", "gone"]))
         elif what == "id":  # an id that does not match the file, or a renamed file with its id
