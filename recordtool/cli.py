@@ -205,7 +205,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
 def show(root: Path | None, entry_id: str) -> None:
     """Show one entry with its citations both ways and its backlinks."""
     if not entry_id.strip():
-        raise click.BadParameter("give an entry's id, e.g. THEORY-988", param_hint="ID")
+        raise click.BadParameter(f"give an entry's id, e.g. {_example_id(root)}", param_hint="ID")
     project = _open(root)
     entry = project.record.entries.get(entry_id.upper()) or project.record.entries.get(entry_id)
     if entry is None:
@@ -222,6 +222,18 @@ def show(root: Path | None, entry_id: str) -> None:
 
         verdict = describe_state(assess(project)[entry.id])
     echo(format_entry(project.graph, entry.id, verdict))
+
+
+def _example_id(root: Path | None) -> str:
+    """An id of the project's first kind, for a hint: the shape its ids take, whatever its
+    record holds (``PREFIX-1`` where no configuration can be read)."""
+    from recordtool.record.config import ConfigError, find_root, load_config
+
+    try:
+        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
+    except (ConfigError, OSError):
+        return "PREFIX-1"
+    return f"{next(iter(config.kinds), 'PREFIX')}-1"
 
 
 @cli.command(short_help="Create an entry with the next free id.")

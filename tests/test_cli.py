@@ -131,7 +131,17 @@ def test_show_unknown_id(minimal: Callable[[], ProjectBuilder]) -> None:
     assert run("show", "--root", str(project.root), "lit-2781") == (
         1, "", "Error: no entry lit-2781 in the record; did you mean 'LIT-2718'?\n")
     code, out, err = run("show", "--root", str(project.root), " ")
-    assert (code, out, err.splitlines()[-1]) == (2, "", "Error: Invalid value for ID: give an entry's id, e.g. THEORY-988")
+    assert (code, out, err.splitlines()[-1]) == (2, "", "Error: Invalid value for ID: give an entry's id, e.g. LIT-1")
+
+
+def test_show_hints_at_an_id_of_the_projects_own_kinds(project: ProjectBuilder) -> None:
+    """The hint for a blank id names the shape of this project's ids (its first kind), not an
+    id of some other record."""
+    (project.root / "pyproject.toml").write_text(
+        '[tool.recordtool]\n[tool.recordtool.kinds]\nPAPER = { kind = "literature", folder = "papers" }\n',
+        encoding="utf-8")
+    code, out, err = run("show", "--root", str(project.root), "")
+    assert (code, out, err.splitlines()[-1]) == (2, "", "Error: Invalid value for ID: give an entry's id, e.g. PAPER-1")
 
 
 def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], ProjectBuilder]) -> None:
