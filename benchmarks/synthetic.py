@@ -39,13 +39,38 @@ THEORY = { kind = "theory", folder = "theory" }
 
 
 # The check that one claim in ten names (``checks.toy:measure``): a benchmark that verifies the
-# record writes it to checks/toy.py first. Fast, and always the same.
-TOY_CHECK = '''"""A toy check: fast and always the same."""
+# record writes it to checks/toy.py first. Fast, and always the same. Like a real check, each run
+# leaves figures as evidence (two PNGs of about 25 KB, as the shipped record's are, with a title
+# and a caption), so that a render of a verified record copies figures as a real one does.
+TOY_CHECK = '''"""A toy check: fast and always the same; each run leaves two small figures."""
+
+import random
+import struct
+import zlib
 
 METRICS = ("error",)
 
 
+def _png(path, seed: int, width: int = 160, height: int = 120) -> None:
+    """A PNG of ``width`` x ``height`` (RGB): noise in two rows of five, blank elsewhere."""
+    rng = random.Random(seed)
+    rows = []
+    for y in range(height):
+        row = bytes(rng.getrandbits(8) for _ in range(3 * width)) if y % 5 < 2 else bytes(3 * width)
+        rows.append(b"\\0" + row)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", header)
+                     + chunk(b"IDAT", zlib.compress(b"".join(rows), 9)) + chunk(b"IEND", b""))
+
+
 def measure(ctx, *, size: int = 1, noise: bool = False) -> dict[str, float]:
+    for n, name in enumerate(("error.png", "trace.png")):
+        _png(ctx.figure(name, title=f"The {name[:-4]} at size {size}",
+                        caption="A toy figure: noise in two rows of five."), ctx.seed * 1000 + size * 10 + n + noise)
     return {"error": 1.0 if noise else 0.0}
 '''
 
