@@ -225,8 +225,11 @@ class Walk:
             text = pyproject.read_text(encoding="utf-8")
             extra = '\n[tool.recordtool.relations]\nsorce = "Sorce of"\n'
             pyproject.write_text(text.replace(extra, "") if extra in text else text + extra, encoding="utf-8")
-        elif what == "page":  # a page deleted, or edited by hand keeping its size: the next render puts it back
-            written = sorted((self.root / "record" / "pages").rglob("*.md"))
+        elif what == "page":  # a page or a figure's copy (half the time, if any) deleted, or edited by hand
+            # keeping its size: the next render puts it back
+            pages = self.root / "record" / "pages"
+            written = sorted(pages.rglob("*.png")) if rng.random() < 0.5 else []
+            written = written or sorted(pages.rglob("*.md"))
             if written:
                 page = rng.choice(written)
                 data = page.read_bytes()
@@ -249,12 +252,21 @@ class Walk:
             claims = [i for i in self.ids() if i.startswith("THEORY-")]
             if claims:
                 claim = rng.choice(claims)
-                figure = config.verdicts / "figures" / claim / "loss.png"
-                if rng.random() < 0.8:
+                figure = config.verdicts / "figures" / claim / rng.choice(["loss.png", "trace.png"])
+                if rng.random() < 0.8:  # (rewritten: most often of the same size, at another time)
                     figure.parent.mkdir(parents=True, exist_ok=True)
-                    figure.write_bytes(b"\x89PNG\r\n\x1a\n" + rng.randbytes(8))
+                    figure.write_bytes(b"\x89PNG\r\n\x1a\n" + rng.randbytes(rng.choice([8, 8, 8, 9])))
                     self.touch(figure)
-                write_verdict(config, verdict(claim, "pass", figures=[config.relative(figure)]))
+                sidecar = figure.with_name(figure.name + ".json")  # its title and caption
+                if rng.random() < 0.4:
+                    sidecar.parent.mkdir(parents=True, exist_ok=True)
+                    sidecar.write_text(json.dumps({"title": f"Figure {rng.randint(10, 99)}", "caption": "Seen."}),
+                                       encoding="utf-8")  # (most often of the same size)
+                    self.touch(sidecar)
+                elif rng.random() < 0.2 and sidecar.exists():
+                    sidecar.unlink()
+                named = {figure, *(figure.parent.glob("*.png") if rng.random() < 0.5 else [])}
+                write_verdict(config, verdict(claim, "pass", figures=sorted(config.relative(f) for f in named)))
         elif what == "unverified":  # a claim's verdict deleted
             written = sorted((self.root / "record" / "verdicts").glob("*.json"))
             if written:
@@ -425,6 +437,29 @@ def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
         same_as_afresh(root)
         summarised += "are more than 2 nodes" in now["graph.md"].decode()
     assert summarised >= 5, summarised  # the summary was drawn (and kept) often
+
+
+@pytest.mark.parametrize("seed", [10, 11])
+def test_figures_copied_and_kept_are_a_cold_render(tmp_path: Path, seed: int) -> None:
+    """A render copies a figure again only when its file or its copy is not as the last render
+    left them (``snapshot.as_left``): after figures added and rewritten (most often of the same
+    size, at another time), their copies edited by hand or deleted, verdicts that name them or
+    not, every page and every figure is what a cold render gives."""
+    walk = Walk(tmp_path / "project", seed)
+    root = walk.root
+    pages = root / "record" / "pages"
+    changes = ["figure", "figure", "figure", "figure", "page", "page", "verdict", "unverified", "title", "same"]
+    done: list[str] = []
+    copies = 0
+    for step in range(20):
+        done += [walk.mutate(walk.rng.choice(changes)) for _ in range(walk.rng.randint(1, 2))]
+        assert invoke("render", "--root", str(root)).code == 0
+        cold = _cold_copy(root, tmp_path / "cold")
+        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+        now = _pages(pages)
+        assert now == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
+        copies += sum(rel.endswith(".png") for rel in now)
+    assert copies >= 20, copies  # (figures were there to copy, or to keep, at most steps)
 
 
 @pytest.mark.parametrize("outcomes", [("pass", "fail"), ("fail", "pass")])

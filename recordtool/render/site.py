@@ -93,9 +93,21 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     trust = keys_code(config, base) == code_version()
     forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
-    plan = plan_site(context(project, statuses, target))
+    from recordtool.render import figures
+    from recordtool.verify.context import SIDECAR
+
+    ctx = context(project, statuses, target)
+    # The figures the verdicts name and their sidecars, as the last render found them: a copy
+    # still as written is not read again, nor a title and caption (kept in its snapshot).
+    named = figures.named(ctx)
+    left = snapshot.as_left(inputs, config.root, [*named, *(f + SIDECAR for f in named)]) \
+        if inputs is not None and mine else set()
+    if inputs is not None and left:
+        figures.kept(ctx, snapshot.kept_captions(inputs, named, left))
+    plan = plan_site(ctx)
     # (the entry cache written while workers compose pages, when the project left it to us)
-    report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust, meanwhile=project.unkept)
+    report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust, meanwhile=project.unkept,
+                        sources_as_left=left)
     remember_keys_code(config, base)
     broken = None
     if check:
@@ -109,7 +121,7 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
         summary = {"entries": result.entries, "pages": result.pages, "unchanged": len(report.files),
                    "missing": result.missing, "errors": result.errors, "refused": result.refused,
                    "errors_said": result.errors_said}
-        snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())))
+        snapshot.keep(project, inputs, report, summary, sorted(set(plan.assets.values())), figures.read(ctx))
     return result
 
 

@@ -40,7 +40,7 @@ from recordtool.snapshot import Stats, files_hold, stat_file, stats_hold
 from recordtool.snapshot import take as files_state
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Collection, Iterable
 
     from recordtool.record.config import Config
     from recordtool.record.project import Project
@@ -363,6 +363,53 @@ def unpack(packed: Any) -> dict[str, list[Any]] | None:
     return files
 
 
+def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
+    """Those of ``sources`` (files of the project, paths relative to ``root``) that are as the
+    last render into the same folder, by the same code, found them: the same size and
+    modification time now as in its snapshot, and neither time so recent that the file may
+    have changed since unseen (racy). What that render made of them (a figure's copy) still
+    holds, as a render with nothing changed trusts (``last_report``). A file changed between
+    that render's snapshot and its reading it has another time now, and is read again."""
+    now = inputs.files
+    base = os.path.join(str(root), "")
+    wanted: dict[str, str] = {}  # path as the snapshot keeps it -> the source
+    for source in sources:
+        path = base + (source if os.sep == "/" else source.replace("/", os.sep))  # (no Path made: thousands)
+        state = now.get(path)
+        if state is not None and len(state) == 2:  # (a third item: racy now)
+            wanted[path] = source
+    last = inputs.last()
+    if (not wanted or not last or last.get("root") != inputs.root or last.get("out") != inputs.out
+            or last.get("code") != inputs.code):
+        return set()
+    got = _stats(last.get("files"))
+    if got is None:
+        return set()
+    paths, stats, hashes = got
+    found: set[str] = set()
+    for n, path in enumerate(paths):
+        if path in wanted and path not in hashes and now[path] == [stats[2 * n], stats[2 * n + 1]]:
+            found.add(wanted[path])
+    return found
+
+
+def kept_captions(inputs: Inputs, figures: Iterable[str], left: Collection[str]) -> dict[str, tuple[str, str]]:
+    """The title and caption of each of ``figures`` whose sidecar (``<figure>.json``) is as the
+    last render found it (in ``left``: ``as_left``), as that render read them (``keep``)."""
+    from recordtool.verify.context import SIDECAR
+
+    kept = inputs.last().get("captions")
+    if not isinstance(kept, dict):
+        return {}
+    said: dict[str, tuple[str, str]] = {}
+    for figure in figures:
+        words = kept.get(figure)
+        if (figure + SIDECAR in left and isinstance(words, list) and len(words) == 2
+                and all(type(w) is str for w in words)):
+            said[figure] = (words[0], words[1])
+    return said
+
+
 def _files_hold(then: Any, now: dict[str, list[Any]]) -> bool:
     """``recordtool.snapshot.files_hold`` for files packed by ``pack``: when the paths are in the
     same order and none was racy then, the packed sizes and times are compared whole."""
@@ -429,8 +476,10 @@ def _versions(packages: list[str]) -> dict[str, str | None]:
 
 
 def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[str, Any],
-         sources: list[str]) -> None:
-    """Keep what this render read and wrote (``summary``: what it reported), for ``last_report``."""
+         sources: list[str], captions: dict[str, tuple[str, str]] | None = None) -> None:
+    """Keep what this render read and wrote (``summary``: what it reported), for ``last_report``;
+    ``captions``: the title and caption of each figure, as read from its sidecar, for the next
+    render (``kept_captions``)."""
     from recordtool.verify.snapshot import fingerprint_inputs
 
     config = project.config
@@ -453,6 +502,7 @@ def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[st
         "outputs": packed,
         "manifest": manifest,
         "report": summary,
+        "captions": {figure: list(words) for figure, words in sorted((captions or {}).items())},
     }
     replace_file(os.path.join(base, SNAPSHOT), json.dumps(data, separators=(",", ":")).encode("utf-8"))
 

@@ -26,7 +26,7 @@ from recordtool.safetext import some
 from recordtool.snapshot import content_hash, stat_file
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Collection, Iterable, Iterator
 
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
@@ -223,7 +223,8 @@ class _Folders:
 
 
 def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *,
-               jobs: int | None = None, trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> WriteReport:
+               jobs: int | None = None, trust_keys: bool = True, meanwhile: Iterable[object] = (),
+               sources_as_left: Collection[str] = ()) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
@@ -234,7 +235,11 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     ``trust_keys``: whether the manifest's keys were made by this code; when not, every page
     is composed (and written only when its bytes changed). ``meanwhile``: other work of this
     process's own, in steps, done while workers compose pages (``parallel.map_shipped``), or
-    before the pages when none do."""
+    before the pages when none do. ``sources_as_left``: the figures (paths relative to ``root``)
+    whose files are as the last render found them (``snapshot.as_left``); the copy of such a
+    figure that is still as written is kept without reading, checking or hashing the figure
+    again (a verified record holds thousands: reading them took a quarter of a render after
+    one edit)."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
@@ -246,8 +251,12 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     old = manifest.read(Path(base), as_written=as_written)
     ahead = _own(base, old, [*plan.pages, *plan.assets])
     new = report.files
-    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
+    still_written = _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
     for rel, source in plan.assets.items():
+        if source in sources_as_left and still_written(rel) and _copied(old.get(rel)):
+            new.keep(rel, old)  # copied from the same file, and still as copied (its state: ``report.kept``)
+            report.unchanged += 1
+            continue
         why, data = read_figure(root, source, rel)
         if data is None:
             (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
@@ -331,16 +340,19 @@ WHOLE_SHARE, WHOLE_MIN = 16, 50
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: Manifest, last: Outputs | None, jobs: int | None,
-                 trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> None:
+                 trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> Callable[[str], bool]:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
     composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
     independent, composing is pure), each giving back only what the manifest keeps of a page,
     so that a render after a small edit starts no pool. Every page is still written
-    atomically; this process alone writes the manifest."""
+    atomically; this process alone writes the manifest. Gives whether a file of the last
+    render (a figure copied) is as written, known from its snapshot (``report.kept``); False
+    for every file when that is not known."""
     todo: list[str] = []
     keys: dict[str, str | None] = {}
     new = report.files
+    as_written: Callable[[str], bool] = _nothing_known
     # A page is left as it is only when its key is the one kept for it and its file is as
     # written; when no key is trusted or kept (a first render, new code), every page is
     # composed, and the keys (0.4 s for 10,000 entries) are worked out while the workers
@@ -351,6 +363,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         if last is not None:  # the files the last render wrote: each stat-ed, compared at once
             spoiled, where = last.spoiled(base), last.where()
             report.kept = last
+            as_written = _as_written(where, spoiled)
         # (one pass over every page, 100,000 at 100,000 entries: what it calls looked up once)
         keep, has_key, kept_lines, plan_key = new.keep, old.has_key, old.lines, plan.key
         quick = new.plain() and old.plain()  # a kept page's line copied as it is (``Manifest.keep``)
@@ -436,6 +449,21 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         else:
             report.unchanged += 1
     report.written.sort()
+    return as_written
+
+
+def _nothing_known(_rel: str) -> bool:
+    return False
+
+
+def _as_written(where: dict[str, int], spoiled: set[str]) -> Callable[[str], bool]:
+    """Whether a file of the last render is as written: among its files, and not spoiled since."""
+    return lambda rel: rel in where and rel not in spoiled
+
+
+def _copied(before: Written | None) -> bool:
+    """Whether the manifest's line ``before`` is that of a figure copied (no key, a hash)."""
+    return before is not None and before[0] is None and bool(before[2])
 
 
 Done = tuple[int, str, list[int], bool]  # a page composed and put: its size, hash, [size, mtime_ns], written?

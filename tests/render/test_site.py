@@ -538,3 +538,108 @@ def test_the_entry_cache_left_to_render_is_written_while_it_composes_pages(
     again = open_project(root=root, cache=True)
     assert read == [] and again.record.entries == opened.record.entries
     assert no_children_left()
+
+
+LONG_AGO = 1_600_000_000_000_000_000  # a file time far in the past: not "racy" (changed just before it was read)
+
+
+def test_a_figure_as_the_last_render_found_it_is_not_read_again(project: ProjectBuilder, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render reads a figure (checks it and hashes it) or its sidecar (its title and caption)
+    only when its file is not as the last render found it (its size and time), or its copy not
+    as written, or its time so recent that it may have changed unseen, or the last render's
+    code was other; the other copies are kept as they are, the other titles and captions as the
+    last render read them. The pages are then what a render from scratch writes."""
+    import recordtool.render.figures as figures
+    import recordtool.render.plan as plan
+    import recordtool.render.write as write
+    import recordtool.snapshot as snapshot
+    from recordtool.record.config import load_config
+    from recordtool.snapshot import RACY_NS
+    from recordtool.verify.store import write_verdict
+    from tests.corpus import invoke
+
+    small_record(project)
+    config = load_config(project.root)
+    folder = config.verdicts / "figures" / "THEORY-1" / "exact"
+    folder.mkdir(parents=True)
+    loss, trace = folder / "loss.png", folder / "trace.png"
+    step = [0]
+
+    def put(path: Path, data: bytes | None = None, *, now: bool = False) -> None:
+        if data is not None:
+            path.write_bytes(data)
+        if not now:  # a time of its own, long past
+            step[0] += 1
+            os.utime(path, ns=(LONG_AGO + step[0] * 1_000_000_000,) * 2)
+
+    put(loss, b"\x89PNG\r\n\x1a\n" + b"L" * 40)
+    put(trace, b"\x89PNG\r\n\x1a\n" + b"T" * 40)
+    put(folder / "loss.png.json", b'{"title": "The loss falls"}\n')  # (trace.png has no title yet)
+    write_verdict(config, verdict(figures=[config.relative(loss), config.relative(trace)]))
+    put(config.verdicts / "THEORY-1.json")
+    read: list[str] = []  # the figures read, and the sidecars
+    real, real_sidecar = write.read_figure, figures._read
+
+    def counted(root: Path, source: str, rel: str) -> tuple[str | None, bytes | None]:
+        read.append(source.rsplit("/", 1)[-1])
+        return real(root, source, rel)
+
+    def counted_sidecar(path: str, folder: str) -> tuple[str, str]:
+        read.append(path.rsplit("/", 1)[-1])
+        return real_sidecar(path, folder)
+
+    monkeypatch.setattr(write, "read_figure", counted)
+    monkeypatch.setattr(figures, "_read", counted_sidecar)
+    note = project.path("NOTE-1")
+
+    def render(*, edit: bool = True) -> list[str]:
+        if edit:  # (else nothing changed, and nothing is read: the pages are as the last render left them)
+            put(note, note.read_bytes() + f"# {step[0]}\n".encode())
+        read.clear()
+        assert invoke("render", "--root", str(project.root)).code == 0
+        return sorted(read)
+
+    pages = project.root / "record" / "pages"
+    page = pages / "THEORY-1.md"
+    copied = pages / "figures" / "THEORY-1" / "exact"
+    every = ["loss.png", "loss.png.json", "trace.png", "trace.png.json"]
+    assert render() == every
+    assert "The loss falls" in page.read_text(encoding="utf-8")
+    assert render() == ["trace.png.json"]  # nothing changed (a sidecar that is not there is looked for each time)
+    put(loss, b"\x89PNG\r\n\x1a\n" + b"M" * 40)  # rewritten: the same size, another time
+    assert render(edit=False) == ["loss.png", "trace.png.json"]
+    assert (copied / "loss.png").read_bytes() == loss.read_bytes()
+    put(folder / "loss.png.json", b'{"title": "The loss rises"}\n')  # the same size, another time
+    assert render(edit=False) == ["loss.png.json", "trace.png.json"]
+    assert "The loss rises" in page.read_text(encoding="utf-8")
+    put(folder / "trace.png.json", b'{"title": "A trace"}\n')
+    assert render(edit=False) == ["trace.png.json"]
+    assert "A trace" in page.read_text(encoding="utf-8")
+    assert render() == []
+    (copied / "trace.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"X" * 40)  # its copy edited by hand, the same size
+    assert render(edit=False) == ["trace.png"]
+    assert (copied / "trace.png").read_bytes() == trace.read_bytes()
+    put(trace, b"\x89PNG\r\n\x1a\n" + b"U" * 40, now=True)  # changed just now: racy, then and the next time
+    assert render(edit=False) == ["trace.png"]
+    assert render() == ["trace.png"]
+    put(trace)
+    assert render() == ["trace.png"]  # (its time is not the one the last render saw)
+    assert render() == []
+    put(loss, b"\x89PNG\r\n\x1a\n" + b"N" * 40)
+    monkeypatch.setattr(snapshot, "RACY_NS", 10**30)  # a render that finds every file changed just before it
+    assert render(edit=False) == every
+    monkeypatch.setattr(snapshot, "RACY_NS", RACY_NS)
+    assert render() == every  # each racy then: it may have changed since, its time the same
+    assert render() == []
+    (folder / "trace.png.json").unlink()
+    assert render(edit=False) == ["trace.png.json"]
+    assert "A trace" not in page.read_text(encoding="utf-8")
+    monkeypatch.setattr(plan, "code_version", lambda: "other code")  # what the last render made, other code may not
+    assert render() == every
+    monkeypatch.undo()
+    cold = tmp_path / "cold"
+    shutil.copytree(project.root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    assert {rel: data for rel, data in _files(pages).items() if not rel.startswith(".recordtool-snapshot")} == \
+        {rel: data for rel, data in _files(cold / "record" / "pages").items() if not rel.startswith(".recordtool-snapshot")}
