@@ -27,8 +27,9 @@ another branch changes much of the record), then ``validate`` and ``render`` run
 their time against the cold runs' (each should take no longer than a cold one).
 
 With ``--verified`` the claims that have checks (one in ten claims: a toy check, one seed and a
-control) are verified first, so that each command reads and judges their verdicts, as on a
-record whose claims were verified.
+control, each run leaving two figures of about 23 KB with a title and caption) are verified
+first, so that each command reads and judges their verdicts, and each render has their figures
+to copy, as on a record whose claims were verified.
 
 recordtool's modules are compiled first (``compileall``, as installing it does), so that no run
 pays for compiling them when the environment says not to write bytecode.
@@ -98,7 +99,7 @@ def main() -> None:
     parser.add_argument("--many", action="store_true", help="last, a new word in every other entry's body (as a "
                         "checkout of another branch does), then validate and render once each, against the cold runs")
     parser.add_argument("--verified", action="store_true", help="verify the record's claims that have checks first "
-                        "(one in ten: a toy check), so that every render reads and judges their verdicts")
+                        "(one in ten: a toy check leaving figures), so that every render reads and judges their verdicts")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([100_000] if args.large else [])
     j = ["-j", str(args.jobs)]
