@@ -18,7 +18,7 @@ import pickle
 import random
 import shutil
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -421,20 +421,11 @@ def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
     if seed == 9:
         monkeypatch.setattr(rows, "CHANGES_MIN", 0)
     walk = Walk(tmp_path / "project", seed)
-    root = walk.root
-    pages = root / "record" / "pages"
     changes = ["title", "title", "tags", "tags", "tags", "kind", "add", "delete", "cites", "cites", "status",
                "verdict", "id", "same", "break", "mend", "duplicate", "page"]
-    done: list[str] = []
     summarised = 0
-    for step in range(20):
-        done += [walk.mutate(walk.rng.choice(changes)) for _ in range(walk.rng.randint(1, 2))]
-        assert invoke("render", "--root", str(root)).code == 0
-        cold = _cold_copy(root, tmp_path / "cold")
-        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-        now = _pages(pages)
-        assert now == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
-        same_as_afresh(root)
+    for now in _renders_as_cold(walk, tmp_path, changes, steps=20, seed=seed):
+        same_as_afresh(walk.root)
         summarised += "are more than 2 nodes" in now["graph.md"].decode()
     assert summarised >= 5, summarised  # the summary was drawn (and kept) often
 
@@ -446,20 +437,28 @@ def test_figures_copied_and_kept_are_a_cold_render(tmp_path: Path, seed: int) ->
     size, at another time), their copies edited by hand or deleted, verdicts that name them or
     not, every page and every figure is what a cold render gives."""
     walk = Walk(tmp_path / "project", seed)
-    root = walk.root
-    pages = root / "record" / "pages"
     changes = ["figure", "figure", "figure", "figure", "page", "page", "verdict", "unverified", "title", "same"]
-    done: list[str] = []
     copies = 0
-    for step in range(20):
+    for now in _renders_as_cold(walk, tmp_path, changes, steps=20, seed=seed):
+        copies += sum(rel.endswith(".png") for rel in now)
+    assert copies >= 20, copies  # (figures were there to copy, or to keep, at most steps)
+
+
+def _renders_as_cold(walk: Walk, tmp_path: Path, changes: list[str], *, steps: int, seed: int
+                     ) -> Iterator[dict[str, bytes]]:
+    """Each step, one or two of ``changes`` (drawn at random), a render, and a cold render of a
+    copy of the project: the pages (and figures) the render left, once found to be the cold
+    render's."""
+    root = walk.root
+    done: list[str] = []
+    for step in range(steps):
         done += [walk.mutate(walk.rng.choice(changes)) for _ in range(walk.rng.randint(1, 2))]
         assert invoke("render", "--root", str(root)).code == 0
         cold = _cold_copy(root, tmp_path / "cold")
         assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-        now = _pages(pages)
+        now = _pages(root / "record" / "pages")
         assert now == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
-        copies += sum(rel.endswith(".png") for rel in now)
-    assert copies >= 20, copies  # (figures were there to copy, or to keep, at most steps)
+        yield now
 
 
 @pytest.mark.parametrize("outcomes", [("pass", "fail"), ("fail", "pass")])
