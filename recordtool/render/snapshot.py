@@ -371,10 +371,10 @@ def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
     holds, as a render with nothing changed trusts (``last_report``). A file changed between
     that render's snapshot and its reading it has another time now, and is read again."""
     now = inputs.files
-    base = os.path.join(str(root), "")
+    under = _under(root)
     wanted: dict[str, str] = {}  # path as the snapshot keeps it -> the source
     for source in sources:
-        path = base + (source if os.sep == "/" else source.replace("/", os.sep))  # (no Path made: thousands)
+        path = under(source)
         state = now.get(path)
         if state is not None and len(state) == 2:  # (a third item: racy now)
             wanted[path] = source
@@ -391,6 +391,15 @@ def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
         if path in wanted and path not in hashes and now[path] == [stats[2 * n], stats[2 * n + 1]]:
             found.add(wanted[path])
     return found
+
+
+def _under(root: Path) -> Callable[[str], str]:
+    """The path of a file of the project (given relative to ``root``, with '/') as the snapshot
+    names it, made without a ``Path`` (a record's figures are thousands)."""
+    base = os.path.join(str(root), "")
+    if os.sep == "/":
+        return lambda rel: base + rel
+    return lambda rel: base + rel.replace("/", os.sep)
 
 
 def kept_captions(inputs: Inputs, figures: Iterable[str], left: Collection[str]) -> dict[str, tuple[str, str]]:
@@ -484,8 +493,9 @@ def keep(project: Project, inputs: Inputs, report: WriteReport, summary: dict[st
 
     config = project.config
     packages, extra = fingerprint_inputs(project)
+    under = _under(config.root)
     for source in sources:  # figures named by verdicts, wherever they are
-        path = str(config.root / source)
+        path = under(source)
         if path not in inputs.files:
             extra[path] = stat_file(path)
     base = inputs.out
