@@ -93,6 +93,7 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
         os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
     trust = keys_code(config, base) == code_version()
     forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
+    # (imported here: figures imports pydantic, which a render with nothing to do never does)
     from recordtool.render import figures
     from recordtool.verify.context import SIDECAR
 

@@ -375,8 +375,7 @@ def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
     wanted: dict[str, str] = {}  # path as the snapshot keeps it -> the source
     for source in sources:
         path = under(source)
-        state = now.get(path)
-        if state is not None and len(state) == 2:  # (a third item: racy now)
+        if path in now:
             wanted[path] = source
     last = inputs.last()
     if (not wanted or not last or last.get("root") != inputs.root or last.get("out") != inputs.out
@@ -387,7 +386,7 @@ def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
         return set()
     paths, stats, hashes = got
     found: set[str] = set()
-    for n, path in enumerate(paths):
+    for n, path in enumerate(paths):  # (a file racy now has its hash too: never equal to a size and time)
         if path in wanted and path not in hashes and now[path] == [stats[2 * n], stats[2 * n + 1]]:
             found.add(wanted[path])
     return found

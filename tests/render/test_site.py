@@ -635,6 +635,12 @@ def test_a_figure_as_the_last_render_found_it_is_not_read_again(project: Project
     (folder / "trace.png.json").unlink()
     assert render(edit=False) == ["trace.png.json"]
     assert "A trace" not in page.read_text(encoding="utf-8")
+    kept = pages / ".recordtool-snapshot.json"  # the titles and captions it keeps, damaged: read again
+    data = json.loads(kept.read_text(encoding="utf-8"))
+    data["captions"] = {figure: [words[0]] for figure, words in data["captions"].items()}
+    kept.write_text(json.dumps(data), encoding="utf-8")
+    assert render() == ["loss.png.json", "trace.png.json"]
+    assert "The loss rises" in page.read_text(encoding="utf-8")
     monkeypatch.setattr(plan, "code_version", lambda: "other code")  # what the last render made, other code may not
     assert render() == every
     monkeypatch.undo()
