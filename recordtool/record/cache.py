@@ -35,9 +35,12 @@ sentence) are kept beside the shard too, in its scans file (``shard-NN.scans``, 
 generation at its head), each entry's pickled on its own behind an index of where each is,
 read alone when asked for (``EntryCache.scans``, ``_Scans``): after one edit the graph needs
 those of the changed entries only (``recordtool.record.graph.KeptLinks``), render those of the
-few hundred entries its pages name, spread over every shard. A scans file that is damaged,
-foreign or gone costs the scan of its entries again (an entry's mentions that are damaged, of
-that entry), never the answer.
+few hundred entries its pages name, spread over every shard. With them, what render made of
+the body for its page from the same parse (``prose.compose_body``, packed: about a twelfth of
+the body's size), so that the page of an entry whose file is as it was is composed without
+parsing its body again (after a title edit, the pages of its neighbours; every page, rendered
+into a new folder). A scans file that is damaged, foreign or gone costs the scan of its entries
+again (an entry's mentions that are damaged, of that entry), never the answer.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ if TYPE_CHECKING:
 FOLDER = "entries"  # under the cache folder
 FORMAT = b"recordtool-entries 5\n"
 ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
-SCANS_FORMAT = b"recordtool-entry-scans 2\n"  # 2: each entry's mentions on their own (``_Scans``)
+SCANS_FORMAT = b"recordtool-entry-scans 3\n"  # 3: each entry's mentions with its body composed (``_Scans``)
 LINKS = "links.bin"  # what the graph keeps of the whole record (``graph.KeptLinks``)
 LINKS_FORMAT = b"recordtool-links 1\n"
 STATIC = "static.bin"  # what the static checks found in each entry (``static.KeptStatic``)
@@ -81,6 +84,10 @@ SHARDS = 64
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
 
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+# An entry's mentions as its shard's scans file keeps them: the mentions, and what composing
+# its body for a page made from the same parse (``prose.compose_body``, packed; None: not
+# composed, as by ``validate``, or it cannot be composed before its page is).
+KeptScan = tuple["Scan", "bytes | None"]
 
 
 @dataclass
@@ -96,9 +103,11 @@ class Item:
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
     summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
-    # The mentions in its prose, once the graph has scanned them: the list (found this run), or
-    # True: in its shard's scans file (``EntryCache.scan_files``); None or False: none kept.
+    # The mentions in its prose, once the graph has scanned them: the list (found this run, or
+    # read back), or True: in its shard's scans file (``EntryCache.scan_files``); None or
+    # False: none kept.
     scan: Scan | bool | None = None
+    composed: bytes | None = None  # with a list in ``scan``: what composing its body made (``KeptScan``)
 
 
 @dataclass
@@ -217,24 +226,28 @@ class EntryCache:
                     put(out, entry_id, places[0])  # in its shard's scans file: read when asked for
                 elif type(scan) is list:
                     put(out, entry_id, scan)
+                    out.composed[entry_id] = item.composed
         return out
 
-    def _kept_scan(self, rel: str) -> Scan | None:
-        """The mentions kept for ``rel``, read from its shard's scans file; None when that file
-        does not hold them (damaged, foreign or gone: the shard is written again)."""
+    def _kept_scan(self, rel: str) -> KeptScan | None:
+        """The mentions kept for ``rel`` and its body composed, read from its shard's scans file
+        when they are there; None when that file does not hold them (damaged, foreign or gone:
+        the shard is written again)."""
         item = self.items.get(rel)
         if item is None:
             return None
-        scan = item.scan
-        if scan is True:
-            scan = item.scan = self.scan_files[_shard(rel)].get(rel)
-            if scan is None:
+        if item.scan is True:
+            kept = self.scan_files[_shard(rel)].get(rel)
+            item.scan, item.composed = kept if kept is not None else (None, None)
+            if kept is None:
                 self.dirty.add(_shard(rel))
-        return scan if type(scan) is list else None
+        return (item.scan, item.composed) if type(item.scan) is list else None
 
-    def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str]) -> None:
+    def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str],
+                    composed: dict[str, bytes]) -> None:
         """Keep the mentions found in the entries ``fresh`` of ``record`` (those that ``scans``
-        did not give: read this run, or kept without them), not looking at the others."""
+        did not give: read this run, or kept without them), and what composing the body of each
+        made (``composed``: those this run composed), not looking at the others."""
         items, places = self.items, record.places
         for entry_id in fresh:
             path = places[entry_id].path
@@ -242,7 +255,7 @@ class EntryCache:
             if item is not None and type(item.scan) is not list and item.places is places[entry_id]:
                 found = dict.get(scans, entry_id)
                 if type(found) is list:
-                    item.scan = found
+                    item.scan, item.composed = found, dict.get(composed, entry_id)
                     self.dirty.add(_shard(path))
 
     def links(self) -> KeptLinks | None:
@@ -294,7 +307,7 @@ class EntryCache:
             generation = os.urandom(16)
             blobs: list[bytes] = [ENTRIES_FORMAT, generation]
             kept: dict[str, Item] = {}
-            scans: dict[str, Scan] = {}
+            scans: dict[str, KeptScan] = {}
             offset = len(ENTRIES_FORMAT) + len(generation)
             self.blobs[n].pin()  # (the entries still to be made from this shard's files are read from these)
             self.scan_files[n].pin()
@@ -308,9 +321,9 @@ class EntryCache:
                     blobs.append(data)
                     offset += len(data)
                 scan = self._kept_scan(rel) if item.scan is not None and item.scan is not False else None
-                if scan is not None:
-                    item.scan = scans[rel] = scan  # held here from now on: the file it was in is written again
-                kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None)
+                if scan is not None:  # (held in ``item`` from now on: the file it was in is written again)
+                    scans[rel] = scan
+                kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None, composed=None)
             payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
             try:  # the entries and scans first: a shard never names a generation that is not written
@@ -352,9 +365,10 @@ def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes
 
 class KeptScans(dict[str, "Scan"]):
     """The mentions kept for each entry whose file was as it was, by id: each read from its
-    shard's scans file when first asked for (``_Scans``: that entry's alone). An entry whose
-    kept mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives
-    them. Every way of reading it as a dict gives mentions, never where they are kept."""
+    shard's scans file when first asked for (``_Scans``: that entry's alone), with its body
+    composed (``composed_body``). An entry whose kept mentions cannot be read back is scanned
+    again: ``rescan`` (set by the graph) gives them. Every way of reading it as a dict gives
+    mentions, never where they are kept."""
 
     def __init__(self, dirty: set[int], files: list[_Scans]) -> None:
         super().__init__()
@@ -362,20 +376,32 @@ class KeptScans(dict[str, "Scan"]):
         self._files = files  # each shard's scans file (``EntryCache.scan_files``)
         self.rescan: Callable[[str], Scan] | None = None
         self.rescanned: set[str] = set()  # the ids scanned again, to keep (``EntryCache.learn_scans``)
+        self.composed: dict[str, bytes | None] = {}  # id -> its body composed, for the mentions read (``KeptScan``)
 
     def __getitem__(self, key: str) -> Scan:
         value: Scan | str = dict.__getitem__(self, key)
         if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
-            found = self._files[_shard(value)].get(value)
-            if found is None:
+            kept = self._files[_shard(value)].get(value)
+            if kept is None:
                 self._dirty.add(_shard(value))
                 if self.rescan is None:
                     raise KeyError(key)
                 found = self.rescan(key)
                 self.rescanned.add(key)
+            else:
+                found, self.composed[key] = kept
             dict.__setitem__(self, key, found)
             return found
         return value  # type: ignore[return-value]  # mypy: a Scan here
+
+    def composed_body(self, key: str) -> bytes | None:
+        """What composing the body of ``key`` made when its mentions were found (``KeptScan``),
+        read with them; None when nothing is kept for it (not composed, scanned again, or not
+        among these)."""
+        if not dict.__contains__(self, key):
+            return None
+        self[key]  # (its mentions read, and with them its body composed)
+        return self.composed.get(key)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if dict.__contains__(self, key) else default
@@ -442,7 +468,7 @@ class _Scans:
             fd, self.fd = self.fd, None
             os.close(fd)
 
-    def get(self, rel: str) -> Scan | None:
+    def get(self, rel: str) -> KeptScan | None:
         if self.index is None:
             self.index = self._open()
             if not self.pinned and self.fd is not None:  # (held open only once pinned: ``pin``)
@@ -467,7 +493,10 @@ class _Scans:
             found = _PlainUnpickler(io.BytesIO(data)).load()
         except Exception:  # anything damaged bytes raise: its entry is scanned again
             return None
-        return found if type(found) is list else None
+        if not (type(found) is tuple and len(found) == 2 and type(found[0]) is list
+                and (found[1] is None or type(found[1]) is bytes)):
+            return None
+        return found
 
     def _open(self) -> dict[str, tuple[int, int, int]]:
         """The index, the file kept open to read each entry's mentions from; {} when the file is
@@ -498,10 +527,11 @@ class _Scans:
             os.close(self.fd)
 
 
-def _scans_file(generation: bytes, scans: dict[str, Scan]) -> list[bytes]:
+def _scans_file(generation: bytes, scans: dict[str, KeptScan]) -> list[bytes]:
     """A shard's scans file (``_Scans``): its head (format and generation), the CRC-32 and
     length of the index, the index (path -> offset, length and CRC-32 of that entry's
-    mentions, counted from the end of the index), then each entry's mentions pickled on its own."""
+    mentions, counted from the end of the index), then each entry's mentions and body composed
+    (``KeptScan``) pickled on their own."""
     blobs: list[bytes] = []
     where: dict[str, tuple[int, int, int]] = {}
     offset = 0

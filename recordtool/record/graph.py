@@ -56,6 +56,32 @@ Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], bytes | None]"]
 stage makes of the same parse (render: the body composed for its page, packed small), or None."""
 
 
+class Composed(dict[str, bytes]):
+    """``Graph.composed`` where some entries' mentions were kept (``KeptScans``): what this
+    command composed of the bodies it scanned, and for an entry whose mentions are kept, the
+    body composed when they were found, read with them when asked for (``get``, ``in``,
+    ``[]``). Iterating it, or comparing it, gives what this command composed only."""
+
+    def __init__(self, made: dict[str, bytes], kept: KeptScans) -> None:
+        super().__init__(made)
+        self.kept = kept
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = dict.get(self, key)
+        if found is None:
+            found = self.kept.composed_body(key)
+        return default if found is None else found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __getitem__(self, key: str) -> bytes:
+        found: bytes | None = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+
 @dataclass
 class Graph:
     record: Record
@@ -583,6 +609,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     scans = {} if scans is None else scans
     if isinstance(scans, KeptScans):  # kept mentions that cannot be read back: scanned again
         scans.rescan = lambda entry_id: _scan((record.config.id_pattern, None), _texts(record, [entry_id]))[0][0]
+        graph.composed = Composed(graph.composed, scans)
     todo = [entry_id for entry_id in ids if entry_id not in scans]
     # A worker gets the prose of its entries, not a fork of the record (it would copy what it
     # reads of it: ``recordtool.render.slices`` says why).

@@ -131,7 +131,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
                                   keep=kept is not None, kept=kept.links() if kept is not None else None)
         if kept is not None:
             rescanned = scans.rescanned if isinstance(scans, KeptScans) else set()
-            kept.learn_scans(record, scans, (scans.keys() - known) | rescanned)
+            kept.learn_scans(record, scans, (scans.keys() - known) | rescanned, graph.composed)
         static = kept.static(config) if kept is not None else None
         more += static_problems(config, record, static)
         problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))

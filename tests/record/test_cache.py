@@ -553,11 +553,14 @@ def test_what_spans_the_record_is_gone_over_again_for_the_changed_entries_only(
 
 
 def test_a_scans_file_gives_each_entrys_mentions_on_their_own(tmp_path: Path) -> None:
-    """A shard's scans file keeps each entry's mentions on their own (``_scans_file``): one is
-    read without the others, a damaged one is not given (its entry is scanned again) while the
-    others still are, and a file of another generation or damaged in its index gives none."""
+    """A shard's scans file keeps each entry's mentions, with its body composed (or None), on
+    their own (``_scans_file``): one is read without the others, a damaged one is not given (its
+    entry is scanned again) while the others still are, and a file of another generation or
+    damaged in its index gives none."""
     generation = os.urandom(16)
-    scans = {f"record/notes/NOTE-{n}.yaml": [(f"LIT-{n}", "body", n, f"See LIT-{n}, twice." * n)] for n in range(1, 6)}
+    scans = {f"record/notes/NOTE-{n}.yaml": ([(f"LIT-{n}", "body", n, f"See LIT-{n}, twice." * n)],
+                                            None if n % 2 else f"composed {n}".encode())
+             for n in range(1, 6)}
     path = tmp_path / "shard-00.scans"
     path.write_bytes(b"".join(cache_module._scans_file(generation, scans)))
     kept = cache_module._Scans(path, generation)

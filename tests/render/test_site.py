@@ -649,3 +649,67 @@ def test_a_figure_as_the_last_render_found_it_is_not_read_again(project: Project
     assert invoke("render", "--root", str(cold), "--no-cache").code == 0
     assert {rel: data for rel, data in _files(pages).items() if not rel.startswith(".recordtool-snapshot")} == \
         {rel: data for rel, data in _files(cold / "record" / "pages").items() if not rel.startswith(".recordtool-snapshot")}
+
+
+def test_a_body_is_composed_from_the_parse_kept_with_its_mentions(project: ProjectBuilder, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page of an entry whose file is as it was is composed from its body as the parse
+    that found its mentions wrote it, kept in the entry cache beside them: after a title edit,
+    the neighbours' pages are composed again without parsing their bodies. ``validate`` keeps
+    no body composed, and a damaged scans file keeps none: those bodies are parsed for their
+    pages. The pages are what a render from scratch writes."""
+    import recordtool.render.page as page
+    from recordtool.record.cache import FOLDER
+    from recordtool.record.config import load_config
+    from tests.corpus import invoke
+
+    small_record(project)
+    config = load_config(project.root)
+    bodies = {entry.body: entry_id for entry_id, entry in open_project(root=project.root).record.entries.items()
+              if entry.body}
+    parsed: list[str] = []  # the entries whose body a page parsed again
+    real = page.block
+
+    def counted(source: str, style: Any, tokens: Any = None) -> str:
+        if source in bodies:
+            parsed.append(bodies[source])
+        return real(source, style, tokens)
+
+    monkeypatch.setattr(page, "block", counted)
+    lit = project.path("LIT-1")
+
+    def retitle(n: int) -> None:
+        text = lit.read_text(encoding="utf-8")
+        lit.write_text(text.replace("title: A paper", f"title: A paper, revised {n}", 1) if n == 1
+                       else text.replace(f"revised {n - 1}", f"revised {n}"), encoding="utf-8")
+
+    def render() -> list[str]:
+        parsed.clear()
+        done = invoke("render", "--root", str(project.root))
+        assert done.code == 0, done.stderr
+        return sorted(parsed)
+
+    assert render() == []  # each body composed by the parse that found its mentions
+    written = project.root / "record" / "pages" / "NOTE-1.md"
+    retitle(1)
+    assert render() == []  # LIT-1 read again; NOTE-1 and THEORY-1 (which cite it) from what was kept
+    assert "revised 1" in written.read_text(encoding="utf-8")
+    retitle(2)
+    assert invoke("validate", "--root", str(project.root)).code == 0  # LIT-1 read again: its body not composed
+    assert render() == ["LIT-1"]
+    assert "revised 2" in written.read_text(encoding="utf-8")
+    for scans in (config.cache / FOLDER).glob("*.scans"):  # damaged: the mentions found again, no body composed
+        data = bytearray(scans.read_bytes())
+        data[-1] ^= 0xFF
+        scans.write_bytes(bytes(data))
+    retitle(3)
+    assert render() == ["NOTE-1", "THEORY-1"]
+    assert render() == []  # (nothing changed)
+    retitle(4)
+    assert render() == []  # what was found again is kept again, composed
+    cold = tmp_path / "cold"
+    shutil.copytree(project.root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
+    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
+    assert {rel: data for rel, data in _files(project.root / "record" / "pages").items()
+            if not rel.startswith(".recordtool-snapshot")} == \
+        {rel: data for rel, data in _files(cold / "record" / "pages").items() if not rel.startswith(".recordtool-snapshot")}
