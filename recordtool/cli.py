@@ -74,15 +74,18 @@ def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
           compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
           keep_later: bool = False) -> Project:
     """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
-    ``compose``: what else to make of each body it parses (``build_graph``); ``stats``: the entry
-    files as a snapshot just stat-ed them; ``opened``: the entry cache, read already; ``keep_later``:
-    the entry cache written by the caller (``open_project``)."""
+    ``compose``: what else to make of each body it parses (``build_graph``); without it, the few
+    bodies read after an edit are composed for render's pages all the same, and kept
+    (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
+    them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
+    the caller (``open_project``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
+    from recordtool.render.prose import compose_body
 
     try:
         return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                            keep_later=keep_later)
+                            keep_later=keep_later, compose_few=compose_body)
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 

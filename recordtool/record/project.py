@@ -95,14 +95,19 @@ class GcPause:
 
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
                  cache: bool = False, compose: Compose | None = None, stats: Stats | None = None,
-                 opened: EntryCache | None = None, keep_later: bool = False) -> Project:
+                 opened: EntryCache | None = None, keep_later: bool = False,
+                 compose_few: Compose | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
     before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
     many processes may share reading a large record (None: every core). ``cache``: read only
     the entry files changed since the last load, and keep what the others gave
     (``recordtool.record.cache``); the project is the same either way. ``compose``: what else
-    to make of each body from the parse that finds its mentions (``build_graph``). ``stats``: the
+    to make of each body from the parse that finds its mentions (``build_graph``). ``compose_few``:
+    the same, only when few files are read (``load.EACH_FEW``): with the entry cache, what
+    another command composes of the bodies it reads after an edit is kept for render's pages
+    (``cache.KeptScan``), for a few milliseconds a body, which a cold run would pay for every
+    body. ``stats``: the
     entry files as a snapshot just stat-ed them, for the entry cache (``EntryCache.use``).
     ``opened``: the entry cache, already opened for this project (``open_entry_cache``).
     ``keep_later``: leave writing the entry cache to the caller (``Project.unkept``, its steps
@@ -117,7 +122,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             kept.use(stats)
         # Each entry read is scanned for mentions by the process that read it (``scanner``).
         record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose),
-                                       citations=kept is None)
+                                       citations=kept is None,
+                                       each_few=scanner(config, compose_few) if compose is None and compose_few
+                                       and kept is not None else None)
         pause.freeze = len(record.places) >= FREEZE_MIN
         scans = kept.scans(record) if kept is not None else {}
         known = set(scans)

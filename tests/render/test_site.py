@@ -655,9 +655,11 @@ def test_a_body_is_composed_from_the_parse_kept_with_its_mentions(project: Proje
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The page of an entry whose file is as it was is composed from its body as the parse
     that found its mentions wrote it, kept in the entry cache beside them: after a title edit,
-    the neighbours' pages are composed again without parsing their bodies. ``validate`` keeps
-    no body composed, and a damaged scans file keeps none: those bodies are parsed for their
+    the neighbours' pages are composed again without parsing their bodies. Another command that
+    reads a few files after an edit composes their bodies too (``validate`` here); one that
+    reads many does not, and a damaged scans file keeps none: those bodies are parsed for their
     pages. The pages are what a render from scratch writes."""
+    import recordtool.record.load as load
     import recordtool.render.page as page
     from recordtool.record.cache import FOLDER
     from recordtool.record.config import load_config
@@ -695,17 +697,23 @@ def test_a_body_is_composed_from_the_parse_kept_with_its_mentions(project: Proje
     assert render() == []  # LIT-1 read again; NOTE-1 and THEORY-1 (which cite it) from what was kept
     assert "revised 1" in written.read_text(encoding="utf-8")
     retitle(2)
-    assert invoke("validate", "--root", str(project.root)).code == 0  # LIT-1 read again: its body not composed
-    assert render() == ["LIT-1"]
+    assert invoke("validate", "--root", str(project.root)).code == 0  # LIT-1 read again, its body composed
+    assert render() == []
     assert "revised 2" in written.read_text(encoding="utf-8")
+    retitle(3)
+    few = load.EACH_FEW
+    monkeypatch.setattr(load, "EACH_FEW", 0)  # as if validate read many files: no body composed
+    assert invoke("validate", "--root", str(project.root)).code == 0
+    assert render() == ["LIT-1"]
+    monkeypatch.setattr(load, "EACH_FEW", few)
     for scans in (config.cache / FOLDER).glob("*.scans"):  # damaged: the mentions found again, no body composed
         data = bytearray(scans.read_bytes())
         data[-1] ^= 0xFF
         scans.write_bytes(bytes(data))
-    retitle(3)
+    retitle(4)
     assert render() == ["NOTE-1", "THEORY-1"]
     assert render() == []  # (nothing changed)
-    retitle(4)
+    retitle(5)
     assert render() == []  # what was found again is kept again, composed
     cold = tmp_path / "cold"
     shutil.copytree(project.root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages"))
