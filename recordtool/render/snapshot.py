@@ -57,14 +57,27 @@ class Inputs:
     root: str
     out: str  # the output folder, resolved
     code: str  # recordtool's code and version
-    files: dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+    # path -> [size, mtime_ns] (+ content hash when changed just now): ``files``; None: only
+    # packed (``_packed``), as a worker sent them, made into the dict when first asked for
+    _files: dict[str, list[Any]] | None
     _last: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     # The input files' size, times and inode as stat-ed here, until handed to the entry cache (``stats``)
     _stats: Stats | None = field(default=None, repr=False, compare=False)
     _outputs: tuple[Outputs | None] | None = field(default=None, repr=False, compare=False)
+    _packed: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # ``pack``'s form, checked
+
+    @property
+    def files(self) -> dict[str, list[Any]]:
+        """Every input file's state: path -> [size, mtime_ns] (+ content hash when racy)."""
+        if self._files is None:
+            self._files = unpack(self._packed) or {}
+        return self._files
 
     def as_json(self) -> dict[str, Any]:
-        return {"root": self.root, "out": self.out, "code": self.code, "files": pack(self.files)}
+        # (as the worker packed them, when nothing asked for them here: at 100,000 files,
+        # unpacking and packing again took 0.13 s)
+        files = self._packed if self._files is None else pack(self._files)
+        return {"root": self.root, "out": self.out, "code": self.code, "files": files}
 
     def stats(self) -> Stats | None:
         """The input files as stat-ed for this snapshot (``recordtool.snapshot.Stats``), for the
@@ -181,8 +194,8 @@ class Taking(Generic[R]):
             gc.disable()  # (a hundred thousand small objects made at once: no collector passes over them)
             try:
                 (root, out, code), judged, sent = pickle.loads(worker.read())
-                files, stats = _received(sent)
-                inputs = Inputs(root, out, code, files, _last=self.last, _stats=stats)
+                packed, stats = _received(sent)
+                inputs = Inputs(root, out, code, None, _last=self.last, _stats=stats, _packed=packed)
             except Exception:  # anything but a whole answer: taken here
                 worker.close()
             else:
@@ -291,17 +304,17 @@ def _sent(files: dict[str, list[Any]], stats: Stats) -> tuple[dict[str, Any], st
     return pack(files), _joined(stats.files), full.tobytes(), stats.taken
 
 
-def _received(sent: tuple[dict[str, Any], str, bytes, int]) -> tuple[dict[str, list[Any]], Stats]:
-    """What ``_sent`` sent, made back; ValueError when it is not whole."""
+def _received(sent: tuple[dict[str, Any], str, bytes, int]) -> tuple[dict[str, Any], Stats]:
+    """What ``_sent`` sent, made back (the files' states left packed, their form checked);
+    ValueError when it is not whole."""
     packed, full_names, full, taken = sent
-    files = unpack(packed)
     stat_paths = _split(full_names)
     stat_packed = array("q")
     stat_packed.frombytes(full)
-    if files is None or len(stat_packed) != 4 * len(stat_paths):
+    if _stats(packed) is None or len(stat_packed) != 4 * len(stat_paths):
         raise ValueError("not whole")
     fours = iter(stat_packed)  # (the length checked above: each path its four numbers)
-    return files, Stats(dict(zip(stat_paths, zip(fours, fours, fours, fours, strict=False), strict=False)), taken)
+    return packed, Stats(dict(zip(stat_paths, zip(fours, fours, fours, fours, strict=False), strict=False)), taken)
 
 
 def _joined(paths: Iterable[str]) -> str:
@@ -370,6 +383,9 @@ def as_left(inputs: Inputs, root: Path, sources: Iterable[str]) -> set[str]:
     have changed since unseen (racy). What that render made of them (a figure's copy) still
     holds, as a render with nothing changed trusts (``last_report``). A file changed between
     that render's snapshot and its reading it has another time now, and is read again."""
+    sources = list(sources)
+    if not sources:
+        return set()
     now = inputs.files
     under = _under(root)
     wanted: dict[str, str] = {}  # path as the snapshot keeps it -> the source

@@ -453,16 +453,22 @@ def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
                                       "/p/record/racy.yaml": [5, 7, "0" * 32]}
     stats = Stats({"/p/record/a b.yaml": (3, 4, 5, 6), "/p/record/racy.yaml": (5, 7, 8, 2**40)}, 123)
     sent = snapshot._sent(files, stats)  # type: ignore[arg-type]
-    got_files, got_stats = snapshot._received(sent)
+    got_packed, got_stats = snapshot._received(sent)
+    got_files = snapshot.unpack(got_packed)
     assert got_files == files and list(got_files) == list(files)  # (in the same order: compared as packed)
     assert got_stats.files == stats.files and got_stats.taken == 123
+    # The files' states are left packed until asked for; kept again as they came, or as they are then
+    inputs = snapshot.Inputs("/p", "/out", "code", None, _packed=got_packed)
+    assert inputs.as_json()["files"] is got_packed
+    assert inputs.files == files
+    assert inputs.as_json()["files"] == got_packed
     packed, full_names, full, taken = sent
     for broken in [({**packed, "paths": packed["paths"][:-1]}, full_names, full, taken),
                    ({**packed, "stats": packed["stats"][:-4]}, full_names, full, taken),
                    (packed, full_names[:-1], full, taken), (packed, full_names, full[8:], taken)]:
         with pytest.raises(ValueError):
             snapshot._received(broken)
-    assert snapshot._received(snapshot._sent({}, Stats({}, 0))) == ({}, Stats({}, 0))
+    assert snapshot._received(snapshot._sent({}, Stats({}, 0))) == (snapshot.pack({}), Stats({}, 0))
 
 
 @pytest.mark.parametrize("how", ["answers", "killed"])
