@@ -86,7 +86,7 @@ DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 # An entry's mentions as its shard's scans file keeps them: the mentions, and what composing
 # its body for a page made from the same parse (``prose.compose_body``, packed; None: not
-# composed, as by ``validate``, or it cannot be composed before its page is).
+# composed, as by a cold ``validate``, or it cannot be composed before its page is).
 KeptScan = tuple["Scan", "bytes | None"]
 
 

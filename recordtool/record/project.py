@@ -107,8 +107,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     the same, only when few files are read (``load.EACH_FEW``): with the entry cache, what
     another command composes of the bodies it reads after an edit is kept for render's pages
     (``cache.KeptScan``), for a few milliseconds a body, which a cold run would pay for every
-    body. ``stats``: the
-    entry files as a snapshot just stat-ed them, for the entry cache (``EntryCache.use``).
+    body. ``stats``: the entry files as a snapshot just stat-ed them, for the entry cache
+    (``EntryCache.use``).
     ``opened``: the entry cache, already opened for this project (``open_entry_cache``).
     ``keep_later``: leave writing the entry cache to the caller (``Project.unkept``, its steps
     done while workers compose pages: ``render``); else it is written before this returns."""
