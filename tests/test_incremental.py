@@ -490,13 +490,14 @@ def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_i
     edit only the keys that may change are worked out again; a kept file that is damaged, or
     that names anything to call, is not used (every key is worked out again) and runs nothing."""
     from recordtool.record.cache import cache_key
+    from recordtool.record.project import open_project
     from recordtool.render import plan
 
     walk = Walk(tmp_path / "project", 5)
     root = walk.root
     pages = root / "record" / "pages"
     assert invoke("render", "--root", str(root)).code == 0
-    kept = root / ".recordtool-cache" / plan.KEPT_FILE
+    kept, kept_changes = plan.kept_files(load_config(root), plan.context(open_project(root=root), {}).out)
     assert kept.is_file()
     worked: list[str] = []
     real = plan._neighbourhood
@@ -541,7 +542,7 @@ def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_i
     faces = {i: list(face) for i, face in faces.items()}
     payload = pickle.dumps((generation, (shared, faces, *rest)))
     kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
-    (kept.parent / plan.KEPT_CHANGES_FILE.split("/")[-1]).unlink(missing_ok=True)
+    kept_changes.unlink(missing_ok=True)
     assert len(edit_and_compare("A fifth title")) == entries
 
 

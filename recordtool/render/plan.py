@@ -10,10 +10,11 @@ otherwise (and rewrites only those whose bytes changed).
 
 Working out every page's key is a pass over the whole graph; after an edit of one entry few
 keys change. So, with the entry cache, the keys are kept between renders (``KeptKeys``, in
-``<cache>/pages/keys.bin``) with what each one depends on, and only those that may have changed
-are worked out again, the same way as the first time. What a render changes of them is kept as
-changes beside the whole file (``keys-changes.bin``), which is written whole again only once
-the changes grow large: at 100,000 entries writing them all took most of a second.
+``<cache>/pages/keys-<hash of the output folder>.bin``: each folder its own, for the last
+``KEPT_FOLDERS`` folders rendered) with what each one depends on, and only those that may have
+changed are worked out again, the same way as the first time. What a render changes of them is
+kept as changes beside the whole file (``keys-<hash>-changes.bin``), which is written whole
+again only once the changes grow large: at 100,000 entries writing them all took most of a second.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from recordtool import snapshot
 
 if TYPE_CHECKING:
+    from recordtool.record.config import Config
     from recordtool.record.load import Places
     from recordtool.record.project import Project
     from recordtool.render.sitemap import Context
@@ -293,7 +295,7 @@ WATCH_SEP = "\0"
 @dataclass
 class KeptKeys:
     """What the last render worked out for the entries' pages, kept for the next one
-    (``<cache>/pages/keys.bin``): each entry's face, what its neighbours' pages show of it
+    (``kept_files``): each entry's face, what its neighbours' pages show of it
     (``shown``: a hash, ``shown_of``), a claim's status as its page shows it
     (``status_reprs``: only when it shows more than the state), its page's key, and
     for each id the entries whose key depends on it (``watchers``: the entries it is a
@@ -324,7 +326,7 @@ class KeptKeys:
     # main process's peak while the pages are planned).
     fresh: bool = True
     moved: set[str] = field(default_factory=set)  # after ``stale``: the ids whose face changed, came or went
-    # What the whole file kept holds (``KEPT_FILE``): its generation, and its parts as read
+    # What the whole file kept holds (``kept_files``): its generation, and its parts as read
     # (``PARTS``), which the parts above start as copies of; None: nothing to write changes against.
     base: tuple[str, dict[str, dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
     # The ids whose value may differ from ``base``, by part (``PARTS``): those the changes file
@@ -519,9 +521,9 @@ Changes = dict[str, tuple[dict[str, Any], list[str]]]  # part -> (id -> its valu
 
 
 def read_kept_keys(ctx: Context) -> KeptKeys | None:
-    """The keys the last render kept, when the project was opened with the cache: the whole
-    file (``KEPT_FILE``), and the changes written since against it (``KEPT_CHANGES_FILE``: they
-    are used only when made against the same generation of the whole file)."""
+    """The keys the last render into the same folder kept, when the project was opened with the
+    cache: the whole file, and the changes written since against it (``kept_files``: they are
+    used only when made against the same generation of the whole file)."""
     from recordtool.record.cache import cache_key, read_plain
 
     project = ctx.project
@@ -529,7 +531,8 @@ def read_kept_keys(ctx: Context) -> KeptKeys | None:
         return None
     config = project.config
     key = cache_key(config)
-    whole = read_plain(config.cache / KEPT_FILE, key, KEPT_FORM)
+    whole_file, changes_file = kept_files(config, ctx.out)
+    whole = read_plain(whole_file, key, KEPT_FORM)
     kept = (KeptKeys.from_plain(whole[1]) if isinstance(whole, tuple) and len(whole) == 2
             and isinstance(whole[0], str) else None)
     if kept is None:
@@ -537,7 +540,7 @@ def read_kept_keys(ctx: Context) -> KeptKeys | None:
     kept.base = (whole[0], {part: getattr(kept, part) for part in PARTS})
     for part in PARTS:  # changed in place by the render: the parts as read stay as they were
         setattr(kept, part, dict(getattr(kept, part)))
-    changes = read_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM)
+    changes = read_plain(changes_file, key, KEPT_CHANGES_FORM)
     if isinstance(changes, tuple) and len(changes) == 3 and changes[0] == whole[0] and changes[1] == kept.shared:
         kept.apply(changes[2])
     kept.listed = kept.listings
@@ -553,19 +556,47 @@ def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
         return
     config = ctx.project.config
     key = cache_key(config)
+    whole_file, changes_file = kept_files(config, ctx.out)
     changes = kept.changes()
     if changes is not None and kept.base is not None:
-        write_plain(config.cache / KEPT_CHANGES_FILE, key, KEPT_CHANGES_FORM, (kept.base[0], kept.shared, changes))
+        write_plain(changes_file, key, KEPT_CHANGES_FORM, (kept.base[0], kept.shared, changes))
         return
     generation = os.urandom(16).hex()
-    write_plain(config.cache / KEPT_FILE, key, KEPT_FORM, (generation, kept.plain()))
+    write_plain(whole_file, key, KEPT_FORM, (generation, kept.plain()))
     with contextlib.suppress(OSError):  # changes made against another generation are not used; gone, not even read
-        os.unlink(config.cache / KEPT_CHANGES_FILE)
+        os.unlink(changes_file)
+    _forget_other_folders(whole_file)
 
 
-KEPT_FILE = "pages/keys.bin"  # under the cache folder
+def kept_files(config: Config, out: str | None) -> tuple[Path, Path]:
+    """The files that keep the page keys of the output folder ``out`` (``Context.out``): the
+    whole file and the changes beside it. Each folder has its own, since every key holds its
+    folder: a render into another folder (``render -o``) leaves those of the usual one as they
+    were, instead of working out every key again twice (at 10,000 entries about 3 s, each)."""
+    name = hashlib.blake2b(repr(out).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    folder = config.cache / KEPT_FOLDER
+    return folder / f"keys-{name}.bin", folder / f"keys-{name}-changes.bin"
+
+
+def _forget_other_folders(whole_file: Path) -> None:
+    """Keep the page keys of the ``KEPT_FOLDERS`` output folders rendered last (by when their
+    whole file was written), removing the others' (each is as large as the record's keys)."""
+    found: list[tuple[int, str]] = []
+    with contextlib.suppress(OSError), os.scandir(whole_file.parent) as scan:
+        for item in scan:
+            if item.name.startswith("keys-") and item.name.endswith(".bin") and not item.name.endswith("-changes.bin"):
+                with contextlib.suppress(OSError):
+                    found.append((item.stat().st_mtime_ns, item.name))
+    for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:]:
+        if name != whole_file.name:
+            for gone in (name, name[:-len(".bin")] + "-changes.bin"):
+                with contextlib.suppress(OSError):
+                    os.unlink(whole_file.parent / gone)
+
+
+KEPT_FOLDER = "pages"  # under the cache folder: each output folder's ``keys-<hash>.bin`` and its changes
+KEPT_FOLDERS = 3  # output folders whose page keys are kept
 CHANGES_MIN = 1_000  # changes kept beside the whole file: at least this many, or a quarter of the entries
-KEPT_CHANGES_FILE = "pages/keys-changes.bin"  # what renders changed since, against the generation of KEPT_FILE
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:

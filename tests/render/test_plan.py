@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -229,9 +230,8 @@ def test_kept_keys_are_kept_as_changes_beside_the_whole_file_and_read_back_as_th
     of ``keys.bin``); read back, whole file and changes give what the render held. Once the
     changes grow large, the whole file is written again; changes made against another
     generation of it are not used."""
-    small_record(project)
-    cache = project.root / ".recordtool-cache"
-    whole, changes = cache / plan.KEPT_FILE, cache / plan.KEPT_CHANGES_FILE
+    record = small_record(project)
+    whole, changes = plan.kept_files(record.config, plan.context(record, statuses(record)).out)
     held: list[tuple[object, ...]] = []
     real = plan.write_kept_keys
 
@@ -310,3 +310,47 @@ def test_faces_are_hashed_as_before_and_compared_whole(project: ProjectBuilder) 
     assert plan.differ({"A": ("x", None), "B": 1, "C": 2}, {"A": ("x", None), "B": 3, "D": 4}) == {"B", "C", "D"}
     assert plan.differ({"A": 1}, {"A": 1}) == set()
     assert plan.differ({"A": ("x",)}, {"A": ["x"]}) is None
+
+
+def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render into another folder (``render -o``) keeps its page keys apart: back in the
+    usual folder, an edit works out the keys that may have changed only, not every key. The
+    keys of the last ``KEPT_FOLDERS`` folders rendered into are kept, the older ones removed."""
+    small_record(project)
+    worked: list[str] = []
+    real = plan._neighbourhood
+
+    def counted(ctx: Context, entry_id: str) -> tuple[set[str], set[str]]:
+        worked.append(entry_id)
+        return real(ctx, entry_id)
+
+    monkeypatch.setattr(plan, "_neighbourhood", counted)
+
+    def render_into(out: Path | None) -> list[str]:
+        worked.clear()
+        record = open_project(root=project.root, cache=True)
+        render(record, out, statuses=statuses(record))
+        return sorted(worked)
+
+    everything = render_into(None)
+    assert len(everything) == 4
+    others = [tmp_path / f"other-{n}" for n in range(3)]
+    assert render_into(others[0]) == everything  # (a folder of its own: every key the first time)
+    _edit(project, "THEORY-2", "A second claim", "The second claim")
+    assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (THEORY-2 and the claim it uses: not every key)
+    assert render_into(others[0]) == ["THEORY-1", "THEORY-2"]
+    folder = project.root / ".recordtool-cache" / plan.KEPT_FOLDER
+
+    def whole_files() -> list[Path]:
+        return sorted(p for p in folder.glob("keys-*.bin") if not p.name.endswith("-changes.bin"))
+
+    assert len(whole_files()) == 2
+    render_into(others[1])
+    render_into(others[2])  # a fourth folder: the keys of the one rendered into longest ago go
+    kept = whole_files()
+    assert len(kept) == plan.KEPT_FOLDERS
+    config = open_project(root=project.root).config
+    usual = plan.kept_files(config, "record/pages")[0]
+    assert usual not in kept
+    assert render_into(None) == everything  # (its keys were removed: every key again)
