@@ -587,15 +587,15 @@ def _forget_other_folders(whole_file: Path) -> None:
             if item.name.startswith("keys-") and item.name.endswith(".bin") and not item.name.endswith("-changes.bin"):
                 with contextlib.suppress(OSError):
                     found.append((item.stat().st_mtime_ns, item.name))
-    for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:]:
-        if name != whole_file.name:
-            for gone in (name, name[:-len(".bin")] + "-changes.bin"):
-                with contextlib.suppress(OSError):
-                    os.unlink(whole_file.parent / gone)
+    gone = [name for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:] if name != whole_file.name]
+    for name in [*gone, *(name[:-len(".bin")] + "-changes.bin" for name in gone), *BEFORE_FOLDERS]:
+        with contextlib.suppress(OSError):
+            os.unlink(whole_file.parent / name)
 
 
 KEPT_FOLDER = "pages"  # under the cache folder: each output folder's ``keys-<hash>.bin`` and its changes
 KEPT_FOLDERS = 3  # output folders whose page keys are kept
+BEFORE_FOLDERS = ("keys.bin", "keys-changes.bin")  # the one set of keys kept before each folder had its own
 CHANGES_MIN = 1_000  # changes kept beside the whole file: at least this many, or a quarter of the entries
 
 

@@ -333,14 +333,18 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
         render(record, out, statuses=statuses(record))
         return sorted(worked)
 
+    folder = project.root / ".recordtool-cache" / plan.KEPT_FOLDER
+    folder.mkdir(parents=True)
+    for name in plan.BEFORE_FOLDERS:  # (left by a version that kept one set of keys: removed)
+        (folder / name).write_bytes(b"old keys")
     everything = render_into(None)
     assert len(everything) == 4
+    assert not any((folder / name).exists() for name in plan.BEFORE_FOLDERS)
     others = [tmp_path / f"other-{n}" for n in range(3)]
     assert render_into(others[0]) == everything  # (a folder of its own: every key the first time)
     _edit(project, "THEORY-2", "A second claim", "The second claim")
     assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (THEORY-2 and the claim it uses: not every key)
     assert render_into(others[0]) == ["THEORY-1", "THEORY-2"]
-    folder = project.root / ".recordtool-cache" / plan.KEPT_FOLDER
 
     def whole_files() -> list[Path]:
         return sorted(p for p in folder.glob("keys-*.bin") if not p.name.endswith("-changes.bin"))
