@@ -262,7 +262,6 @@ def _wanted_key(ctx: Context, shared: str) -> str:
     return _key(parts)
 
 
-GRAPH_KEY_FILE = "pages/graph-key.bin"  # under the cache folder: the last render's graph key, with what it was of
 GRAPH_KEY_FORM = b"recordtool-graph-key 2\n"
 
 
@@ -271,21 +270,24 @@ def graph_key(ctx: Context, shared: str, found: Listed) -> str:
     so that an edit of a title, a status or a statement leaves it as it is while the graph is
     summarised by tag (then it shows no title). The graph's tally (``rows.graph_hash`` of every
     entry: what the summary draws of it) covers all the summary draws: while it is the one the
-    last render kept beside its graph key (in the cache folder), the key is that one, not
-    worked out again (at 100,000 entries, 0.3 s). A graph drawn node by node (small: at most
-    ``WHOLE_MAX`` nodes) shows titles, and its key is worked out every time."""
+    last render into the same folder kept beside its graph key (in the cache folder:
+    ``plan.graph_key_file``), the key is that one, not worked out again (at 100,000 entries,
+    0.3 s). A graph drawn node by node (small: at most ``WHOLE_MAX`` nodes) shows titles, and
+    its key is worked out every time."""
     from recordtool.record.cache import cache_key, read_plain, write_plain
+    from recordtool.render.plan import graph_key_file
 
     project = ctx.project
     config = project.config
     token = _key([shared, repr(found.tallies.get(GRAPH))])
+    kept_file = graph_key_file(config, ctx.out)
     if project.cached:
-        kept = read_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM)
+        kept = read_plain(kept_file, cache_key(config), GRAPH_KEY_FORM)
         if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == token and isinstance(kept[1], str):
             return kept[1]
     key, summarised = _graph_key(ctx, shared, found)
     if project.cached:
-        write_plain(config.cache / GRAPH_KEY_FILE, cache_key(config), GRAPH_KEY_FORM, (token if summarised else None, key))
+        write_plain(kept_file, cache_key(config), GRAPH_KEY_FORM, (token if summarised else None, key))
     return key
 
 

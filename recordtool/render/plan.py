@@ -572,30 +572,43 @@ def kept_files(config: Config, out: str | None) -> tuple[Path, Path]:
     """The files that keep the page keys of the output folder ``out`` (``Context.out``): the
     whole file and the changes beside it. Each folder has its own, since every key holds its
     folder: a render into another folder (``render -o``) leaves those of the usual one as they
-    were, instead of working out every key again twice (at 10,000 entries about 3 s, each)."""
-    name = hashlib.blake2b(repr(out).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+    were, instead of working out every key again twice (at 10,000 entries about 3 s, each).
+    The graph page's key is kept per folder too (``graph_key_file``)."""
+    name = _folder_name(out)
     folder = config.cache / KEPT_FOLDER
     return folder / f"keys-{name}.bin", folder / f"keys-{name}-changes.bin"
 
 
+def graph_key_file(config: Config, out: str | None) -> Path:
+    """The file that keeps the graph page's key for the output folder ``out`` (``index.graph_key``)."""
+    return config.cache / KEPT_FOLDER / f"graph-key-{_folder_name(out)}.bin"
+
+
+def _folder_name(out: str | None) -> str:
+    return hashlib.blake2b(repr(out).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+
+
 def _forget_other_folders(whole_file: Path) -> None:
     """Keep the page keys of the ``KEPT_FOLDERS`` output folders rendered last (by when their
-    whole file was written), removing the others' (each is as large as the record's keys)."""
+    whole file was written), removing the others' (each is as large as the record's keys) and
+    their graph page's key."""
     found: list[tuple[int, str]] = []
     with contextlib.suppress(OSError), os.scandir(whole_file.parent) as scan:
         for item in scan:
             if item.name.startswith("keys-") and item.name.endswith(".bin") and not item.name.endswith("-changes.bin"):
                 with contextlib.suppress(OSError):
                     found.append((item.stat().st_mtime_ns, item.name))
-    gone = [name for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:] if name != whole_file.name]
-    for name in [*gone, *(name[:-len(".bin")] + "-changes.bin" for name in gone), *BEFORE_FOLDERS]:
+    gone = [name[len("keys-"):-len(".bin")] for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:]
+            if name != whole_file.name]
+    for name in [*(f"{kept}-{folder}.bin" for folder in gone for kept in ("keys", "graph-key")),
+                 *(f"keys-{folder}-changes.bin" for folder in gone), *BEFORE_FOLDERS]:
         with contextlib.suppress(OSError):
             os.unlink(whole_file.parent / name)
 
 
 KEPT_FOLDER = "pages"  # under the cache folder: each output folder's ``keys-<hash>.bin`` and its changes
 KEPT_FOLDERS = 3  # output folders whose page keys are kept
-BEFORE_FOLDERS = ("keys.bin", "keys-changes.bin")  # the one set of keys kept before each folder had its own
+BEFORE_FOLDERS = ("keys.bin", "keys-changes.bin", "graph-key.bin")  # kept once for all folders, before
 CHANGES_MIN = 1_000  # changes kept beside the whole file: at least this many, or a quarter of the entries
 
 

@@ -316,7 +316,8 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A render into another folder (``render -o``) keeps its page keys apart: back in the
     usual folder, an edit works out the keys that may have changed only, not every key. The
-    keys of the last ``KEPT_FOLDERS`` folders rendered into are kept, the older ones removed."""
+    keys of the last ``KEPT_FOLDERS`` folders rendered into are kept (with the graph page's),
+    the older ones removed."""
     small_record(project)
     worked: list[str] = []
     real = plan._neighbourhood
@@ -335,7 +336,7 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
 
     folder = project.root / ".recordtool-cache" / plan.KEPT_FOLDER
     folder.mkdir(parents=True)
-    for name in plan.BEFORE_FOLDERS:  # (left by a version that kept one set of keys: removed)
+    for name in plan.BEFORE_FOLDERS:  # (left by a version that kept one set for every folder: removed)
         (folder / name).write_bytes(b"old keys")
     everything = render_into(None)
     assert len(everything) == 4
@@ -357,4 +358,6 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
     config = open_project(root=project.root).config
     usual = plan.kept_files(config, "record/pages")[0]
     assert usual not in kept
+    graph_keys = sorted(folder.glob("graph-key-*.bin"))
+    assert len(graph_keys) == plan.KEPT_FOLDERS and plan.graph_key_file(config, "record/pages") not in graph_keys
     assert render_into(None) == everything  # (its keys were removed: every key again)
