@@ -589,21 +589,34 @@ def _folder_name(out: str | None) -> str:
 
 
 def _forget_other_folders(whole_file: Path) -> None:
-    """Keep the page keys of the ``KEPT_FOLDERS`` output folders rendered last (by when their
-    whole file was written), removing the others' (each is as large as the record's keys) and
-    their graph page's key."""
-    found: list[tuple[int, str]] = []
+    """Keep the page keys of the ``KEPT_FOLDERS`` output folders rendered into last, removing
+    the others' (each is as large as the record's keys) and their graph page's key. When a
+    folder was last rendered into is the latest time any of its files was written: after its
+    first render, a folder's renders mostly write its changes file only."""
+    last: dict[str, int] = {}  # folder (the hash in its files' names) -> when one of its files was last written
     with contextlib.suppress(OSError), os.scandir(whole_file.parent) as scan:
         for item in scan:
-            if item.name.startswith("keys-") and item.name.endswith(".bin") and not item.name.endswith("-changes.bin"):
+            folder = _folder_of(item.name)
+            if folder is not None:
                 with contextlib.suppress(OSError):
-                    found.append((item.stat().st_mtime_ns, item.name))
-    gone = [name[len("keys-"):-len(".bin")] for _when, name in sorted(found, reverse=True)[KEPT_FOLDERS:]
-            if name != whole_file.name]
-    for name in [*(f"{kept}-{folder}.bin" for folder in gone for kept in ("keys", "graph-key")),
-                 *(f"keys-{folder}-changes.bin" for folder in gone), *BEFORE_FOLDERS]:
+                    last[folder] = max(last.get(folder, 0), item.stat().st_mtime_ns)
+    mine = _folder_of(whole_file.name)
+    gone = [folder for _when, folder in sorted(((when, folder) for folder, when in last.items()), reverse=True)
+            [KEPT_FOLDERS:] if folder != mine]
+    for name in [*(name for folder in gone for name in (f"keys-{folder}.bin", f"keys-{folder}-changes.bin",
+                                                         f"graph-key-{folder}.bin")), *BEFORE_FOLDERS]:
         with contextlib.suppress(OSError):
             os.unlink(whole_file.parent / name)
+
+
+def _folder_of(name: str) -> str | None:
+    """The output folder's hash in the name of one of its kept files (``kept_files``,
+    ``graph_key_file``); None for any other file."""
+    for prefix, suffix in (("keys-", "-changes.bin"), ("keys-", ".bin"), ("graph-key-", ".bin")):
+        if name.startswith(prefix) and name.endswith(suffix):
+            folder = name[len(prefix):-len(suffix)]
+            return folder if len(folder) == 16 and all(c in "0123456789abcdef" for c in folder) else None
+    return None
 
 
 KEPT_FOLDER = "pages"  # under the cache folder: each output folder's ``keys-<hash>.bin`` and its changes

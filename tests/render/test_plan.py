@@ -317,7 +317,8 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
     """A render into another folder (``render -o``) keeps its page keys apart: back in the
     usual folder, an edit works out the keys that may have changed only, not every key. The
     keys of the last ``KEPT_FOLDERS`` folders rendered into are kept (with the graph page's),
-    the older ones removed."""
+    the older ones removed: a folder's last render is its latest file written, which after the
+    first is mostly its changes file."""
     small_record(project)
     worked: list[str] = []
     real = plan._neighbourhood
@@ -344,20 +345,23 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
     others = [tmp_path / f"other-{n}" for n in range(3)]
     assert render_into(others[0]) == everything  # (a folder of its own: every key the first time)
     _edit(project, "THEORY-2", "A second claim", "The second claim")
-    assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (THEORY-2 and the claim it uses: not every key)
-    assert render_into(others[0]) == ["THEORY-1", "THEORY-2"]
+    assert render_into(others[0]) == ["THEORY-1", "THEORY-2"]  # (THEORY-2 and the claim it uses: not every key)
+    assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (its whole file older than others[0]'s, its changes newer)
 
     def whole_files() -> list[Path]:
         return sorted(p for p in folder.glob("keys-*.bin") if not p.name.endswith("-changes.bin"))
 
     assert len(whole_files()) == 2
     render_into(others[1])
-    render_into(others[2])  # a fourth folder: the keys of the one rendered into longest ago go
+    render_into(others[2])  # a fourth folder: the keys of the one rendered into longest ago (others[0]) go
+    record = open_project(root=project.root)
+    usual, first = (plan.context(record, {}, out).out for out in (None, others[0]))
     kept = whole_files()
     assert len(kept) == plan.KEPT_FOLDERS
-    config = open_project(root=project.root).config
-    usual = plan.kept_files(config, "record/pages")[0]
-    assert usual not in kept
+    assert plan.kept_files(record.config, usual)[0] in kept and plan.kept_files(record.config, first)[0] not in kept
+    assert not plan.kept_files(record.config, first)[1].exists()
     graph_keys = sorted(folder.glob("graph-key-*.bin"))
-    assert len(graph_keys) == plan.KEPT_FOLDERS and plan.graph_key_file(config, "record/pages") not in graph_keys
-    assert render_into(None) == everything  # (its keys were removed: every key again)
+    assert len(graph_keys) == plan.KEPT_FOLDERS and plan.graph_key_file(record.config, first) not in graph_keys
+    _edit(project, "THEORY-2", "The second claim", "The 2nd claim")
+    assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (its keys kept)
+    assert render_into(others[0]) == everything  # (its keys were removed: every key again)
