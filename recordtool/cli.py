@@ -453,6 +453,13 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             from recordtool.record.project import open_entry_cache
 
             opened = open_entry_cache(root) if not no_cache else None
+            if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
+                from recordtool.render.site import kept_reads
+
+                for read in kept_reads(opened, taking.found[1], taking.found[2]):
+                    if taking.answered():
+                        break
+                    read()
         inputs, report = taking.result()
         if report is not None and inputs is not None:
             config = load_config(Path(inputs.root))

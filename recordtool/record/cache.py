@@ -258,6 +258,10 @@ class EntryCache:
                     item.scan, item.composed = found, dict.get(composed, entry_id)
                     self.dirty.add(_shard(path))
 
+    def kept_reads(self) -> list[tuple[Path, bytes]]:
+        """The files of what spans the record, with their formats, for ``read_ahead``."""
+        return [(self.folder / LINKS, LINKS_FORMAT)]
+
     def links(self) -> KeptLinks | None:
         """What the graph kept of the whole record last time (``graph.KeptLinks``), if anything."""
         from recordtool.record.graph import KeptLinks
@@ -805,7 +809,33 @@ def _allowed(module: str, name: str) -> Any:
 def read_plain(path: Path, key: bytes, form: bytes) -> Any:
     """What ``write_plain`` kept at ``path`` for ``key`` (in the file format ``form``): plain data
     only (dicts, lists, tuples, sets, strings, numbers), read with an unpickler that makes no
-    object of any class. None when there is none, or it is damaged, foreign or not for ``key``."""
+    object of any class. None when there is none, or it is damaged, foreign or not for ``key``.
+    What ``read_ahead`` read of the same file, still the same file, is taken instead (once)."""
+    ahead = _AHEAD.pop(os.fspath(path), None)
+    if ahead is not None and ahead[:3] == (key, form, _stat_or_none(path)):
+        return ahead[3]
+    return _read_plain(path, key, form)
+
+
+def read_ahead(path: Path, key: bytes, form: bytes) -> None:
+    """Read ``path`` now as ``read_plain`` would, for the next ``read_plain`` of it in this
+    process: ``render`` reads its kept files while a worker takes the snapshot of its inputs,
+    a wait of about half a second on a large record. That ``read_plain`` takes what was read
+    only while the file is the one read here (its size, times and inode, before and after):
+    a file written over since is read again."""
+    before = _stat_or_none(path)
+    if before is None:
+        return
+    value = _read_plain(path, key, form)
+    if _stat_or_none(path) == before:
+        _AHEAD[os.fspath(path)] = (key, form, before, value)
+
+
+# What ``read_ahead`` read, by path, until ``read_plain`` takes it: (key, form, the file's state, value).
+_AHEAD: dict[str, tuple[bytes, bytes, Stat, Any]] = {}
+
+
+def _read_plain(path: Path, key: bytes, form: bytes) -> Any:
     try:
         with open(path, "rb") as handle:
             data = handle.read()

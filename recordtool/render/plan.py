@@ -80,9 +80,14 @@ def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None
     from recordtool.render.sitemap import Context
 
     config = project.config
+    return Context(project, statuses, out=out_name(config, out), verdicts=config.relative(config.verdicts))
+
+
+def out_name(config: Config, out: Path | None) -> str | None:
+    """The output folder ``out`` (None: the pages folder) as a page names it (``Context.out``):
+    relative to the project's root; None when it is outside the project."""
     rel = config.relative((out if out is not None else config.pages).resolve())
-    out_rel = None if Path(rel).is_absolute() else rel
-    return Context(project, statuses, out=out_rel, verdicts=config.relative(config.verdicts))
+    return None if Path(rel).is_absolute() else rel
 
 
 def plan_site(ctx: Context) -> Plan:
@@ -566,6 +571,13 @@ def write_kept_keys(ctx: Context, kept: KeptKeys) -> None:
     with contextlib.suppress(OSError):  # changes made against another generation are not used; gone, not even read
         os.unlink(changes_file)
     _forget_other_folders(whole_file)
+
+
+def kept_reads(config: Config, out: str | None) -> list[tuple[Path, bytes]]:
+    """The files the page keys of the output folder ``out`` (``Context.out``) are kept in, with
+    their formats, for ``cache.read_ahead``."""
+    whole_file, changes_file = kept_files(config, out)
+    return [(whole_file, KEPT_FORM), (changes_file, KEPT_CHANGES_FORM)]
 
 
 def kept_files(config: Config, out: str | None) -> tuple[Path, Path]:

@@ -44,6 +44,9 @@ from recordtool.render import escape
 from recordtool.render.sitemap import GRAPH, INDEX, kind_page, tag_page
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from recordtool.record.config import Config
     from recordtool.render.sitemap import Context
 
 # An entry's row: its kind, status, whether it is a claim, its tags, and its title as a
@@ -331,6 +334,11 @@ def _lined_up(kept: Listed, ids: list[str]) -> tuple[Listed, set[int]]:
             hashes += kept.hashes[at * HASHES:(at + 1) * HASHES]
             lined.append(rows[at])
     return Listed(ids, files, looks_, hashes, tallies, _rows=lined, changed=True), new
+
+
+def kept_reads(config: Config) -> list[tuple[Path, bytes]]:
+    """The files the rows are kept in, with their formats, for ``cache.read_ahead``."""
+    return [(config.cache / ROWS_FILE, ROWS_FORM), (config.cache / CHANGES_FILE, CHANGES_FORM)]
 
 
 def _read(ctx: Context) -> Listed | None:

@@ -14,8 +14,10 @@ bytes changed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +28,7 @@ from recordtool.render.plan import code_version, context, plan_site
 from recordtool.render.write import check_output_folder, write_site
 
 if TYPE_CHECKING:
+    from recordtool.record.cache import EntryCache
     from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.render.linkcheck import BrokenLink
@@ -155,6 +158,19 @@ def remember_keys_code(config: Config, base: str) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, f"{base}\n{code_version()}\n".encode("utf-8", "surrogateescape"))
+
+
+def kept_reads(cache: EntryCache, config: Config, out: Path) -> list[Callable[[], None]]:
+    """Reading each of the kept files a render into ``out`` reads after an edit (what spans the
+    record, the index pages' rows, the page keys), for ``cache.read_plain`` to take later: done
+    by ``render`` while a worker takes the snapshot of its inputs, which is otherwise a wait
+    (on 100,000 entries, these reads take about 0.4 s of it). The smaller files first: the
+    page keys are most of it."""
+    from recordtool.record.cache import read_ahead
+    from recordtool.render import plan, rows
+
+    files = [*cache.kept_reads(), *rows.kept_reads(config), *plan.kept_reads(config, plan.out_name(config, out))]
+    return [functools.partial(read_ahead, path, cache.key, form) for path, form in files]
 
 
 def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:

@@ -19,6 +19,7 @@ import gc
 import json
 import os
 import pickle
+import select
 import threading
 from array import array
 from dataclasses import dataclass, field
@@ -169,6 +170,16 @@ class Taking(Generic[R]):
     def ahead(self) -> bool:
         """Whether a worker is taking them."""
         return self._worker is not None
+
+    def answered(self) -> bool:
+        """Whether ``result`` would answer without waiting for the worker (or there is none)."""
+        worker = self._worker
+        if worker is None or worker.fd is None:
+            return True
+        try:
+            return bool(select.select([worker.fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
 
     def _work(self, send: Callable[[bytes], None]) -> None:
         """In the worker: the inputs and their judgement; then, if something changed, the

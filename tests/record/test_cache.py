@@ -654,3 +654,37 @@ def test_damaged_static_results_are_worked_out_again(project: ProjectBuilder, da
     path.write_bytes(DAMAGE[damage](path.read_bytes()))
     _same(open_project(root=root, cache=True), cold)
     _same(open_project(root=root, cache=True), cold)
+
+
+def test_a_kept_file_read_ahead_is_taken_once_and_only_while_it_is_the_same_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_ahead`` reads a kept file for the next ``read_plain`` of it: that read takes the
+    value without reading the file again, once; a file written over since, or a read for another
+    key or format, reads the file."""
+    path, key, form = tmp_path / "kept.bin", b"k" * 16, b"recordtool-test 1\n"
+    cache_module.write_plain(path, key, form, {"a": [1, 2]})
+    reads: list[Path] = []
+    real = cache_module._read_plain
+
+    def counted(at: Path, key: bytes, form: bytes) -> object:
+        reads.append(at)
+        return real(at, key, form)
+
+    monkeypatch.setattr(cache_module, "_read_plain", counted)
+    cache_module.read_ahead(path, key, form)
+    assert reads == [path]
+    assert cache_module.read_plain(path, key, form) == {"a": [1, 2]} and reads == [path]  # taken, not read again
+    assert cache_module.read_plain(path, key, form) == {"a": [1, 2]} and reads == [path, path]  # once only
+
+    cache_module.read_ahead(path, key, form)
+    cache_module.write_plain(path, key, form, {"a": [3]})  # written over (a new file): read again
+    assert cache_module.read_plain(path, key, form) == {"a": [3]} and len(reads) == 4
+
+    cache_module.read_ahead(path, key, form)
+    assert cache_module.read_plain(path, b"x" * 16, form) is None  # another key: the file says
+    cache_module.read_ahead(path, key, form)
+    assert cache_module.read_plain(path, key, b"recordtool-test 2\n") is None  # another format
+    assert cache_module.read_plain(path, key, form) == {"a": [3]}
+
+    cache_module.read_ahead(tmp_path / "none.bin", key, form)  # no such file: nothing kept
+    assert cache_module._AHEAD == {}

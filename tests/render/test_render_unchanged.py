@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 import recordtool.record.project
 from recordtool.cli import cli
+from recordtool.record import cache as cache_module
 from recordtool.record.cache import EntryCache
 from recordtool.render import plan, site, snapshot
 from recordtool.snapshot import Stats
@@ -437,9 +438,17 @@ def test_a_render_with_its_inputs_taken_ahead_is_the_same_render(
         return real_open(*args, opened=opened, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
+    # While the worker has not answered (held so here), the kept files are read ahead; the
+    # render takes each of them instead of reading it again.
+    monkeypatch.setattr(real, "answered", lambda _self: False)
+    read: list[str] = []
+    real_read = cache_module.read_ahead
+    monkeypatch.setattr(cache_module, "read_ahead", lambda path, *a: read.append(path.name) or real_read(path, *a))
     code, _out, err = run("render", "--root", root)
     assert (code, err) == (0, "") and used == [True, True]
     assert len(cached) == 1 and isinstance(cached[0], EntryCache)
+    assert {"links.bin", "rows.bin"} <= set(read) and any(name.startswith("keys-") for name in read)
+    assert cache_module._AHEAD == {}  # each taken by the render
     pages = project.root / "record" / "pages"
     ahead = {p.name: p.read_bytes() for p in pages.glob("*.md")}
     shutil.rmtree(pages)
@@ -519,3 +528,31 @@ def test_after_a_change_the_worker_stats_the_pages_written_before(project: Proje
     outputs._ahead = None
     outputs.stat_ahead(inputs.out, 2)  # (no worker given: it forks one, here refused)
     assert len(forked) == 1 and outputs._ahead is None
+
+
+def test_whether_the_worker_has_answered_is_known_without_waiting(project: ProjectBuilder,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``answered``: False while the worker is still taking the inputs, True once its answer can
+    be read (and with no worker at all), so that the command reads kept files meanwhile only."""
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    _edit_entry(project)
+    held = snapshot._take
+
+    def slow_take(*args: Any, **kwargs: Any) -> snapshot.Inputs:
+        time.sleep(0.5)
+        return held(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "_take", slow_take)
+    taking = snapshot.Taking(Path(root), None, 2, site.unchanged)
+    assert taking.ahead and not taking.answered()
+    deadline = time.monotonic() + 60
+    while not taking.answered():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    inputs, judged = taking.result()
+    assert inputs is not None and judged is None
+    assert taking.answered()  # (no worker now)
+    alone = snapshot.Taking(Path(root), None, 1, site.unchanged)
+    assert not alone.ahead and alone.answered()
+    alone.result()
