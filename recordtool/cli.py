@@ -454,9 +454,9 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
 
             opened = open_entry_cache(root) if not no_cache else None
             if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
-                from recordtool.render.site import kept_reads
+                from recordtool.render.site import reads_ahead
 
-                for read in kept_reads(opened, taking.found[1], taking.found[2]):
+                for read in reads_ahead(opened, taking.found[1], taking.found[2]):
                     if taking.answered():
                         break
                     read()

@@ -160,7 +160,7 @@ def remember_keys_code(config: Config, base: str) -> None:
         write_atomic(path, f"{base}\n{code_version()}\n".encode("utf-8", "surrogateescape"))
 
 
-def kept_reads(cache: EntryCache, config: Config, out: Path) -> list[Callable[[], None]]:
+def reads_ahead(cache: EntryCache, config: Config, out: Path) -> list[Callable[[], None]]:
     """Reading each of the kept files a render into ``out`` reads after an edit (what spans the
     record, the index pages' rows, the page keys), for ``cache.read_plain`` to take later: done
     by ``render`` while a worker takes the snapshot of its inputs, which is otherwise a wait
@@ -169,6 +169,7 @@ def kept_reads(cache: EntryCache, config: Config, out: Path) -> list[Callable[[]
     from recordtool.record.cache import read_ahead
     from recordtool.render import plan, rows
 
+    # (each module names the files it keeps: ``kept_reads``)
     files = [*cache.kept_reads(), *rows.kept_reads(config), *plan.kept_reads(config, plan.out_name(config, out))]
     return [functools.partial(read_ahead, path, cache.key, form) for path, form in files]
 
