@@ -66,7 +66,7 @@ from recordtool.snapshot import RACY_NS, Stats, code_version
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config, Kind
-    from recordtool.record.graph import KeptLinks, Scan
+    from recordtool.record.graph import KeptLinks, Scan, Scanned
     from recordtool.record.load import Loaded, Record, Summary
     from recordtool.record.schema import Entry
     from recordtool.record.static import KeptStatic
@@ -91,6 +91,7 @@ Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 # its body for a page made from the same parse (``prose.compose_body``, packed; None: not
 # composed, as by a cold ``validate``, or it cannot be composed before its page is).
 KeptScan = tuple["Scan", "bytes | None"]
+KeptFound = tuple["Scanned", "bytes | None"]  # the same as a scans file holds it: plain data (``graph.found_of``)
 
 
 @dataclass
@@ -241,9 +242,13 @@ class EntryCache:
             return None
         if item.scan is True:
             kept = self.scan_files[_shard(rel)].get(rel)
-            item.scan, item.composed = kept if kept is not None else (None, None)
-            if kept is None:
+            if kept is None or item.summary is None:
+                item.scan, item.composed = None, None
                 self.dirty.add(_shard(rel))
+            else:
+                from recordtool.record.graph import mentions_of  # (graph imports this module)
+
+                item.scan, item.composed = mentions_of(item.summary[0], kept[0]), kept[1]
         return (item.scan, item.composed) if type(item.scan) is list else None
 
     def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str],
@@ -310,11 +315,13 @@ class EntryCache:
         with contextlib.suppress(OSError):
             self.folder.mkdir(parents=True, exist_ok=True)
             sweep(self.folder)
+        from recordtool.record.graph import found_of  # (graph imports this module)
+
         for n in sorted(self.dirty):
             generation = os.urandom(16)
             blobs: list[bytes] = [ENTRIES_FORMAT, generation]
             kept: dict[str, Item] = {}
-            scans: dict[str, KeptScan] = {}
+            scans: dict[str, KeptFound] = {}
             offset = len(ENTRIES_FORMAT) + len(generation)
             self.blobs[n].pin()  # (the entries still to be made from this shard's files are read from these)
             self.scan_files[n].pin()
@@ -329,7 +336,7 @@ class EntryCache:
                     offset += len(data)
                 scan = self._kept_scan(rel) if item.scan is not None and item.scan is not False else None
                 if scan is not None:  # (held in ``item`` from now on: the file it was in is written again)
-                    scans[rel] = scan
+                    scans[rel] = (found_of(scan[0]), scan[1])
                 kept[rel] = dataclasses.replace(item, entry=where, scan=scan is not None, composed=None)
             payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
@@ -396,7 +403,9 @@ class KeptScans(dict[str, "Scan"]):
                 found = self.rescan(key)
                 self.rescanned.add(key)
             else:
-                found, self.composed[key] = kept
+                from recordtool.record.graph import mentions_of  # (graph imports this module)
+
+                found, self.composed[key] = mentions_of(key, kept[0]), kept[1]
             dict.__setitem__(self, key, found)
             return found
         return value  # type: ignore[return-value]  # mypy: a Scan here
@@ -475,7 +484,7 @@ class _Scans:
             fd, self.fd = self.fd, None
             os.close(fd)
 
-    def get(self, rel: str) -> KeptScan | None:
+    def get(self, rel: str) -> KeptFound | None:
         if self.index is None:
             self.index = self._open()
             if not self.pinned and self.fd is not None:  # (held open only once pinned: ``pin``)
@@ -534,7 +543,7 @@ class _Scans:
             os.close(self.fd)
 
 
-def _scans_file(generation: bytes, scans: dict[str, KeptScan]) -> list[bytes]:
+def _scans_file(generation: bytes, scans: dict[str, KeptFound]) -> list[bytes]:
     """A shard's scans file (``_Scans``): its head (format and generation), the CRC-32 and
     length of the index, the index (path -> offset, length and CRC-32 of that entry's
     mentions, counted from the end of the index), then each entry's mentions and body composed

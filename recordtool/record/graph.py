@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import sys
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -133,21 +134,14 @@ class Graph:
         mentions_out: dict[str, list[Mention]] = {}
         mentions_in: dict[str, list[Mention]] = {}
         entries, cites = record.entries, record.cites
-        # For the whole indexes, one string per id, however often it is mentioned (not worth a
-        # pass over the record for a few entries).
-        same = {entry_id: entry_id for entry_id in entries} if sources is entries else {}
-        # Everything looked up once, outside the loop: it runs once per entry and mention of the record.
-        new, same_id = tuple.__new__, same.get  # Mention(...) without the named tuple's Python-level __new__
         for entry_id in sources:
             for cited, relation in cites(entry_id):
                 if cited in entries and cited != entry_id:
                     cited_by.setdefault(cited, {}).setdefault(relation, []).append(entry_id)
             found = scans[entry_id]
             if found:
-                out = [new(Mention, (entry_id, same_id(target, target), name, line, sentence))
-                       for target, name, line, sentence in found]
-                mentions_out[entry_id] = out
-                for mention in out:
+                mentions_out[entry_id] = found  # (the scan's own list and mentions: nothing copied)
+                for mention in found:
                     if mention[1] in entries:
                         mentions_in.setdefault(mention[1], []).append(mention)
         return cited_by, mentions_out, mentions_in
@@ -354,7 +348,25 @@ def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[s
     return found
 
 
-Scan = list[tuple[str, str, int, str]]  # the mentions in one entry's prose: (target, field, line, sentence)
+Found4 = tuple[str, str, int, str]  # a mention as found and kept: (target, field, line, sentence)
+Scanned = list[Found4]  # the mentions in one entry's prose as plain data (from a worker, or kept in the cache)
+Scan = list[Mention]  # the mentions in one entry's prose, as the graph's indexes hold them (``mentions_of``)
+
+
+def mentions_of(source: str, found: Scanned) -> Scan:
+    """The mentions ``found`` in the prose of ``source``, as the graph holds them: made once,
+    when they reach this process, and shared from then on by its indexes (``mentions_out``,
+    ``mentions_in``) and what the entry cache keeps. Each target is interned: an id is
+    mentioned from many entries, each of which found it in its own text (at 100,000 entries
+    of research Markdown, some 550,000 mentions: holding them as plain tuples beside the
+    graph's own held 70 MB more at the peak of a cold render)."""
+    new, intern = tuple.__new__, sys.intern
+    return [new(Mention, (source, intern(target), name, line, sentence)) for target, name, line, sentence in found]
+
+
+def found_of(scan: Scan) -> Scanned:
+    """``scan`` as plain data, as the entry cache keeps it (``mentions_of`` gives it back)."""
+    return [mention[1:] for mention in scan]
 
 
 PARALLEL_MIN = 2_000  # entries; below this starting workers costs more than they save
@@ -373,13 +385,13 @@ def _texts(record: Record, ids: list[str]) -> Texts:
     return out
 
 
-def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tuple[Scan, bytes | None]]:
+def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tuple[Scanned, bytes | None]]:
     """The mentions in each entry's prose (``_texts``): (target, field, line, sentence), and
     what ``compose`` made of its body, as plain data (they may be found in a worker)."""
     pattern, compose = how
     out = []
     for entry_id, fields in texts:
-        found: Scan = []
+        found: Scanned = []
         made = None
         for name, text, first_line in fields:
             if compose is not None and name == "body":
@@ -391,14 +403,14 @@ def _scan(how: tuple[re.Pattern[str], Compose | None], texts: Texts) -> list[tup
     return out
 
 
-def scanner(config: Config, compose: Compose | None) -> Callable[[Entry, Places], tuple[Scan, bytes | None]]:
+def scanner(config: Config, compose: Compose | None) -> Callable[[Entry, Places], tuple[Scanned, bytes | None]]:
     """What ``build_graph`` finds in one entry (its mentions, what ``compose`` made of its body),
     given the entry and its places: for ``load_record``'s ``each``, so that on a large record
     the process that read an entry's file also scans its prose, and its text is never sent
     to another process to be scanned. Its results go to ``build_graph`` (``scans``, ``composed``)."""
     how = (config.id_pattern, compose)
 
-    def scan(entry: Entry, places: Places) -> tuple[Scan, bytes | None]:
+    def scan(entry: Entry, places: Places) -> tuple[Scanned, bytes | None]:
         first_lines = places.prose
         return _scan(how, [(entry.id, [(name, text, first_lines.get(name, 0)) for name, text in entry.prose()])])[0]
     return scan
@@ -423,7 +435,7 @@ class KeptLinks:
     out: array[int]  # the entries each id cites or mentions (their place in ``ids``), one id after the other
     at: array[int]  # per id, then one more: where its links start in ``out`` (they end where the next one's start)
     into: list[int]  # per id: how many entries cite or mention it
-    dangling: dict[str, Scan]  # id -> its mentions of ids that are not in the record
+    dangling: dict[str, Scanned]  # id -> its mentions of ids that are not in the record
     uses: dict[str, tuple[str, ...]]  # id -> the ids it cites as 'uses', if any
     missing: dict[str, list[tuple[Any, ...]]]  # id -> its citations of ids not in the record (``Problem`` fields)
     cycles: list[list[str]]  # ``uses_cycles``
@@ -482,7 +494,7 @@ def _spliced(kept: KeptLinks, new: dict[int, tuple[int, ...]]) -> None:
 
 
 def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int]
-                 ) -> tuple[tuple[int, ...], Scan, tuple[str, ...], list[tuple[Any, ...]]]:
+                 ) -> tuple[tuple[int, ...], Scanned, tuple[str, ...], list[tuple[Any, ...]]]:
     """What ``KeptLinks`` keeps of one entry: the entries it cites or mentions (their place in
     ``order``), its dangling mentions, its 'uses' citations, its missing citations."""
     entries, failed = record.entries, record.failed
@@ -495,13 +507,13 @@ def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int
                 targets.add(order[cited])
         elif cited != entry_id and cited not in failed:
             wrong = True
-    dangling = []
-    for found in scan:
-        target = found[0]
+    dangling: Scanned = []
+    for mention in scan:
+        target = mention[1]
         if target in entries:
             targets.add(order[target])
         elif target not in failed:  # it exists, but did not load: not wanted
-            dangling.append(found)
+            dangling.append(mention[1:])
     uses = tuple(cited for cited, relation in cites if relation == "uses") if cites else ()
     missing = [(p.path, p.line, p.col, p.message, p.field, p.severity, p.code)
                for p in check_citations(record, [entry_id])] if wrong else []
@@ -608,7 +620,8 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     ids = list(record.entries)
     scans = {} if scans is None else scans
     if isinstance(scans, KeptScans):  # kept mentions that cannot be read back: scanned again
-        scans.rescan = lambda entry_id: _scan((record.config.id_pattern, None), _texts(record, [entry_id]))[0][0]
+        scans.rescan = lambda entry_id: mentions_of(
+            entry_id, _scan((record.config.id_pattern, None), _texts(record, [entry_id]))[0][0])
         graph.composed = Composed(graph.composed, scans)
     todo = [entry_id for entry_id in ids if entry_id not in scans]
     # A worker gets the prose of its entries, not a fork of the record (it would copy what it
@@ -618,13 +631,13 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     def texts(ids: list[str]) -> Texts:
         return _texts(record, ids)
 
-    def here(ids: list[str]) -> list[tuple[Scan, bytes | None]]:
+    def here(ids: list[str]) -> list[tuple[Scanned, bytes | None]]:
         return _scan(how, _texts(record, ids))
 
     found_now = parallel.map_shipped(here, _scan, texts, lambda: how, parallel.chunked(todo), jobs=jobs,
                                      min_items=PARALLEL_MIN)
     for entry_id, (scan, made) in zip(todo, found_now, strict=True):
-        scans[entry_id] = scan
+        scans[entry_id] = mentions_of(entry_id, scan)
         if made is not None:
             graph.composed[entry_id] = made
     for name in INDEXES:
@@ -645,13 +658,13 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
             if cited in entries and cited != entry_id:
                 link(cited)
                 out = True
-        for found in scans[entry_id]:
-            target = found[0]
+        for mention in scans[entry_id]:
+            target = mention[1]
             if target in entries:
                 link(target)
                 out = True
             elif target not in failed:  # it exists, but did not load: not wanted
-                dangling.setdefault(target, []).append(Mention(entry_id, *found))
+                dangling.setdefault(target, []).append(mention)
         if out:
             link(entry_id)
     graph._linked = linked
@@ -707,7 +720,7 @@ def _failed_problems(record: Record, scans: dict[str, Scan]) -> list[Problem]:
         for i, (cited, _relation) in enumerate(record.cites(entry_id)):
             if cited in record.failed:
                 places[cited].append((where.path, *where.cites[i], f"cites[{i}].id"))
-        for target, name, line, _sentence in scans[entry_id]:
+        for _source, target, name, line, _sentence in scans[entry_id]:
             if target in record.failed:
                 places[target].append((where.path, line, 1, name))
     problems = []

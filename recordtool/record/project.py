@@ -9,7 +9,7 @@ from pathlib import Path
 
 from recordtool.record.cache import EntryCache, KeptScans, cache_key, open_cache
 from recordtool.record.config import Config, ConfigError, find_root, load_config
-from recordtool.record.graph import Compose, Graph, build_graph, scanner
+from recordtool.record.graph import Compose, Graph, build_graph, mentions_of, scanner
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import KeptStatic, static_problems
@@ -130,7 +130,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
         known = set(scans)
         composed: dict[str, bytes] = {}
         for entry_id, (scan, made) in record.each.items():
-            scans[entry_id] = scan
+            scans[entry_id] = mentions_of(entry_id, scan)
             if made is not None:
                 composed[entry_id] = made
         record.each = {}

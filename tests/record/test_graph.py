@@ -78,6 +78,35 @@ def graph_project(project: ProjectBuilder) -> ProjectBuilder:
     return project
 
 
+@pytest.mark.parametrize("cache", [False, True])
+def test_each_mention_is_made_once_and_shared_by_the_indexes(project: ProjectBuilder, cache: bool) -> None:
+    """A mention is made once, when its entry's scan reaches this process (``mentions_of``),
+    and the graph's indexes hold that very object, each id mentioned as one string: the
+    same whether the scans were found now or read back from the entry cache, and what the
+    cache keeps of them reads back as the same mentions."""
+    import sys
+
+    from recordtool.record.graph import found_of, mentions_of
+
+    graph_project(project)
+    if cache:
+        open_project(root=project.root, cache=True)  # (keeps the scans; the next opening reads them back)
+    graph = open_project(root=project.root, cache=cache).graph
+    out = graph.mentions_out
+    sentence = "After NOTE-3 and THEORY-2; not NOTE-4."  # (as the page quotes it: the code span's text)
+    assert [tuple(m) for m in out["NOTE-2"]] == [("NOTE-2", "NOTE-3", "body", 4, sentence),
+                                                 ("NOTE-2", "THEORY-2", "body", 4, sentence)]
+    for source, mentions in out.items():
+        assert all(type(m) is Mention and m.source == source for m in mentions)
+    for target, mentions in graph.mentions_in.items():
+        for mention in mentions:
+            assert any(m is mention for m in out[mention.source]), (target, mention)  # the same object, not a copy
+    targets = [m.target for mentions in out.values() for m in mentions if m.target == "LIT-1" or m.target == "NOTE-3"]
+    assert targets and all(t is sys.intern(t) for t in targets)
+    assert mentions_of("NOTE-2", found_of(out["NOTE-2"])) == out["NOTE-2"]
+    assert all(type(t) is tuple and len(t) == 4 for t in found_of(out["NOTE-2"]))  # plain data, as kept
+
+
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     """Each entry's prose is scanned by the process that read its file (``graph.scanner`` as
