@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, ItemsView, Iterable, Iterator, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,18 +36,21 @@ if TYPE_CHECKING:
     from recordtool.record.cache import EntryCache, KeptEntries
 
 YAML_SUFFIXES = (".yaml", ".yml")
+T = TypeVar("T")
 _ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
 ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
 
 
-class Places(tuple[str, Mark, tuple[Mark, ...], dict[str, int], str]):
+class Places(tuple[str, Mark, tuple[Mark, ...], tuple[tuple[str, int], ...], str]):
     """Where an entry's parts are in its file (1-based line, col), kept for later stages:
-    ``Places((path, id, cites, prose, digest))``.
+    ``Places((path, id, cites, prose, digest))``, ``prose`` as (field, line) pairs.
 
     A tuple, so that the entry cache makes a hundred thousand of them back from its shards
     without a call to Python code for each (a dataclass with its own ``__setstate__`` took a
     fifth of reading the shards back): pickled as its class and its tuple, made by the tuple's
-    own constructor."""
+    own constructor. Its parts but the path and digest are tuples of small numbers, the same in
+    many entries: each is shared (``_shared``), not held once per entry (at 100,000 entries a
+    mark per citation and a dict per entry's prose held some 40 MB)."""
 
     __slots__ = ()
 
@@ -69,7 +72,7 @@ class Places(tuple[str, Mark, tuple[Mark, ...], dict[str, int], str]):
     @property
     def prose(self) -> dict[str, int]:
         """Each prose field -> the line its text starts on."""
-        return self[3]
+        return dict(self[3])
 
     @property
     def digest(self) -> str:
@@ -491,12 +494,25 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source 
         problems.extend(_check_problems(entry, config, marks, rel))
     places = Places((
         rel,  # path
-        source.mark(("id",)),  # id
-        tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),  # cites
-        {name: _prose_start(source, name) for name, _text in entry.prose()},  # prose
+        _shared(source.mark(("id",))),  # id
+        _shared(tuple(_shared(source.mark(("cites", i))) for i in range(len(entry.cites)))),  # cites
+        _shared(tuple((name, _prose_start(source, name)) for name, _text in entry.prose())),  # prose
         source.digest,  # digest
     ))
     return entry, places, problems
+
+
+_SHARED: dict[Any, Any] = {}  # a value of ``Places`` -> the one object that stands for it in this process
+SHARED_MAX = 1 << 16  # values kept at most (a file's marks are few; many files share them)
+
+
+def _shared(value: T) -> T:
+    """The one object equal to ``value`` that this process's ``Places`` hold (an immutable
+    tuple of marks or of prose starts: many entries have the same)."""
+    found: T = _SHARED.get(value, value)
+    if found is value and len(_SHARED) < SHARED_MAX:
+        _SHARED[value] = value
+    return found
 
 
 class _Marks:

@@ -212,6 +212,21 @@ def test_what_recordtool_writes_into_the_record_folder_is_not_stray(project: Pro
     assert list(opened.record.entries) == ["NOTE-1"]
 
 
+def test_places_are_where_each_part_is_and_share_what_entries_have_alike(project: ProjectBuilder) -> None:
+    """An entry's places say where its id, each citation and each prose field start; marks
+    and prose starts that several entries have alike are one object between them."""
+    for n in (1, 2):
+        project.add(f"NOTE-{n}", "title: T\ncites: [{id: NOTE-3, as: see}]\nbody: |\n  Text.\n")
+    project.add("NOTE-3", "title: Other\n\nbody: Text.\n")
+    places = open_project(root=project.root).record.places
+    one, two, three = places["NOTE-1"], places["NOTE-2"], places["NOTE-3"]
+    assert (one.path, one.id, one.cites, one.prose) == ("record/notes/NOTE-1.yaml", (1, 5), ((3, 9),), {"body": 5})
+    assert three.prose == {"body": 4} and three.cites == ()
+    assert two.id is one.id and two.cites is one.cites and two[3] is one[3]
+    assert three.id is one.id and three[3] is not one[3]
+    assert repr(one).startswith("Places(path='record/notes/NOTE-1.yaml', id=(1, 5), cites=((3, 9),)")
+
+
 def test_ids_sort_by_prefix_then_number() -> None:
     assert sorted(["THEORY-1342", "THEORY-988", "LIT-2", "LIT-10"], key=id_sort_key) == [
         "LIT-2", "LIT-10", "THEORY-988", "THEORY-1342"]
