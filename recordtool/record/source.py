@@ -235,7 +235,6 @@ class _Loader(_BaseLoader):
 
 
 # The builder's names for what the resolver found (a tag written in the file is none of these).
-_intern = sys.intern
 _STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE, _MAP, _SEQ = "?str", "?null", "?bool", "?int", "?float", "?merge", "?map", "?seq"
 _OURS = {"tag:yaml.org,2002:str": _STR, "tag:yaml.org,2002:null": _NULL, "tag:yaml.org,2002:bool": _BOOL_TAG,
          "tag:yaml.org,2002:int": _INT, "tag:yaml.org,2002:float": _FLOAT, "tag:yaml.org,2002:merge": _MERGE}
@@ -342,8 +341,7 @@ class _Builder:
             self.styles[loc] = node.style
         if tag is _STR:
             value = node.value
-            # a short word (a status, a tag, a cited id, a relation) is in many entries: one string each
-            return _intern(value) if len(value) <= SHARED_TEXT else value
+            return sys.intern(value) if len(value) <= SHARED_TEXT else value  # (``SHARED_TEXT``)
         try:
             return _scalar(tag, node.value)
         except ValueError as exc:
