@@ -469,6 +469,42 @@ def test_a_small_edit_starts_no_pool(project: ProjectBuilder, tmp_path: Path, mo
     assert no_children_left()
 
 
+def test_pages_are_planned_with_the_collector_paused(project: ProjectBuilder, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statuses and, when the last render's keys are trusted, every page's key are worked
+    out with the cyclic collector paused (they are small objects for every entry, which it
+    would go over again and again); it is on again to write the pages, and after."""
+    import gc
+
+    import recordtool.render.plan as plan_module
+    import recordtool.render.site as site_module
+    import recordtool.verify.status as status_module
+
+    seen: list[tuple[str, bool]] = []
+
+    def spy(name: str, real: Any) -> Any:
+        def called(*args: Any, **kwargs: Any) -> Any:
+            seen.append((name, gc.isenabled()))
+            return real(*args, **kwargs)
+        return called
+
+    monkeypatch.setattr(plan_module, "entry_keys", spy("keys", plan_module.entry_keys))
+    monkeypatch.setattr(site_module, "write_site", spy("write", site_module.write_site))
+    monkeypatch.setattr(status_module, "assess", spy("assess", status_module.assess))
+    assert gc.isenabled()
+    record = small_record(project)
+    out = tmp_path / "pages"
+    render(record, out)  # the first: no keys to trust, each worked out as the pages are written
+    assert seen[0] == ("assess", False) and ("write", True) in seen
+    path = project.path("THEORY-2")
+    path.write_text(path.read_text(encoding="utf-8") + "body: A new body.\n", encoding="utf-8")
+    seen.clear()
+    record = open_project(root=project.root)
+    assert render(record, out).written == ["THEORY-2.md"]
+    assert seen == [("assess", False), ("keys", False), ("write", True)]
+    assert gc.isenabled()
+
+
 def test_with_workers_the_index_pages_are_the_last_chunk(project: ProjectBuilder, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The index pages (composed together, from the whole project: a worker holding slices
