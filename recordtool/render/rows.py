@@ -254,12 +254,12 @@ def _add(tallies: dict[str, Tally], name: str, sign: int, claim: bool, value: in
 
 def _bring_up_to_date(ctx: Context, kept: Listed | None) -> Listed:
     """``kept`` (None: nothing kept) brought up to date with the record and the statuses."""
-    from recordtool.render.plan import listed_file
+    from recordtool.render.plan import listed_files
 
     record = ctx.project.record
     places = record.places
     ids = list(record.entries)
-    files = [listed_file(places[i]) for i in ids]
+    files = listed_files(places, ids)
     now = looks(ctx, ids)
     if kept is None:  # everything worked out afresh
         rows: list[Row] = []

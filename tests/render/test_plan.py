@@ -312,6 +312,15 @@ def test_faces_are_hashed_as_before_and_compared_whole(project: ProjectBuilder) 
     assert plan.differ({"A": ("x",)}, {"A": ["x"]}) is None
 
 
+def test_the_files_the_rows_list_are_named_as_each_one_alone(project: ProjectBuilder) -> None:
+    """``listed_files`` names each entry's file as ``listed_file`` does, in the order asked for."""
+    small_record(project)
+    places = open_project(root=project.root).record.places
+    ids = sorted(places, reverse=True)
+    assert plan.listed_files(places, ids) == [plan.listed_file(places[i]) for i in ids]
+    assert plan.listed_files(places, ids)[0] == f"{places[ids[0]].path} {places[ids[0]].digest}"
+
+
 def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A render into another folder (``render -o``) keeps its page keys apart: back in the
