@@ -208,6 +208,50 @@ def test_new_code_or_configuration_reads_every_file(project: ProjectBuilder, par
     assert len(parsed) == 4
 
 
+def test_states_a_snapshot_gave_are_judged_as_states_stat_ed_here(project: ProjectBuilder) -> None:
+    """Render hands the entry cache the states its snapshot took (``use``): each file is then
+    judged exactly as when the cache stats it itself: as it was, changed, changed just now
+    (compared by content), of another kind, new, or one the snapshot did not see."""
+    from recordtool.snapshot import Stats, take
+
+    root = _record(project).root
+    open_project(root=root, cache=True)
+    config = open_project(root=root).config
+    path = project.path("NOTE-1")
+    _edit(path, "in full", "twice")
+    _old(path, 1)  # other bytes
+    racy = project.path("NOTE-2")
+    racy.write_bytes(racy.read_bytes())  # new times, the same bytes: compared by content
+    project.add("NOTE-3", "id: NOTE-3\nkind: note\ntitle: New\nbody: Fresh.\n")
+    files, _problems = load.entry_files(config)
+    kinds = {kind.name: kind for kind in config.kinds.values()}
+    other = next(kind for kind in kinds.values() if kind.name != "theory")
+    files = [(p, other) if p.endswith("THEORY-1.yaml") else (p, k) for p, k in files]  # not the kind kept
+    rels = [os.path.relpath(p, root).replace(os.sep, "/") for p, _kind in files]
+
+    def judged(stats: Stats | None) -> tuple[list[object], dict[str, object], int, set[int]]:
+        kept = open_cache(config)
+        if stats is not None:
+            kept.use(stats)
+        out = kept.unchanged(files, rels)
+        return out, dict(kept.pending), kept.hits, set(kept.dirty)
+
+    here = judged(None)
+    stats = Stats({}, 0)
+    take(folders=[str(root / "record")], stats=stats)
+    assert {p for p, _kind in files} <= stats.files.keys()
+    unseen = project.path("LIT-1")
+    del stats.files[str(unseen)]  # (a file the snapshot did not see is stat-ed here)
+    given = judged(stats)
+    assert given == here
+    out, pending, hits, dirty = given
+    by_name = {Path(p).name: found for (p, _kind), found in zip(files, out, strict=True)}
+    assert by_name["LIT-1.yaml"] is not None and by_name["NOTE-2.yaml"] is not None
+    assert by_name["NOTE-1.yaml"] is None and by_name["NOTE-3.yaml"] is None and by_name["THEORY-1.yaml"] is None
+    assert hits == 2 and sorted(Path(rel).name for rel in pending) == ["NOTE-1.yaml", "NOTE-3.yaml", "THEORY-1.yaml"]
+    assert dirty  # NOTE-2's new times are kept (as "racy")
+
+
 def test_deleted_files_leave_the_cache(project: ProjectBuilder) -> None:
     root = _record(project).root
     open_project(root=root, cache=True)
