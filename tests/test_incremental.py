@@ -693,6 +693,34 @@ def test_a_narrowed_graph_answers_as_its_indexes(tmp_path: Path, seed: int) -> N
             assert (left.cited_by.get(target), left.mentions_in.get(target)) != (
                 indexes["cited_by"].get(target), indexes["mentions_in"].get(target))
 
+def test_a_narrowed_graph_indexes_an_ids_sources_once_for_who_cites_and_who_mentions_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's key asks who cites an id and who mentions it: ``Graph.narrow`` answers both from
+    one pass over the id's sources (each pass counts against its budget: two per id made the
+    title edit of a much-cited entry of 10,000 make the indexes whole, 0.3 to 0.5 s)."""
+    from recordtool.record.graph import INDEXES, Graph
+    from recordtool.record.project import open_project
+
+    walk = Walk(tmp_path / "project", 9)
+    for _ in range(6):
+        walk.mutate()
+    whole = open_project(root=walk.root, cache=True).graph
+    indexes = {name: dict(getattr(whole, name)) for name in INDEXES}
+    project = open_project(root=walk.root, cache=True)
+    ids = list(project.record.entries)[:6]
+    passes: list[list[str]] = []
+    real_links = Graph._links
+    monkeypatch.setattr(Graph, "_links", lambda self, sources: passes.append(list(sources)) or
+                        real_links(self, sources))
+    project.graph.narrow(lambda i: project.record.entries)
+    for entry_id in ids:
+        for first, then in (("cited_by", "mentions_in"), ("mentions_in", "cited_by")):
+            assert getattr(project.graph, first).get(entry_id) == indexes[first].get(entry_id)
+            assert getattr(project.graph, then).get(entry_id) == indexes[then].get(entry_id)
+    assert len(passes) == len(ids)  # one pass an id, whichever is asked first
+    assert not INDEXES & {n for n, v in project.graph.__dict__.items() if type(v) is dict}, "made whole"
+
+
 def test_a_narrowed_graph_asked_about_many_sources_makes_its_indexes_whole_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the ids asked about have many sources between them (after a render, most entries

@@ -197,7 +197,16 @@ class Graph:
         if name == "mentions_out":
             return self._links(found)[1].get(entry_id)
         cited_by, _out, mentions_in = self._links(found)
-        return (cited_by if name == "cited_by" else mentions_in).get(entry_id)
+        # Who cites ``entry_id`` and who mentions it come from the same sources: the other of
+        # the two is kept too, so that asking for both (as a page's key does) indexes them once.
+        both = {"cited_by": cited_by.get(entry_id), "mentions_in": mentions_in.get(entry_id)}
+        for other, value in both.items():
+            index = self.__dict__.get(other)
+            if other != name and isinstance(index, _ById) and entry_id not in index.asked:
+                index.asked.add(entry_id)
+                if value is not None:
+                    dict.__setitem__(index, entry_id, value)
+        return both[name]
 
     def _whole(self, name: str) -> Any:
         """The index ``name``, made whole if it is not."""
