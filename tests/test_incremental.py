@@ -693,20 +693,27 @@ def test_a_narrowed_graph_answers_as_its_indexes(tmp_path: Path, seed: int) -> N
             assert (left.cited_by.get(target), left.mentions_in.get(target)) != (
                 indexes["cited_by"].get(target), indexes["mentions_in"].get(target))
 
+def _walked(root: Path, seed: int) -> tuple[dict[str, dict[str, Any]], Project]:
+    """A project six random steps from the start, the whole indexes of its graph, and the project
+    opened again (its graph's indexes not made yet)."""
+    from recordtool.record.graph import INDEXES
+    from recordtool.record.project import open_project
+
+    walk = Walk(root, seed)
+    for _ in range(6):
+        walk.mutate()
+    whole = open_project(root=walk.root, cache=True).graph
+    return {name: dict(getattr(whole, name)) for name in INDEXES}, open_project(root=walk.root, cache=True)
+
+
 def test_a_narrowed_graph_indexes_an_ids_sources_once_for_who_cites_and_who_mentions_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page's key asks who cites an id and who mentions it: ``Graph.narrow`` answers both from
     one pass over the id's sources (each pass counts against its budget: two per id made the
     title edit of a much-cited entry of 10,000 make the indexes whole, 0.3 to 0.5 s)."""
     from recordtool.record.graph import INDEXES, Graph
-    from recordtool.record.project import open_project
 
-    walk = Walk(tmp_path / "project", 9)
-    for _ in range(6):
-        walk.mutate()
-    whole = open_project(root=walk.root, cache=True).graph
-    indexes = {name: dict(getattr(whole, name)) for name in INDEXES}
-    project = open_project(root=walk.root, cache=True)
+    indexes, project = _walked(tmp_path / "project", 9)
     ids = list(project.record.entries)[:6]
     passes: list[list[str]] = []
     real_links = Graph._links
@@ -728,14 +735,8 @@ def test_a_narrowed_graph_asked_about_many_sources_makes_its_indexes_whole_once(
     are made once, and every answer is theirs."""
     from recordtool.record import graph as graph_module
     from recordtool.record.graph import INDEXES, Graph
-    from recordtool.record.project import open_project
 
-    walk = Walk(tmp_path / "project", 8)
-    for _ in range(6):
-        walk.mutate()
-    whole = open_project(root=walk.root, cache=True).graph
-    indexes = {name: dict(getattr(whole, name)) for name in INDEXES}
-    project = open_project(root=walk.root, cache=True)
+    indexes, project = _walked(tmp_path / "project", 8)
     ids = list(project.record.entries)
     monkeypatch.setattr(graph_module, "NARROW_MIN", 2 * len(ids))
     made: list[int] = []
