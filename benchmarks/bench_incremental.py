@@ -14,7 +14,9 @@ process (imports included):
   in its body (row "prose": most places are in sentences that mention no id, and then no
   other page is composed), or in its title and at the start of its body (the index pages that
   list it change too; row "title"), then ``validate``; another entry the same, then
-  ``render``; ``--rounds`` times each. The entry cache (.recordtool-cache/entries/), the
+  ``render``; ``--rounds`` times each. Row "cited" is a title edit of one of the 20 entries
+  cited most (the record's foundational papers: each of their neighbours' pages shows the new
+  title, and the graph is asked about every one of them), which random picks seldom meet. The entry cache (.recordtool-cache/entries/), the
   manifest and the snapshot are those the previous runs left, as for a user.
 
 Printed per size: the medians (wall time, and CPU time of all the command's processes, which a
@@ -38,9 +40,11 @@ pays for compiling them when the environment says not to write bytecode.
 from __future__ import annotations
 
 import argparse
+import collections
 import compileall
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -60,14 +64,26 @@ def once(args: list[str], cwd: Path) -> Run:
     return done
 
 
-EDITS = ("body", "prose", "title")  # a new word at the body's start; anywhere in it; in the title too
+EDITS = ("body", "prose", "title", "cited")  # a new word at the body's start; anywhere in it; in the title too;
+# in the title of a much-cited entry
+CITED_TOP = 20  # the entries cited most, among which row "cited" picks
+_CITED = re.compile(r"\{id: ([A-Z]+-[0-9]+),")
 
 
-def edit(folder: Path, rng: random.Random, round_: int, what: str) -> Path:
-    """A new word at the start of the body (``what`` "body"; with "title", in the title too),
-    or between two words picked at random in the body ("prose"), of an entry picked at random."""
+def most_cited(folder: Path) -> list[Path]:
+    """The files of the ``CITED_TOP`` entries cited most in the record under ``folder``."""
     files = sorted((folder / "record").glob("*/*.yaml"))
-    path = rng.choice(files)
+    counts = collections.Counter(i for path in files for i in _CITED.findall(path.read_text(encoding="utf-8")))
+    by_id = {path.stem: path for path in files}
+    return [by_id[i] for i, _count in counts.most_common() if i in by_id][:CITED_TOP]
+
+
+def edit(folder: Path, rng: random.Random, round_: int, what: str, cited: list[Path] | None = None) -> Path:
+    """A new word at the start of the body (``what`` "body"; with "title", in the title too),
+    or between two words picked at random in the body ("prose"), of an entry picked at random;
+    with "cited", in the title and at the body's start of one of ``cited`` picked at random."""
+    files = sorted((folder / "record").glob("*/*.yaml"))
+    path = rng.choice(cited) if what == "cited" and cited else rng.choice(files)
     text = path.read_text(encoding="utf-8")
     if what == "prose":
         start = text.index("body: |\n") + len("body: |\n")  # (the body is the last field the generator writes)
@@ -77,7 +93,7 @@ def edit(folder: Path, rng: random.Random, round_: int, what: str) -> Path:
         path.write_text(f"{text[:at]}revised{round_} {text[at:]}", encoding="utf-8")
         return path
     text = text.replace("body: |\n  ", f"body: |\n  Revised{round_} ", 1)
-    if what == "title":
+    if what in ("title", "cited"):
         text = text.replace('title: "', f'title: "Revised{round_} ', 1)
     path.write_text(text, encoding="utf-8")
     return path
@@ -106,8 +122,9 @@ def main() -> None:
     print(f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable; every command with -j {args.jobs}; "
           "synthetic records, bodies of research Markdown")
     print("(cold: --no-cache, into an empty pages folder; one edit: a new word at the start of one entry's body "
-          "(body; and in its title: title) or anywhere in it (prose), then the command with the cache, manifest and "
-          "snapshot of the runs before; medians; load: 1-minute average after)")
+          "(body; and in its title: title; the same for one of the 20 entries cited most: cited) or anywhere in it "
+          "(prose), then the command with the cache, manifest and snapshot of the runs before; medians; load: "
+          "1-minute average after)")
     import recordtool  # the package the commands will import (by the same path)
 
     compileall.compile_dir(str(Path(recordtool.__file__).parent), quiet=1)
@@ -137,16 +154,17 @@ def main() -> None:
         else:
             once(["render", *j], folder)
         rng = random.Random(n)
+        cited = most_cited(folder)
         results = []
         for what in EDITS:
             validate: list[Run] = []
             render: list[Run] = []
             written: list[int] = []
             for round_ in range(args.rounds):
-                edit(folder, rng, round_, what)
+                edit(folder, rng, round_, what, cited)
                 validate.append(once(["validate", *j], folder))
                 if not args.validate_only:
-                    edit(folder, rng, round_, what)
+                    edit(folder, rng, round_, what, cited)
                     done = once(["render", *j], folder)
                     render.append(done)
                     written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
