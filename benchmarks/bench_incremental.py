@@ -16,8 +16,9 @@ process (imports included):
   list it change too; row "title"), then ``validate``; another entry the same, then
   ``render``; ``--rounds`` times each. Row "cited" is a title edit of one of the 20 entries
   cited most (the record's foundational papers: each of their neighbours' pages shows the new
-  title, and the graph is asked about every one of them), which random picks seldom meet. The entry cache (.recordtool-cache/entries/), the
-  manifest and the snapshot are those the previous runs left, as for a user.
+  title, and the graph is asked about every one of them), which random picks seldom meet.
+  The entry cache (.recordtool-cache/entries/), the manifest and the snapshot are those the
+  previous runs left, as for a user.
 
 Printed per size: the medians (wall time, and CPU time of all the command's processes, which a
 busy machine stretches less), the speedup, how many pages the one-edit render wrote, and
@@ -82,8 +83,10 @@ def edit(folder: Path, rng: random.Random, round_: int, what: str, cited: list[P
     """A new word at the start of the body (``what`` "body"; with "title", in the title too),
     or between two words picked at random in the body ("prose"), of an entry picked at random;
     with "cited", in the title and at the body's start of one of ``cited`` picked at random."""
-    files = sorted((folder / "record").glob("*/*.yaml"))
-    path = rng.choice(cited) if what == "cited" and cited else rng.choice(files)
+    if what == "cited" and cited:
+        path = rng.choice(cited)
+    else:
+        path = rng.choice(sorted((folder / "record").glob("*/*.yaml")))
     text = path.read_text(encoding="utf-8")
     if what == "prose":
         start = text.index("body: |\n") + len("body: |\n")  # (the body is the last field the generator writes)
@@ -122,8 +125,8 @@ def main() -> None:
     print(f"{os.cpu_count()} cores here, {len(os.sched_getaffinity(0))} usable; every command with -j {args.jobs}; "
           "synthetic records, bodies of research Markdown")
     print("(cold: --no-cache, into an empty pages folder; one edit: a new word at the start of one entry's body "
-          "(body; and in its title: title; the same for one of the 20 entries cited most: cited) or anywhere in it "
-          "(prose), then the command with the cache, manifest and snapshot of the runs before; medians; load: "
+          f"(body; and in its title: title; the same for one of the {CITED_TOP} entries cited most: cited) or anywhere "
+          "in it (prose), then the command with the cache, manifest and snapshot of the runs before; medians; load: "
           "1-minute average after)")
     import recordtool  # the package the commands will import (by the same path)
 

@@ -639,4 +639,4 @@ def _done_with_the_record(*held: object) -> None:
     global _leave_at_once
     _leave_at_once = True
     if _as_program:
-        _held.extend(held)
+        _held.extend(h for h in held if h is not None)
