@@ -419,3 +419,61 @@ def test_work_is_forked_only_while_the_workers_could_copy_this_process_within_th
     monkeypatch.setattr(parallel, "cores", lambda: 8)
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert not parallel.fork_fits(2)  # forking while another thread runs is unsafe
+
+
+def _pipe_size_allowed() -> int:
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are set on Linux only")
+    try:
+        with open("/proc/sys/fs/pipe-max-size", "rb") as handle:
+            return min(parallel.RESULT_PIPE, int(handle.read()))
+    except (OSError, ValueError):
+        return parallel.RESULT_PIPE
+
+
+@pytest.mark.parametrize("shipped", [False, True])
+def test_results_come_back_through_a_pipe_that_holds_a_chunks_results(
+        shipped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker hands its results over without waiting for this process (whose pool thread
+    reads the pipe a turn at a time, between this process's own work): the pipe holds
+    ``RESULT_PIPE`` bytes, not the 64 KiB a pipe holds by default."""
+    import concurrent.futures
+    import fcntl
+
+    allowed = _pipe_size_allowed()
+    pools: list[concurrent.futures.ProcessPoolExecutor] = []
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def kept(*args: object, **kwargs: object) -> object:
+        pool = real(*args, **kwargs)  # type: ignore[arg-type]
+        pools.append(pool)
+        return pool
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", kept)
+    sizes: list[int] = []
+
+    def size_now() -> None:
+        sizes.append(fcntl.fcntl(pools[-1]._result_queue._reader.fileno(), fcntl.F_GETPIPE_SZ))  # type: ignore[attr-defined]
+
+    items = list(range(400))
+    if shipped:
+        def pack(chunk: list[int]) -> list[int]:
+            if not sizes:
+                size_now()
+            return chunk
+
+        results = parallel.map_shipped(lambda c: [(i * i + 1, 0, HELD) for i in c], shipped_square, pack,
+                                       lambda: (1, str(tmp_path)), parallel.chunked(items, 10), jobs=2, min_items=1)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+    else:
+        with parallel.chunk_results(square_with_pid, parallel.chunked(items, 10), jobs=2, min_items=1) as chunks:
+            size_now()
+            assert [r[0] for chunk in chunks for r in chunk] == [i * i for i in items]
+    assert len(pools) == 1 and sizes[0] >= allowed > 65_536
+    assert no_children_left()
+
+
+def test_a_pipe_that_cannot_be_made_roomier_is_left_as_it_is() -> None:
+    """Where the pool is not the standard library's (nothing to set), nothing happens."""
+    parallel.roomy_results(object())

@@ -68,6 +68,7 @@ class Outputs:
         _ahead = (base, self.paths)  # the worker is forked with it: nothing to pickle
         try:
             pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            parallel.roomy_results(pool)  # (the states of 100,000 pages: 1.6 MB)
             self._ahead = (base, pool.submit(_stat_ahead).result)  # (the worker is forked here)
             pool.shutdown(wait=False)
         except OSError:
