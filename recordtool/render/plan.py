@@ -24,7 +24,7 @@ import hashlib
 import itertools
 import operator
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +65,9 @@ class Plan:
     # them from a slice of the project (``recordtool.render.slices``); None: only ``compose``.
     owners: dict[str, str] = field(default_factory=dict)  # entry page -> its entry's id
     context: Context | None = None
+    # What the first ``key`` asked for does (every page's key), in steps, for work meanwhile:
+    # ``key`` finishes what is left of it (``plan_site``).
+    work_out_keys: Callable[[], Iterator[None]] = field(default=lambda: iter(()))
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ def plan_site(ctx: Context) -> Plan:
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     keys: dict[str, str | None] = {}  # worked out for every page at once, on first need
+    worked_out = False
+    working: list[Iterator[None]] = []  # that work, once started
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -114,19 +119,35 @@ def plan_site(ctx: Context) -> Plan:
     kept = read_kept_keys(ctx)  # what the last render kept
     paths = index.index_paths(ctx)
 
+    def work_out() -> Generator[None, None, None]:
+        nonlocal worked_out
+        made = yield from entry_keys_in_steps(ctx, shared, kept)
+        keys.update((entry_page(entry_id), k) for entry_id, k in made.items())
+        keys.update(index.index_keys(ctx, shared, paths))
+        if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
+            write_kept_keys(ctx, kept)
+        worked_out = True
+
+    def work_out_keys() -> Iterator[None]:
+        # In steps of ``KEY_STEP`` entries: a step is work this process does between handing
+        # chunks of pages to workers, and the workers wait for chunks while it lasts (all at once,
+        # the keys of 10,000 entries took 0.8 s, for which a worker stood idle).
+        if not working:
+            working.append(work_out())
+        yield from working[0]
+
     def key(path: str) -> str | None:
-        if not keys:
-            keys.update((entry_page(entry_id), k) for entry_id, k in entry_keys(ctx, shared, kept).items())
-            keys.update(index.index_keys(ctx, shared, paths))
-            if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
-                write_kept_keys(ctx, kept)
+        if not worked_out:
+            for _step in work_out_keys():
+                pass
         return keys.get(path)
 
     def compose(path: str) -> str:
         owner = owners.get(path)
         return page.render_entry(ctx, owner) if owner is not None else index.index_page(ctx, path)
 
-    return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths), owners, ctx)
+    return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths), owners, ctx,
+                work_out_keys)
 
 
 def listed_file(where: Places) -> str:
@@ -161,8 +182,25 @@ def status_reprs(ctx: Context) -> dict[str, str]:
             if status.verdict is not None or status.reasons or status.depends}
 
 
+KEY_STEP = 500  # entries whose keys ``entry_keys_in_steps`` works out in one step
+
+
 def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
-    """The key of every entry's page: a hash of everything it shows. That is the entry, its
+    """``entry_keys_in_steps``, all at once."""
+    steps = entry_keys_in_steps(ctx, shared, kept)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            made: dict[str, str] = done.value
+            return made
+
+
+def entry_keys_in_steps(ctx: Context, shared: str,
+                        kept: KeptKeys | None = None) -> Generator[None, None, dict[str, str]]:
+    """The key of every entry's page, given when this generator is done, worked out
+    ``KEY_STEP`` entries a step (``entry_keys``: all at once). A key is a hash of everything
+    the page shows. That is the entry, its
     status (and the titles and captions of its figures, kept beside them), what the page shows
     of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
     whether each id of a sentence quoted from a backlink is in the record (a link, or "not in
@@ -208,7 +246,9 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
     shown = kept.shown
     learnt: list[str] = []
     findall = ctx.pattern.findall
-    for entry_id in todo:
+    for n, entry_id in enumerate(todo, 1):
+        if n % KEY_STEP == 0:
+            yield
         near, watch = _neighbourhood(ctx, entry_id)
         quoted: list[str] = []  # the ids of its quoted sentences, each marked when not in the record
         # (found again for each quote: keeping them for every sentence held 90 MB at 100,000 entries)

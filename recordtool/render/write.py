@@ -399,6 +399,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         plan.context.project.graph.whole()
 
     def work_out_keys() -> Iterator[None]:
+        yield from plan.work_out_keys()  # (every key, in steps)
         for n, rel in enumerate(plan.pages, 1):
             if rel not in keys:
                 keys[rel] = plan.key(rel)

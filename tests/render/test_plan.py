@@ -374,3 +374,37 @@ def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp
     _edit(project, "THEORY-2", "The second claim", "The 2nd claim")
     assert render_into(None) == ["THEORY-1", "THEORY-2"]  # (its keys kept)
     assert render_into(others[0]) == everything  # (its keys were removed: every key again)
+
+
+def test_the_keys_are_worked_out_in_steps_and_a_key_asked_for_midway_finishes_them(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers composing pages, the keys are worked out between handing chunks to them,
+    ``KEY_STEP`` entries a step (all at once, the keys of 10,000 entries left a worker waiting
+    0.5 s). A key asked for midway finishes the work, once: the same keys, and the same kept
+    for the next render, as all at once."""
+    small_record(project)
+    record = open_project(root=project.root, cache=True)
+    monkeypatch.setattr(plan, "KEY_STEP", 2)
+
+    def planned() -> tuple[plan.Plan, Context]:
+        ctx = plan.context(record, statuses(record))
+        for path in plan.kept_files(record.config, ctx.out):  # each plan starts from nothing kept
+            path.unlink(missing_ok=True)
+        return plan.plan_site(ctx), ctx
+
+    whole, ctx = planned()
+    keys = {page: whole.key(page) for page in whole.pages}
+    assert sum(1 for _step in whole.work_out_keys()) == 0  # done: nothing left
+    kept = plan.read_kept_keys(ctx)
+    assert kept is not None and kept.keys
+    assert len(record.record.entries) // 2 >= 2
+    stepped, ctx = planned()
+    assert sum(1 for _step in stepped.work_out_keys()) == len(record.record.entries) // 2
+    assert {page: stepped.key(page) for page in stepped.pages} == keys
+    midway, ctx = planned()
+    steps = midway.work_out_keys()
+    next(steps)
+    assert {page: midway.key(page) for page in midway.pages} == keys
+    assert list(steps) == []  # finished by the key asked for
+    again = plan.read_kept_keys(ctx)
+    assert again is not None and again.plain() == kept.plain()

@@ -488,7 +488,7 @@ def test_pages_are_planned_with_the_collector_paused(project: ProjectBuilder, tm
             return real(*args, **kwargs)
         return called
 
-    monkeypatch.setattr(plan_module, "entry_keys", spy("keys", plan_module.entry_keys))
+    monkeypatch.setattr(plan_module, "entry_keys_in_steps", spy("keys", plan_module.entry_keys_in_steps))
     monkeypatch.setattr(site_module, "write_site", spy("write", site_module.write_site))
     monkeypatch.setattr(status_module, "assess", spy("assess", status_module.assess))
     assert gc.isenabled()
