@@ -181,10 +181,10 @@ def roomy_results(pool: Any) -> None:
     at most that much a turn, and needs the GIL for each turn, which this process's own work (it
     does chunks too) gives up only every switch interval (5 ms): so a forked worker stood idle
     about 10 ms after each chunk, a seventh of its time (``validate -j 2`` of 10,000 entries:
-    0.5 to 0.8 s of a worker's 4.5 to 5.7 s).
-    With one pipe for all workers (the standard library's pool has one, with a lock on it), more
-    workers wait on it more. Nothing changes where the size cannot be set (not Linux, or a pool
-    made otherwise): the results come all the same, later."""
+    0.5 to 0.8 s of a worker's 4.5 to 5.7 s). All the workers share that pipe (the standard
+    library's pool has one, with a lock on it): with more workers, more would wait. Nothing
+    changes where the size cannot be set (not Linux, or a pool made otherwise): the results come
+    all the same, later."""
     try:
         import fcntl
 

@@ -105,9 +105,9 @@ def plan_site(ctx: Context) -> Plan:
     shared = repr((ctx.out, ctx.verdicts, sorted(project.config.relations.items()),
                    [(k.prefix, k.name) for k in project.config.kinds.values()]))
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
-    keys: dict[str, str | None] = {}  # worked out for every page at once, on first need
+    keys: dict[str, str | None] = {}  # worked out for every page, on first need or in steps
     worked_out = False
-    working: list[Iterator[None]] = []  # that work, once started
+    working: list[Iterator[None]] = []  # that work in steps, once started
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -200,11 +200,10 @@ def entry_keys_in_steps(ctx: Context, shared: str,
                         kept: KeptKeys | None = None) -> Generator[None, None, dict[str, str]]:
     """The key of every entry's page, given when this generator is done, worked out
     ``KEY_STEP`` entries a step (``entry_keys``: all at once). A key is a hash of everything
-    the page shows. That is the entry, its
-    status (and the titles and captions of its figures, kept beside them), what the page shows
-    of each neighbour (an entry it cites or mentions, or that cites or mentions it), and
-    whether each id of a sentence quoted from a backlink is in the record (a link, or "not in
-    the record").
+    the page shows. That is the entry, its status (and the titles and captions of its figures,
+    kept beside them), what the page shows of each neighbour (an entry it cites or mentions, or
+    that cites or mentions it), and whether each id of a sentence quoted from a backlink is in
+    the record (a link, or "not in the record").
 
     An entry is known on its own page by its "face": its id, the bytes of its file (and the
     file's path) and its state; the same bytes give the same entry. On its neighbours' pages it
