@@ -474,9 +474,22 @@ def test_results_come_back_through_a_pipe_that_holds_a_chunks_results(
     assert no_children_left()
 
 
-def test_a_pipe_that_cannot_be_made_roomier_is_left_as_it_is() -> None:
-    """Where the pool is not the standard library's (nothing to set), nothing happens."""
-    parallel.roomy_results(object())
+def test_where_the_pipe_cannot_be_made_roomier_the_results_come_all_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system that refuses the size (a lower ``pipe-max-size``, not Linux), or a pool with no
+    such pipe: nothing is set, nothing fails, the results are the same."""
+    fcntl = pytest.importorskip("fcntl")
+
+    def refuse(*args: object) -> int:
+        raise PermissionError(1, "Operation not permitted")  # as F_SETPIPE_SZ over the limit
+
+    monkeypatch.setattr(fcntl, "fcntl", refuse)
+    with parallel.chunk_results(square_with_pid, parallel.chunked(list(range(200)), 10), jobs=2, min_items=1) as chunks:
+        results = [result for chunk in chunks for result in chunk]
+    assert [r[0] for r in results] == [i * i for i in range(200)]
+    assert os.getpid() not in {r[1] for r in results}  # the pool's workers did them
+    parallel.roomy_results(object())  # not the standard library's pool: nothing to set
+    assert no_children_left()
 
 
 def test_the_caller_takes_back_chunks_handed_out_that_no_worker_has_started() -> None:
