@@ -12,7 +12,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -450,10 +450,11 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         # record a worker decides it, while this process reads the entry cache meanwhile.
         taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
         opened = None
-        if taking.ahead:  # meanwhile, what opening the project needs: its modules, the entry cache
+        # meanwhile, what opening the project needs: its modules, the entry cache
+        if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
             from recordtool.record.project import open_entry_cache
 
-            opened = open_entry_cache(root) if not no_cache else None
+            opened = open_entry_cache(root)
             if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
                 from recordtool.render.site import reads_ahead
 
@@ -506,6 +507,24 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)
+
+
+# What opening the project imports, the largest first, imported one by one while a worker takes
+# the snapshot of a render's inputs: once the worker has answered, what is left is not imported
+# before its answer is read, so that "nothing changed" does not wait for pydantic. (At 10,000
+# entries the worker answers in about 0.15 s; these take about 0.2 s.)
+AHEAD_IMPORTS = ("pydantic", "markdown_it", "yaml", "recordtool.record.project")
+
+
+def _imported_until(answered: Callable[[], bool], modules: Iterable[str]) -> bool:
+    """Import each of ``modules`` in turn until ``answered()``; whether all were, unanswered."""
+    import importlib
+
+    for name in modules:
+        if answered():
+            return False
+        importlib.import_module(name)
+    return not answered()
 
 
 def _storage_error(exc: OSError, doing: str) -> NoReturn:

@@ -457,6 +457,37 @@ def test_a_render_with_its_inputs_taken_ahead_is_the_same_render(
     assert {p.name: p.read_bytes() for p in pages.glob("*.md")} == ahead
 
 
+def test_once_the_worker_has_answered_the_render_imports_and_reads_nothing_more_ahead(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the worker takes the snapshot, the render imports what opening the project needs,
+    a module at a time (``AHEAD_IMPORTS``), then opens the entry cache; once the worker has
+    answered, it stops: "nothing changed" does not wait for pydantic."""
+    import importlib
+
+    import recordtool.cli as cli_module
+
+    monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
+    root = _rendered(project)
+    imported: list[str] = []
+    real_import = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module",
+                        lambda name, *args: imported.append(name) or real_import(name, *args))
+    caches: list[str] = []
+    real_open = recordtool.record.project.open_entry_cache
+    monkeypatch.setattr(recordtool.record.project, "open_entry_cache",
+                        lambda *args, **kwargs: caches.append("opened") or real_open(*args, **kwargs))
+    ahead = list(cli_module.AHEAD_IMPORTS)
+    for answers, then, modules, opened in (([False], True, ahead[:1], []),  # once the first module was imported
+                                           ([], False, ahead, ["opened"]),  # only when its answer is read
+                                           ([], True, [], [])):  # at once
+        asked = iter(answers)
+        monkeypatch.setattr(snapshot.Taking, "answered", lambda _self, asked=asked, then=then: next(asked, then))
+        imported.clear()
+        caches.clear()
+        assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
+        assert [name for name in imported if name in ahead] == modules
+        assert caches == opened
+
 def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
     files: dict[str, list[object]] = {"/p/pyproject.toml": [10, 2**62], "/p/record/a b.yaml": [-1, -1],
                                       "/p/record/racy.yaml": [5, 7, "0" * 32]}
