@@ -306,10 +306,10 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
     """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
     it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
     ``helping`` caller takes the next of its own ``steps`` (a step of other work), or once
-    those are done, does the last chunk nobody has taken, and when every chunk is taken, the
-    last one handed to the pool that no worker has started (at the end of a record read with
-    ``-j 2``, this process otherwise waited 0.14 to 0.26 s while the worker did the chunks
-    handed to it last, one after the other). A chunk the pool could not do is done here."""
+    those are done, does the last chunk nobody has taken. A chunk the pool could not do is
+    done here. (A chunk handed to the pool is never taken back with ``Future.cancel``: a
+    worker that dies then makes the pool's thread set an error on the cancelled future, which
+    Python 3.11 refuses, and that thread ends with its workers and threads left behind.)"""
     from concurrent.futures.process import BrokenProcessPool
 
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
@@ -333,10 +333,6 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
                     if next(steps, _DONE) is _DONE:
                         steps = None
                 elif back > i + 1 + len(pending):
-                    back -= 1
-                    here[back] = work(chunks[back])
-                elif pending and pending[-1].cancel():  # handed out, not started: done here instead
-                    pending.pop()
                     back -= 1
                     here[back] = work(chunks[back])
                 else:

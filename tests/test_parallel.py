@@ -490,24 +490,3 @@ def test_where_the_pipe_cannot_be_made_roomier_the_results_come_all_the_same(
     assert os.getpid() not in {r[1] for r in results}  # the pool's workers did them
     parallel.roomy_results(object())  # not the standard library's pool: nothing to set
     assert no_children_left()
-
-
-def test_the_caller_takes_back_chunks_handed_out_that_no_worker_has_started() -> None:
-    """When every chunk is taken and the caller would wait, it does the last chunk handed to
-    the pool that no worker has started (cancelled there), instead of waiting while one
-    worker does them one after the other; the results are the same, in order."""
-    here = os.getpid()
-
-    def slow_in_a_worker(items: list[int]) -> list[tuple[int, int]]:
-        if os.getpid() != here:
-            time.sleep(0.5)
-        return [(i * i, os.getpid()) for i in items]
-
-    chunks = parallel.chunked(list(range(60)), 10)  # six chunks; four handed to the one worker at first
-    with parallel.chunk_results(slow_in_a_worker, chunks, jobs=2, min_items=1, helping=True) as results:
-        done = list(results)
-    assert [r[0] for chunk in done for r in chunk] == [i * i for i in range(60)]
-    by = [{pid for _square, pid in chunk} for chunk in done]
-    assert by[0] != {here}  # the worker's first chunk
-    assert by[3] == by[4] == by[5] == {here}  # the last one handed out was taken back; the two never handed out
-    assert no_children_left()
