@@ -107,7 +107,6 @@ def plan_site(ctx: Context) -> Plan:
     owners: dict[str, str] = {entry_page(entry_id): entry_id for entry_id in project.record.entries}
     keys: dict[str, str | None] = {}  # worked out for every page, on first need or in steps
     worked_out = False
-    working: list[Iterator[None]] = []  # that work in steps, once started
     assets: dict[str, str] = {}
     for status in ctx.statuses.values():
         if status.verdict is None:
@@ -128,13 +127,14 @@ def plan_site(ctx: Context) -> Plan:
             write_kept_keys(ctx, kept)
         worked_out = True
 
+    # One generator, begun by whichever asks first (nothing runs until then), in steps of
+    # ``KEY_STEP`` entries: a step is work this process does between handing chunks of pages to
+    # workers, and the workers wait for chunks while it lasts (all at once, the keys of 10,000
+    # entries took 0.8 s, for which a worker stood idle).
+    working = work_out()
+
     def work_out_keys() -> Iterator[None]:
-        # In steps of ``KEY_STEP`` entries: a step is work this process does between handing
-        # chunks of pages to workers, and the workers wait for chunks while it lasts (all at once,
-        # the keys of 10,000 entries took 0.8 s, for which a worker stood idle).
-        if not working:
-            working.append(work_out())
-        yield from working[0]
+        yield from working
 
     def key(path: str) -> str | None:
         if not worked_out:
