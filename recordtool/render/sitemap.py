@@ -56,11 +56,13 @@ OUTCOME_BADGES: dict[str, str] = {
 
 def badge(state: str) -> str:
     """The badge of a claim's state: an emoji and the state's name."""
-    return BADGES.get(state, escape.line(state))
+    found = BADGES.get(state)  # (not ``get``'s default: that would escape every state, known or not)
+    return found if found is not None else escape.line(state)
 
 
 def outcome_badge(outcome: str) -> str:
-    return OUTCOME_BADGES.get(outcome, escape.line(outcome))
+    found = OUTCOME_BADGES.get(outcome)
+    return found if found is not None else escape.line(outcome)
 
 
 def entry_page(entry_id: str) -> str:

@@ -241,3 +241,24 @@ def test_the_rows_of_a_record_with_no_entry_read_back_as_none() -> None:
                       [("note", "active", False, (), "")])  # one entry, every text of its row empty
     kept = rows._from_whole(one.whole())
     assert kept is not None and kept.rows() == [("note", "active", False, (), "")]
+
+
+def test_rows_read_back_from_the_whole_file_are_those_written_with_one_object_per_kind_status_and_tags() -> None:
+    """Rows made again from the whole file's columns are the rows written, a claim's flag a
+    bool, and the kinds, statuses and sets of tags that many rows share are one object each
+    (a large record holds a hundred thousand rows)."""
+    written = [("literature", "active", False, ("t1", "t2"), "A paper \\| on heads"),
+               ("theory", "draft", True, (), "A claim"),
+               ("theory", "active", True, ("t1", "t2"), ""),
+               ("note", "active", False, ("t2",), "A note")]
+    ids = ["LIT-1", "THEORY-1", "THEORY-2", "NOTE-1"]
+    listed = rows.Listed(ids, [f"record/{i}.yaml x" for i in ids], [None, "unchecked", "verified", None],
+                         bytearray(rows.HASHES * len(ids)), {}, None, written)
+    kept = rows._from_whole(listed.whole())
+    assert kept is not None
+    made = kept.rows()
+    assert made == written
+    assert [type(row[rows.CLAIM]) for row in made] == [bool] * len(made)
+    assert made[0][rows.TAGS] is made[2][rows.TAGS]
+    assert made[1][rows.KIND] is made[2][rows.KIND] and made[0][rows.STATUS] is made[3][rows.STATUS]
+    assert made[1][rows.TAGS] == ()
