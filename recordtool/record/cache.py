@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from recordtool.record.static import KeptStatic
 
 FOLDER = "entries"  # under the cache folder
-FORMAT = b"recordtool-entries 5\n"
+FORMAT = b"recordtool-entries 6\n"  # 6: each summary with its entry's title (``load.summary``)
 ENTRIES_FORMAT = b"recordtool-entry-pickles 1\n"
 SCANS_FORMAT = b"recordtool-entry-scans 3\n"  # 3: each entry's mentions with its body composed (``_Scans``)
 LINKS = "links.bin"  # what the graph keeps of the whole record (``graph.KeptLinks``)

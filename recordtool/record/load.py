@@ -158,6 +158,10 @@ class Record:
     # What the checks that span the record need of each entry, so that they make no entry
     # (filled by ``load_record``; for a record made otherwise the entries are asked instead):
     links: dict[str, Links] = field(default_factory=dict)  # id -> its citations, for entries not made yet
+    # id -> its title on one line (``title_line``), for entries not made yet: a page names an
+    # entry by its title without making it (after a title edit of an entry cited by many, the
+    # pages of its neighbours are composed again, each showing the titles of its own neighbours)
+    titles: dict[str, str] = field(default_factory=dict)
     theories: set[str] | None = None  # the ids of the claims
     looked: set[str] | None = None  # the ids whose entry the static checks look at (``static.looked_at``)
     modules: dict[str, tuple[str, ...]] | None = None  # claim id -> the modules of its checks, for claims with checks
@@ -168,6 +172,12 @@ class Record:
             theories, entries = self.theories, self.entries
             return [cast(Theory, entries[i]) for i in entries if i in theories]
         return [e for e in self.entries.values() if isinstance(e, Theory)]
+
+    def title(self, entry_id: str) -> str:
+        """``entry_id``'s title on one line (``title_line``), without making an entry kept in
+        the entry cache (``titles``)."""
+        title = self.titles.get(entry_id)
+        return title if title is not None else title_line(self.entries[entry_id])
 
     def cites(self, entry_id: str) -> Links:
         """``entry_id``'s citations, (cited id, relation), in order."""
@@ -265,17 +275,28 @@ def _name(item: os.DirEntry[str]) -> str:
     return item.name
 
 
-# an entry's id, its citations, whether it is a claim, ``static.looked_at``, the modules of a claim's checks
-Summary = tuple[str, Links, bool, bool, tuple[str, ...]]
+# an entry's id, its citations, whether it is a claim, ``static.looked_at``, the modules of a claim's
+# checks, its title on one line (``title_line``)
+Summary = tuple[str, Links, bool, bool, tuple[str, ...], str]
 # What loading one file gives: the entry (or, kept in the entry cache, what it keeps, made into the
 # entry when asked for: ``Entries``), its places, its own problems and its summary.
 Loaded = tuple[Entry | Kept | None, Places | None, list[Problem], Summary | None]
 
 
 def summary(entry: Entry) -> Summary:
-    """What the checks that span the record need of ``entry``, as plain data."""
+    """What the checks that span the record and the pages that name ``entry`` need of it, as
+    plain data."""
     modules = tuple(check.module for check in entry.checks) if isinstance(entry, Theory) else ()
-    return entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry), modules
+    return (entry.id, tuple((c.id, c.as_) for c in entry.cites), isinstance(entry, Theory), looked_at(entry), modules,
+            title_line(entry))
+
+
+def title_line(entry: Entry) -> str:
+    """An entry's title on one line (a claim without one: its statement), runs of whitespace
+    made one space: as pages name it."""
+    display = entry.display_title
+    line = " ".join(display.split())
+    return display if line == display else line  # (no second copy)
 
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,
@@ -297,6 +318,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if what is kept fails)
     placed: dict[str, Places] = {}
     linked: dict[str, Links] = {}  # the citations of the entries not made yet: a made one has its own
+    titled: dict[str, str] = {}  # ... and their titles
 
     reader = cache.kept_entries() if cache is not None else None
 
@@ -305,9 +327,11 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         # nothing else does, nor the entry cache's files it keeps open)
         entry = _made(config, placed, entry_id, kinds[entry_id], kept, reader)
         linked.pop(entry_id, None)
+        titled.pop(entry_id, None)
         return entry
 
-    record = Record(config, Entries(make), placed, links=linked, theories=set(), looked=set(), modules={})
+    record = Record(config, Entries(make), placed, links=linked, titles=titled, theories=set(), looked=set(),
+                    modules={})
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
     base = os.fspath(config.root) + os.sep
@@ -365,10 +389,11 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     modules: dict[str, tuple[str, ...]] = {}
     put: Callable[[dict[str, Any], str, Any], None] = dict.__setitem__
     failed = record.failed
-    for kept, places, (entry_id, cites, theory, look, checks), kind in loaded:
+    for kept, places, (entry_id, cites, theory, look, checks, title), kind in loaded:
         put(entries, entry_id, kept)  # the entry, or what the cache keeps of it
-        if type(kept) is tuple:  # not made: its citations beside it, for the checks that span the record
-            linked[entry_id] = cites
+        if type(kept) is tuple:  # not made: its citations and title beside it (the checks that span
+            linked[entry_id] = cites  # the record, the pages that name it)
+            titled[entry_id] = title
         placed[entry_id] = places
         kinds[entry_id] = kind
         if theory:

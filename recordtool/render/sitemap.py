@@ -221,9 +221,7 @@ class Context:
         """An entry's title on one line (a claim without a title: its statement)."""
         title = self._titles.get(entry_id)
         if title is None:
-            display = self.project.record.entries[entry_id].display_title
-            title = " ".join(display.split())
-            self._titles[entry_id] = title = display if title == display else title  # no second copy
+            title = self._titles[entry_id] = self.project.record.title(entry_id)  # (no entry made for it)
         return title
 
     def title_line(self, entry_id: str) -> str:

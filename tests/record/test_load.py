@@ -345,3 +345,28 @@ def test_an_id_whose_own_file_fails_but_that_another_file_holds_has_not_failed(p
     assert loaded.record.failed == {}
     assert "NOTE-5" in loaded.record.entries
     assert sorted(p.code for p in loaded.problems) == ["id-mismatch", "yaml"]
+
+
+def test_an_entry_kept_in_the_entry_cache_is_named_by_its_title_without_being_made(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Record.title`` gives a kept entry's title on one line (a claim without a title: its
+    statement) from what loading kept, making no entry; the same as the entry made gives, which
+    from then on answers for it."""
+    from recordtool.record.load import title_line
+    from tests.conftest import record_made
+
+    project.add("LIT-1", 'title: "A  paper\\n  on heads"\nreference: {authors: ["Doe, J."], year: 2021, title: P}\n')
+    project.add("NOTE-1", "title: Notes\ncites: [{id: LIT-1, as: paper}]\n")
+    project.add("THEORY-1", "statement: >\n  Heads   copy\n  tokens.\ncites: [{id: LIT-1, as: source}]\n")
+    open_project(project.root, cache=True)  # (the entry cache written)
+    made = record_made(monkeypatch)
+    record = open_project(project.root, cache=True).record
+    assert record.titles == {"LIT-1": "A paper on heads", "NOTE-1": "Notes", "THEORY-1": "Heads copy tokens."}
+    assert [record.title(i) for i in record.entries] == ["A paper on heads", "Notes", "Heads copy tokens."]
+    assert made == []
+    afresh = open_project(project.root).record  # every file read: nothing kept, every entry made
+    assert afresh.titles == {}
+    assert [afresh.title(i) for i in afresh.entries] == [title_line(e) for e in afresh.entries.values()] \
+        == ["A paper on heads", "Notes", "Heads copy tokens."]
+    assert record.entries["THEORY-1"].statement == "Heads   copy tokens.\n" and made == ["THEORY-1"]
+    assert "THEORY-1" not in record.titles and record.title("THEORY-1") == "Heads copy tokens."

@@ -176,3 +176,31 @@ def test_titles_are_cut_into_two_short_lines(title: str, lines: list[str]) -> No
 
     assert title_lines(title) == lines
     assert all(len(line) <= 26 for line in title_lines(title))
+
+
+@pytest.mark.parametrize("whole_max", [60, 3])
+def test_graph_md_makes_no_entry_the_entry_cache_keeps(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
+                                                       whole_max: int) -> None:
+    """``graph.md`` (node by node, and summarised by tag above ``WHOLE_MAX`` nodes) draws the
+    claims and what they cite from what loading kept (their rows, citations and titles): a
+    record opened with the entry cache makes none of its entries for it (at 100,000 entries,
+    40,000 claims), and draws what a record read afresh draws."""
+    from recordtool.render import mermaid
+    from recordtool.render.index import graph_page
+    from tests.conftest import record_made
+    from tests.corpus import invoke
+
+    monkeypatch.setattr(mermaid, "WHOLE_MAX", whole_max)
+    project.add("LIT-1", "title: A paper\nreference: {authors: [A], year: 2020, title: P}\n")
+    project.add("NOTE-1", "title: A note\ncites: [{id: LIT-1, as: paper}]\n")
+    for i, tag in enumerate(["a", "a", "b", "c"]):
+        project.add(f"THEORY-{i}", f"title: Claim {i}\nstatement: S{i}.\ntags: [{tag}]\ncites: [{{id: LIT-1, as: source}}"
+                    + (", {id: THEORY-3, as: uses}, {id: NOTE-1, as: note}" if i < 2 else "") + "]\n")
+    assert invoke("render", "--root", str(project.root)).code == 0  # (the entry cache and the rows kept)
+    made = record_made(monkeypatch)
+    kept = open_project(root=project.root, cache=True)
+    page = graph_page(context(kept, {}))  # (every claim unchecked: no status made from an entry)
+    assert made == []
+    afresh = open_project(root=project.root)
+    assert page == graph_page(context(afresh, {}))
+    assert ("Claim 1" in page) == (whole_max == 60) and ('-->|uses|' in page) == (whole_max == 60)
