@@ -181,6 +181,8 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
 @click.option("--tag", default=None, callback=lambda _c, _p, v: _a_tag(v), help="Only entries with this tag.")
 def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
     """List the record's entries: id, kind, status and title, one a line."""
+    from recordtool.record.load import title_line
+
     project = _open(root)
     kind = None
     if kind_name is not None:
@@ -194,7 +196,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
             continue
         if tag is not None and tag not in entry.tags:
             continue
-        title = " ".join(entry.display_title.split())
+        title = title_line(entry)
         if len(title) > 100:
             title = title[:99] + "…"
         echo(f"{entry_id:<12} {entry.kind:<10} {entry.status:<10} {title}")
