@@ -173,6 +173,14 @@ class Record:
             return [cast(Theory, entries[i]) for i in entries if i in theories]
         return [e for e in self.entries.values() if isinstance(e, Theory)]
 
+    def claim_ids(self) -> list[str]:
+        """The ids of the claims, in record order, without making the entries not made yet
+        (``theories``)."""
+        theories = self.theories
+        if theories is None:
+            return [c.id for c in self.claims()]
+        return [i for i in self.entries if i in theories]
+
     def title(self, entry_id: str) -> str:
         """``entry_id``'s title on one line (``title_line``), without making an entry kept in
         the entry cache (``titles``)."""

@@ -13,7 +13,6 @@ import hashlib
 from collections import Counter
 
 from recordtool.record.load import id_sort_key
-from recordtool.record.schema import Theory
 from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
 from recordtool.render.rows import CLAIM, KIND, STATUS, TAGS, TITLE, Listed, Row, listed, rows
@@ -300,9 +299,7 @@ def _graph_key(ctx: Context, shared: str, found: Listed) -> tuple[str, bool]:
     relations."""
     record = ctx.project.record
     entries, states, config = record.entries, ctx.states, ctx.project.config
-    theories = record.theories
-    claims = ([i for i in entries if i in theories] if theories is not None
-              else [i for i, e in entries.items() if isinstance(e, Theory)])
+    claims = record.claim_ids()
     shown: dict[str, None] = dict.fromkeys(claims)
     cited: dict[str, list[str]] = {}
     for claim in claims:

@@ -315,10 +315,10 @@ def whole_graph(ctx: Context, page: str) -> str:
     """Every claim and what it cites (``uses`` included), coloured by verdict; above
     ``WHOLE_MAX`` nodes, claims summarised by their first tag."""
     record = ctx.project.record
-    entries, theories = record.entries, record.theories
+    entries = record.entries
     # (the claims and what they cite from what loading kept: no entry made, 40,000 claims at
     # 100,000 entries, each about a tenth of a millisecond)
-    claims = [i for i in entries if i in theories] if theories is not None else [c.id for c in record.claims()]
+    claims = record.claim_ids()
     shown: dict[str, None] = dict.fromkeys(claims)
     for claim in claims:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)

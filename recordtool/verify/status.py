@@ -92,11 +92,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
 def claim_ids(project: Project) -> list[str]:
     """The ids of the record's claims, in record order, without making the entries that the
     entry cache keeps unmade (``Record.theories``)."""
-    record = project.record
-    theories = record.theories
-    if theories is None:
-        return [c.id for c in record.claims()]
-    return [i for i in record.entries if i in theories]
+    return project.record.claim_ids()
 
 
 def _verdict_files(project: Project, ids: list[str]) -> set[str]:

@@ -363,6 +363,7 @@ def test_an_entry_kept_in_the_entry_cache_is_named_by_its_title_without_being_ma
     record = open_project(project.root, cache=True).record
     assert record.titles == {"LIT-1": "A paper on heads", "NOTE-1": "Notes", "THEORY-1": "Heads copy tokens."}
     assert [record.title(i) for i in record.entries] == ["A paper on heads", "Notes", "Heads copy tokens."]
+    assert record.claim_ids() == ["THEORY-1"]
     assert made == []
     afresh = open_project(project.root).record  # every file read: nothing kept, every entry made
     assert afresh.titles == {}

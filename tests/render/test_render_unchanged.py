@@ -488,6 +488,7 @@ def test_once_the_worker_has_answered_the_render_imports_and_reads_nothing_more_
         assert [name for name in imported if name in ahead] == modules
         assert caches == opened
 
+
 def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
     files: dict[str, list[object]] = {"/p/pyproject.toml": [10, 2**62], "/p/record/a b.yaml": [-1, -1],
                                       "/p/record/racy.yaml": [5, 7, "0" * 32]}
