@@ -341,9 +341,9 @@ class EntryCache:
             payload = pickle.dumps((generation, kept), protocol=pickle.HIGHEST_PROTOCOL)
             data = FORMAT + self.key + zlib.crc32(payload).to_bytes(4, "big") + payload
             try:  # the entries and scans first: a shard never names a generation that is not written
-                write_atomic(self.folder / _name(n, ".entries"), b"".join(blobs))
-                write_atomic(self.folder / _name(n, ".scans"), _scans_file(generation, scans))
-                write_atomic(self.folder / _name(n), data)
+                write_atomic(self.folder / _name(n, ".entries"), b"".join(blobs), durable=False)
+                write_atomic(self.folder / _name(n, ".scans"), _scans_file(generation, scans), durable=False)
+                write_atomic(self.folder / _name(n), data, durable=False)
             except OSError:
                 return
             self.dirty.discard(n)
@@ -871,7 +871,8 @@ def write_plain(path: Path, key: bytes, form: bytes, value: Any) -> None:
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, [form + key + zlib.crc32(payload).to_bytes(4, "big"), payload])  # no joined copy
+        write_atomic(path, [form + key + zlib.crc32(payload).to_bytes(4, "big"), payload],  # no joined copy
+                     durable=False)
 
 
 class _PlainUnpickler(pickle.Unpickler):
