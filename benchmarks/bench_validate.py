@@ -5,7 +5,9 @@ against the floor the libraries set on the same record in the same run.
 
 Each measurement runs the real command (``recordtool validate -j J`` for each J of
 ``--jobs``) in a fresh process (imports included), cold (the entry cache an earlier run left
-is removed first; the command writes it again, as a first run does), on a synthetic record
+is set aside first, deleted only after all the runs, since creating files just after many were
+deleted costs ten times more here: ``measure.set_aside``; the command writes the cache again, as a
+first run does), on a synthetic record
 (benchmarks/synthetic.py, generated once into benchmarks/out/). Each round measures,
 for each J, the floor (``measure.floor``: ``yaml.CSafeLoader`` over every entry file plus
 markdown-it-py's parse of every body, in one fresh process) and just after it the command; the
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -32,14 +33,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, floor, memory_aim, run  # noqa: E402
+from measure import Floor, Run, empty_trash, floor, memory_aim, run, set_aside  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
 def once(args: list[str], cwd: Path) -> Run:
     """``recordtool ARGS`` in ``cwd``, cold: without the entry cache of an earlier run (which
-    it writes again, as a first run does)."""
-    shutil.rmtree(cwd / ".recordtool-cache" / "entries", ignore_errors=True)
+    it writes again, as a first run does; the old one is set aside, not deleted: ``set_aside``)."""
+    set_aside(cwd / ".recordtool-cache" / "entries")
     done = run([sys.executable, "-m", "recordtool", *args], cwd)
     if done.code not in (0, 1):
         raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {done.stderr[-500:]}")
@@ -100,6 +101,9 @@ def main() -> None:
                   f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
                   f"{max(r.all_mib for r in done):>8.0f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
             aims.append(memory_aim("validate", n, j, max(r.all_mib for r in done)))
+    for n in sizes:
+        empty_trash(HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}")
+    empty_trash(root)
     for line in filter(None, aims):
         print(line)
 

@@ -43,3 +43,16 @@ def test_the_aim_is_1_5_billion_bytes_at_100000_entries() -> None:
     assert "1,400 MiB PSS summed over its processes (1.47 GB) against the aim of 1.5 GB (1,431 MiB)" in met
     assert missed is not None and ": NOT met, -0 MiB to spare" in missed, missed
     assert "of 200,000 entries" in (measure.memory_aim("render", 200_000, 1, 2_000.0) or "")
+
+
+def test_a_cache_set_aside_is_out_of_the_way_until_the_trash_is_emptied(tmp_path: Path) -> None:
+    entries = tmp_path / "project" / ".recordtool-cache" / "entries"
+    entries.mkdir(parents=True)
+    (entries / "shard-00.bin").write_bytes(b"kept")
+    measure.set_aside(entries)
+    assert not entries.exists()
+    [moved] = measure.trash(entries).iterdir()
+    assert (moved / "shard-00.bin").read_bytes() == b"kept"
+    measure.set_aside(entries)  # nothing there: nothing to do
+    measure.empty_trash(tmp_path / "project")
+    assert sorted(p.name for p in entries.parent.iterdir()) == []
