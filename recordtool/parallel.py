@@ -210,11 +210,6 @@ def fork_fits(jobs: int | None) -> bool:
     return forked >= 1 and _forkable() and forked * resident() <= FORK_BUDGET
 
 
-def in_worker() -> bool:
-    """Whether this process is a worker of a pool started here (its results go back pickled)."""
-    return _job is not None
-
-
 def _forkable() -> bool:
     """Whether this process may fork workers: not inside a worker, ``fork`` offered, and no
     other thread running (forking one is unsafe)."""

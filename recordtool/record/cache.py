@@ -102,9 +102,8 @@ class Item:
     stat: Stat | None  # None: it was changed just before it was read; compare its content
     digest: str  # a hash of its bytes
     # The entry (read this run), or where its own pickle is in its shard's entries file
-    # (offset, length, CRC-32; the file: ``EntryCache.blobs``), or its own pickle itself (in a
-    # 1-tuple: read this run by a worker, which sent it packed, ``pack_entry``).
-    entry: Entry | tuple[int, int, int] | tuple[bytes] | None
+    # (offset, length, CRC-32; the file: ``EntryCache.blobs``).
+    entry: Entry | tuple[int, int, int] | None
     places: Any  # recordtool.record.load.Places, or None
     problems: list[Any]  # recordtool.record.problems.Problem
     summary: Summary | None  # what the checks that span the record need of the entry (``load.summary``)
@@ -213,14 +212,6 @@ class EntryCache:
         self.shards[shard][rel] = self.items[rel] = Item(kind.name, None if self._racy(stat) else stat, digest,
                                                          *loaded)
         self.dirty.add(shard)
-
-    def made(self, rel: str, entry: Entry) -> None:
-        """``entry``, made from the bytes a worker sent for ``rel`` (``pack_entry``), is held from
-        now on instead of them: the shard pickles it again when it is written, rather than hold
-        an entry twice (a large record makes most of its entries to render them)."""
-        item = self.items.get(rel)
-        if item is not None and type(item.entry) is tuple and len(item.entry) == 1:
-            item.entry = entry
 
     def kept_entries(self) -> KeptEntries:
         """What makes the entries kept in the shards (``Item.entry``) when asked for."""
@@ -374,21 +365,13 @@ _DIR_FD = os.stat in os.supports_dir_fd
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _pickled(entry: Entry | tuple[int, int, int] | tuple[bytes] | None, blobs: _Blobs) -> bytes | None:
-    """``entry``'s own pickle (``b""`` for no entry): the one a worker sent, read back from the
-    entries file it is kept in (``blobs``), or made; None when it cannot be read back."""
+def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes | None:
+    """``entry``'s own pickle (``b""`` for no entry), read back from the entries file it is kept
+    in (``blobs``), or made; None when it cannot be read back."""
     if entry is None:
         return b""
-    if isinstance(entry, tuple):
-        return entry[0] if len(entry) == 1 else blobs.read(*entry)  # (a 1-tuple holds bytes)
-    return pack_entry(entry)
-
-
-def pack_entry(entry: Entry) -> bytes:
-    """``entry`` pickled as the cache keeps it (``KeptEntries.entry`` makes it again). A worker
-    that read an entry for a command that keeps the cache sends it so (``load_record``): this
-    process then keeps those bytes without pickling the entry again, and makes the entry only
-    if something asks for it."""
+    if type(entry) is tuple:
+        return blobs.read(*entry)
     out = io.BytesIO()
     _Pickler(out).dump(entry)
     return out.getvalue()
@@ -685,12 +668,11 @@ class KeptEntries:
     def __init__(self, blobs: list[_Blobs]) -> None:
         self.blobs = blobs
 
-    def entry(self, rel: str, kept: tuple[int, int, int] | tuple[bytes], model: type[Entry]) -> Entry | None:
-        """The entry of ``rel``, of model ``model``, kept where ``kept`` says (or, a 1-tuple, as
-        those bytes: ``pack_entry``), made by the unpickler that makes only the record's own data
-        classes; None if its bytes are not those kept there or do not make a ``model`` (the
-        caller reads its file again)."""
-        data = kept[0] if len(kept) == 1 else self.blobs[_shard(rel)].read(*kept)
+    def entry(self, rel: str, kept: tuple[int, int, int], model: type[Entry]) -> Entry | None:
+        """The entry of ``rel``, of model ``model``, kept where ``kept`` says, made by the
+        unpickler that makes only the record's own data classes; None if its bytes are not
+        those kept there or do not make a ``model`` (the caller reads its file again)."""
+        data = self.blobs[_shard(rel)].read(*kept)
         if data is None:
             return None
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import weakref
 from collections.abc import Callable, ItemsView, Iterable, Iterator, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,9 +85,7 @@ class Places(tuple[str, Mark, tuple[Mark, ...], tuple[tuple[str, int], ...], str
 
 
 Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation), in order
-# Where the entry cache keeps an entry, or (a 1-tuple) its pickle as a worker sent it, made when
-# asked for (``recordtool.record.cache.KeptEntries``)
-Kept = tuple[int, int, int] | tuple[bytes]
+Kept = tuple[int, int, int]  # where the entry cache keeps an entry, made when asked for (``recordtool.record.cache.KeptEntries``)
 
 
 class Entries(dict[str, Entry]):
@@ -332,7 +329,6 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     titled: dict[str, str] = {}  # ... and their titles
 
     reader = cache.kept_entries() if cache is not None else None
-    cache_ref = weakref.ref(cache) if cache is not None else None  # (not the cache: it goes once saved)
 
     def make(entry_id: str, kept: Kept) -> Entry:
         # (refers to no part of the record that holds it: no cycle keeps the record alive once
@@ -340,8 +336,6 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         entry = _made(config, placed, entry_id, kinds[entry_id], kept, reader)
         linked.pop(entry_id, None)
         titled.pop(entry_id, None)
-        if len(kept) == 1 and cache_ref is not None and (kept_by := cache_ref()) is not None:
-            kept_by.made(placed[entry_id].path, entry)  # made from what a worker sent: its bytes go
         return entry
 
     record = Record(config, Entries(make), placed, links=linked, titles=titled, theories=set(), looked=set(),
@@ -358,11 +352,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         each = each_few
 
     def read_files(indices: list[int]) -> list[_Done]:
-        # A worker sends each entry back as the cache keeps it (``cache.pack_entry``), when there is
-        # a cache: pickled once, by the worker, instead of by the pool and then again here, for the
-        # cache; and made here only if asked for.
-        packed = cache is not None and parallel.in_worker()
-        return _load_files([(files[i][0], files[i][1], rels[i]) for i in indices], config, each, packed)
+        return _load_files([(files[i][0], files[i][1], rels[i]) for i in indices], config, each)
 
     extra: dict[int, Any] = {}  # file -> what ``each`` gave for its entry
     chunks = parallel.chunked(todo)
@@ -370,7 +360,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         for chunk, done in zip(chunks, results, strict=True):
             for i, (result, how, digest, more) in zip(chunk, done, strict=True):
                 read[i] = result
-                if result[0] is not None and type(result[0]) is not tuple:
+                if result[0] is not None:
                     compact(result[0])  # (again: one made in a worker was pickled without its shared sets)
                 if more is not None:
                     extra[i] = more
@@ -470,21 +460,17 @@ _Done = tuple[Loaded, str, "str | None", Any]
 
 
 def _load_files(files: list[tuple[str, Kind, str]], config: Config,
-                each: Callable[[Entry, Places], Any] | None, packed: bool = False) -> list[_Done]:
+                each: Callable[[Entry, Places], Any] | None) -> list[_Done]:
     """Read, parse and validate each file (its path, kind and path from the project's root),
     and give its entry to ``each``: all the work of a file that needs nothing of the others,
     done in one process, so that on a large record one worker does it from the bytes to what
-    the graph keeps (``load_record``) and nothing of it but the result is pickled. ``packed``:
-    each entry given as the entry cache keeps it (``Kept``: its pickle, in a 1-tuple)."""
-    if packed:
-        from recordtool.record.cache import pack_entry
+    the graph keeps (``load_record``) and nothing of it but the result is pickled."""
     out: list[_Done] = []
     for (path, kind, rel), read in zip(files, _read_sources([path for path, _kind, _rel in files], str(config.record)),
                                        strict=True):
         made, places, found = load_entry(Path(path), kind, config, rel, _source(read))
         more = each(made, places) if each is not None and made is not None and places is not None else None
-        about = summary(made) if made is not None else None
-        out.append((((pack_entry(made),) if packed and made is not None else made, places, found, about), read[0],
+        out.append(((made, places, found, summary(made) if made is not None else None), read[0],
                     read[-1] if read[0] == "source" else None, more))
     return out
 

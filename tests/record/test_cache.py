@@ -302,58 +302,6 @@ def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch:
     assert again.record.entries["NOTE-3"].title == "Changed" != cold.record.entries["NOTE-3"].title
 
 
-def test_entries_a_worker_read_come_back_as_the_cache_keeps_them(project: ProjectBuilder,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker sends each entry it read pickled as the cache keeps it: this process keeps
-    those bytes without pickling the entry again, makes the entry only when asked for (then
-    holding it instead of the bytes), and the answer is the one process's."""
-    import recordtool.parallel as parallel
-    import recordtool.record.graph as graph
-
-    for n in range(1, 21):
-        project.add(f"NOTE-{n}", f"title: Note {n}\nbody: See NOTE-{n % 20 + 1}.\n")
-        _old(project.path(f"NOTE-{n}"))
-    monkeypatch.setattr(load, "PARALLEL_MIN", 10)
-    monkeypatch.setattr(graph, "PARALLEL_MIN", 10)
-    monkeypatch.setattr(parallel, "CHUNK", 2)
-    monkeypatch.setattr(parallel, "cores", lambda: 2)
-    pickled: list[str] = []
-    real = cache_module.pack_entry
-
-    def counted(entry: object) -> bytes:
-        pickled.append(entry.id)  # type: ignore[attr-defined]
-        return real(entry)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(cache_module, "pack_entry", counted)  # (in this process: a worker pickles its own)
-    pools = count_pools(monkeypatch)
-    cold = open_project(root=project.root, jobs=2, cache=True)
-    assert len(pools) == 1
-    entries = cold.record.entries
-    sent = [i for i in entries if type(dict.__getitem__(entries, i)) is tuple]
-    assert sent and all(len(dict.__getitem__(entries, i)) == 1 for i in sent)  # as a worker sent them
-    assert not set(sent) & set(pickled)  # kept as sent, not pickled here again
-    assert len(pickled) + len(sent) == len(entries)
-    made = entries[sent[0]]  # made when asked for
-    assert dict.__getitem__(entries, sent[0]) is made
-    _same(cold, open_project(root=project.root, jobs=1))
-    pickled.clear()
-    again = open_project(root=project.root, jobs=2, cache=True)  # every file from the cache, as kept
-    assert pickled == []
-    _same(again, open_project(root=project.root, jobs=1))
-
-
-def test_an_entry_made_from_what_a_worker_sent_is_held_instead_of_its_bytes(project: ProjectBuilder) -> None:
-    root = _record(project).root
-    kept = open_cache(open_project(root=root).config)
-    entry = open_project(root=root).record.entries["NOTE-1"]
-    rel = "record/notes/NOTE-1.yaml"
-    kept.items[rel] = cache_module.Item("note", None, "digest", (cache_module.pack_entry(entry),), None, [], None)
-    made = kept.kept_entries().entry(rel, kept.items[rel].entry, type(entry))  # type: ignore[arg-type]
-    assert made == entry and made is not entry
-    kept.made(rel, made)
-    assert kept.items[rel].entry is made
-
-
 def _with_static_problems(project: ProjectBuilder) -> ProjectBuilder:
     """``_record``, a package of checks, a claim whose check names a function that is not there
     (and that 'uses' a claim that uses it), and a note still holding ``recordtool new``'s
