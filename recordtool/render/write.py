@@ -252,24 +252,32 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     old = manifest.read(Path(base), as_written=as_written)
     ahead = _own(base, old, [*plan.pages, *plan.assets])
     new = report.files
-    still_written = _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile)
-    for rel, source in plan.assets.items():
-        if source in sources_as_left and still_written(rel) and _copied(old.get(rel)):
+    copied: list[Copied] = []  # each figure's outcome, in the plan's order
+
+    def copy_figures(still_written: Callable[[str], bool]) -> Iterator[None]:
+        """Copy the figures, a step of ``FIGURES_STEP`` at a time: this process's own work while
+        workers compose the pages (a cold render of a verified record copies thousands)."""
+        for n, (rel, source) in enumerate(plan.assets.items(), 1):
+            copied.append(_copy(folders, root, rel, source, still_written(rel) and source in sources_as_left,
+                                old.get(rel), last.get(rel) if last is not None else None))
+            if n % FIGURES_STEP == 0:
+                yield
+
+    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile, copy_figures)
+    for (rel, source), (kept, why, written) in zip(plan.assets.items(), copied, strict=True):
+        if kept:
             new.keep(rel, old)  # copied from the same file, and still as copied (its state: ``report.kept``)
             report.unchanged += 1
-            continue
-        why, data = read_figure(root, source, rel)
-        if data is None:
+        elif written is None:
             (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
-            continue
-        digest = content_hash(data)
-        new.put(rel, (None, len(data), digest))
-        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel) if last is not None else None)
-        report.stats[rel] = stat
-        if written:
-            report.written.append(rel)
         else:
-            report.unchanged += 1
+            size, digest, stat, changed = written
+            new.put(rel, (None, size, digest))
+            report.stats[rel] = stat
+            if changed:
+                report.written.append(rel)
+            else:
+                report.unchanged += 1
     for rel in sorted(old.lines.keys() - new.lines.keys()):
         try:
             path = folders.inside(rel)
@@ -282,6 +290,26 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     if new != (ahead if ahead is not None else old) or not os.path.exists(os.path.join(base, MANIFEST)):
         write_atomic(Path(base) / MANIFEST, new.text())
     return report
+
+
+# What copying one figure came to: kept as the last render copied it; else why it was not
+# copied (None: not found) or, when it was, (size, hash, [size, mtime_ns], whether written).
+Copied = tuple[bool, "str | None", "tuple[int, str, list[int], bool] | None"]
+
+
+def _copy(folders: _Folders, root: Path, rel: str, source: str, as_left: bool, before: Written | None,
+          last: list[int] | None) -> Copied:
+    """Copy the figure ``source`` (from ``root``) to ``rel``, unless ``as_left`` (its file is as the
+    last render found it, its copy still as written) and the manifest's line ``before`` is that
+    of a figure copied: then it is kept without being read."""
+    if as_left and _copied(before):
+        return True, None, None
+    why, data = read_figure(root, source, rel)
+    if data is None:
+        return False, why, None
+    digest = content_hash(data)
+    stat, written = _put(folders, rel, data, digest, before, last)
+    return False, None, (len(data), digest, stat, written)
 
 
 PENDING: Written = (None, 0, "")  # a file about to be written for the first time (``_own``)
@@ -331,6 +359,7 @@ def _listed(base: str) -> set[str]:
 
 PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save
 KEYS_STEP = 500  # pages whose keys are worked out in one step of this process's own work (``meanwhile``)
+FIGURES_STEP = 16  # figures copied in one step of it
 
 
 # Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
@@ -341,15 +370,17 @@ WHOLE_SHARE, WHOLE_MIN = 16, 50
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: Manifest, last: Outputs | None, jobs: int | None,
-                 trust_keys: bool = True, meanwhile: Iterable[object] = ()) -> Callable[[str], bool]:
+                 trust_keys: bool = True, meanwhile: Iterable[object] = (),
+                 then: Callable[[Callable[[str], bool]], Iterable[object]] | None = None) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
     composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
     independent, composing is pure), each giving back only what the manifest keeps of a page,
     so that a render after a small edit starts no pool. Every page is still written
-    atomically; this process alone writes the manifest. Gives whether a file of the last
-    render (a figure copied) is as written, known from its snapshot (``report.kept``); False
-    for every file when that is not known."""
+    atomically; this process alone writes the manifest. ``then``: more work of this process's
+    own in steps (copying the figures), done after ``meanwhile``'s and the keys', given whether
+    a file of the last render (a figure copied) is as written, known from its snapshot
+    (``report.kept``; False for every file when that is not known)."""
     todo: list[str] = []
     keys: dict[str, str | None] = {}
     new = report.files
@@ -422,13 +453,14 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     last_chunk = [rel for rel in todo if rel in indexes]
     chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes]), last_chunk] if chunk]
     order = [rel for chunk in chunks for rel in chunk]
+    after = then(as_written) if then is not None else ()
     ctx = plan.context
     if ctx is None or len(order) < PARALLEL_MIN or parallel.fork_fits(jobs):  # (too few pages: no pool either way)
         # Workers forked from this process share the project as it is, copy-on-write: nothing
         # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
         # time against 6.7 s with slices shipped to a fresh interpreter).
         done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN,
-                                   meanwhile=itertools.chain(meanwhile, work_out_keys()))
+                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after))
     else:
         from recordtool.render import slices
 
@@ -439,7 +471,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                     slices.pack(ctx, own))
 
         done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
-                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys()))
+                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys(), after))
     for rel, result in zip(order, done, strict=True):
         if result is None:  # a page its worker's slice could not compose
             result = here(rel)
@@ -451,7 +483,6 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         else:
             report.unchanged += 1
     report.written.sort()
-    return as_written
 
 
 def _nothing_known(_rel: str) -> bool:

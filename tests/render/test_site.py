@@ -576,6 +576,52 @@ def test_the_entry_cache_left_to_render_is_written_while_it_composes_pages(
     assert no_children_left()
 
 
+@pytest.mark.parametrize("forked", [True, False])
+def test_figures_are_copied_as_this_processs_own_work_while_workers_compose_pages(
+        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> None:
+    """The figures are copied a few at a time, between the pages this process hands out (not
+    after every page is composed: a cold render of a verified record copies thousands), and
+    what is written and reported is what one process writes and reports."""
+    import recordtool.render.write as write
+
+    record = small_record(project)
+    folder = project.root / "record" / "verdicts" / "figures" / "THEORY-1" / "exact"
+    folder.mkdir(parents=True)
+    names = [f"f{n:02d}.png" for n in range(2 * write.FIGURES_STEP + 3)]
+    for name in names:
+        (folder / name).write_bytes(b"\x89PNG\r\n\x1a\n" + name.encode())
+    figures = [f"record/verdicts/figures/THEORY-1/exact/{name}" for name in names]
+    status = ClaimStatus("THEORY-1", "verified", verdict(figures=[*figures, "record/verdicts/figures/THEORY-1/gone.png"]))
+    out = tmp_path / "pages"  # (a page's key holds its folder: both renders into the same one)
+    alone = render(record, out, statuses=statuses(record, THEORY_1=status), jobs=1)
+    (tmp_path / "pages").rename(tmp_path / "alone")
+    share_with_a_pool(monkeypatch, write, forked=forked)
+    read: list[str] = []
+    real = write.read_figure
+    monkeypatch.setattr(write, "read_figure", lambda root, source, rel: read.append(source) or real(root, source, rel))
+    steps: list[int] = []  # the figures read by the end of each step of this process's own work
+    name = "map_chunks" if forked else "map_shipped"
+    pooled = getattr(write.parallel, name)
+
+    def counted(*args: Any, meanwhile: Iterable[object] = (), **kwargs: Any) -> list[Any]:
+        def each() -> Iterator[object]:
+            for step in meanwhile:
+                yield step
+                steps.append(len(read))
+        results = pooled(*args, meanwhile=each(), **kwargs)
+        assert len(read) == len(figures) + 1  # all of them read before the pages' results are taken
+        return results
+
+    monkeypatch.setattr(write.parallel, name, counted)
+    shared = render(record, out, statuses=statuses(record, THEORY_1=status), jobs=2)
+    assert [n for n in steps if n] == [write.FIGURES_STEP, 2 * write.FIGURES_STEP]  # a step each (the rest: after)
+    assert _files(out) == _files(tmp_path / "alone")
+    assert (shared.written, shared.unchanged, shared.missing, shared.refused) == (
+        alone.written, alone.unchanged, alone.missing, alone.refused)
+    assert alone.missing == ["record/verdicts/figures/THEORY-1/gone.png"]
+    assert no_children_left()
+
+
 LONG_AGO = 1_600_000_000_000_000_000  # a file time far in the past: not "racy" (changed just before it was read)
 
 
