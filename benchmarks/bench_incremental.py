@@ -55,9 +55,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ASIDE = HERE / "out" / ".set-aside"  # what a run replaces, deleted once every run is done
 sys.path.insert(0, str(HERE))
 
-from measure import Run, empty_trash, run, set_aside, trash  # noqa: E402
+from measure import Run, run, set_aside  # noqa: E402
 from synthetic import TOY_CHECK, generate_record  # noqa: E402
 
 
@@ -139,7 +140,7 @@ def main() -> None:
     aims: list[str] = []
     for n in sizes:
         folder = HERE / "out" / f"incremental-{n}"
-        set_aside(folder, HERE / "out" / ".set-aside")  # (not deleted just before: see ``measure.set_aside``)
+        set_aside(folder, ASIDE)  # (not deleted just before: see ``measure.set_aside``)
         generate_record(folder, n, seed=0)
         if args.verified:
             (folder / "checks").mkdir(exist_ok=True)
@@ -151,7 +152,7 @@ def main() -> None:
         cold_validate: list[float] = []
         cold_render: list[float] = []
         for _ in range(0 if args.validate_only else args.cold_rounds if n < 100_000 else 1):
-            set_aside(pages, trash(folder / ".recordtool-cache" / "entries"))  # (the pages: as the cache)
+            set_aside(pages, ASIDE)
             cold_render.append(once(["render", "--no-cache", *j], folder).seconds)
             cold_validate.append(once(["validate", "--no-cache", *j], folder).seconds)
         filled = once(["validate", *j], folder)  # the cache, as the last run left it
@@ -215,9 +216,7 @@ def main() -> None:
     print("\nissue 14's aims, by the median wall time after one edit (a busy machine stretches it):")
     for line in aims:
         print(line)
-    for n in sizes:  # what was set aside, deleted once every run is done
-        empty_trash(HERE / "out" / f"incremental-{n}")
-    shutil.rmtree(HERE / "out" / ".set-aside", ignore_errors=True)
+    shutil.rmtree(ASIDE, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, empty_trash, floor, memory_aim, run, set_aside  # noqa: E402
+from measure import Floor, Run, floor, memory_aim, run, set_aside  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
@@ -97,7 +97,7 @@ def command(root: Path, out: Path, jobs: int, *, cold: bool = False) -> Run:
     ``cold``: without the entry cache of an earlier run (which it writes again, as a first run
     does; the old one is set aside, not deleted: ``measure.set_aside``)."""
     if cold:
-        set_aside(root / ".recordtool-cache" / "entries")
+        set_aside(root / ".recordtool-cache" / "entries", root.parent / ".set-aside")
     done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs)])
     if done.code != 0:
         raise SystemExit(f"recordtool render failed ({done.code}): {done.stderr}")
@@ -202,8 +202,7 @@ def main() -> None:
             print(line)
         for old in folder.glob("out-*"):
             shutil.rmtree(old, ignore_errors=True)
-        for n in sizes:
-            empty_trash(folder / f"r{n}")
+        shutil.rmtree(folder / ".set-aside", ignore_errors=True)  # what ``command`` set aside
 
 
 if __name__ == "__main__":

@@ -26,21 +26,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ASIDE = HERE / "out" / ".set-aside"  # what a cold run replaces, deleted once every run is done
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, empty_trash, floor, memory_aim, run, set_aside  # noqa: E402
+from measure import Floor, Run, floor, memory_aim, run, set_aside  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
 def once(args: list[str], cwd: Path) -> Run:
     """``recordtool ARGS`` in ``cwd``, cold: without the entry cache of an earlier run (which
     it writes again, as a first run does; the old one is set aside, not deleted: ``set_aside``)."""
-    set_aside(cwd / ".recordtool-cache" / "entries")
+    set_aside(cwd / ".recordtool-cache" / "entries", ASIDE)
     done = run([sys.executable, "-m", "recordtool", *args], cwd)
     if done.code not in (0, 1):
         raise SystemExit(f"recordtool {' '.join(args)} failed in {cwd}: {done.stderr[-500:]}")
@@ -101,9 +103,7 @@ def main() -> None:
                   f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
                   f"{max(r.all_mib for r in done):>8.0f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
             aims.append(memory_aim("validate", n, j, max(r.all_mib for r in done)))
-    for n in sizes:
-        empty_trash(HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}")
-    empty_trash(root)
+    shutil.rmtree(ASIDE, ignore_errors=True)
     for line in filter(None, aims):
         print(line)
 

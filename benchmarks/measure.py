@@ -155,31 +155,16 @@ def run(args: list[str], cwd: Path | None = None, every: float = 0.1) -> Run:
                proc.returncode, b"".join(out).decode(), err.decode())
 
 
-def set_aside(folder: Path, into: Path | None = None) -> None:
-    """Move ``folder`` (the entry cache an earlier run left) out of the way before a cold run,
-    into ``trash(folder)``: deleting it just before would make the run pay for the deletion. On
-    this machine's disk (ext4 without a journal) creating a file costs up to ten times more in
-    the minutes after many files were deleted (``bench_render.py`` says why), and a cold run
-    creates hundreds (the entry cache of 10,000 entries is 770 files), which a user's first run
-    on a fresh clone does not pay for. ``empty_trash`` deletes what was set aside, after the runs.
-    ``into``: another folder to put it in (a project's pages, or a whole record, set aside)."""
+def set_aside(folder: Path, bin_: Path) -> None:
+    """Move ``folder`` (what an earlier run left: the entry cache, the pages, a whole record) into
+    ``bin_`` (a folder on the same file system), instead of deleting it just before a run: on this
+    machine's disk (ext4 without a journal) creating a file costs up to ten times more in the
+    minutes after many files were deleted (``bench_render.py`` says why), and a cold run creates
+    hundreds (the entry cache of 10,000 entries is 770 files), which a user's first run on a fresh
+    clone does not pay for. The caller deletes ``bin_`` once every run is done."""
     if folder.exists():
-        bin_ = into if into is not None else trash(folder)
         bin_.mkdir(parents=True, exist_ok=True)
         folder.rename(bin_ / f"{folder.name}-{time.time_ns()}")
-
-
-def trash(folder: Path) -> Path:
-    """Where ``set_aside`` puts ``folder``: beside it, in the same cache folder (which is the
-    project's and which nothing of recordtool lists)."""
-    return folder.parent / ".set-aside"
-
-
-def empty_trash(project: Path) -> None:
-    """Delete what ``set_aside`` moved out of ``project``'s cache."""
-    import shutil
-
-    shutil.rmtree(trash(project / ".recordtool-cache" / "entries"), ignore_errors=True)
 
 
 @dataclass

@@ -45,14 +45,14 @@ def test_the_aim_is_1_5_billion_bytes_at_100000_entries() -> None:
     assert "of 200,000 entries" in (measure.memory_aim("render", 200_000, 1, 2_000.0) or "")
 
 
-def test_a_cache_set_aside_is_out_of_the_way_until_the_trash_is_emptied(tmp_path: Path) -> None:
+def test_a_folder_set_aside_is_out_of_the_way_and_kept_whole(tmp_path: Path) -> None:
     entries = tmp_path / "project" / ".recordtool-cache" / "entries"
     entries.mkdir(parents=True)
     (entries / "shard-00.bin").write_bytes(b"kept")
-    measure.set_aside(entries)
+    bin_ = tmp_path / ".set-aside"
+    measure.set_aside(entries, bin_)
     assert not entries.exists()
-    [moved] = measure.trash(entries).iterdir()
+    [moved] = bin_.iterdir()
     assert (moved / "shard-00.bin").read_bytes() == b"kept"
-    measure.set_aside(entries)  # nothing there: nothing to do
-    measure.empty_trash(tmp_path / "project")
-    assert sorted(p.name for p in entries.parent.iterdir()) == []
+    measure.set_aside(entries, bin_)  # nothing there: nothing to do
+    assert len(list(bin_.iterdir())) == 1
