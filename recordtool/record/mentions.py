@@ -12,7 +12,7 @@ import itertools
 import logging
 import re
 import sys
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, MutableMapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -22,6 +22,8 @@ from markdown_it.common.normalize_url import normalizeLink
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore, block, normalize, text_join
 from markdown_it.token import Token
+
+from recordtool.record import inline
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
 # A full stop that ends an abbreviation does not end the sentence: "Musat et al. (2023)",
@@ -260,8 +262,7 @@ def markdown_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     every = bool(state.env.get("references"))  # a reference link's target is not in its text
     for token in state.tokens:
         if token.type == "inline" and (every or _may_mention(token.content, pattern)):
-            token.children = token.children or []
-            md.inline.parse(token.content, md, state.env, token.children)
+            _parse_inline(token, md, state.env)
     text_join(state)
     return _mentions(state.tokens, pattern)
 
@@ -358,12 +359,35 @@ def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
     for token in state.tokens:
         if token.type == "inline":
             if _INLINE_MARKUP.search(token.content):
-                token.children = token.children or []
-                md.inline.parse(token.content, md, env, token.children)
+                _parse_inline(token, md, env)
             else:
                 token.children = _plain_inline(token.content)
     text_join(state)
     return state.tokens, env
+
+
+def _parse_inline(token: Token, md: MarkdownIt, env: MutableMapping[str, Any]) -> None:
+    """Gives the ``inline`` token its children: markdown-it's inline parse of its content with
+    ``md``, made directly where its markup is simple (``recordtool.record.inline``; ``md`` is
+    ``markdown()`` or ``scanner()``, whose inline rules it knows)."""
+    children = inline.tokens(token.content, md) if _known_inline(md) else None
+    if children is None:
+        children = token.children or []
+        md.inline.parse(token.content, md, env, children)
+    token.children = children
+
+
+# The inline rules ``inline.tokens`` knows: ``markdown()``'s, of which ``scanner()`` has all but
+# the image (``inline.tokens`` leaves images, autolinks, raw HTML and entities to markdown-it).
+_LEFT_TO_MARKDOWN_IT = frozenset({"image", "autolink", "html_inline", "entity"})
+
+
+@lru_cache(maxsize=4)
+def _known_inline(md: MarkdownIt) -> bool:
+    """Whether ``md``'s inline rules are those ``inline.tokens`` stands in for."""
+    rules = set(md.inline.ruler.get_active_rules())
+    return (md.inline.ruler2.get_active_rules() == _RULES[2]
+            and set(_RULES[1]) - _LEFT_TO_MARKDOWN_IT <= rules <= set(_RULES[1]))
 
 
 def _plain_inline(content: str) -> list[Token]:
