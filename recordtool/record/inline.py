@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isMdAsciiPunct, isPunctChar, isWhiteSpace
@@ -243,16 +244,22 @@ def _flanks(src: str, start: int, stop: int, end: int, within_words: bool) -> tu
     """Whether the delimiter run ``src[start:stop]`` can open and whether it can close
     emphasis (CommonMark's left- and right-flanking runs; ``within_words``: '*', which may
     split a word, unlike '_')."""
-    before = src[start - 1] if start > 0 else " "
-    after = src[stop] if stop < end else " "
-    before_punct = isMdAsciiPunct(ord(before)) or isPunctChar(before)
-    after_punct = isMdAsciiPunct(ord(after)) or isPunctChar(after)
-    before_space = isWhiteSpace(ord(before))
-    after_space = isWhiteSpace(ord(after))
+    before_space, before_punct = _class(src[start - 1]) if start > 0 else _SPACE
+    after_space, after_punct = _class(src[stop]) if stop < end else _SPACE
     left = not (after_space or (after_punct and not (before_space or before_punct)))
     right = not (before_space or (before_punct and not (after_space or after_punct)))
     return (left and (within_words or not right or before_punct),
             right and (within_words or not left or after_punct))
+
+
+_SPACE = (True, False)
+
+
+@lru_cache(maxsize=1024)
+def _class(char: str) -> tuple[bool, bool]:
+    """Whether ``char`` is white space, and whether it is punctuation, to CommonMark's emphasis
+    (markdown-it's ``isWhiteSpace``, and ``isMdAsciiPunct`` or ``isPunctChar``)."""
+    return isWhiteSpace(ord(char)), isMdAsciiPunct(ord(char)) or isPunctChar(char)
 
 
 def _link(src: str, at: int, end: int, md: MarkdownIt, out: list[Token], level: int) -> tuple[int, bool]:
