@@ -4,13 +4,15 @@ run's markup is simple.
 markdown-it-py parses an inline run (the text of a paragraph, a heading or a table cell) by
 trying its inline rules in turn at each character where one can fire, then pairing the
 emphasis delimiters it found and joining the text between them. In a research body about one
-run in three holds markup, and such a run took about 31 us in its parser, mostly the
-rules' calls. Most of those runs hold only simple markup, which ``tokens`` makes into the same
+run in three holds markup, and such a run took about 31 us in its parser here, mostly
+the rules' calls. Most of those runs hold only simple markup, which ``tokens`` makes into the same
 tokens directly, in one pass:
 
-- emphasis and strong emphasis (``*a*``, ``**a**``, ``_a_``, ``__a__``), not nested in each
-  other, each opener followed by its closer; an ``_`` or ``*`` that can neither open nor close
-  (``W_O``, ``a * b``) stays text;
+- emphasis and strong emphasis (``*a*``, ``**a**``, ``_a_``, ``__a__``, nested or not): each
+  closer pairs with the nearest opener of its character still open, those opened after that
+  one staying text, which is how CommonMark pairs them while no delimiter run can both open
+  and close and the two runs are of one length; a run that can neither open nor close
+  (``W_O``, ``a * b``), or is left unpaired, stays text;
 - code spans, of any number of backticks (an unmatched run of backticks stays text);
 - links ``[text](destination)`` whose text holds no bracket, backtick, backslash, ``<``, ``!`` or
   ``&``, and whose destination follows the parenthesis at once, with no space, title, angle
@@ -18,8 +20,9 @@ tokens directly, in one pass:
 - backslash escapes, line breaks (soft and hard), and text.
 
 For anything else (an image, an autolink, raw HTML, an entity, a link with a title or through
-a reference, nested or unpaired emphasis, a delimiter run that can both open and close...) it
-gives None, and markdown-it parses the run. The tokens are those of markdown-it's inline parser
+a reference, a delimiter run that can both open and close, one of three or more that can open
+or close, a closer whose opener is of another length) it gives None, and markdown-it parses
+the run. The tokens are those of markdown-it's inline parser
 with its text fragments joined, before its core rule ``text_join`` (which the caller runs);
 ``tests/record/test_inline.py`` compares the two on random runs and on realistic bodies.
 
@@ -37,9 +40,14 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import isMdAsciiPunct, isPunctChar, isWhiteSpace
 from markdown_it.token import Token
 
-# Where one of ``recordtool.record.mentions.markdown()``'s inline rules can fire (its
-# ``TERMINATORS``): a line break, '!', '&', '*', '<', '[', ']', '\\', '_' or '`'.
-_STOP = re.compile(r"[\n!&*<\[\]\\_`]")
+# markdown-it's text rule takes the characters up to the next of its terminators, and each
+# terminator is tried against every inline rule: by default also characters that only rules
+# of extensions use ('-', ':', '#', '~', ...), which an id holds. With the inline rules of
+# ``recordtool.record.mentions.markdown()`` a rule can fire only at a line break, '!' (image),
+# '&' (entity), '*' or '_' (emphasis), '<' (autolink, HTML), '[' (link), '\\' (escape) or '`'
+# (code); and a link's text ends at ']', which its parse finds by skipping tokens. The text
+# between them is the same, and ``tokens`` stops at the same characters.
+TERMINATORS = re.compile(r"[\n!&*<\[\]\\_`]")
 _ESCAPED = frozenset(string.punctuation)  # what a backslash escapes: CommonMark's ASCII punctuation
 _LABEL_UNKNOWN = re.compile(r"[\[`\\<!&]")  # a link text holding one of these: not made here
 _DESTINATION = re.compile(r"[^\s()<>\\&\x00-\x1f\x7f]+")  # a destination as it is (no unescaping)
@@ -116,7 +124,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
     pending = ""  # text not yet a token (markdown-it's "pending")
     openers: list[tuple[int, str]] = []  # the delimiter runs that may open emphasis: where in ``out``, which
     while True:
-        found = _STOP.search(src, pos, end)
+        found = TERMINATORS.search(src, pos, end)
         at = found.start() if found is not None else end
         if at > pos:
             pending += src[pos:at]

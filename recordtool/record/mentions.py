@@ -24,6 +24,7 @@ from markdown_it.rules_core import StateCore, block, normalize, text_join
 from markdown_it.token import Token
 
 from recordtool.record import inline
+from recordtool.record.inline import TERMINATORS
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
 # A full stop that ends an abbreviation does not end the sentence: "Musat et al. (2023)",
@@ -318,19 +319,13 @@ def mentions_in(tokens: list[Token], pattern: re.Pattern[str], unnamed: Containe
 # which one of ``markdown()``'s inline rules can fire (only text and line breaks are left) is
 # parsed by markdown-it into text tokens and the line breaks between them, which
 # ``_plain_inline`` makes directly, the way markdown-it's ``newline`` rule does. About two in
-# three of a research body's inline runs are such (a fifth of its characters).
+# three of a research body's inline runs are such (a fifth of its characters). Of the others,
+# those whose markup is simple are made by ``recordtool.record.inline`` (``_parse_inline``).
 
 _INLINE_MARKUP = re.compile(r"[\\`*_\[\]!<&~]")  # escape, code, emphasis, links, images, autolinks, HTML, entities
 _RULES = (["normalize", "block", "inline", "text_join"],
           ["text", "newline", "escape", "backticks", "emphasis", "link", "image", "autolink", "html_inline", "entity"],
           ["balance_pairs", "emphasis", "fragments_join"])
-# markdown-it's text rule takes the characters up to the next of its terminators, and each
-# terminator is tried against every inline rule: by default also characters that only rules
-# of extensions use ('-', ':', '#', '~', ...), which an id holds. With ``_RULES`` an inline rule
-# can fire only at a line break, '!' (image), '&' (entity), '*' or '_' (emphasis), '<'
-# (autolink, HTML), '[' (link), '\\' (escape) or '`' (code); and a link's text ends at ']',
-# which its parse finds by skipping tokens. The text between them is the same.
-TERMINATORS = re.compile(r"[\n!&*<\[\]\\_`]")
 
 
 def _rules(md: MarkdownIt) -> tuple[list[str], list[str], list[str]]:
