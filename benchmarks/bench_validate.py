@@ -71,11 +71,11 @@ def main() -> None:
     print(f"\n{os.cpu_count()} cores here, {usable} usable")
     print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
           "measured just before each run, divided over min(-j, cores) processes; x floor: the median of each time over its floor; cpu s: user + system time "
-          "of all its processes; peak MiB: the largest process; RSS/PSS MiB: every process of the command "
+          "of all its processes; floor@j: the same work done by min(-j, cores) fresh processes at once, a share of the files each, until the last is done (what this machine gives that many processes at that moment); x @j: the time over it; peak MiB: the largest process; RSS/PSS MiB: every process of the command "
           "together, sampled, shared pages in each (RSS) or once (PSS); load: the 1-minute load average after)")
     print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
     print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
-          f"{'floor/j':>8} {'x floor':>8} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8}  load")
+          f"{'floor/j':>8} {'x floor':>8} {'floor@j':>8} {'x @j':>5} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8}  load")
     aims: list[str | None] = []
     for n in sizes:
         folder = HERE / "out" / f"record-{n}-{'plain' if args.plain else 'markdown'}"
@@ -87,7 +87,7 @@ def main() -> None:
         runs: dict[int, list[Run]] = {j: [] for j in jobs}
         for _ in range(args.repeat if n < 100_000 else 1):  # rounds interleave each -j, each with its floor
             for j in jobs:
-                floors[j].append(floor(folder))
+                floors[j].append(floor(folder, min(j, usable)))
                 runs[j].append(once(["validate", "-j", str(j)], folder))
         every = [f for j in jobs for f in floors[j]]
         yaml_s = statistics.median(f.yaml_s for f in every)
@@ -98,8 +98,11 @@ def main() -> None:
             share = (yaml_s + md_s) / min(j, usable)
             ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors[j], strict=True))
             spread = f"  (x floor {ratios[0]:.2f}-{ratios[-1]:.2f})" if len(done) > 1 else ""
+            at_once = [f.together() for f in floors[j]]
             print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {statistics.median(r.cpu for r in done):>7.2f} "
                   f"{yaml_s:>7.2f} {md_s:>6.2f} {share:>8.2f} {statistics.median(ratios):>8.2f} "
+                  f"{statistics.median(at_once):>8.2f} "
+                  f"{statistics.median(r.seconds / t for r, t in zip(done, at_once, strict=True)):>5.2f} "
                   f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
                   f"{max(r.all_mib for r in done):>8.0f}  {os.getloadavg()[0]:4.1f}{spread}", flush=True)
             aims.append(memory_aim("validate", n, j, max(r.all_mib for r in done)))

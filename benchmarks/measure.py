@@ -172,6 +172,10 @@ class Floor:
     yaml_s: float  # yaml.CSafeLoader over every entry file, one process
     markdown_s: float  # markdown-it-py's parse of every body, one process
     files: int
+    # the same work shared by ``processes`` processes at once (a slice of the files each), the
+    # wall time until the last was done; None for one process
+    together_s: float | None = None
+    processes: int = 1
 
     @property
     def seconds(self) -> float:
@@ -181,21 +185,40 @@ class Floor:
         """The floor shared by ``processes`` processes."""
         return self.seconds / max(1, processes)
 
+    def together(self) -> float:
+        """The floor as ``processes`` processes did it at once (one: ``seconds``)."""
+        return self.together_s if self.together_s is not None else self.seconds
 
-def floor(root: Path) -> Floor:
+
+def floor(root: Path, processes: int = 1) -> Floor:
     """The libraries' floor for the record under ``root`` (a project folder), measured in a
-    fresh process (this file's ``--floor``)."""
+    fresh process (this file's ``--floor``); with ``processes`` over 1, also the same work done
+    by that many fresh processes at once, each on its share of the files (``together_s``): how
+    much faster this machine does it with that many processes at that moment. (Its cores may
+    be threads of fewer physical cores, or busy with other work: then ``together_s`` is more
+    than ``seconds / processes``, and so is a command's time at that ``-j``.)"""
     done = subprocess.run([sys.executable, __file__, "--floor", str(root)], check=True, capture_output=True,
                           text=True)
-    return Floor(**json.loads(done.stdout.strip().splitlines()[-1]))
+    found = Floor(**json.loads(done.stdout.strip().splitlines()[-1]))
+    if processes > 1:
+        shares = [subprocess.Popen([sys.executable, __file__, "--floor", str(root), "--share", f"{k}/{processes}"],
+                                   stdout=subprocess.PIPE, text=True) for k in range(processes)]
+        outs = [share.communicate()[0] for share in shares]
+        if any(share.returncode for share in shares):
+            raise SystemExit(f"the floor's shares failed for {root}")
+        parts = [json.loads(out.strip().splitlines()[-1]) for out in outs]
+        found.together_s = max(part["yaml_s"] + part["markdown_s"] for part in parts)
+        found.processes = processes
+    return found
 
 
-def _floor_here(root: Path) -> dict[str, float]:
+def _floor_here(root: Path, share: tuple[int, int] = (0, 1)) -> dict[str, float]:
     import yaml
     from markdown_it import MarkdownIt
 
     files = sorted(p for p in (root / "record").rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
                    and p.parent.name not in ("verdicts", "pages"))
+    files = files[share[0]::share[1]]
     t0 = time.perf_counter()
     bodies = []
     for path in files:
@@ -214,4 +237,7 @@ def _floor_here(root: Path) -> dict[str, float]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--floor", type=Path, required=True, help="a project folder: print its floor as JSON")
-    print(json.dumps(_floor_here(parser.parse_args().floor)))
+    parser.add_argument("--share", default="0/1", help="K/N: only the K-th of every N entry files (0-based)")
+    args = parser.parse_args()
+    k, n = (int(x) for x in args.share.split("/"))
+    print(json.dumps(_floor_here(args.floor, (k, n))))

@@ -56,3 +56,17 @@ def test_a_folder_set_aside_is_out_of_the_way_and_kept_whole(tmp_path: Path) -> 
     assert (moved / "shard-00.bin").read_bytes() == b"kept"
     measure.set_aside(entries, bin_)  # nothing there: nothing to do
     assert len(list(bin_.iterdir())) == 1
+
+
+def test_the_floor_shared_by_processes_covers_each_file_once(tmp_path: Path) -> None:
+    folder = tmp_path / "record" / "notes"
+    folder.mkdir(parents=True)
+    for i in range(5):
+        (folder / f"NOTE-{i}.yaml").write_text(f"id: NOTE-{i}\nbody: |\n  *Text* {i}.\n", encoding="utf-8")
+    shares = [measure._floor_here(tmp_path, (k, 2))["files"] for k in range(2)]
+    assert shares == [3, 2]
+    found = measure.floor(tmp_path, 2)
+    assert (found.files, found.processes) == (5, 2)
+    assert found.together_s is not None and found.together() == found.together_s
+    alone = measure.floor(tmp_path)
+    assert alone.together_s is None and alone.together() == alone.seconds
