@@ -48,6 +48,7 @@ from markdown_it.token import Token
 # (code); and a link's text ends at ']', which its parse finds by skipping tokens. The text
 # between them is the same, and ``tokens`` stops at the same characters.
 TERMINATORS = re.compile(r"[\n!&*<\[\]\\_`]")
+MAX_OPENERS = 32  # emphasis openers open at once in a run made here (a research run has a few)
 _ESCAPED = frozenset(string.punctuation)  # what a backslash escapes: CommonMark's ASCII punctuation
 _LABEL_UNKNOWN = re.compile(r"[\[`\\<!&]")  # a link text holding one of these: not made here
 _DESTINATION = re.compile(r"[^\s()<>\\&\x00-\x1f\x7f]+")  # a destination as it is (no unescaping)
@@ -205,6 +206,8 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
             index = len(out)
             out.extend(_text(c, level) for c in run)  # text until paired, as markdown-it has it
             if can_open:
+                if len(openers) == MAX_OPENERS:  # (each closer looks through them: markdown-it bounds that)
+                    raise _Unknown
                 openers.append((index, run))
                 continue
             # A closer pairs with the nearest opener of its character still open; those opened

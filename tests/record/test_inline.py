@@ -85,6 +85,13 @@ def test_what_is_made_and_what_is_left_to_markdown_it() -> None:
         assert inline.tokens(left, md) is None, left
 
 
+def test_a_run_of_many_openers_is_left_to_markdown_it() -> None:
+    md = markdown()
+    few, many = " ".join(["*a"] * inline.MAX_OPENERS), " ".join(["*a"] * (inline.MAX_OPENERS + 1))
+    assert inline.tokens(few + " b_", md) is not None and _same(few + " b_")
+    assert inline.tokens(many + " b_", md) is None
+
+
 def _variants() -> Iterator[tuple[str, object]]:
     real_flanks, real_pair, real_joined = inline._flanks, inline._pair, inline._joined
 
