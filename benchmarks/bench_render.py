@@ -28,6 +28,11 @@ cold run it measures the floor of the record (``measure.floor``: ``yaml.CSafeLoa
 every entry file plus markdown-it-py's parse of every body, in one fresh process) and prints
 the cold time's ratio to that floor divided over the J processes (at most the cores usable
 here).
+With J over 1 the floor's work is also done by J fresh processes at once, a share of the files
+each (``measure.floor``'s ``together_s``, printed as floor@j), and the command's time over it
+(x @j): it tells a machine that gives fewer than J cores at that moment (threads of fewer
+physical cores, other work) from a command that does not use them. The aim is judged against
+the floor divided over the J processes.
 ``--repeat N`` runs N rounds per size and prints the medians (this machine's timings vary by
 a fifth from one run to the next); ``--100k`` adds a record of 100,000 entries (one round);
 ``--command-only`` measures the command only.

@@ -13,6 +13,11 @@ for each J, the floor (``measure.floor``: ``yaml.CSafeLoader`` over every entry 
 markdown-it-py's parse of every body, in one fresh process) and just after it the command; the
 figures are the medians over ``--repeat`` rounds (one round at 100,000 entries, which
 ``--100k`` adds), each run's ratio taken to the floor measured just before it.
+With J over 1 the floor's work is also done by J fresh processes at once, a share of the files
+each (``measure.floor``'s ``together_s``, printed as floor@j), and the command's time over it
+(x @j): it tells a machine that gives fewer than J cores at that moment (threads of fewer
+physical cores, other work) from a command that does not use them. The aim is judged against
+the floor divided over the J processes.
 
 Printed per size and J: the median wall time, time per entry (flat when growth is linear),
 CPU seconds of all its processes, the floor divided over the J processes (at most the cores
