@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 import string
 from functools import lru_cache
+from typing import Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isMdAsciiPunct, isPunctChar, isWhiteSpace
@@ -64,10 +65,10 @@ def tokens(src: str, md: MarkdownIt) -> list[Token] | None:
     holds markup made only by markdown-it (see above)."""
     out: list[Token] = []
     try:
-        paired = _scope(src, 0, len(src), md, out, 0)
+        fragments = _scope(src, 0, len(src), md, out, 0)
     except _Unknown:
         return None
-    return _joined(out) if paired else out
+    return _joined(out) if fragments else out
 
 
 def _joined(out: list[Token]) -> list[Token]:
@@ -110,8 +111,8 @@ def _text(content: str, level: int) -> Token:
     return token
 
 
-def _token(kind: str, tag: str, nesting: int, level: int, markup: str = "") -> Token:
-    token = Token(kind, tag, nesting)  # type: ignore[arg-type]
+def _token(kind: str, tag: str, nesting: Literal[-1, 0, 1], level: int, markup: str = "") -> Token:
+    token = Token(kind, tag, nesting)
     token.level = level
     token.markup = markup
     return token
@@ -120,8 +121,8 @@ def _token(kind: str, tag: str, nesting: int, level: int, markup: str = "") -> T
 def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level: int) -> bool:
     """Appends to ``out`` the tokens of ``src[pos:end]``, a scope of its own for emphasis (the
     whole run, or a link's text), at nesting ``level``; gives whether a delimiter run that may
-    open or close emphasis was met (``out`` is then to be ``_joined``)."""
-    paired = False
+    open or close emphasis was met, which leaves text fragments (``out`` is then to be ``_joined``)."""
+    fragments = False
     pending = ""  # text not yet a token (markdown-it's "pending")
     openers: list[tuple[int, str]] = []  # the delimiter runs that may open emphasis: where in ``out``, which
     while True:
@@ -202,7 +203,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
             if pending:
                 out.append(_text(pending, level))
                 pending = ""
-            paired = True
+            fragments = True
             index = len(out)
             out.extend(_text(c, level) for c in run)  # text until paired, as markdown-it has it
             if can_open:
@@ -225,14 +226,14 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                 out.append(_text(pending, level))
                 pending = ""
             pos, inner = _link(src, at, end, md, out, level)
-            paired = paired or inner
+            fragments = fragments or inner
         elif char in "<&" or (char == "!" and pos < end and src[pos] == "["):  # autolink, HTML, entity; image
             raise _Unknown
         else:  # '!' or ']': text
             pending += char
     if pending:
         out.append(_text(pending, level))
-    return paired
+    return fragments
 
 
 def _closing_ticks(src: str, pos: int, end: int, length: int) -> int:
@@ -290,6 +291,6 @@ def _link(src: str, at: int, end: int, md: MarkdownIt, out: list[Token], level: 
     token = _token("link_open", "a", 1, level)
     token.attrs = {"href": href}
     out.append(token)
-    paired = _scope(src, at + 1, close, md, out, level + 1)
+    fragments = _scope(src, at + 1, close, md, out, level + 1)
     out.append(_token("link_close", "a", -1, level))
-    return found.end() + 1, paired
+    return found.end() + 1, fragments
