@@ -172,10 +172,9 @@ class Floor:
     yaml_s: float  # yaml.CSafeLoader over every entry file, one process
     markdown_s: float  # markdown-it-py's parse of every body, one process
     files: int
-    # the same work shared by ``processes`` processes at once (a slice of the files each), the
+    # the same work shared by ``floor``'s ``processes`` at once (a slice of the files each), the
     # wall time until the last was done; None for one process
     together_s: float | None = None
-    processes: int = 1
 
     @property
     def seconds(self) -> float:
@@ -186,7 +185,7 @@ class Floor:
         return self.seconds / max(1, processes)
 
     def together(self) -> float:
-        """The floor as ``processes`` processes did it at once (one: ``seconds``)."""
+        """The floor as the processes ``floor`` was given did it at once (one: ``seconds``)."""
         return self.together_s if self.together_s is not None else self.seconds
 
 
@@ -208,7 +207,6 @@ def floor(root: Path, processes: int = 1) -> Floor:
             raise SystemExit(f"the floor's shares failed for {root}")
         parts = [json.loads(out.strip().splitlines()[-1]) for out in outs]
         found.together_s = max(part["yaml_s"] + part["markdown_s"] for part in parts)
-        found.processes = processes
     return found
 
 

@@ -104,6 +104,13 @@ def _pair(out: list[Token], opener: int, closer: int, run: str) -> None:
         token.tag, token.markup, token.content = tag, run, ""
 
 
+def _flush(pending: str, out: list[Token], level: int) -> str:
+    """``pending`` text made a token of ``out`` (none when empty); gives what is pending then."""
+    if pending:
+        out.append(_text(pending, level))
+    return ""
+
+
 def _text(content: str, level: int) -> Token:
     token = Token("text", "", 0)
     token.content = content
@@ -141,9 +148,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                     kind, pending = "hardbreak", pending.rstrip(" ")
                 else:
                     pending = pending[:-1]
-            if pending:
-                out.append(_text(pending, level))
-                pending = ""
+            pending = _flush(pending, out, level)
             out.append(_token(kind, "br", 0, level))
             while pos < end and src[pos] in " \t":
                 pos += 1
@@ -152,9 +157,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                 pending += "\\"
                 continue
             escaped = src[pos]
-            if pending:
-                out.append(_text(pending, level))
-                pending = ""
+            pending = _flush(pending, out, level)
             if escaped == "\n":  # a hard break, the next line's leading spaces dropped
                 out.append(_token("hardbreak", "br", 0, level))
                 pos += 1
@@ -181,9 +184,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
             content = src[ticks:closing].replace("\n", " ")
             if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
                 content = content[1:-1]
-            if pending:
-                out.append(_text(pending, level))
-                pending = ""
+            pending = _flush(pending, out, level)
             token = _token("code_inline", "code", 0, level, marker)
             token.content = content
             out.append(token)
@@ -200,9 +201,7 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                 continue
             if (can_open and can_close) or len(run) > 2:
                 raise _Unknown
-            if pending:
-                out.append(_text(pending, level))
-                pending = ""
+            pending = _flush(pending, out, level)
             fragments = True
             index = len(out)
             out.extend(_text(c, level) for c in run)  # text until paired, as markdown-it has it
@@ -222,17 +221,14 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                     _pair(out, opener, index, run)
                     break
         elif char == "[":
-            if pending:
-                out.append(_text(pending, level))
-                pending = ""
+            pending = _flush(pending, out, level)
             pos, inner = _link(src, at, end, md, out, level)
             fragments = fragments or inner
         elif char in "<&" or (char == "!" and pos < end and src[pos] == "["):  # autolink, HTML, entity; image
             raise _Unknown
         else:  # '!' or ']': text
             pending += char
-    if pending:
-        out.append(_text(pending, level))
+    _flush(pending, out, level)
     return fragments
 
 
