@@ -23,7 +23,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore, block, normalize, text_join
 from markdown_it.token import Token
 
-from recordtool.record import inline
+from recordtool.record import blocks, inline
 from recordtool.record.inline import TERMINATORS
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
@@ -257,9 +257,7 @@ def markdown_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     parse, kept for the tests that compare them), in about half the time.
     """
     md = scanner()
-    state = StateCore(text, md, {})
-    normalize(state)
-    block(state)
+    state = _blocks(text, md, {})
     every = bool(state.env.get("references"))  # a reference link's target is not in its text
     for token in state.tokens:
         if token.type == "inline" and (every or _may_mention(token.content, pattern)):
@@ -342,15 +340,14 @@ def _fast_inline() -> bool:
 
 def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
     """``markdown().parse(text)`` and the env it fills (reference definitions): the same
-    tokens, with the inline runs that hold no inline markup made without markdown-it's inline
-    parser (``_plain_inline``; a randomised test compares the two)."""
+    tokens, with simple blocks made without markdown-it's block parser (``_blocks``), and the
+    inline runs that hold no inline markup, or simple markup, without its inline parser
+    (``_plain_inline``, ``_parse_inline``; randomised tests compare them)."""
     md = markdown()
     env: dict[str, Any] = {}
     if not _fast_inline():
         return md.parse(text, env), env
-    state = StateCore(text, md, env)
-    normalize(state)
-    block(state)
+    state = _blocks(text, md, env)
     for token in state.tokens:
         if token.type == "inline":
             if _INLINE_MARKUP.search(token.content):
@@ -359,6 +356,20 @@ def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
                 token.children = _plain_inline(token.content)
     text_join(state)
     return state.tokens, env
+
+
+def _blocks(text: str, md: MarkdownIt, env: dict[str, Any]) -> StateCore:
+    """The state of markdown-it's core after its rules ``normalize`` and ``block``: the block
+    tokens, made directly where the blocks are simple (``recordtool.record.blocks``; ``md`` is
+    ``markdown()`` or ``scanner()``, whose block rules it knows)."""
+    state = StateCore(text, md, env)
+    normalize(state)
+    made = blocks.tokens(state.src) if blocks.known(md) else None
+    if made is None:
+        block(state)
+    else:
+        state.tokens = made
+    return state
 
 
 def _parse_inline(token: Token, md: MarkdownIt, env: MutableMapping[str, Any]) -> None:
