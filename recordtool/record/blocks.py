@@ -13,15 +13,17 @@ line:
 - ATX headings (``## Title``, closing ``#`` run and all);
 - fenced code (backticks or tildes, closed or running to the end);
 - lists, bullet or ordered, whose items are one paragraph each (a first line and lines
-  continuing it, indented to the item's text or not at all) with no blank line between items:
-  tight lists, as markdown-it hides their paragraphs;
+  continuing it, indented to the item's text or not at all): tight, or loose when a blank line
+  comes between items;
 - block quotes of one paragraph, each line starting ``>``;
 - tables whose lines start with ``|``, with no backslash in them.
 
-For anything else (an indented line outside a list item or a fence, a tab, raw HTML, a
-reference definition, a thematic break, a setext heading, a nested block, a loose list, a
-blank line inside a quote, a line that may be a table's delimiter row outside a table) it
-gives None, and markdown-it parses the document. The tokens are those markdown-it's block
+A block of any other kind (an indented line outside a list item or a fence, raw HTML, a
+reference definition, a thematic break, a setext heading, a nested block, a blank line inside
+a quote, a line that may be a table's delimiter row outside a table) is made by markdown-it's
+own block rules, tried at its first line as its block parser tries them there, and the blocks
+after it are made here again: at the top level a block starts afresh, whatever came before it.
+A document with a tab is left to markdown-it whole. The tokens are those markdown-it's block
 parser pushes, inline tokens with their content and no children yet (the caller runs the
 inline rules); ``tests/record/test_blocks.py`` compares the two on random documents and on
 realistic bodies.
@@ -38,7 +40,9 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import mdTrim
+from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
+from markdown_it.utils import EnvType
 
 # The block rules of ``recordtool.record.mentions.markdown()`` and ``scanner()``, in markdown-it's order.
 RULES = ["table", "code", "fence", "blockquote", "hr", "list", "reference", "html_block", "heading",
@@ -71,31 +75,39 @@ _DELIMITER_START = re.compile(r"[-|:][-|: ]")  # what may begin a table's delimi
 _DELIMITER = re.compile(r"[-|: ]*")
 
 
-def tokens(src: str) -> list[Token] | None:
+def tokens(src: str, md: MarkdownIt, env: EnvType) -> list[Token]:
     """The tokens of markdown-it's block parse of ``src`` (normalised, as its core rule
-    ``normalize`` leaves it) with a parser that ``known`` accepts, or None where ``src`` holds
-    a block made no faster here (module docstring)."""
-    if "\t" in src:
-        return None
+    ``normalize`` leaves it) with ``md``, a parser that ``known`` accepts: each simple block made
+    here, any other by markdown-it's own rules (module docstring)."""
+    return parse(src, md, env)[0]
+
+
+def parse(src: str, md: MarkdownIt, env: EnvType) -> tuple[list[Token], bool]:
+    """``tokens(src, md, env)``, and whether every block was made here."""
+    if "\t" in src:  # (tabs widen indents in ways not followed here)
+        out: list[Token] = []
+        md.block.parse(src, md, env, out)
+        return out, not out
     lines = src.split("\n")
     # markdown-it gives a last line of spaces only, with no line end after it, no line
     last_line_end = not lines[-1].strip(" ")
     if last_line_end:
         lines.pop()
-    try:
-        return _Blocks(lines, last_line_end).parse()
-    except _Unknown:
-        return None
+    made = _Blocks(src, lines, last_line_end, md, env)
+    return made.parse(), made.whole
 
 
 class _Blocks:
     """One document's blocks, made into tokens line by line (``tokens``)."""
 
-    def __init__(self, lines: list[str], last_line_end: bool) -> None:
+    def __init__(self, src: str, lines: list[str], last_line_end: bool, md: MarkdownIt, env: EnvType) -> None:
+        self.src, self.md, self.env = src, md, env
         self.lines = lines
         self.last_line_end = last_line_end  # whether the last line has a line end after it
         self.out: list[Token] = []
         self.level = 0
+        self.state: StateBlock | None = None  # markdown-it's, for the blocks left to it
+        self.whole = True  # every block made here
 
     def push(self, kind: str, tag: str, nesting: Literal[-1, 0, 1], lines: list[int] | None = None,
              markup: str = "", hidden: bool = False) -> Token:
@@ -114,29 +126,52 @@ class _Blocks:
     def parse(self) -> list[Token]:
         lines, at = self.lines, 0
         while at < len(lines):
-            line = lines[at]
-            if not line.strip(" "):
+            if not lines[at].strip(" "):
                 at += 1
                 continue
-            first = line[0]
-            if first == " ":
-                raise _Unknown
-            if first != "|" and "|" in line and at + 1 < len(lines) and _delimiter_row(lines[at + 1]):
-                raise _Unknown  # the header of a table, as markdown-it tries a table first
-            if first == "#" and (heading := _HEADING.match(line)):
-                self.heading(at, heading)
-                at += 1
-            elif first in "`~" and (fence := _FENCE.fullmatch(line)) and not (first == "`" and "`" in fence[2]):
-                at = self.fence(at, fence[1], fence[2])
-            elif first == "|":
-                at = self.table(at)
-            elif first == ">":
-                at = self.quote(at)
-            elif _MARKER.match(line):
-                at = self.list_block(at)
-            else:
-                at = self.paragraph(at)
+            mark = len(self.out)
+            try:
+                at = self.block(at)
+            except _Unknown:  # a block not made here: markdown-it makes it, from its first line
+                del self.out[mark:]
+                self.level = 0
+                at = self.left_to_markdown_it(at)
         return self.out
+
+    def block(self, at: int) -> int:
+        """The block that starts at line ``at`` (at the top level), made; the line after it."""
+        lines = self.lines
+        line = lines[at]
+        first = line[0]
+        if first == " ":
+            raise _Unknown
+        if first != "|" and "|" in line and at + 1 < len(lines) and _delimiter_row(lines[at + 1]):
+            raise _Unknown  # the header of a table, as markdown-it tries a table first
+        if first == "#" and (heading := _HEADING.match(line)):
+            self.heading(at, heading)
+            return at + 1
+        if first in "`~" and (fence := _FENCE.fullmatch(line)) and not (first == "`" and "`" in fence[2]):
+            return self.fence(at, fence[1], fence[2])
+        if first == "|":
+            return self.table(at)
+        if first == ">":
+            return self.quote(at)
+        if _MARKER.match(line):
+            return self.list_block(at)
+        return self.paragraph(at)
+
+    def left_to_markdown_it(self, at: int) -> int:
+        """The block that starts at line ``at`` (at the top level), made by markdown-it's block
+        rules as its block parser tries them there; the line after it."""
+        state = self.state
+        if state is None:  # its tokens are these: markdown-it's rules push theirs after those made here
+            state = self.state = StateBlock(self.src, self.md, self.env, self.out)
+        self.whole = False
+        state.line = at  # (as its block parser sets it: a rule may read it)
+        for rule in self.md.block.ruler.getRules(""):
+            if rule(state, at, state.lineMax, False):
+                return state.line
+        raise RuntimeError("none of the block rules matched")  # (the paragraph rule always does)
 
     def inline(self, content: str, start: int, end: int) -> None:
         token = self.push("inline", "", 0, [start, end])

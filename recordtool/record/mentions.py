@@ -360,15 +360,14 @@ def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
 
 def _blocks(text: str, md: MarkdownIt, env: dict[str, Any]) -> StateCore:
     """The state of markdown-it's core after its rules ``normalize`` and ``block``: the block
-    tokens, made directly where the blocks are simple (``recordtool.record.blocks``; ``md`` is
+    tokens, the simple blocks made directly (``recordtool.record.blocks``; ``md`` is
     ``markdown()`` or ``scanner()``, whose block rules it knows)."""
     state = StateCore(text, md, env)
     normalize(state)
-    made = blocks.tokens(state.src) if blocks.known(md) else None
-    if made is None:
-        block(state)
+    if blocks.known(md):
+        state.tokens = blocks.tokens(state.src, md, env)
     else:
-        state.tokens = made
+        block(state)
     return state
 
 

@@ -52,8 +52,12 @@ def _reference(src: str) -> list[Token]:
 
 def _same(src: str) -> bool:
     src = _normalised(src)
-    made = blocks.tokens(src)
-    return made is None or made == _reference(src)
+    return blocks.tokens(src, markdown(), {}) == _reference(src)
+
+
+def _whole(src: str) -> bool:
+    """Whether every block of ``src`` is made here."""
+    return blocks.parse(_normalised(src), markdown(), {})[1]
 
 
 @given(st.lists(st.sampled_from(_LINES), min_size=1, max_size=10), st.sampled_from(_ENDINGS))
@@ -79,15 +83,15 @@ def _documents() -> list[str]:
 
 
 def test_most_bodies_of_research_markdown_are_made_here() -> None:
-    realistic = [_normalised(body) for body in _realistic_bodies()]
-    made = [body for body in realistic if blocks.tokens(body) is not None]
-    assert all(blocks.tokens(document) is not None for document in _MADE)
+    realistic = _realistic_bodies()
+    made = [body for body in realistic if _whole(body)]
+    assert all(_whole(document) for document in _MADE)
     assert len(made) > 0.9 * len(realistic)
     assert all(_same(document) for document in _documents())
 
 
 def _kinds(src: str) -> list[str]:
-    return [token.type for token in blocks.tokens(src) or []]
+    return [token.type for token in blocks.tokens(src, markdown(), {})]
 
 
 def test_what_is_made_and_what_is_left_to_markdown_it() -> None:
@@ -98,12 +102,26 @@ def test_what_is_made_and_what_is_left_to_markdown_it() -> None:
         "blockquote_open", "paragraph_open", "inline", "paragraph_close", "blockquote_close", "fence",
         "table_open", "thead_open", "tr_open", "th_open", "inline", "th_close", "tr_close", "thead_close",
         "tbody_open", "tr_open", "td_open", "inline", "td_close", "tr_close", "tbody_close", "table_close"]
-    tight, loose = blocks.tokens("- a\n- b") or [], blocks.tokens("- a\n\n- b") or []
+    tight, loose = blocks.tokens("- a\n- b", markdown(), {}), blocks.tokens("- a\n\n- b", markdown(), {})
     assert [t.hidden for t in tight if t.type.startswith("paragraph")] == [True] * 4
     assert [t.hidden for t in loose if t.type.startswith("paragraph")] == [False] * 4
     for left in ("    code", "a\n===", "a\n---", "<div>", "[a]: b", "***", "- a\n  - b", "> a\nlazy", ">\n> a",
                  "-", "a\tb", "text | x\n| - | - |", "```a|b\n|-|-|"):
-        assert blocks.tokens(left) is None, left
+        assert not _whole(left) and _same(left), left
+
+
+def test_the_blocks_after_one_left_to_markdown_it_are_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    left: list[int] = []
+    real = blocks._Blocks.left_to_markdown_it
+
+    def counted(self: blocks._Blocks, at: int) -> int:
+        left.append(at)
+        return real(self, at)
+
+    monkeypatch.setattr(blocks._Blocks, "left_to_markdown_it", counted)
+    src = "para\n\n- a\n  - b\n\nafter *x*\n\n***\n\n# h\n- c\n  - d\n\n| t |\n| - |"
+    assert _same(src)
+    assert left == [2, 7, 10]  # the nested lists and the thematic break; the rest made here
 
 
 def test_parsers_it_does_not_know() -> None:
