@@ -53,7 +53,7 @@ _new = Token.__new__
 
 
 class _Unknown(Exception):
-    """The document holds a block ``tokens`` does not make."""
+    """A block not made here (markdown-it's rules make it)."""
 
 
 @lru_cache(maxsize=4)
@@ -87,7 +87,7 @@ def parse(src: str, md: MarkdownIt, env: EnvType) -> tuple[list[Token], bool]:
     if "\t" in src:  # (tabs widen indents in ways not followed here)
         out: list[Token] = []
         md.block.parse(src, md, env, out)
-        return out, not out
+        return out, False
     lines = src.split("\n")
     # markdown-it gives a last line of spaces only, with no line end after it, no line
     last_line_end = not lines[-1].strip(" ")
