@@ -151,10 +151,10 @@ def main() -> None:
               f"{os.cpu_count()} cores here, {usable} usable)")
         print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
               "measured just before each cold run, divided over min(-j, cores) processes; x floor: the cold time over it, "
-              "median of the rounds; floor@j: the same work done by min(-j, cores) fresh processes at once, a share of the files each, until the last is done (what this machine gives that many processes at that moment); x @j: the time over it; cpu s: user + system time of all its processes; peak MiB: the largest "
+              "median of the rounds; floor@j: the same work done by min(-j, cores) fresh processes at once, a share of the files each, until the last is done (what this machine gives that many processes at that moment); x @j: the time over it; cpu s: user + system time of all its processes; sys s: the system time of it (the kernel's: files created and written, page faults; it grows when the disk is busy); peak MiB: the largest "
               "process; RSS/PSS MiB: every process of the command together, sampled every 0.1 s, shared pages "
               "in each (RSS) or once (PSS); load: the 1-minute load average after)")
-        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
+        print(f"{'entries':>8} {'-j':>3} {'cold s':>8} {'ms/entry':>9} {'cpu s':>7} {'sys s':>6} {'yaml s':>7} {'md s':>6} "
               f"{'floor/j':>8} {'x floor':>8} {'floor@j':>8} {'x @j':>5} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8} "
               f"{'unchanged s':>12}  load")
         aims: list[str | None] = []
@@ -190,7 +190,8 @@ def main() -> None:
                           f"x floor {ratios[0]:.2f}-{ratios[-1]:.2f})") if len(done) > 1 else ""
                 at_once = [f.together() for f in floors[j]]
                 print(f"{n:>8} {j:>3} {wall:>8.2f} {1000 * wall / n:>9.3f} "
-                      f"{statistics.median(r.cpu for r in done):>7.2f} {yaml_s:>7.2f} {md_s:>6.2f} "
+                      f"{statistics.median(r.cpu for r in done):>7.2f} {statistics.median(r.system for r in done):>6.2f} "
+                      f"{yaml_s:>7.2f} {md_s:>6.2f} "
                       f"{(yaml_s + md_s) / min(j, usable):>8.2f} {statistics.median(ratios):>8.2f} "
                       f"{statistics.median(at_once):>8.2f} "
                       f"{statistics.median(r.seconds / t for r, t in zip(done, at_once, strict=True)):>5.2f} "

@@ -76,10 +76,10 @@ def main() -> None:
     print(f"\n{os.cpu_count()} cores here, {usable} usable")
     print("(floor: yaml.CSafeLoader over the entry files + markdown-it-py's parse of the bodies, one process, "
           "measured just before each run, divided over min(-j, cores) processes; x floor: the median of each time over its floor; cpu s: user + system time "
-          "of all its processes; floor@j: the same work done by min(-j, cores) fresh processes at once, a share of the files each, until the last is done (what this machine gives that many processes at that moment); x @j: the time over it; peak MiB: the largest process; RSS/PSS MiB: every process of the command "
+          "of all its processes; sys s: the system time of it (the kernel's: files read, page faults); floor@j: the same work done by min(-j, cores) fresh processes at once, a share of the files each, until the last is done (what this machine gives that many processes at that moment); x @j: the time over it; peak MiB: the largest process; RSS/PSS MiB: every process of the command "
           "together, sampled, shared pages in each (RSS) or once (PSS); load: the 1-minute load average after)")
     print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
-    print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'yaml s':>7} {'md s':>6} "
+    print(f"{'entries':>8} {'-j':>3} {'median s':>9} {'us/entry':>9} {'cpu s':>7} {'sys s':>6} {'yaml s':>7} {'md s':>6} "
           f"{'floor/j':>8} {'x floor':>8} {'floor@j':>8} {'x @j':>5} {'peak MiB':>9} {'RSS MiB':>8} {'PSS MiB':>8}  load")
     aims: list[str | None] = []
     for n in sizes:
@@ -105,7 +105,7 @@ def main() -> None:
             spread = f"  (x floor {ratios[0]:.2f}-{ratios[-1]:.2f})" if len(done) > 1 else ""
             at_once = [f.together() for f in floors[j]]
             print(f"{n:>8} {j:>3} {wall:>9.2f} {wall / n * 1e6:>9.0f} {statistics.median(r.cpu for r in done):>7.2f} "
-                  f"{yaml_s:>7.2f} {md_s:>6.2f} {share:>8.2f} {statistics.median(ratios):>8.2f} "
+                  f"{statistics.median(r.system for r in done):>6.2f} {yaml_s:>7.2f} {md_s:>6.2f} {share:>8.2f} {statistics.median(ratios):>8.2f} "
                   f"{statistics.median(at_once):>8.2f} "
                   f"{statistics.median(r.seconds / t for r, t in zip(done, at_once, strict=True)):>5.2f} "
                   f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "

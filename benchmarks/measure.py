@@ -34,6 +34,7 @@ from pathlib import Path
 class Run:
     seconds: float
     cpu: float  # user + system seconds of the command and the workers it reaped
+    system: float  # of which system seconds (the kernel's: creating and writing files, page faults)
     peak_mib: float  # the largest process's maximum resident set (os.wait4)
     all_mib: float  # every process of the command together, sampled (PSS summed)
     all_rss_mib: float  # every process of the command together, sampled (RSS summed)
@@ -151,7 +152,7 @@ def run(args: list[str], cwd: Path | None = None, every: float = 0.1) -> Run:
     sampler.join()
     reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, peak_pss / 1024, peak_rss / 1024,
+    return Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_stime, usage.ru_maxrss / 1024, peak_pss / 1024, peak_rss / 1024,
                proc.returncode, b"".join(out).decode(), err.decode())
 
 
