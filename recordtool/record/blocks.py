@@ -71,8 +71,7 @@ _BREAK = re.compile(r"([-*_])(?: *\1){2,} *")  # a thematic break, when it is th
 _BULLET = re.compile(r"([-*+])( {1,4})(?=[^ ])")
 _ORDERED = re.compile(r"([0-9]{1,9})([.)])( {1,4})(?=[^ ])")
 _MARKER = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])(?: |$)")  # any list item's start, empty or not
-_DELIMITER_START = re.compile(r"[-|:][-|: ]")  # what may begin a table's delimiter row
-_DELIMITER = re.compile(r"[-|: ]*")
+_DELIMITER_ROW = re.compile(r"[-|:][-|: ]+")  # what markdown-it's table rule first takes for a delimiter row
 
 
 def tokens(src: str, md: MarkdownIt, env: EnvType) -> list[Token]:
@@ -290,7 +289,7 @@ class _Blocks:
                         item = _same_list(line, number, marker)
                         tight = tight and item is None  # an item after a blank line: a loose list
             self._paragraph(mdTrim("\n".join(texts)), start, end, hidden=False)
-            paragraphs += self.out[-3::2]
+            paragraphs += self.out[-3::2]  # (its opening and closing tokens)
             token.map = [start, after]
             self.push("list_item_close", "li", -1, None, marker)
             at = after
@@ -307,7 +306,7 @@ class _Blocks:
         if at + 1 >= len(lines):
             raise _Unknown
         header, delimiter = lines[at], lines[at + 1]
-        if "\\" in header or _DELIMITER.fullmatch(header):  # (a header that is a delimiter row: a table above it?)
+        if "\\" in header or _delimiter_row(header):  # (a header that is a delimiter row: a table above it?)
             raise _Unknown
         if delimiter[:1] != "|" or not _delimiter_row(delimiter):
             raise _Unknown
@@ -369,7 +368,7 @@ _ALIGN = re.compile(r":?-+:?")
 
 def _delimiter_row(line: str) -> bool:
     """Whether ``line`` may be a table's delimiter row, as markdown-it's table rule first looks."""
-    return _DELIMITER_START.match(line) is not None and _DELIMITER.fullmatch(line) is not None
+    return _DELIMITER_ROW.fullmatch(line) is not None
 
 
 def _cells(line: str) -> list[str]:

@@ -135,11 +135,8 @@ def _variants() -> Iterator[tuple[str, object]]:
     real_continues, real_quoted = blocks._continues, blocks._quoted
 
     def continues_always(line: str, ordered_from_one: bool, inside: bool = False) -> bool:
-        try:  # a paragraph swallows the heading, fence, quote or list after it
-            real_continues(line, ordered_from_one, inside)
-        except blocks._Unknown:
-            raise
-        return True
+        real_continues(line, ordered_from_one, inside)  # (what it leaves to markdown-it, still left)
+        return True  # a paragraph swallows the heading, fence, quote or list after it
 
     def outer_cells_dropped(line: str) -> list[str]:  # a row's first and last cells dropped, empty or not
         return mdTrim(line).split("|")[1:-1]
