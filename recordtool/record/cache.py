@@ -437,7 +437,24 @@ class KeptScans(dict[str, "Scan"]):
         return (dict, (dict(self.items()),))
 
 
-class _Scans:
+class _Held:
+    """A file of the cache that its object may hold open (``fd``), closed when the object goes."""
+
+    fd: int | None
+
+    def __del__(self, _close: Callable[[int], None] = os.close) -> None:
+        # ``os.close`` bound when the class was made, and no ``contextlib``: at the interpreter's
+        # exit the module's globals may be gone before the last files of a cache are (a program
+        # that kept an opened project to its end, the collector frozen, printed an ignored
+        # error per shard)
+        if self.fd is not None:
+            try:  # noqa: SIM105 - see above
+                _close(self.fd)
+            except OSError:
+                pass
+
+
+class _Scans(_Held):
     """A shard's scans file: the mentions found in each of its entries, each pickled on its own,
     and an index of where each is by path (``_scans_file``). The index is read the first time
     one is asked for; then each entry's mentions alone (after one edit at 100,000 entries the
@@ -538,10 +555,6 @@ class _Scans:
         self.fd, self.start, self.opened = fd, len(head) + 8 + length, True
         return index
 
-    def __del__(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-
 
 def _scans_file(generation: bytes, scans: dict[str, KeptFound]) -> list[bytes]:
     """A shard's scans file (``_Scans``): its head (format and generation), the CRC-32 and
@@ -605,7 +618,7 @@ def _model(cls: Any, state: Any, names: Any) -> Any:
     return model
 
 
-class _Blobs:
+class _Blobs(_Held):
     """A shard's entries file, opened for each entry read from it, or kept open once pinned
     (``pin``: before this run writes the shard again, so that a new file renamed over it
     changes nothing for the entries still to be made from the old one). Only pinned files are
@@ -655,10 +668,6 @@ class _Blobs:
             self.bad = True
             return None
         return fd
-
-    def __del__(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
 
 
 class KeptEntries:

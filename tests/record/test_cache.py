@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import pickle
@@ -742,3 +743,24 @@ def test_a_kept_file_read_ahead_is_taken_once_and_only_while_it_is_the_same_file
 
     cache_module.read_ahead(tmp_path / "none.bin", key, form)  # no such file: nothing kept
     assert cache_module._AHEAD == {}
+
+
+@pytest.mark.parametrize("kind", ["_Blobs", "_Scans"])
+def test_a_cache_file_held_open_is_closed_at_the_interpreters_exit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   kind: str) -> None:
+    """A shard's entries or scans file held open is closed when its object goes, also at the
+    interpreter's exit, when the module's globals may be gone before it (``os`` then None):
+    no error is printed, and the descriptor is closed."""
+    path = tmp_path / "shard-00.entries"
+    path.write_bytes(b"kept")
+    held = getattr(cache_module, kind)(path, os.urandom(16))
+    fd = held.fd = os.open(path, os.O_RDONLY)
+    errors: list[object] = []
+    monkeypatch.setattr("sys.unraisablehook", errors.append)
+    monkeypatch.setattr(cache_module, "os", None)  # as at the interpreter's exit
+    del held
+    gc.collect()
+    monkeypatch.undo()
+    assert errors == []
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed
