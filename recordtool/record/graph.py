@@ -215,9 +215,14 @@ class Graph:
         return self.__dict__[name]
 
     def _key(self, entry_id: str) -> int:
+        return self._place()(entry_id)
+
+    def _place(self) -> Callable[[str], int]:
+        """Each id's place in the record, as a sort key (the dict's own lookup: a page sorts its
+        neighbours and its backlinks, a dozen ids each, on every page)."""
         if not self._order:
             self._order.update(zip(self.record.entries, itertools.count()))
-        return self._order[entry_id]
+        return self._order.__getitem__
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
         """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
@@ -230,14 +235,22 @@ class Graph:
         return list(_recent(self._backlinks, entry_id, self._compute_backlinks))
 
     def _compute_backlinks(self, entry_id: str) -> list[Backlink]:
-        relations: dict[str, list[str]] = defaultdict(list)
+        relations: dict[str, list[str]] = {}
         for rel, sources in self.cited_by.get(entry_id, {}).items():
             for source in sources:
-                relations[source].append(rel)
-        mentions: dict[str, list[Mention]] = defaultdict(list)
-        for mention in self.mentions_in.get(entry_id, []):
-            mentions[mention.source].append(mention)
-        sources = sorted(set(relations) | set(mentions), key=self._key)
+                found = relations.get(source)
+                if found is None:
+                    relations[source] = [rel]
+                else:
+                    found.append(rel)
+        mentions: dict[str, list[Mention]] = {}
+        for mention in self.mentions_in.get(entry_id, ()):
+            found_m = mentions.get(mention.source)
+            if found_m is None:
+                mentions[mention.source] = [mention]
+            else:
+                found_m.append(mention)
+        sources = sorted(relations.keys() | mentions.keys(), key=self._place())
         return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
 
     def neighbours(self, entry_id: str) -> list[str]:
@@ -245,12 +258,13 @@ class Graph:
         return list(_recent(self._neighbours, entry_id, self._compute_neighbours))
 
     def _compute_neighbours(self, entry_id: str) -> list[str]:
-        entry = self.record.entries[entry_id]
-        out = {c.id for c in entry.cites if c.id in self.record.entries}
-        out |= {m.target for m in self.mentions_out.get(entry_id, []) if m.target in self.record.entries}
-        out |= {b.source for b in self.backlinks(entry_id)}
+        entries = self.record.entries
+        linked = {cited for cited, _relation in self.record.cites(entry_id)}
+        linked.update(m.target for m in self.mentions_out.get(entry_id, ()))
+        out = {i for i in linked if i in entries}  # (an id cited or mentioned that is not in the record: none)
+        out.update(b.source for b in self.backlinks(entry_id))
         out.discard(entry_id)
-        return sorted(out, key=self._key)
+        return sorted(out, key=self._place())
 
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""
