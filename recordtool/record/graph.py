@@ -186,7 +186,7 @@ class Graph:
         if name == "mentions_out":
             found = [entry_id]
         else:
-            found = sorted({s for s in sources(entry_id) if s in entries}, key=self._key)
+            found = sorted({s for s in sources(entry_id) if s in entries}, key=self._place())
         self._spent += len(found)
         if self._spent > max(NARROW_MIN, len(entries) // NARROW_SHARE):
             # Many ids asked about, or many sources each (many entries changed since the keys
@@ -213,9 +213,6 @@ class Graph:
         if isinstance(self.__dict__.get(name), _ById):
             self._index()
         return self.__dict__[name]
-
-    def _key(self, entry_id: str) -> int:
-        return self._place()(entry_id)
 
     def _place(self) -> Callable[[str], int]:
         """Each id's place in the record, as a sort key (the dict's own lookup: a page sorts its
