@@ -14,7 +14,6 @@ times faster than a JSON object per file; a render reads the snapshot once (``In
 from __future__ import annotations
 
 import base64
-import contextlib
 import gc
 import json
 import os
@@ -295,13 +294,18 @@ class _Worker:
             size -= len(chunk)
         return b"".join(chunks)
 
-    def close(self) -> None:
+    def close(self, _getpid: Callable[[], int] = os.getpid, _close: Callable[[int], None] = os.close,
+              _wait: Callable[[int, int], object] = os.waitpid) -> None:
         """Let the worker go (it stops at its next answer) and wait for it."""
-        if self.fd is not None and os.getpid() == self.owner:
+        # (the functions bound when the class was made, and no ``contextlib``: called by
+        # ``__del__``, also at the interpreter's exit, when the module's globals may be gone)
+        if self.fd is not None and _getpid() == self.owner:
             fd, self.fd = self.fd, None
-            os.close(fd)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
+            _close(fd)
+            try:  # noqa: SIM105 - see above
+                _wait(self.pid, 0)
+            except ChildProcessError:
+                pass
 
     def __del__(self) -> None:
         self.close()

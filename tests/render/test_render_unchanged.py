@@ -4,6 +4,7 @@ project; and every kind of change falls through to a real render."""
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import os
 import shutil
 import time
@@ -588,3 +589,25 @@ def test_whether_the_worker_has_answered_is_known_without_waiting(project: Proje
     alone = snapshot.Taking(Path(root), None, 1, site.unchanged)
     assert not alone.ahead and alone.answered()
     alone.result()
+
+
+def test_the_snapshot_worker_is_let_go_and_waited_for_at_the_interpreters_exit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker of ``Taking`` whose answers were never read is let go and waited for when its
+    object goes, also at the interpreter's exit, when the module's globals may be gone before
+    it (``os`` then None): no error is printed, its pipe is closed and it is reaped."""
+    worker = snapshot._Worker.fork(lambda send: send(b"an answer nobody reads"))
+    assert worker is not None
+    fd, pid = worker.fd, worker.pid
+    assert fd is not None
+    errors: list[object] = []
+    monkeypatch.setattr("sys.unraisablehook", errors.append)
+    monkeypatch.setattr(snapshot, "os", None)  # as at the interpreter's exit
+    del worker
+    gc.collect()
+    monkeypatch.undo()
+    assert errors == []
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)  # reaped
