@@ -291,6 +291,21 @@ class EveryWorker:
         return {int(p.name) for p in self.folder.iterdir()}
 
 
+def dropped_at_exit(monkeypatch: pytest.MonkeyPatch, module: Any, held: list[Any]) -> list[Any]:
+    """Drop the object ``held`` holds (its last reference) as at the interpreter's exit, when a
+    module's globals may be gone before the objects that use them: with ``module.os`` None. What
+    its ``__del__`` raised (errors Python would only print as ignored)."""
+    import gc
+
+    errors: list[Any] = []
+    with monkeypatch.context() as patch:
+        patch.setattr("sys.unraisablehook", errors.append)
+        patch.setattr(module, "os", None)
+        held.clear()
+        gc.collect()
+    return errors
+
+
 def no_children_left() -> bool:
     """Whether every child process of this one has ended and been reaped, leaving aside the
     standard library's resource tracker: a pool of fresh interpreters

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 import pickle
@@ -17,7 +16,7 @@ import recordtool.record.load as load
 from recordtool.record import cache as cache_module
 from recordtool.record.cache import FOLDER, SHARDS, open_cache
 from recordtool.record.project import Project, open_project
-from tests.conftest import ProjectBuilder, count_pools, minimal_record
+from tests.conftest import ProjectBuilder, count_pools, dropped_at_exit, minimal_record
 
 PAST = 1_600_000_000_000_000_000
 
@@ -753,14 +752,8 @@ def test_a_cache_file_held_open_is_closed_at_the_interpreters_exit(tmp_path: Pat
     no error is printed, and the descriptor is closed."""
     path = tmp_path / "shard-00.entries"
     path.write_bytes(b"kept")
-    held = getattr(cache_module, kind)(path, os.urandom(16))
-    fd = held.fd = os.open(path, os.O_RDONLY)
-    errors: list[object] = []
-    monkeypatch.setattr("sys.unraisablehook", errors.append)
-    monkeypatch.setattr(cache_module, "os", None)  # as at the interpreter's exit
-    del held
-    gc.collect()
-    monkeypatch.undo()
-    assert errors == []
+    held = [getattr(cache_module, kind)(path, os.urandom(16))]  # (its only reference)
+    fd = held[0].fd = os.open(path, os.O_RDONLY)
+    assert dropped_at_exit(monkeypatch, cache_module, held) == []
     with pytest.raises(OSError):
         os.fstat(fd)  # closed

@@ -4,7 +4,6 @@ project; and every kind of change falls through to a real render."""
 from __future__ import annotations
 
 import concurrent.futures
-import gc
 import os
 import shutil
 import time
@@ -21,7 +20,7 @@ from recordtool.record import cache as cache_module
 from recordtool.record.cache import EntryCache
 from recordtool.render import plan, site, snapshot
 from recordtool.snapshot import Stats
-from tests.conftest import ProjectBuilder
+from tests.conftest import ProjectBuilder, dropped_at_exit
 from tests.render_record import small_record, verdict
 
 SUMMARY = "rendered 4 entries into record/pages: {} written, {} unchanged, {} removed\n"
@@ -596,17 +595,11 @@ def test_the_snapshot_worker_is_let_go_and_waited_for_at_the_interpreters_exit(
     """A worker of ``Taking`` whose answers were never read is let go and waited for when its
     object goes, also at the interpreter's exit, when the module's globals may be gone before
     it (``os`` then None): no error is printed, its pipe is closed and it is reaped."""
-    worker = snapshot._Worker.fork(lambda send: send(b"an answer nobody reads"))
-    assert worker is not None
-    fd, pid = worker.fd, worker.pid
+    held = [snapshot._Worker.fork(lambda send: send(b"an answer nobody reads"))]  # (its only reference)
+    assert held[0] is not None
+    fd, pid = held[0].fd, held[0].pid
     assert fd is not None
-    errors: list[object] = []
-    monkeypatch.setattr("sys.unraisablehook", errors.append)
-    monkeypatch.setattr(snapshot, "os", None)  # as at the interpreter's exit
-    del worker
-    gc.collect()
-    monkeypatch.undo()
-    assert errors == []
+    assert dropped_at_exit(monkeypatch, snapshot, held) == []
     with pytest.raises(OSError):
         os.fstat(fd)  # closed
     with pytest.raises(ChildProcessError):
