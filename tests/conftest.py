@@ -4,6 +4,7 @@ on what it contains: a user adding an entry must never turn the suite red."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import signal
@@ -295,8 +296,6 @@ def dropped_at_exit(monkeypatch: pytest.MonkeyPatch, module: Any, held: list[Any
     """Drop the object ``held`` holds (its last reference) as at the interpreter's exit, when a
     module's globals may be gone before the objects that use them: with ``module.os`` None. What
     its ``__del__`` raised (errors Python would only print as ignored)."""
-    import gc
-
     errors: list[Any] = []
     with monkeypatch.context() as patch:
         patch.setattr("sys.unraisablehook", errors.append)
