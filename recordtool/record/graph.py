@@ -232,21 +232,13 @@ class Graph:
         return list(_recent(self._backlinks, entry_id, self._compute_backlinks))
 
     def _compute_backlinks(self, entry_id: str) -> list[Backlink]:
-        relations: dict[str, list[str]] = {}
+        relations: dict[str, list[str]] = defaultdict(list)
         for rel, sources in self.cited_by.get(entry_id, {}).items():
             for source in sources:
-                found = relations.get(source)
-                if found is None:
-                    relations[source] = [rel]
-                else:
-                    found.append(rel)
-        mentions: dict[str, list[Mention]] = {}
+                relations[source].append(rel)
+        mentions: dict[str, list[Mention]] = defaultdict(list)
         for mention in self.mentions_in.get(entry_id, ()):
-            found_m = mentions.get(mention.source)
-            if found_m is None:
-                mentions[mention.source] = [mention]
-            else:
-                found_m.append(mention)
+            mentions[mention.source].append(mention)
         sources = sorted(relations.keys() | mentions.keys(), key=self._place())
         return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
 
