@@ -144,8 +144,8 @@ class _Blocks:
         first = line[0]
         if first == " ":
             raise _Unknown
-        if first != "|" and "|" in line and at + 1 < len(lines) and _delimiter_row(lines[at + 1]):
-            raise _Unknown  # the header of a table, as markdown-it tries a table first
+        if first != "|" and "|" in line and at + 1 < len(lines) and _delimiter_row(lines[at + 1].lstrip(" ")):
+            raise _Unknown  # the header of a table, as markdown-it tries a table first (its delimiter row indented or not)
         if first == "#" and (heading := _HEADING.match(line)):
             self.heading(at, heading)
             return at + 1
@@ -322,7 +322,7 @@ class _Blocks:
                 raise _Unknown
             aligns.append(("center" if cell[0] == ":" else "right") if cell[-1] == ":" else "left" if cell[0] == ":" else "")
         heads = _cells(header)
-        if len(heads) != len(aligns):
+        if not heads or len(heads) != len(aligns):  # (no column: a paragraph, as markdown-it has it)
             raise _Unknown
         table = self.push("table_open", "table", 1)
         self.push("thead_open", "thead", 1, [at, at + 1])
@@ -418,7 +418,7 @@ def _starts_paragraph(text: str) -> None:
         raise _Unknown
     if first in "`~" and text.startswith(first * 3):
         raise _Unknown  # a fence
-    if (first == "*" and _BULLET.match(text)) or (first.isdigit() and _MARKER.match(text)):
+    if (first == "*" or first.isdigit()) and _MARKER.match(text):
         raise _Unknown
     if first == "[" and _may_define(text):
         raise _Unknown

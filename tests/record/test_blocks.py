@@ -24,14 +24,16 @@ _LIBRARY = MarkdownIt("commonmark").enable("table")  # markdown-it-py as it come
 # Lines of documents: each kind of block made here, at the top level, in list items and in
 # quotes, and lines next to them that make markdown-it read them otherwise (a setext underline,
 # a lazy line, a delimiter row under a fence, an indented line, a loose list, a reference
-# definition, a thematic break, an empty item, a tab, a line of spaces, a line of U+3000).
+# definition, a thematic break, an empty item, alone or as the text of an item or a quote, a
+# tab, a line of spaces, a line of U+3000, rows of no cell, a delimiter row indented).
 _LINES = ["a", "b *c*", "", "", " ", "   ", "\u3000", "\t", "a\tb", "# h", "### h ##", "## #", "#x", "####### h",
           "```", "```py", "```a|b", "~~~", "````", "``` `", "  ```", "    code", "  x", "   y", "  - n", "  # h",
           "- a", "- b", "* b", "+ c", "-  x", "-     x", "- *e*", "- [l](u) x", "- [l]: x", "-", "- ", "*", "+1",
           "1. a", "2. b", "1) c", "3) d", "01. z", "1.", "1234567890. x", "2024 was", "> q", "> r", ">s", ">", "> - x",
           "> # h", "| a | b |", "|---|---|", "| :-: | --: |", "|:--|", "| x |", "| x", "| x | y | z |", "|-|", "|", "| a \\| b |",
           "a | b", "--- | ---", ":--", "x|y", "[a](b)", "[a]: b", "**s**", "__u__", "`c`", "- # h", "1. # h", "#",
-          "---", "***", "* * *", "___", "===", "--", "<div>", "- a\n  b", "1. a\n   b", "- a\nb"]
+          "---", "***", "* * *", "___", "===", "--", "<div>", "- a\n  b", "1. a\n   b", "- a\nb", "- *", "* * ", ">*", "> +",
+          "1. -", "- 2)", "> 1.  ", "| ", "||", "| |", " |-|", "   --- | ---"]
 _ENDINGS = ["", "\n", "\n\n", "\n  "]
 # Documents whose blocks are made here, with what the random ones seldom meet together.
 _MADE = ["| a | b |\n| :- | -: |\n| x\n| 1 | 2 | 3 |\n\nafter", "- a\n\n- b\n  more\nlazy\n\n\nc", "3) x\n4) y\n1. z",
@@ -106,8 +108,18 @@ def test_what_is_made_and_what_is_left_to_markdown_it() -> None:
     assert [t.hidden for t in tight if t.type.startswith("paragraph")] == [True] * 4
     assert [t.hidden for t in loose if t.type.startswith("paragraph")] == [False] * 4
     for left in ("    code", "a\n===", "a\n---", "<div>", "[a]: b", "***", "- a\n  - b", "> a\nlazy", ">\n> a",
-                 "-", "a\tb", "text | x\n| - | - |", "```a|b\n|-|-|"):
+                 "-", "a\tb", "text | x\n| - | - |", "```a|b\n|-|-|", "|\n| ", "| |\n||", "~~~|\n |-", "a | b\n   --- | ---"):
         assert not _whole(left) and _same(left), left
+
+
+@pytest.mark.parametrize("marker", ["*", "-", "+", "1.", "2)"])
+@pytest.mark.parametrize("container", ["- ", "* ", "1. ", "> ", ">"])
+@pytest.mark.parametrize("after", ["", " ", "   "])
+def test_an_item_or_a_quote_whose_text_is_an_empty_item_holds_a_list(container: str, marker: str, after: str) -> None:
+    """``- *`` is an item holding an empty list, as markdown-it has it, not a paragraph '*'."""
+    src = f"{container}{marker}{after}\nnext"
+    assert _same(src), repr(src)
+    assert "bullet_list_open" in _kinds(src)[1:] or "ordered_list_open" in _kinds(src)[1:], repr(src)
 
 
 def test_the_blocks_after_one_left_to_markdown_it_are_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
