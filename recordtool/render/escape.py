@@ -57,6 +57,15 @@ def text(value: str, *, line_start: bool = True) -> str:
     return out
 
 
+def before_link(written: str) -> str:
+    """``written`` (Markdown) with a link to follow it: a ``!`` at its end escaped, which the
+    link's ``[`` would make an image (``see!`` then ``[THEORY-1](THEORY-1.md)``: the page would
+    embed the page, or a URL, as an image). ``text`` cannot see it: its text ends there."""
+    if written[-1:] != "!" or (len(written) - 1 - len(written[:-1].rstrip("\\"))) % 2:
+        return written  # no '!' at its end, or an escaped one
+    return written[:-1] + "\\!"
+
+
 def _escape_line_start(match: re.Match[str]) -> str:
     lead, mark = match.group(1), match.group(2)
     if mark[0].isdigit():

@@ -171,7 +171,7 @@ def sentence(ctx: Context, text: str, page: str) -> str:
     out: list[str] = []
     last = 0
     for match in ctx.pattern.finditer(text):
-        out.append(escape.text(text[last:match.start()], line_start=False))
+        out.append(escape.before_link(escape.text(text[last:match.start()], line_start=False)))
         out.append(ctx.link(page, match.group(0)))
         last = match.end()
     out.append(escape.text(text[last:], line_start=False))

@@ -290,6 +290,7 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
     written as lines, blank lines between them unless ``tight``; and that closing token's index."""
     out: list[str] = []
     end = len(tokens)
+    after_list = False  # the last block written is a list
     while i < end:
         token = tokens[i]
         kind = token.type
@@ -318,7 +319,11 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
             lines = escape.fence(token.content, info if "`" not in info else "").split("\n")
             i += 1
         elif kind == "code_block":
-            lines = ["    " + line if line else "" for line in token.content.rstrip("\n").split("\n")]
+            # Indented, as it was; fenced right after a list, whose items the page writes less
+            # indented than the source may have: indented, it would go on the list's last item
+            # as prose (``1.    x`` then an indented ``<script>``: raw HTML on the page).
+            lines = (escape.fence(token.content).split("\n") if after_list else
+                     ["    " + line if line else "" for line in token.content.rstrip("\n").split("\n")])
             i += 1
         elif kind == "hr":
             lines = ["***"]
@@ -338,6 +343,7 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
         if out and not tight:
             out.append("")
         out.extend(lines)
+        after_list = kind == "bullet_list_open" or kind == "ordered_list_open"
     return out, i
 
 
@@ -517,6 +523,8 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 href = str(opener.attrs.get("href", ""))
                 target = link_target_id(href, style.pattern)
                 named = named or target is not None
+                if out:
+                    out[-1] = escape.before_link(out[-1])
                 out.append(_link(opener, href, target, text, style))
         elif kind == "image":
             src = _destination(str(token.attrs.get("src", "")), style)
@@ -550,7 +558,7 @@ def _linked(content: str, style: Style, line_start: bool) -> str:
             continue
         before = content[last:match.start()]
         if before:
-            out.append(escape.text(before, line_start=line_start and last == 0))
+            out.append(escape.before_link(escape.text(before, line_start=line_start and last == 0)))
         href, title = target
         suffix = f' "{escape.title(title)}"' if title else ""
         out.append(f"[{match.group(0)}]({escape.href(href)}{suffix})")

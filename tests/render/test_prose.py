@@ -121,6 +121,40 @@ def test_a_body_composed_with_its_mentions_fills_in_as_block_writes_it(pieces: l
         assert (fill(composed, Style(PATTERN, lambda i: None)) is None) == ("\x00" in composed)  # a link left out
 
 
+# Pieces that make markup next to what the page writes otherwise than the body: a '!' before an
+# id or a link, indented code after a list whose items are indented further than a page writes them.
+_MARKUP = ["!", "THEORY-1", "<https://x.org/i.png>", "[a](b)", "![i](j)", " ", "\n", "\n\n", "1.    ", "-    ", "10.  ",
+           "- ", "    ", "<script>x</script>", "<b>", "\\", "`c`", "*", "> ", "word"]
+
+
+def _markup(md: str) -> tuple[int, int]:
+    """The images and the raw HTML that ``md`` holds."""
+    tokens = markdown().parse(md)
+    children = [c for t in tokens if t.children for c in t.children]
+    return (sum(c.type == "image" for c in children),
+            sum(t.type == "html_block" for t in tokens) + sum(c.type == "html_inline" for c in children))
+
+
+@given(st.lists(st.sampled_from(_MARKUP), max_size=25))
+@settings(max_examples=1_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_page_holds_no_image_the_body_does_not_and_no_raw_html(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    images, _html = _markup(text)
+    assert _markup(block(text, style())) == (images, 0), text
+
+
+def test_a_bang_before_a_link_stays_text_and_a_code_block_after_a_list_stays_code() -> None:
+    assert block("Wow!THEORY-1 and see!<https://x.org>", style()) == (
+        "Wow\\![THEORY-1](THEORY-1.md) and see\\![https://x.org](https://x.org)")
+    assert block("a\\\\!THEORY-1 b\\!THEORY-1", style()) == (  # an escaped backslash before it; an escaped '!'
+        "a\\\\\\![THEORY-1](THEORY-1.md) b\\![THEORY-1](THEORY-1.md)")
+    assert block("Great! And ![i](j)", style()) == "Great! And ![i](j)"  # a '!' before no link, and an image, as they were
+    assert block("1.    x\n\n    <b>code</b>", style()) == "1. x\n\n```\n<b>code</b>\n```"
+    assert block("- x\n\n      code in the item\n\n    <b>c</b>", style()) == (
+        "- x\n\n      code in the item\n\n  \\<b\\>c\\</b\\>")  # code in an item, prose after it: as they were
+    assert block("para\n\n    code", style()) == "para\n\n    code"
+
+
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
     from recordtool.render.prose import compose_body, fill, unpack
 
