@@ -446,12 +446,12 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     from recordtool.render.write import RenderError
 
     project: Project | None = None
+    opened = None
     try:
         # What the last render read and wrote, if all still as it was, means nothing to do:
         # that is decided from file sizes and times, without opening the project. On a large
         # record a worker decides it, while this process reads the entry cache meanwhile.
         taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
-        opened = None
         # meanwhile, what opening the project needs: its modules, the entry cache
         if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
             from recordtool.record.project import open_entry_cache
@@ -495,6 +495,11 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         sys.exit(_interrupted_code())
     except OSError as exc:
         _storage_error(exc, "cannot write the pages")
+    finally:
+        if opened is not None:  # (what was read ahead and not taken: nothing, once the pages are written)
+            from recordtool.record.cache import forget_ahead
+
+            forget_ahead()
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:

@@ -852,6 +852,12 @@ def read_ahead(path: Path, key: bytes, form: bytes) -> None:
         _AHEAD[os.fspath(path)] = (key, form, before, value)
 
 
+def forget_ahead() -> None:
+    """Drop what ``read_ahead`` read and no ``read_plain`` took (a render that found nothing
+    to do takes none): a process that renders again, or opens other projects, holds none of it."""
+    _AHEAD.clear()
+
+
 # What ``read_ahead`` read, by path, until ``read_plain`` takes it: (key, form, the file's state, value).
 _AHEAD: dict[str, tuple[bytes, bytes, Stat, Any]] = {}
 

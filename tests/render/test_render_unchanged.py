@@ -487,6 +487,7 @@ def test_once_the_worker_has_answered_the_render_imports_and_reads_nothing_more_
         assert run("render", "--root", root) == (0, SUMMARY.format(0, 12, 0), "")
         assert [name for name in imported if name in ahead] == modules
         assert caches == opened
+        assert cache_module._AHEAD == {}  # what it read ahead and did not take: not held on
 
 
 def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
