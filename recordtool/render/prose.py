@@ -65,7 +65,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style)[0]).rstrip("\n")
+    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style, top=True)[0]).rstrip("\n")
 
 
 # Prose composed before the pages are planned -------------------------------------------------
@@ -285,12 +285,14 @@ def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool,
     return None
 
 
-def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int]:
+def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
+            top: bool = False) -> tuple[list[str], int]:
     """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
-    written as lines, blank lines between them unless ``tight``; and that closing token's index."""
+    written as lines, blank lines between them unless ``tight``; and that closing token's index.
+    ``top``: the blocks of a whole text, which a page may put after a list of its own."""
     out: list[str] = []
     end = len(tokens)
-    after_list = False  # the last block written is a list
+    after_list = top  # the last block written is a list, or may be (``top``: what the page wrote before)
     while i < end:
         token = tokens[i]
         kind = token.type
@@ -321,7 +323,8 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
         elif kind == "code_block":
             # Indented, as it was; fenced right after a list, whose items the page writes less
             # indented than the source may have: indented, it would go on the list's last item
-            # as prose (``1.    x`` then an indented ``<script>``: raw HTML on the page).
+            # as prose (``1.    x`` then an indented ``<script>``: raw HTML on the page); and
+            # first in a text (a claim's body starting so, after its statement's list).
             lines = (escape.fence(token.content).split("\n") if after_list else
                      ["    " + line if line else "" for line in token.content.rstrip("\n").split("\n")])
             i += 1

@@ -2,10 +2,12 @@
 (``recordtool/render/prose.py`` at 418c600): it builds a syntax tree of the tokens and writes
 each node back. The tests hold today's writer to it byte for byte (``test_prose_stream.py``).
 Do not change it to follow the writer: it is the oracle. What it shares with the writer
-(``escape``, the parse, ``Style``) is not frozen. Changed since in two places, as the writer
-was, on purpose: a code block right after a list is fenced (``_blocks``; an indented one went
-on the list's last item as prose, raw HTML and all), and a '!' right before a link is escaped
-(``_inline``, ``_linked``; with the link's '[' it made an image).
+(``escape``, the parse, ``Style``) is not frozen. Changed since in two ways, as the writer
+was, on purpose: a code block right after a list, or first in a text, is fenced (``_blocks``;
+an indented one went on the list's last item as prose, raw HTML and all, when the page wrote
+that item less indented than its source, or the text came after a list on the page), and a
+'!' right before a link is escaped (``_inline``, ``_linked``; with the link's '[' it made an
+image).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style)).rstrip("\n")
+    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style, top=True)).rstrip("\n")
 
 
 class Node:
@@ -163,9 +165,9 @@ def _inlines(node: Item) -> list[Item]:
 # Blocks -------------------------------------------------------------------------------------
 
 
-def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[str]:
+def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False, top: bool = False) -> list[str]:
     out: list[str] = []
-    after_list = False
+    after_list = top
     for node in nodes:
         if node.type == "code_block" and after_list:  # (changed on purpose: see the docstring)
             lines = escape.fence(node.content).split("\n")

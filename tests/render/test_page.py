@@ -254,24 +254,30 @@ def test_special_characters_in_titles_cannot_break_tables_or_inject_html(project
 
 
 def test_a_body_puts_no_image_or_raw_html_on_its_page_or_on_the_pages_quoting_it(project: ProjectBuilder) -> None:
-    """A '!' right before an id or an autolink, and an indented code block right after a list
-    whose items the page writes less indented, stay what they were: text and code."""
+    """A '!' right before an id or an autolink, an indented code block right after a list whose
+    items the page writes less indented, and one starting a claim's body after its statement's
+    list, stay what they were: text and code."""
     project.add("LIT-1", 'title: A paper\nreference: {authors: ["A"], year: 2020, title: A paper}\n')
     project.add("NOTE-1", r"""
         title: A note
         body: "Wow!LIT-1 is it; see!<https://x.org/p.png>.\n\n1.    item\n\n    <script>alert(1)</script>\n"
     """)
+    project.add("THEORY-1", r"""
+        statement: "It has two parts:\n\n- one\n- two"
+        body: "    <script>alert(2)</script>\n"
+    """)  # the body's code after the statement's list, on the page
     record = open_project(root=project.root)
     ctx = context(record, statuses(record))
-    for entry_id in ("NOTE-1", "LIT-1"):  # (LIT-1's backlinks quote the sentence)
+    for entry_id in ("NOTE-1", "LIT-1", "THEORY-1"):  # (LIT-1's backlinks quote the sentence)
         tokens = markdown().parse(blanked(render_entry(ctx, entry_id)))
         children = [c for t in tokens if t.children for c in t.children]
         assert not [c for c in children if c.type == "image"], entry_id
         assert not [t for t in tokens if t.type == "html_block"] and not [c for c in children if c.type == "html_inline"]
         texts = "".join(c.content for c in children if c.type == "text")
-        assert "Wow!" in texts and "see!" in texts, entry_id
-    code = [t.content for t in markdown().parse(blanked(render_entry(ctx, "NOTE-1"))) if t.type in ("fence", "code_block")]
-    assert "<script>alert(1)</script>\n" in code
+        assert ("Wow!" in texts and "see!" in texts) == (entry_id != "THEORY-1"), entry_id
+    for entry_id, script in (("NOTE-1", "<script>alert(1)</script>\n"), ("THEORY-1", "<script>alert(2)</script>\n")):
+        code = [t.content for t in markdown().parse(blanked(render_entry(ctx, entry_id))) if t.type in ("fence", "code_block")]
+        assert script in code, entry_id
 
 
 def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder, tmp_path: Path) -> None:

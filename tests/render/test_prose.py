@@ -68,7 +68,7 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
     from recordtool.render.prose import _blocks, plain_paragraphs
 
     def parsed(source: str) -> str:
-        return "\n".join(_blocks(markdown().parse(source), 0, style())[0]).rstrip("\n")
+        return "\n".join(_blocks(markdown().parse(source), 0, style(), top=True)[0]).rstrip("\n")
 
     pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
               "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
@@ -143,7 +143,7 @@ def test_a_page_holds_no_image_the_body_does_not_and_no_raw_html(pieces: list[st
     assert _markup(block(text, style())) == (images, 0), text
 
 
-def test_a_bang_before_a_link_stays_text_and_a_code_block_after_a_list_stays_code() -> None:
+def test_a_bang_before_a_link_stays_text_and_a_code_block_after_a_list_or_first_stays_code() -> None:
     assert block("Wow!THEORY-1 and see!<https://x.org>", style()) == (
         "Wow\\![THEORY-1](THEORY-1.md) and see\\![https://x.org](https://x.org)")
     assert block("a\\\\!THEORY-1 b\\!THEORY-1", style()) == (  # an escaped backslash before it; an escaped '!'
@@ -153,6 +153,7 @@ def test_a_bang_before_a_link_stays_text_and_a_code_block_after_a_list_stays_cod
     assert block("- x\n\n      code in the item\n\n    <b>c</b>", style()) == (
         "- x\n\n      code in the item\n\n  \\<b\\>c\\</b\\>")  # code in an item, prose after it: as they were
     assert block("para\n\n    code", style()) == "para\n\n    code"
+    assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # first in a text: a page may put it after a list
 
 
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
