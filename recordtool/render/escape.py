@@ -122,11 +122,19 @@ def code(value: str) -> str:
     return f"{fence}{pad}{value}{pad}{fence}"
 
 
+_LANGUAGE = re.compile(r"[A-Za-z0-9_.+#-]+")
+
+
 def fence(body: str, info: str = "") -> str:
-    """``body`` as a fenced code block, with a fence longer than any backtick run inside."""
+    """``body`` as a fenced code block, with a fence longer than any backtick run inside.
+    Of ``info`` only its first word, and only when it names a language (letters, digits and
+    ``_.+#-``): a static site's Markdown (Python-Markdown's fences) reads a fence with any other
+    info string as prose, its code and raw HTML and all (CommonMark shows neither)."""
     longest = max((len(run) for run in re.findall(r"`{3,}", body)), default=0)
     marker = "`" * max(3, longest + 1)
-    return f"{marker}{info}\n{body.rstrip(chr(10))}\n{marker}"
+    words = info.split(maxsplit=1)
+    language = words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
+    return f"{marker}{language}\n{body.rstrip(chr(10))}\n{marker}"
 
 
 _MERMAID = {'"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "#": "#35;", "`": "#96;",

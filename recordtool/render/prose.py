@@ -65,7 +65,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style, top=True)[0]).rstrip("\n")
+    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style)[0]).rstrip("\n")
 
 
 # Prose composed before the pages are planned -------------------------------------------------
@@ -285,14 +285,11 @@ def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool,
     return None
 
 
-def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
-            top: bool = False) -> tuple[list[str], int]:
+def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int]:
     """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
-    written as lines, blank lines between them unless ``tight``; and that closing token's index.
-    ``top``: the blocks of a whole text, which a page may put after a list of its own."""
+    written as lines, blank lines between them unless ``tight``; and that closing token's index."""
     out: list[str] = []
     end = len(tokens)
-    after_list = top  # the last block written is a list, or may be (``top``: what the page wrote before)
     while i < end:
         token = tokens[i]
         kind = token.type
@@ -321,12 +318,12 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
             lines = escape.fence(token.content, info if "`" not in info else "").split("\n")
             i += 1
         elif kind == "code_block":
-            # Indented, as it was; fenced right after a list, whose items the page writes less
-            # indented than the source may have: indented, it would go on the list's last item
-            # as prose (``1.    x`` then an indented ``<script>``: raw HTML on the page); and
-            # first in a text (a claim's body starting so, after its statement's list).
-            lines = (escape.fence(token.content).split("\n") if after_list else
-                     ["    " + line if line else "" for line in token.content.rstrip("\n").split("\n")])
+            # Fenced: indented code is read by where it starts, which a page moves. After a
+            # list whose items the page indents less than the source did, or first in a claim's
+            # body after its statement's list, it went on the list's last item as prose, raw
+            # HTML and all; and a static site's Markdown (Python-Markdown) reads code indented
+            # in a list item as prose.
+            lines = escape.fence(token.content).split("\n")
             i += 1
         elif kind == "hr":
             lines = ["***"]
@@ -346,7 +343,6 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
         if out and not tight:
             out.append("")
         out.extend(lines)
-        after_list = kind == "bullet_list_open" or kind == "ordered_list_open"
     return out, i
 
 
@@ -374,6 +370,8 @@ def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int
             out.append(marker)
             continue
         indent = " " * (len(marker) + 1)
+        if lines[0].startswith("```"):  # code on the marker's line: a static site reads it as prose
+            lines.insert(0, "")
         out.append(f"{marker} {lines[0]}" if lines[0] else marker)
         out.extend(indent + line if line else "" for line in lines[1:])
     return out, i + 1

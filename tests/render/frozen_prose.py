@@ -2,12 +2,12 @@
 (``recordtool/render/prose.py`` at 418c600): it builds a syntax tree of the tokens and writes
 each node back. The tests hold today's writer to it byte for byte (``test_prose_stream.py``).
 Do not change it to follow the writer: it is the oracle. What it shares with the writer
-(``escape``, the parse, ``Style``) is not frozen. Changed since in two ways, as the writer
-was, on purpose: a code block right after a list, or first in a text, is fenced (``_blocks``;
-an indented one went on the list's last item as prose, raw HTML and all, when the page wrote
-that item less indented than its source, or the text came after a list on the page), and a
-'!' right before a link is escaped (``_inline``, ``_linked``; with the link's '[' it made an
-image).
+(``escape``, the parse, ``Style``) is not frozen. Changed since on purpose, as the writer was:
+a code block is fenced (indented, it went on a list's last item as prose, raw HTML and all,
+where the page indented the list less than its source, or put a claim's body after its
+statement's list), a fence never starts on a list item's marker line (``_list``; a static
+site's Markdown reads it as prose there), and a '!' right before a link is escaped
+(``_inline``, ``_linked``; with the link's '[' it made an image).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
         return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style, top=True)).rstrip("\n")
+    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style)).rstrip("\n")
 
 
 class Node:
@@ -165,20 +165,15 @@ def _inlines(node: Item) -> list[Item]:
 # Blocks -------------------------------------------------------------------------------------
 
 
-def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False, top: bool = False) -> list[str]:
+def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[str]:
     out: list[str] = []
-    after_list = top
     for node in nodes:
-        if node.type == "code_block" and after_list:  # (changed on purpose: see the docstring)
-            lines = escape.fence(node.content).split("\n")
-        else:
-            lines = _block(node, style)
+        lines = _block(node, style)
         if not lines:
             continue
         if out and not tight:
             out.append("")
         out.extend(lines)
-        after_list = node.type in ("bullet_list", "ordered_list")
     return out
 
 
@@ -198,8 +193,8 @@ def _block(node: Item, style: Style) -> list[str]:
     if kind == "fence":
         info = node.info.strip()
         return escape.fence(node.content, info if "`" not in info else "").split("\n")
-    if kind == "code_block":
-        return ["    " + line if line else "" for line in node.content.rstrip("\n").split("\n")]
+    if kind == "code_block":  # (changed on purpose: see the docstring)
+        return escape.fence(node.content).split("\n")
     if kind == "hr":
         return ["***"]
     if kind == "html_block":
@@ -225,6 +220,8 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
         if not lines:
             out.append(marker)
             continue
+        if lines[0].startswith("```"):  # (changed on purpose: see the docstring)
+            lines.insert(0, "")
         out.append(f"{marker} {lines[0]}" if lines[0] else marker)
         out.extend(indent + line if line else "" for line in lines[1:])
     return out

@@ -44,3 +44,12 @@ def test_text_escapes_as_defined(pieces: list[str], line_start: bool) -> None:
 @settings(max_examples=1_000, deadline=None)
 def test_any_text_escapes_as_defined(value: str, line_start: bool) -> None:
     assert escape.text(value, line_start=line_start) == _defined(value, line_start), repr(value)
+
+
+def test_a_fence_keeps_of_its_info_string_a_language_name_only() -> None:
+    """A static site's Markdown reads a fence whose info string is not a language as prose,
+    its code and raw HTML and all: only a language name (its first word) is kept."""
+    assert escape.fence("x", "python") == "```python\nx\n```"
+    assert escape.fence("x", "c++ title='a b'") == "```c++\nx\n```"
+    for info in (")    THEORY-99=<script>x</script>", "~~~<b>", "{.py}", "&amp;http://x.y![i](j)"):
+        assert escape.fence("<b>x</b>", info) == "```\n<b>x</b>\n```", info

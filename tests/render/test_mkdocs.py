@@ -86,3 +86,19 @@ def test_the_plugin_rewrites_only_the_click_targets_of_mermaid_fences() -> None:
         'See [LIT-1](LIT-1.md).\n\n```mermaid\nflowchart LR\n  A["LIT-1.md"] --> B\n'
         '  click A "LIT-1.html"\n  click B "../tags/x.html#top"\n  click C "https://example.org/a.md"\n```\n\n'
         '```text\nclick A "LIT-1.md"\n```\n')
+
+
+@pytest.mark.parametrize("body", ["-     <b>c</b>", "- ```\n  <b>c</b>\n  ```", "```)  <b>x</b>\n<b>c</b>\n```",
+                                  "1.    x\n\n    <b>c</b>", "- a\n\n      <b>c</b>"])
+def test_code_in_a_body_is_code_on_the_site(body: str) -> None:
+    """The site's Markdown (Python-Markdown, with MkDocs' extensions and those mkdocs.yml
+    names) reads a body's code as code: no fence on an item's marker line, no indented code,
+    no info string but a language name."""
+    markdown = pytest.importorskip("markdown", reason="the site's Markdown is not installed: pip install -e \".[site]\"")
+    pytest.importorskip("pymdownx", reason="pymdown-extensions is not installed: pip install -e \".[site]\"")
+    from recordtool.render.prose import Style, block
+
+    written = block(body, Style(re.compile(r"THEORY-\d+"), lambda i: (f"{i}.md", None)))
+    html = markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall",
+                                         "pymdownx.superfences"]).convert(written)
+    assert "<b>" not in html and "&lt;b&gt;c&lt;/b&gt;" in html, (written, html)

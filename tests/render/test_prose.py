@@ -26,7 +26,7 @@ def _text(md: str) -> str:
 def test_ids_are_linked_but_not_in_code_or_links() -> None:
     src = "See LIT-1, `NOTE-1` and [the THEORY-2 link](https://x.org).\n\n```\nTHEORY-3\n```\n\n    THEORY-4\n"
     assert block(src, style()) == (
-        "See [LIT-1](LIT-1.md), `NOTE-1` and [the THEORY-2 link](https://x.org).\n\n```\nTHEORY-3\n```\n\n    THEORY-4")
+        "See [LIT-1](LIT-1.md), `NOTE-1` and [the THEORY-2 link](https://x.org).\n\n```\nTHEORY-3\n```\n\n```\nTHEORY-4\n```")
 
 
 def test_dangling_ids_and_id_links_go_to_their_page() -> None:
@@ -68,7 +68,7 @@ def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
     from recordtool.render.prose import _blocks, plain_paragraphs
 
     def parsed(source: str) -> str:
-        return "\n".join(_blocks(markdown().parse(source), 0, style(), top=True)[0]).rstrip("\n")
+        return "\n".join(_blocks(markdown().parse(source), 0, style())[0]).rstrip("\n")
 
     pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
               "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
@@ -143,17 +143,19 @@ def test_a_page_holds_no_image_the_body_does_not_and_no_raw_html(pieces: list[st
     assert _markup(block(text, style())) == (images, 0), text
 
 
-def test_a_bang_before_a_link_stays_text_and_a_code_block_after_a_list_or_first_stays_code() -> None:
+def test_a_bang_before_a_link_stays_text_and_code_stays_code_wherever_the_page_puts_it() -> None:
     assert block("Wow!THEORY-1 and see!<https://x.org>", style()) == (
         "Wow\\![THEORY-1](THEORY-1.md) and see\\![https://x.org](https://x.org)")
     assert block("a\\\\!THEORY-1 b\\!THEORY-1", style()) == (  # an escaped backslash before it; an escaped '!'
         "a\\\\\\![THEORY-1](THEORY-1.md) b\\![THEORY-1](THEORY-1.md)")
     assert block("Great! And ![i](j)", style()) == "Great! And ![i](j)"  # a '!' before no link, and an image, as they were
-    assert block("1.    x\n\n    <b>code</b>", style()) == "1. x\n\n```\n<b>code</b>\n```"
+    # Code blocks are fenced: indented code is read by where it starts, which the page moves
+    assert block("1.    x\n\n    <b>code</b>", style()) == "1. x\n\n```\n<b>code</b>\n```"  # (after the list)
     assert block("- x\n\n      code in the item\n\n    <b>c</b>", style()) == (
-        "- x\n\n      code in the item\n\n  \\<b\\>c\\</b\\>")  # code in an item, prose after it: as they were
-    assert block("para\n\n    code", style()) == "para\n\n    code"
-    assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # first in a text: a page may put it after a list
+        "- x\n\n  ```\n  code in the item\n  ```\n\n  \\<b\\>c\\</b\\>")  # code in an item, prose after it
+    assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # (a page may put a text after a list of its own)
+    assert block("-     <b>c</b>\n- ```\n  d\n  ```", style()) == (  # code never on an item's marker line
+        "-\n  ```\n  <b>c</b>\n  ```\n\n-\n  ```\n  d\n  ```")
 
 
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
