@@ -10,13 +10,21 @@ from __future__ import annotations
 import re
 
 # ASCII punctuation that is Markdown (CommonMark, GFM, Obsidian) syntax anywhere in a line.
-# Each with the backslash that escapes it; the backslash first, so that no other's is escaped again.
-_ALWAYS = tuple((char, "\\" + char) for char in "\\`*[]<>|~$")
+# Each with the backslash that escapes it; the backslash first, so that no other's is escaped
+# again. ('<' and '&' too, below.)
+_ALWAYS = tuple((char, "\\" + char) for char in "\\`*[]>|~$")
 # An underscore not inside a word (``x_y`` opens no emphasis): not followed, or not preceded,
 # by a letter or digit. Written to start with the underscore, so that the engine jumps from one
 # to the next (written with the lookbehind first it tried it at every position: 2.7x slower).
 _UNDERSCORE = re.compile(r"_(?:(?![A-Za-z0-9])|(?<![A-Za-z0-9]_))")
-_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+# A static site's Markdown (Python-Markdown) finds raw HTML with an HTML parser before it reads
+# any Markdown: a backslash hides nothing from it, and an unfinished character reference or a
+# '<' that may open a tag or a comment, in a title, then made it take code spans further down
+# the page for raw HTML (a ``<script>`` in a check's parameters ran on the site). So a '<'
+# that may open one (before a letter, '/', '!' or '?') is written as a reference, as is the '&'
+# of '&#'; other '<' (a threshold's ``< 0.5``) keep the backslash, which reads better.
+_NAMED = re.compile(r"&(?=[A-Za-z0-9]+;)")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _IMAGE = re.compile(r"!(?=\\\[)")
 # What starts a block when it opens a line: headings, lists, quotes, setext and breaks.
 _LINE_START = re.compile(r"^([ \t]*)(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)|=+(?=[ \t]*$)|-+(?=[ \t]*$))",
@@ -46,7 +54,11 @@ def text(value: str, *, line_start: bool = True) -> str:
     if "_" in out:
         out = _UNDERSCORE.sub(r"\\_", out)
     if "&" in out:
-        out = _ENTITY.sub(r"\\&", out)
+        out = _NAMED.sub(r"\\&", out)
+        if "&#" in out:
+            out = out.replace("&#", "&amp;#")
+    if "<" in out:  # (after '&': the reference written here is not escaped again)
+        out = _TAG_START.sub("&lt;", out).replace("<", "\\<")
     if "!" in out:
         out = _IMAGE.sub(r"\\!", out)
     if line_start and out[:1] in _STARTERS:

@@ -11,14 +11,17 @@ from recordtool.render import escape
 
 # ``escape.text`` as first written, one regular expression per rule: the definition that the
 # faster code must keep to, byte for byte.
-_ALWAYS = re.compile(r"([\\`*\[\]<>|~$])")
+_ALWAYS = re.compile(r"([\\`*\[\]>|~$])")
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_NAMED = re.compile(r"&(?=[A-Za-z0-9]+;)")  # '&amp;': '\&amp;'
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # '<b', '</', '<!--', '<?': a reference (a site's HTML parser); other '<': '\<'
 
 
 def _defined(value: str, line_start: bool) -> str:
     out = _ALWAYS.sub(r"\\\1", value)
     out = _UNDERSCORE.sub(r"\\_", out)
-    out = escape._ENTITY.sub(r"\\&", out)
+    out = _NAMED.sub(r"\\&", out).replace("&#", "&amp;#")  # '&#45;', '&#': '&amp;#' (the same site)
+    out = _TAG_START.sub("&lt;", out).replace("<", "\\<")
     out = escape._IMAGE.sub(r"\\!", out)
     if line_start:
         out = escape._LINE_START.sub(escape._escape_line_start, out, count=1)

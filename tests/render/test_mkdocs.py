@@ -102,3 +102,33 @@ def test_code_in_a_body_is_code_on_the_site(body: str) -> None:
     html = markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall",
                                          "pymdownx.superfences"]).convert(written)
     assert "<b>" not in html and "&lt;b&gt;c&lt;/b&gt;" in html, (written, html)
+
+
+def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(project: ProjectBuilder) -> None:
+    """Python-Markdown finds raw HTML with an HTML parser before reading any Markdown, and a
+    backslash hides nothing from it: an unfinished '&#' in a title, and a '<!--' in a statement,
+    made it take the HTML in code spans further down the page (a check's parameters, a metric's
+    name) for raw HTML. Text now writes them as references."""
+    markdown = pytest.importorskip("markdown", reason="the site's Markdown is not installed: pip install -e \".[site]\"")
+    pytest.importorskip("pymdownx", reason="pymdown-extensions is not installed: pip install -e \".[site]\"")
+    import dataclasses
+
+    from recordtool.record.project import open_project
+    from recordtool.render.frontmatter import blanked
+    from recordtool.render.page import render_entry
+    from recordtool.render.plan import context
+    from recordtool.verify.verdict import ClaimStatus
+    from tests.render_record import statuses, verdict
+
+    project.add("THEORY-3", 'title: "a&#{"\nstatement: "~~~<!--]<!--"\n')
+    shown = verdict("THEORY-3")
+    check = dataclasses.replace(shown.checks[0], params={"p": "<script>x</script>--><b>!"},
+                                runs=[dataclasses.replace(run, metrics={**run.metrics, "<b>:1)|-->": 1.0})
+                                      for run in shown.checks[0].runs])
+    record = open_project(root=project.root)
+    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified",
+                                                                dataclasses.replace(shown, checks=[check]))))
+    html = markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall", "pymdownx.superfences"]
+                             ).convert(blanked(render_entry(ctx, "THEORY-3")))
+    assert not re.findall(r"<(?:script|b)>", html)
+    assert "&lt;script&gt;x&lt;/script&gt;--&gt;&lt;b&gt;!" in html  # shown, as code

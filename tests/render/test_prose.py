@@ -152,7 +152,7 @@ def test_a_bang_before_a_link_stays_text_and_code_stays_code_wherever_the_page_p
     # Code blocks are fenced: indented code is read by where it starts, which the page moves
     assert block("1.    x\n\n    <b>code</b>", style()) == "1. x\n\n```\n<b>code</b>\n```"  # (after the list)
     assert block("- x\n\n      code in the item\n\n    <b>c</b>", style()) == (
-        "- x\n\n  ```\n  code in the item\n  ```\n\n  \\<b\\>c\\</b\\>")  # code in an item, prose after it
+        "- x\n\n  ```\n  code in the item\n  ```\n\n  &lt;b\\>c&lt;/b\\>")  # code in an item, prose after it
     assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # (a page may put a text after a list of its own)
     assert block("-     <b>c</b>\n- ```\n  d\n  ```", style()) == (  # code never on an item's marker line
         "-\n  ```\n  <b>c</b>\n  ```\n\n-\n  ```\n  d\n  ```")
