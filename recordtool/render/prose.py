@@ -314,8 +314,7 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
             i += 1
             lines = [("> " + line) if line else ">" for line in inner] or [">"]
         elif kind == "fence":
-            info = token.info.strip()
-            lines = escape.fence(token.content, info if "`" not in info else "").split("\n")
+            lines = escape.fence(token.content, token.info).split("\n")  # (a language name kept, only)
             i += 1
         elif kind == "code_block":
             # Fenced: indented code is read by where it starts, which a page moves. After a
