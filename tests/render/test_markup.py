@@ -1,6 +1,8 @@
 """Nothing an entry or a verdict holds becomes markup on a page, or on the site made of the
 pages: whole pages of random entries and verdicts, read by markdown-it (GitHub, Obsidian) and
-by Python-Markdown with the site's extensions (MkDocs)."""
+by Python-Markdown with the site's extensions (MkDocs). What it holds to is shared by
+``render.escape``, ``render.prose``, ``render.page``, ``render.evidence`` and the index pages:
+no one module's tests can say it."""
 
 from __future__ import annotations
 
