@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from recordtool.record.config import Config
 from recordtool.record.project import Project, open_project
 from recordtool.verify.verdict import (
     CheckVerdict,
@@ -79,3 +82,27 @@ def statuses(project: Project, **states: ClaimStatus) -> dict[str, ClaimStatus]:
     for key, status in states.items():
         out[key.replace("_", "-")] = status
     return out
+
+
+def site_markdown(config: Config) -> Any:
+    """Python-Markdown as the site reads the pages of ``config``'s record: MkDocs' own extensions
+    (``toc``, ``tables``) and those the ``mkdocs.yml`` that ``render --site`` writes names; None
+    where the ``site`` extra is not installed."""
+    try:
+        import markdown
+        import pymdownx  # noqa: F401
+    except ImportError:
+        return None
+    from recordtool.render.mkdocs import mkdocs_config
+
+    names: list[str] = []
+    lines = iter(mkdocs_config(config, config.pages).split("\n"))
+    for line in lines:
+        if line == "markdown_extensions:":
+            break
+    for line in lines:
+        if not line.startswith("  "):
+            break
+        if line.startswith("  - "):
+            names.append(line[4:].split("#")[0].strip().rstrip(":"))
+    return markdown.Markdown(extensions=["toc", "tables", *names])

@@ -11,7 +11,6 @@ import json
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,7 @@ from recordtool.render.frontmatter import blanked
 from recordtool.render.plan import context, plan_site
 from recordtool.verify.verdict import ClaimStatus, ExpectationResult
 from tests.conftest import ProjectBuilder
-from tests.render_record import statuses, verdict
+from tests.render_record import site_markdown, statuses, verdict
 
 # Markdown, HTML, references, ids, unicode spaces: what each text field is made of.
 PIECES = ["a", " ", "!", "[", "]", "(", ")", "<b>", "<script>x</script>", "`", "```", "~~~", "*", "_", "|", "\n",
@@ -33,19 +32,6 @@ text = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 OURS = re.compile(r'<details markdown="1">\n<summary>[^<>]*</summary>\n|</details>\n')  # recordtool's own HTML
 SITE_TAGS = {"p", "a", "ul", "ol", "li", "code", "pre", "div", "span", "em", "strong", "h1", "h2", "h3", "h4",
              "table", "thead", "tbody", "tr", "th", "td", "blockquote", "hr", "br", "details", "summary", "img"}
-
-
-def _site() -> Any:
-    try:
-        import markdown as python_markdown
-        import pymdownx  # noqa: F401
-    except ImportError:
-        return None
-    return python_markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall",
-                                                "pymdownx.superfences"])
-
-
-SITE = _site()
 
 
 def _entries(root: Path, fields: list[str]) -> None:
@@ -90,6 +76,7 @@ def test_no_field_of_an_entry_or_a_verdict_becomes_markup_on_a_page_or_the_site(
         plan = plan_site(ctx)
         allowed = {f"{entry_id}.md": sum(_images(prose) for _name, prose in entry.prose())
                    for entry_id, entry in record.record.entries.items()}  # the images an entry's own prose holds
+        site = site_markdown(record.config)
         for page in plan.pages:
             written = blanked(plan.compose(page))
             tokens = markdown().parse(written)
@@ -97,7 +84,7 @@ def test_no_field_of_an_entry_or_a_verdict_becomes_markup_on_a_page_or_the_site(
             assert not [t.content for t in tokens if t.type == "html_block" and not OURS.fullmatch(t.content)], page
             assert not [c for c in children if c.type == "html_inline"], page
             assert sum(c.type == "image" for c in children) <= allowed.get(page, 0), page
-            if SITE is not None:
-                html = SITE.reset().convert(written)
+            if site is not None:
+                html = site.reset().convert(written)
                 assert set(re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", html)) <= SITE_TAGS, (page, html)
                 assert html.count("<img") <= allowed.get(page, 0), page

@@ -7,15 +7,17 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from recordtool.cli import cli
+from recordtool.record.config import Config
 from recordtool.render.mkdocs import MARK
 from recordtool.render.mkdocs_plugin import site_links
 from tests.conftest import ProjectBuilder
-from tests.render_record import small_record
+from tests.render_record import site_markdown, small_record
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -88,19 +90,26 @@ def test_the_plugin_rewrites_only_the_click_targets_of_mermaid_fences() -> None:
         '```text\nclick A "LIT-1.md"\n```\n')
 
 
+def _site(config: Config) -> Any:
+    """The site's Markdown (``render_record.site_markdown``), or the test skipped without it."""
+    site = site_markdown(config)
+    if site is None:
+        pytest.skip("the site's Markdown is not installed: pip install -e \".[site]\"")
+    return site
+
+
 @pytest.mark.parametrize("body", ["-     <b>c</b>", "- ```\n  <b>c</b>\n  ```", "```)  <b>x</b>\n<b>c</b>\n```",
                                   "1.    x\n\n    <b>c</b>", "- a\n\n      <b>c</b>"])
-def test_code_in_a_body_is_code_on_the_site(body: str) -> None:
+def test_code_in_a_body_is_code_on_the_site(project: ProjectBuilder, body: str) -> None:
     """The site's Markdown (Python-Markdown, with MkDocs' extensions and those mkdocs.yml
     names) reads a body's code as code: no fence on an item's marker line, no indented code,
     no info string but a language name."""
-    markdown = pytest.importorskip("markdown", reason="the site's Markdown is not installed: pip install -e \".[site]\"")
-    pytest.importorskip("pymdownx", reason="pymdown-extensions is not installed: pip install -e \".[site]\"")
+    from recordtool.record.config import load_config
     from recordtool.render.prose import Style, block
 
+    site = _site(load_config(project.root))
     written = block(body, Style(re.compile(r"THEORY-\d+"), lambda i: (f"{i}.md", None)))
-    html = markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall",
-                                         "pymdownx.superfences"]).convert(written)
+    html = site.convert(written)
     assert "<b>" not in html and "&lt;b&gt;c&lt;/b&gt;" in html, (written, html)
 
 
@@ -109,10 +118,9 @@ def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(pr
     backslash hides nothing from it: an unfinished '&#' in a title, and a '<!--' in a statement,
     made it take the HTML in code spans further down the page (a check's parameters, a metric's
     name) for raw HTML. Text now writes them as references."""
-    markdown = pytest.importorskip("markdown", reason="the site's Markdown is not installed: pip install -e \".[site]\"")
-    pytest.importorskip("pymdownx", reason="pymdown-extensions is not installed: pip install -e \".[site]\"")
     import dataclasses
 
+    from recordtool.record.config import load_config
     from recordtool.record.project import open_project
     from recordtool.render.frontmatter import blanked
     from recordtool.render.page import render_entry
@@ -120,6 +128,7 @@ def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(pr
     from recordtool.verify.verdict import ClaimStatus
     from tests.render_record import statuses, verdict
 
+    site = _site(load_config(project.root))
     project.add("THEORY-3", 'title: "a&#{"\nstatement: "~~~<!--]<!--"\n')
     shown = verdict("THEORY-3")
     check = dataclasses.replace(shown.checks[0], params={"p": "<script>x</script>--><b>!"},
@@ -128,7 +137,6 @@ def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(pr
     record = open_project(root=project.root)
     ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified",
                                                                 dataclasses.replace(shown, checks=[check]))))
-    html = markdown.Markdown(extensions=["toc", "tables", "md_in_html", "pymdownx.escapeall", "pymdownx.superfences"]
-                             ).convert(blanked(render_entry(ctx, "THEORY-3")))
+    html = site.convert(blanked(render_entry(ctx, "THEORY-3")))
     assert not re.findall(r"<(?:script|b)>", html)
     assert "&lt;script&gt;x&lt;/script&gt;--&gt;&lt;b&gt;!" in html  # shown, as code
