@@ -19,6 +19,10 @@ right after many were deleted costs ten times more here (``measure.set_aside``).
   ``render``; ``--rounds`` times each. Row "cited" is a title edit of one of the 20 entries
   cited most (the record's foundational papers: each of their neighbours' pages shows the new
   title, and the graph is asked about every one of them), which random picks seldom meet.
+  Each measured command sees exactly one edit, its own: after the measured ``validate`` an
+  uncounted ``render`` takes that edit in, and after the measured ``render`` an uncounted
+  ``validate`` (until 3 December 2026 the render measured also met the edit the validate
+  before it had read: two edits, two much-cited ones in row "cited").
   The entry cache (.recordtool-cache/entries/), the manifest and the snapshot are those the
   previous runs left, as for a user; before the first, one uncounted edit and render fill what
   render keeps (``--no-cache`` keeps nothing).
@@ -191,11 +195,13 @@ def main() -> None:
                 validate.append(once(["validate", *j], folder))
                 floors.append(import_floor())
                 if not args.validate_only:
+                    once(["render", *j], folder)  # (uncounted: the render measured sees its own edit only)
                     edit(folder, rng, round_, what, cited)
                     done = once(["render", *j], folder)
                     render.append(done)
                     written.append(int(done.stdout.rsplit(": ", 1)[-1].split(" written")[0]))
                     floors.append(import_floor())
+                    once(["validate", *j], folder)  # (uncounted: so does the next validate measured)
             results.append((what, validate, render, written))
         floor = statistics.median(floors)
         aims.append(f"{n:>8} import floor {floor:.3f} s (the median of {len(floors)}, timed after each one-edit command)")
