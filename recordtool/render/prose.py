@@ -345,6 +345,14 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
     return out, i
 
 
+# Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
+# marker's width and a space beyond that ("10. item"). CommonMark places an item's content
+# after its marker and up to four spaces, and reads its later blocks by that column; the
+# static site's Markdown (Python-Markdown, MkDocs) reads a nested list or an item's later
+# blocks only four spaces in, and at two ("- a" over "  - b") made one flat list of both.
+ITEM_WIDTH = 4
+
+
 def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
     """The list opened at ``tokens[i]``, written; and the index after it."""
     token = tokens[i]
@@ -368,11 +376,11 @@ def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int
         if not lines:
             out.append(marker)
             continue
-        indent = " " * (len(marker) + 1)
+        width = max(ITEM_WIDTH, len(marker) + 1)
         if lines[0].startswith("```"):  # code on the marker's line: a static site reads it as prose
             lines.insert(0, "")
-        out.append(f"{marker} {lines[0]}" if lines[0] else marker)
-        out.extend(indent + line if line else "" for line in lines[1:])
+        out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
+        out.extend(" " * width + line if line else "" for line in lines[1:])
     return out, i + 1
 
 

@@ -6,8 +6,10 @@ Do not change it to follow the writer: it is the oracle. What it shares with the
 a code block is fenced (indented, it went on a list's last item as prose, raw HTML and all,
 where the page indented the list less than its source, or put a claim's body after its
 statement's list), a fence never starts on a list item's marker line (``_list``; a static
-site's Markdown reads it as prose there), and a '!' right before a link is escaped
-(``_inline``, ``_linked``; with the link's '[' it made an image).
+site's Markdown reads it as prose there), a '!' right before a link is escaped
+(``_inline``, ``_linked``; with the link's '[' it made an image), and a list item's content
+starts four columns in at least (``_list``; the site's Markdown made one flat list of a list
+and the list nested in it two spaces in).
 """
 
 from __future__ import annotations
@@ -216,14 +218,14 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
         lines = _blocks(_children(item), style, tight=tight)
         if out and not tight:
             out.append("")
-        indent = " " * (len(marker) + 1)
+        width = max(4, len(marker) + 1)  # (changed on purpose: see the docstring)
         if not lines:
             out.append(marker)
             continue
         if lines[0].startswith("```"):  # (changed on purpose: see the docstring)
             lines.insert(0, "")
-        out.append(f"{marker} {lines[0]}" if lines[0] else marker)
-        out.extend(indent + line if line else "" for line in lines[1:])
+        out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
+        out.extend(" " * width + line if line else "" for line in lines[1:])
     return out
 
 

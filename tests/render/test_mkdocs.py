@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,54 @@ def test_code_in_a_body_is_code_on_the_site(project: ProjectBuilder, body: str) 
     written = block(body, Style(re.compile(r"THEORY-\d+"), lambda i: (f"{i}.md", None)))
     html = site.convert(written)
     assert "<b>" not in html and "&lt;b&gt;c&lt;/b&gt;" in html, (written, html)
+
+
+class _Skeleton(HTMLParser):
+    """The lists, items, quotes and code blocks of an HTML page, in order, as tags."""
+
+    KEPT = ("ul", "ol", "li", "blockquote", "pre")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.KEPT:
+            self.tags.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.KEPT:
+            self.tags.append("/" + tag)
+
+
+def _skeleton(html: str) -> list[str]:
+    parser = _Skeleton()
+    parser.feed(html)
+    return parser.tags
+
+
+@pytest.mark.parametrize("body", [
+    "- a\n  - b\n  - c\n- d\n",  # a list nested two spaces in
+    "1. one\n\n   second\n\n   ```\n   x\n   ```\n2. two\n   - nested\n     1. deeper\n",  # an item's later blocks
+    "- a\n\n  > quote\n  > more\n- b\n",
+    "10. ten\n    - nested\n11. eleven\n",  # a marker of three characters
+    "> - a\n>   - b\n>\n>   c\n",
+    "-\n  - under an empty line\n- b\n",
+])
+def test_lists_keep_their_structure_on_the_site(project: ProjectBuilder, body: str) -> None:
+    """The site's Markdown reads a nested list, or an item's later blocks, only four spaces in
+    (CommonMark: at the item's content, two in after '- '): a body's lists, written on its
+    page, nest on the site as they do in the body."""
+    from markdown_it import MarkdownIt
+
+    from recordtool.record.config import load_config
+    from recordtool.render.prose import Style, block
+
+    site = _site(load_config(project.root))
+    written = block(body, Style(re.compile(r"THEORY-\d+"), lambda i: (f"{i}.md", None)))
+    source = MarkdownIt("commonmark").render(body)
+    assert _skeleton(site.convert(written)) == _skeleton(source), (written, site.convert(written))
+    assert MarkdownIt("commonmark").render(written) == source  # (and CommonMark reads the page as the body)
 
 
 def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(project: ProjectBuilder) -> None:

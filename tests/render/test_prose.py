@@ -44,7 +44,7 @@ def test_html_is_shown_as_text_never_passed_through() -> None:
 
 def test_structure_is_kept() -> None:
     src = "# Top\n\n- a\n- b\n  1. c\n\n> q\n\n| x | y |\n|---|--:|\n| `a\\|b` | 2 |\n\n***\n"
-    assert block(src, style()) == "## Top\n\n- a\n- b\n  1. c\n\n> q\n\n| x | y |\n| --- | ---: |\n| `a\\|b` | 2 |\n\n***"
+    assert block(src, style()) == "## Top\n\n-   a\n-   b\n    1.  c\n\n> q\n\n| x | y |\n| --- | ---: |\n| `a\\|b` | 2 |\n\n***"
 
 
 def test_inline_flattens_to_one_line_for_a_cell() -> None:
@@ -150,12 +150,12 @@ def test_a_bang_before_a_link_stays_text_and_code_stays_code_wherever_the_page_p
         "a\\\\\\![THEORY-1](THEORY-1.md) b\\![THEORY-1](THEORY-1.md)")
     assert block("Great! And ![i](j)", style()) == "Great! And ![i](j)"  # a '!' before no link, and an image, as they were
     # Code blocks are fenced: indented code is read by where it starts, which the page moves
-    assert block("1.    x\n\n    <b>code</b>", style()) == "1. x\n\n```\n<b>code</b>\n```"  # (after the list)
+    assert block("1.    x\n\n    <b>code</b>", style()) == "1.  x\n\n```\n<b>code</b>\n```"  # (after the list)
     assert block("- x\n\n      code in the item\n\n    <b>c</b>", style()) == (
-        "- x\n\n  ```\n  code in the item\n  ```\n\n  &lt;b\\>c&lt;/b\\>")  # code in an item, prose after it
+        "-   x\n\n    ```\n    code in the item\n    ```\n\n    &lt;b\\>c&lt;/b\\>")  # code in an item, prose after it
     assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # (a page may put a text after a list of its own)
     assert block("-     <b>c</b>\n- ```\n  d\n  ```", style()) == (  # code never on an item's marker line
-        "-\n  ```\n  <b>c</b>\n  ```\n\n-\n  ```\n  d\n  ```")
+        "-\n    ```\n    <b>c</b>\n    ```\n\n-\n    ```\n    d\n    ```")
 
 
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
