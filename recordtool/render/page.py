@@ -14,7 +14,7 @@ from recordtool.render import escape
 from recordtool.render.evidence import verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, block, fill, inline, unpack
+from recordtool.render.prose import Style, begins_list, block, block_tail, fill, inline, unpack
 from recordtool.render.sitemap import (
     INDEX,
     WANTED,
@@ -51,12 +51,14 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     lines += ["", "## Graph view", "", graph_view(ctx, entry_id, page)]
     if isinstance(entry, Literature):
         lines += ["", "## Reference", "", citation(entry.reference)]
+    tail = None  # the marker of the list the statement ends with: the body's own lists are not its items
     if isinstance(entry, Theory):
-        lines += ["", "## Statement", "", block(entry.statement, style)]
+        statement, tail = block_tail(entry.statement, style)
+        lines += ["", "## Statement", "", statement]
     packed = ctx.project.graph.composed.get(entry_id)  # from the parse that found its mentions
     body = fill(unpack(packed, entry.body), style) if packed is not None else None
-    if body is None:
-        body = block(entry.body, style)
+    if body is None or (tail is not None and begins_list(body, tail)):
+        body = block(entry.body, style, after=tail)
     if body:
         lines += ["", body]
     if isinstance(entry, Theory):

@@ -57,15 +57,35 @@ class Style:
     unnamed: set[int] | None = None
 
 
-def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
+def block(source: str, style: Style, tokens: list[Token] | None = None, *, after: str | None = None) -> str:
     """``source`` (Markdown) written back as Markdown blocks, ids linked; ``tokens``: what
-    ``markdown().parse(source)`` gives, when it was parsed already."""
+    ``markdown().parse(source)`` gives, when it was parsed already. ``after``: the marker of the
+    list that what the page writes right before ends with (``block_tail``), which a list that
+    begins ``source`` must not continue."""
+    return block_tail(source, style, tokens, after=after)[0]
+
+
+def block_tail(source: str, style: Style, tokens: list[Token] | None = None, *,
+               after: str | None = None) -> tuple[str, str | None]:
+    """``block``, and the marker of the list it ends with ('-', '*', '+', '.' or ')'; None when it
+    ends otherwise): a text written next on the page must not begin with a list of that marker,
+    which CommonMark reads as more items of the same list (``block``'s ``after``)."""
     if not source.strip():
-        return ""
+        return "", after
     paragraphs = plain_paragraphs(source)
     if paragraphs is not None:
-        return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tokens if tokens is not None else parse(source)[0], 0, style)[0]).rstrip("\n")
+        return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs), None
+    lines, _end, tail = _blocks(tokens if tokens is not None else parse(source)[0], 0, style, after=after)
+    return "\n".join(lines).rstrip("\n"), tail
+
+
+def begins_list(written: str, marker: str) -> bool:
+    """Whether ``written`` (prose as ``block`` writes it) begins with a list of ``marker``."""
+    first = written.split("\n", 1)[0]
+    if marker in ".)":
+        digits = len(first) - len(first.lstrip("0123456789"))
+        return 0 < digits <= 9 and first[digits:digits + 1] == marker and first[digits + 1:digits + 2] in ("", " ")
+    return first[:1] == marker and first[1:2] in ("", " ")
 
 
 # Prose composed before the pages are planned -------------------------------------------------
@@ -285,11 +305,15 @@ def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool,
     return None
 
 
-def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int]:
+def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
+            after: str | None = None) -> tuple[list[str], int, str | None]:
     """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
-    written as lines, blank lines between them unless ``tight``; and that closing token's index."""
+    written as lines, blank lines between them unless ``tight``; that closing token's index; and
+    the marker of the list the lines end with (None: they end otherwise). ``after``: the
+    marker of a list right before them (``block``)."""
     out: list[str] = []
     end = len(tokens)
+    tail = after  # the marker of the list last written, while nothing but blank lines follows it
     while i < end:
         token = tokens[i]
         kind = token.type
@@ -302,15 +326,20 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
                 text = _first_inline(tokens, i, style, False, False)
                 lines = text.split("\n") if text is not None else []
                 i = _end(tokens, i)
+            if lines == [""]:  # of white space alone, but not of spaces or tabs (a no-break space): kept
+                lines = ["\u00a0"]
         elif kind == "heading_open":
             level = max(int(token.tag[1:]), style.min_heading)
             text = _first_inline(tokens, i, style, True, False) or ""
             lines = ["#" * level + (" " + text if text else "")]
             i = _end(tokens, i)
         elif kind == "bullet_list_open" or kind == "ordered_list_open":
-            lines, i = _list(tokens, i, style)
+            lines, i, tail = _list(tokens, i, style, tail)
+            out.extend([""] if out and not tight else [])
+            out.extend(lines)
+            continue
         elif kind == "blockquote_open":
-            inner, i = _blocks(tokens, i + 1, style)
+            inner, i, _tail = _blocks(tokens, i + 1, style)
             i += 1
             lines = [("> " + line) if line else ">" for line in inner] or [">"]
         elif kind == "fence":
@@ -339,10 +368,12 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
             i = _end(tokens, i)
         if not lines:
             continue
+        if any(lines):  # (an empty paragraph leaves a list before it next to one after it)
+            tail = None
         if out and not tight:
             out.append("")
         out.extend(lines)
-    return out, i
+    return out, i, tail
 
 
 # Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
@@ -353,20 +384,27 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
 ITEM_WIDTH = 4
 
 
-def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
-    """The list opened at ``tokens[i]``, written; and the index after it."""
+def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = None) -> tuple[list[str], int, str]:
+    """The list opened at ``tokens[i]``, written; the index after it; and its marker ('-', '*',
+    '+'; '.' or ')' after the number). ``before``: the marker of a list written right before it,
+    which this one must not share: CommonMark reads two lists of one marker with nothing but
+    blank lines between them as one (in the source, an empty item or paragraph between them,
+    or two blank lines after an empty item, made them two)."""
     token = tokens[i]
     ordered = token.type == "ordered_list_open"
     tight = _tight(tokens, i + 1)
     number = int(token.attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
     i += 1
+    char = tokens[i].markup if tokens[i].nesting != -1 and tokens[i].markup else "." if ordered else "-"
+    if char == before:
+        char = _OTHER_MARKER[char]
     while tokens[i].nesting != -1:
         item = tokens[i]
-        marker = f"{number}{item.markup or '.'}" if ordered else (item.markup or "-")
+        marker = f"{number}{char}" if ordered else char
         number += 1
         if item.nesting == 1:
-            lines, i = _blocks(tokens, i + 1, style, tight)
+            lines, i, _tail = _blocks(tokens, i + 1, style, tight)
             i += 1
         else:  # not markdown-it's: its children as blocks, as the tree held them
             lines = _blocks(item.children or _NONE, 0, style, tight)[0]
@@ -381,7 +419,10 @@ def _list(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int
             lines.insert(0, "")
         out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
         out.extend(" " * width + line if line else "" for line in lines[1:])
-    return out, i + 1
+    return out, i + 1, char
+
+
+_OTHER_MARKER = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}  # a list's marker, when the list before has it
 
 
 def _tight(tokens: Sequence[Token], i: int) -> bool:

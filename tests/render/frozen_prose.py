@@ -9,7 +9,9 @@ statement's list), a fence never starts on a list item's marker line (``_list``;
 site's Markdown reads it as prose there), a '!' right before a link is escaped
 (``_inline``, ``_linked``; with the link's '[' it made an image), and a list item's content
 starts four columns in at least (``_list``; the site's Markdown made one flat list of a list
-and the list nested in it two spaces in).
+and the list nested in it two spaces in), a list right after a list of the same marker takes
+another (``_blocks``, ``_list``: CommonMark read the two as one), and a paragraph of white
+space alone (a no-break space) is written as a no-break space (it was dropped).
 """
 
 from __future__ import annotations
@@ -169,8 +171,14 @@ def _inlines(node: Item) -> list[Item]:
 
 def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[str]:
     out: list[str] = []
+    last = None  # (changed on purpose: see the docstring) the marker of a list right before
     for node in nodes:
-        lines = _block(node, style)
+        if node.type in ("bullet_list", "ordered_list"):
+            lines, last = _list(_children(node), node.type == "ordered_list", node.attrs, style, last)
+        else:
+            lines = _block(node, style)
+            if any(lines):
+                last = None
         if not lines:
             continue
         if out and not tight:
@@ -182,13 +190,14 @@ def _blocks(nodes: Sequence[Item], style: Style, tight: bool = False) -> list[st
 def _block(node: Item, style: Style) -> list[str]:
     kind = node.type
     if kind == "paragraph":
-        return _inline(_children(node.children[0]), style).split("\n") if node.children else []
+        lines = _inline(_children(node.children[0]), style).split("\n") if node.children else []
+        return ["\u00a0"] if lines == [""] else lines  # (changed on purpose: see the docstring)
     if kind == "heading":
         level = max(int(node.tag[1:]), style.min_heading)
         text = _inline(_children(node.children[0]), style, one_line=True) if node.children else ""
         return ["#" * level + (" " + text if text else "")]
     if kind in ("bullet_list", "ordered_list"):
-        return _list(_children(node), kind == "ordered_list", node.attrs, style)
+        return _list(_children(node), kind == "ordered_list", node.attrs, style)[0]
     if kind == "blockquote":
         inner = _blocks(_children(node), style)
         return [("> " + line) if line else ">" for line in inner] or [">"]
@@ -206,14 +215,18 @@ def _block(node: Item, style: Style) -> list[str]:
     return _html_block(node.content) if node.content else []
 
 
-def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | float], style: Style) -> list[str]:
+def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | float], style: Style,
+          before: str | None = None) -> tuple[list[str], str]:
     tight = any(
         child.type == "paragraph" and child.hidden for item in items for child in _children(item)
     )
     number = int(attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
+    char = (items[0].markup if items and items[0].markup else "." if ordered else "-")
+    if char == before:  # (changed on purpose: see the docstring)
+        char = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}[char]
     for item in items:
-        marker = f"{number}{item.markup or '.'}" if ordered else (item.markup or "-")
+        marker = f"{number}{char}" if ordered else char
         number += 1
         lines = _blocks(_children(item), style, tight=tight)
         if out and not tight:
@@ -226,7 +239,7 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
             lines.insert(0, "")
         out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
         out.extend(" " * width + line if line else "" for line in lines[1:])
-    return out
+    return out, char
 
 
 def _html_block(content: str) -> list[str]:

@@ -280,6 +280,29 @@ def test_a_body_puts_no_image_or_raw_html_on_its_page_or_on_the_pages_quoting_it
         assert script in code, entry_id
 
 
+@pytest.mark.parametrize("marker", ["-", "*", "+", "1.", "1)"])
+@pytest.mark.parametrize("ahead", [False, True], ids=["composed on the page", "body composed ahead"])
+def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuilder, marker: str, ahead: bool) -> None:
+    """CommonMark reads two lists of one marker with nothing but blank lines between them as one
+    list: a body that begins with a list, after a statement that ends with one, put the body's
+    items in the statement on the page. The body's list takes another marker."""
+    from recordtool.render.prose import compose_body
+
+    project.add("THEORY-1", f"""
+        statement: "It has two parts:\\n\\n{marker} one\\n{marker} two"
+        body: "{marker} a remark on it\\n{marker} another\\n\\nMore."
+    """)
+    record = open_project(root=project.root, compose=compose_body if ahead else None)
+    assert ("THEORY-1" in record.graph.composed) == ahead
+    page = blanked(render_entry(context(record, statuses(record)), "THEORY-1"))
+    tokens = markdown().parse(page[page.index("## Statement"):page.index("## Verdict")])
+    lists = [t for t in tokens if t.type in ("bullet_list_open", "ordered_list_open") and t.level == 0]
+    items = [t for t in tokens if t.type == "list_item_open"]
+    texts = [t.content for t in tokens if t.type == "inline"]
+    assert len(lists) == 2 and len(items) == 4, page
+    assert texts == ["Statement", "It has two parts:", "one", "two", "a remark on it", "another", "More."]
+
+
 def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder, tmp_path: Path) -> None:
     project.add("NOTE-1", """
         title: T

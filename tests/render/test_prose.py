@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,36 @@ def test_html_is_shown_as_text_never_passed_through() -> None:
 def test_structure_is_kept() -> None:
     src = "# Top\n\n- a\n- b\n  1. c\n\n> q\n\n| x | y |\n|---|--:|\n| `a\\|b` | 2 |\n\n***\n"
     assert block(src, style()) == "## Top\n\n-   a\n-   b\n    1.  c\n\n> q\n\n| x | y |\n| --- | ---: |\n| `a\\|b` | 2 |\n\n***"
+
+
+@pytest.mark.parametrize("src", [
+    "-\n\n\n- b",  # two blank lines after an empty item end its list
+    "- a\n-\n\n\n- c",
+    "1. a\n-\n\n\n\n1. b",
+    "* a\n-\n\n\n- b\n-\n\n\n- c",  # a third list: not the second's marker either
+    "> - a\n> -\n>\n>\n> - b",
+    "- a\n\n\u00a0\n\n- b",  # a paragraph of a no-break space between them
+    "a\n\n\u00a0\n\nb",
+])
+def test_lists_and_paragraphs_stay_as_many_as_they_were(src: str) -> None:
+    """CommonMark reads two lists of one marker with nothing but blank lines between them as one:
+    a list right after a list takes another marker. A paragraph of white space alone (not a space
+    or a tab: a no-break space) stays a paragraph."""
+    from markdown_it import MarkdownIt
+
+    commonmark = MarkdownIt("commonmark")
+    assert commonmark.render(block(src, style())) == commonmark.render(src)
+
+
+def test_a_list_after_what_the_page_wrote_before_takes_another_marker() -> None:
+    from recordtool.render.prose import begins_list, block_tail
+
+    statement, tail = block_tail("Two parts:\n\n1) one\n2) two", style())
+    assert statement == "Two parts:\n\n1)  one\n2)  two"
+    assert tail == ")" and block_tail("text", style()) == ("text", None)
+    assert block("1) more", style(), after=tail) == "1.  more" and begins_list("1)  more", ")")
+    assert block("- more", style(), after="-") == "*   more" and block("- more", style(), after=")") == "-   more"
+    assert not begins_list("1.  more", ")") and not begins_list("\\- x", "-") and begins_list("-", "-")
 
 
 def test_inline_flattens_to_one_line_for_a_cell() -> None:

@@ -149,6 +149,10 @@ EDGES = [
     "[",
     "> ",
     "1.",
+    # lists that end at an empty item, one after the other; paragraphs of a no-break space
+    "- a\n-\n\n\n- c\n-\n\n\n- e",
+    "1) a\n2)\n\n\n1) b\n\n\u00a0\n\n1) c",
+    "a\n\n\u00a0\n\nb\n\n- \u00a0",
 ]
 
 

@@ -754,10 +754,10 @@ def test_a_body_is_composed_from_the_parse_kept_with_its_mentions(project: Proje
     parsed: list[str] = []  # the entries whose body a page parsed again
     real = page.block
 
-    def counted(source: str, style: Any, tokens: Any = None) -> str:
+    def counted(source: str, style: Any, tokens: Any = None, **given: Any) -> str:
         if source in bodies:
             parsed.append(bodies[source])
-        return real(source, style, tokens)
+        return real(source, style, tokens, **given)
 
     monkeypatch.setattr(page, "block", counted)
     lit = project.path("LIT-1")
