@@ -757,3 +757,17 @@ def test_a_cache_file_held_open_is_closed_at_the_interpreters_exit(tmp_path: Pat
     assert dropped_at_exit(monkeypatch, cache_module, held) == []
     with pytest.raises(OSError):
         os.fstat(fd)  # closed
+
+
+def test_an_item_pickles_as_its_class_and_every_field() -> None:
+    """A shard's items are made back by one call each (``Item.__reduce__``): every field is in
+    it, in order, so a field added to ``Item`` and left out of it fails here, not in a user's
+    cache."""
+    import dataclasses
+
+    fields = [f.name for f in dataclasses.fields(cache_module.Item)]
+    item = cache_module.Item(*(f"value of {name}" for name in fields))
+    made, args = item.__reduce__()
+    assert made is cache_module.Item and list(args) == [getattr(item, name) for name in fields]
+    back = cache_module._Unpickler(io.BytesIO(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))).load()
+    assert back == item and type(back) is cache_module.Item
