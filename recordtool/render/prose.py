@@ -389,14 +389,16 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     '+'; '.' or ')' after the number). ``before``: the marker of a list written right before it,
     which this one must not share: CommonMark reads two lists of one marker with nothing but
     blank lines between them as one (in the source, an empty item or paragraph between them,
-    or two blank lines after an empty item, made them two)."""
+    two blank lines after an empty item, or another marker, made them two)."""
     token = tokens[i]
     ordered = token.type == "ordered_list_open"
     tight = _tight(tokens, i + 1)
     number = int(token.attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
     i += 1
-    char = tokens[i].markup if tokens[i].nesting != -1 and tokens[i].markup else "." if ordered else "-"
+    # An ordered list's number is followed by '.' (the static site's Markdown reads no other), a
+    # bullet is the source's; either is another when the list before has it.
+    char = "." if ordered else tokens[i].markup if tokens[i].nesting != -1 and tokens[i].markup else "-"
     if char == before:
         char = _OTHER_MARKER[char]
     while tokens[i].nesting != -1:

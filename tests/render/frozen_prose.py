@@ -10,8 +10,9 @@ site's Markdown reads it as prose there), a '!' right before a link is escaped
 (``_inline``, ``_linked``; with the link's '[' it made an image), and a list item's content
 starts four columns in at least (``_list``; the site's Markdown made one flat list of a list
 and the list nested in it two spaces in), a list right after a list of the same marker takes
-another (``_blocks``, ``_list``: CommonMark read the two as one), and a paragraph of white
-space alone (a no-break space) is written as a no-break space (it was dropped).
+another (``_blocks``, ``_list``: CommonMark read the two as one), an ordered list's numbers
+are followed by '.' unless the list before has it (the site's Markdown reads no ')'), and a
+paragraph of white space alone (a no-break space) is written as a no-break space (it was dropped).
 """
 
 from __future__ import annotations
@@ -222,7 +223,7 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
     )
     number = int(attrs.get("start", 1)) if ordered else 0
     out: list[str] = []
-    char = (items[0].markup if items and items[0].markup else "." if ordered else "-")
+    char = "." if ordered else items[0].markup if items and items[0].markup else "-"
     if char == before:  # (changed on purpose: see the docstring)
         char = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}[char]
     for item in items:

@@ -143,6 +143,7 @@ def _skeleton(html: str) -> list[str]:
     "1. one\n\n   second\n\n   ```\n   x\n   ```\n2. two\n   - nested\n     1. deeper\n",  # an item's later blocks
     "- a\n\n  > quote\n  > more\n- b\n",
     "10. ten\n    - nested\n11. eleven\n",  # a marker of three characters
+    "1) one\n2) two\n   - nested\n",  # a number and ')', which the site's Markdown does not read
     "> - a\n>   - b\n>\n>   c\n",
     "-\n  - under an empty line\n- b\n",
 ])
