@@ -335,7 +335,8 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
             i = _end(tokens, i)
         elif kind == "bullet_list_open" or kind == "ordered_list_open":
             lines, i, tail = _list(tokens, i, style, tail)
-            out.extend([""] if out and not tight else [])
+            if out and not tight:
+                out.append("")
             out.extend(lines)
             continue
         elif kind == "blockquote_open":
