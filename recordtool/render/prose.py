@@ -386,46 +386,67 @@ ITEM_WIDTH = 4
 
 
 def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = None) -> tuple[list[str], int, str]:
-    """The list opened at ``tokens[i]``, written; the index after it; and its marker ('-', '*',
-    '+'; '.' or ')' after the number). ``before``: the marker of a list written right before it,
-    which this one must not share: CommonMark reads two lists of one marker with nothing but
-    blank lines between them as one (in the source, an empty item or paragraph between them,
-    two blank lines after an empty item, or another marker, made them two)."""
+    """The list opened at ``tokens[i]``, written; the index after it; and its marker
+    (``list_marker``). ``before``: the marker of a list written right before it."""
     token = tokens[i]
     ordered = token.type == "ordered_list_open"
     tight = _tight(tokens, i + 1)
     number = int(token.attrs.get("start", 1)) if ordered else 0
-    out: list[str] = []
+    items: list[list[str]] = []
     i += 1
-    # An ordered list's number is followed by '.' (the static site's Markdown reads no other), a
-    # bullet is the source's; either is another when the list before has it.
-    char = "." if ordered else tokens[i].markup if tokens[i].nesting != -1 and tokens[i].markup else "-"
-    if char == before:
-        char = _OTHER_MARKER[char]
+    source = tokens[i].markup if tokens[i].nesting != -1 else ""
     while tokens[i].nesting != -1:
         item = tokens[i]
-        marker = f"{number}{char}" if ordered else char
-        number += 1
         if item.nesting == 1:
             lines, i, _tail = _blocks(tokens, i + 1, style, tight)
             i += 1
         else:  # not markdown-it's: its children as blocks, as the tree held them
             lines = _blocks(item.children or _NONE, 0, style, tight)[0]
             i += 1
+        items.append(lines)
+    char = list_marker(ordered, source, before, any(not lines or not lines[0] or lines[0].startswith("```")
+                                                    for lines in items))
+    out: list[str] = []
+    for n, lines in enumerate(items, number):
         if out and not tight:
             out.append("")
-        if not lines:
-            out.append(marker)
-            continue
-        width = max(ITEM_WIDTH, len(marker) + 1)
-        if lines[0].startswith("```"):  # code on the marker's line: a static site reads it as prose
-            lines.insert(0, "")
-        out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
-        out.extend(" " * width + line if line else "" for line in lines[1:])
+        out.extend(list_item(f"{n}{char}" if ordered else char, lines))
     return out, i + 1, char
 
 
-_OTHER_MARKER = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}  # a list's marker, when the list before has it
+def list_marker(ordered: bool, source: str, before: str | None, bare: bool) -> str:
+    """The marker a list is written with: after an ordered list's numbers '.' (the static site's
+    Markdown reads no ')'), a bullet the source's, but never the marker of a list written right
+    before it (``before``): CommonMark reads two lists of one marker with nothing but blank lines
+    between them as one, where the source made them two (an empty item or paragraph between
+    them, two blank lines after an empty item, another marker). ``bare``: an item's marker stands
+    alone on its line (an empty item; one whose first block is code): not '-', which the site's
+    Markdown reads under a line of text as a heading's underline."""
+    if ordered:
+        return ")" if before == "." else "."
+    for char in (source, "-", "+", "*"):
+        if char and char != before and not (bare and char == "-"):
+            return char
+    return "+"  # (before is '*' and an item is bare)
+
+
+def list_item(marker: str, lines: list[str]) -> list[str]:
+    """One item of a list, its blocks written (``lines``) after ``marker``, four columns in at
+    least (``ITEM_WIDTH``). A marker that stands alone is followed by a space, without which the
+    site's Markdown reads no item; code never starts on the marker's line (the site reads a fence
+    there as prose); a rule first in an item is written '___' (after a '*', '***' is a rule, not
+    an item)."""
+    if not lines:
+        return [marker + " "]
+    width = max(ITEM_WIDTH, len(marker) + 1)
+    first = lines[0]
+    if first.startswith("```"):
+        first, lines = "", ["", *lines]
+    elif first == "***":
+        first = "___"
+    out = [marker + " " * (width - len(marker)) + first if first else marker + " "]
+    out.extend(" " * width + line if line else "" for line in lines[1:])
+    return out
 
 
 def _tight(tokens: Sequence[Token], i: int) -> bool:

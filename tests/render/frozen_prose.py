@@ -11,8 +11,11 @@ site's Markdown reads it as prose there), a '!' right before a link is escaped
 starts four columns in at least (``_list``; the site's Markdown made one flat list of a list
 and the list nested in it two spaces in), a list right after a list of the same marker takes
 another (``_blocks``, ``_list``: CommonMark read the two as one), an ordered list's numbers
-are followed by '.' unless the list before has it (the site's Markdown reads no ')'), and a
-paragraph of white space alone (a no-break space) is written as a no-break space (it was dropped).
+are followed by '.' unless the list before has it (the site's Markdown reads no ')'), each
+list's marker and each item are written by the writer's own ``list_marker`` and ``list_item``
+(a marker alone on its line is followed by a space and is not '-', a rule first in an item is
+'___'), and a paragraph of white space alone (a no-break space) is written as a no-break space
+(it was dropped).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from markdown_it.token import Token
 
 from recordtool.record.mentions import SCHEME, is_plain, link_target_id, parse
 from recordtool.render import escape
-from recordtool.render.prose import Style, _NotComposed
+from recordtool.render.prose import Style, _NotComposed, list_item, list_marker
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
@@ -222,24 +225,17 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
         child.type == "paragraph" and child.hidden for item in items for child in _children(item)
     )
     number = int(attrs.get("start", 1)) if ordered else 0
+    written = [_blocks(_children(item), style, tight=tight) for item in items]
+    # (changed on purpose: see the docstring) the marker, and each item, as the writer writes them
+    bare = any(not lines or not lines[0] or lines[0].startswith("```") for lines in written)
+    char = list_marker(ordered, items[0].markup if items else "", before, bare)
     out: list[str] = []
-    char = "." if ordered else items[0].markup if items and items[0].markup else "-"
-    if char == before:  # (changed on purpose: see the docstring)
-        char = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}[char]
-    for item in items:
+    for lines in written:
         marker = f"{number}{char}" if ordered else char
         number += 1
-        lines = _blocks(_children(item), style, tight=tight)
         if out and not tight:
             out.append("")
-        width = max(4, len(marker) + 1)  # (changed on purpose: see the docstring)
-        if not lines:
-            out.append(marker)
-            continue
-        if lines[0].startswith("```"):  # (changed on purpose: see the docstring)
-            lines.insert(0, "")
-        out.append(marker + " " * (width - len(marker)) + lines[0] if lines[0] else marker)
-        out.extend(" " * width + line if line else "" for line in lines[1:])
+        out.extend(list_item(marker, lines))
     return out, char
 
 

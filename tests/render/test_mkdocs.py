@@ -144,6 +144,8 @@ def _skeleton(html: str) -> list[str]:
     "- a\n\n  > quote\n  > more\n- b\n",
     "10. ten\n    - nested\n11. eleven\n",  # a marker of three characters
     "1) one\n2) two\n   - nested\n",  # a number and ')', which the site's Markdown does not read
+    "- a\n- ```\n  code\n  ```\n-\n- d\n",  # code first in an item, an empty item, after a line of text
+    "1. a\n2. ```\n   code\n   ```\n3.\n",
     "> - a\n>   - b\n>\n>   c\n",
     "-\n  - under an empty line\n- b\n",
 ])

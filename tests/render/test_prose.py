@@ -56,6 +56,7 @@ def test_structure_is_kept() -> None:
     "> - a\n> -\n>\n>\n> - b",
     "- a\n\n\u00a0\n\n- b",  # a paragraph of a no-break space between them
     "a\n\n\u00a0\n\nb",
+    "* ---\n* b",  # a rule first in an item of a '*' list
 ])
 def test_lists_and_paragraphs_stay_as_many_as_they_were(src: str) -> None:
     """CommonMark reads two lists of one marker with nothing but blank lines between them as one:
@@ -74,7 +75,7 @@ def test_a_list_after_what_the_page_wrote_before_takes_another_marker() -> None:
     assert statement == "Two parts:\n\n1.  one\n2.  two"  # ('.': the site's Markdown reads no ')')
     assert tail == "." and block_tail("text", style()) == ("text", None)
     assert block("1) more", style(), after=tail) == "1)  more" and begins_list("1)  more", ")")
-    assert block("- more", style(), after="-") == "*   more" and block("- more", style(), after=")") == "-   more"
+    assert block("- more", style(), after="-") == "+   more" and block("- more", style(), after=")") == "-   more"
     assert not begins_list("1.  more", ")") and not begins_list("\\- x", "-") and begins_list("-", "-")
 
 
@@ -186,7 +187,7 @@ def test_a_bang_before_a_link_stays_text_and_code_stays_code_wherever_the_page_p
         "-   x\n\n    ```\n    code in the item\n    ```\n\n    &lt;b\\>c&lt;/b\\>")  # code in an item, prose after it
     assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # (a page may put a text after a list of its own)
     assert block("-     <b>c</b>\n- ```\n  d\n  ```", style()) == (  # code never on an item's marker line
-        "-\n    ```\n    <b>c</b>\n    ```\n\n-\n    ```\n    d\n    ```")
+        "+ \n    ```\n    <b>c</b>\n    ```\n\n+ \n    ```\n    d\n    ```")
 
 
 def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
