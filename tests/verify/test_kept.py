@@ -271,3 +271,32 @@ def _decided(report: Report) -> tuple[list[tuple[str, bool, str, list[str], list
     """What a verify decided (a fresh verdict's times and durations aside): each claim's state,
     whether it ran, why it is stale or unchecked, what it uses that is not verified."""
     return [(r.claim, r.ran, r.status.state, r.status.reasons, r.status.depends) for r in report.results], report.written
+
+
+def test_a_kept_verdict_is_pickled_as_its_classes_and_fields_and_made_back_whole(verified: Path) -> None:
+    """Each data class of a kept verdict is pickled as its class and its fields (made back by
+    one call each, not a bare object whose state is then set), and made back equal; a data
+    class whose ``__init__`` would not give it back (a ``__post_init__``) pickles as by default."""
+    import dataclasses
+    import io
+    import pickletools
+
+    from recordtool.record.config import load_config
+    from recordtool.verify.store import read_store
+
+    store = read_store(load_config(verified))
+    assert store.verdicts
+    for claim_verdict in store.verdicts.values():
+        pickled = kept._dumps(claim_verdict)
+        assert kept._made_back(pickled) == claim_verdict
+        assert "BUILD" not in {op.name for op, _arg, _at in pickletools.genops(pickled)}
+
+    @dataclasses.dataclass
+    class Checked:
+        value: int
+
+        def __post_init__(self) -> None:
+            self.value += 1
+
+    Checked.__module__ = "recordtool.verify.verdict"
+    assert kept._VerdictPickler(io.BytesIO()).reducer_override(Checked(1)) is NotImplemented
