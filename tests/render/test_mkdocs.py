@@ -151,8 +151,9 @@ def _skeleton(html: str) -> list[str]:
 ])
 def test_lists_keep_their_structure_on_the_site(project: ProjectBuilder, body: str) -> None:
     """The site's Markdown reads a nested list, or an item's later blocks, only four spaces in
-    (CommonMark: at the item's content, two in after '- '): a body's lists, written on its
-    page, nest on the site as they do in the body."""
+    (CommonMark: at the item's content, two in after '- '), reads no '1)' list, and takes a '-'
+    alone under a line for a heading's underline: a body's lists, written on its page, nest on the
+    site as they do in the body (the shapes the README says it reads otherwise aside)."""
     from markdown_it import MarkdownIt
 
     from recordtool.record.config import load_config
