@@ -117,8 +117,10 @@ class Item:
         # Pickled as its class and its fields, made back by one call: pickled as a data class is
         # by default (a bare object, then its ``__dict__`` set), the 10,000 items of a record's
         # shards took 36 ms to make back instead of 24 (each run reads every shard).
-        return (Item, (self.kind, self.stat, self.digest, self.entry, self.places, self.problems, self.summary,
-                       self.scan, self.composed))
+        return (Item, _item_fields(self))
+
+
+_item_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Item)))  # (in ``__init__``'s order)
 
 
 @dataclass

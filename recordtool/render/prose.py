@@ -317,6 +317,7 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
     while i < end:
         token = tokens[i]
         kind = token.type
+        listed = None  # the marker of the list this block is, if it is one
         if kind == "paragraph_open":
             child = tokens[i + 1]
             if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
@@ -334,11 +335,7 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
             lines = ["#" * level + (" " + text if text else "")]
             i = _end(tokens, i)
         elif kind == "bullet_list_open" or kind == "ordered_list_open":
-            lines, i, tail = _list(tokens, i, style, tail)
-            if out and not tight:
-                out.append("")
-            out.extend(lines)
-            continue
+            lines, i, listed = _list(tokens, i, style, tail)
         elif kind == "blockquote_open":
             inner, i, _tail = _blocks(tokens, i + 1, style)
             i += 1
@@ -369,7 +366,9 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
             i = _end(tokens, i)
         if not lines:
             continue
-        if any(lines):  # (an empty paragraph leaves a list before it next to one after it)
+        if listed is not None:
+            tail = listed
+        elif any(lines):  # (an empty paragraph leaves a list before it next to one after it)
             tail = None
         if out and not tight:
             out.append("")
@@ -404,8 +403,7 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
             lines = _blocks(item.children or _NONE, 0, style, tight)[0]
             i += 1
         items.append(lines)
-    char = list_marker(ordered, source, before, any(not lines or not lines[0] or lines[0].startswith("```")
-                                                    for lines in items))
+    char = list_marker(ordered, source, before, any(map(marker_alone, items)))
     out: list[str] = []
     for n, lines in enumerate(items, number):
         if out and not tight:
@@ -430,22 +428,24 @@ def list_marker(ordered: bool, source: str, before: str | None, bare: bool) -> s
     return "+"  # (before is '*' and an item is bare)
 
 
+def marker_alone(lines: list[str]) -> bool:
+    """Whether an item of these blocks (``lines``) has its marker alone on its line: it is empty,
+    or its first block is code (``list_item``)."""
+    return not lines or not lines[0] or lines[0].startswith("```")
+
+
 def list_item(marker: str, lines: list[str]) -> list[str]:
     """One item of a list, its blocks written (``lines``) after ``marker``, four columns in at
     least (``ITEM_WIDTH``). A marker that stands alone is followed by a space, without which the
     site's Markdown reads no item; code never starts on the marker's line (the site reads a fence
     there as prose); a rule first in an item is written '___' (after a '*', '***' is a rule, not
     an item)."""
-    if not lines:
-        return [marker + " "]
     width = max(ITEM_WIDTH, len(marker) + 1)
-    first = lines[0]
-    if first.startswith("```"):
-        first, lines = "", ["", *lines]
-    elif first == "***":
-        first = "___"
-    out = [marker + " " * (width - len(marker)) + first if first else marker + " "]
-    out.extend(" " * width + line if line else "" for line in lines[1:])
+    if marker_alone(lines):
+        out, rest = [marker + " "], lines[1:] if lines and not lines[0] else lines  # (code on the next line)
+    else:
+        out, rest = [marker + " " * (width - len(marker)) + ("___" if lines[0] == "***" else lines[0])], lines[1:]
+    out.extend(" " * width + line if line else "" for line in rest)
     return out
 
 

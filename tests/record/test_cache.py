@@ -760,9 +760,9 @@ def test_a_cache_file_held_open_is_closed_at_the_interpreters_exit(tmp_path: Pat
 
 
 def test_an_item_pickles_as_its_class_and_every_field() -> None:
-    """A shard's items are made back by one call each (``Item.__reduce__``): every field is in
-    it, in order, so a field added to ``Item`` and left out of it fails here, not in a user's
-    cache."""
+    """A shard's items are made back by one call each (``Item.__reduce__``, ``Item(*fields)``):
+    every field in ``__init__``'s order, so a field ``__init__`` does not take fails here, not in
+    a user's cache."""
     import dataclasses
 
     fields = [f.name for f in dataclasses.fields(cache_module.Item)]

@@ -12,10 +12,10 @@ starts four columns in at least (``_list``; the site's Markdown made one flat li
 and the list nested in it two spaces in), a list right after a list of the same marker takes
 another (``_blocks``, ``_list``: CommonMark read the two as one), an ordered list's numbers
 are followed by '.' unless the list before has it (the site's Markdown reads no ')'), each
-list's marker and each item are written by the writer's own ``list_marker`` and ``list_item``
-(a marker alone on its line is followed by a space and is not '-', a rule first in an item is
-'___'), and a paragraph of white space alone (a no-break space) is written as a no-break space
-(it was dropped).
+list's marker and each item are written by the writer's own ``list_marker``, ``marker_alone``
+and ``list_item`` (a marker alone on its line is followed by a space and is not '-', a rule
+first in an item is '___'), and a paragraph of white space alone (a no-break space) is written
+as a no-break space (it was dropped).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from markdown_it.token import Token
 
 from recordtool.record.mentions import SCHEME, is_plain, link_target_id, parse
 from recordtool.render import escape
-from recordtool.render.prose import Style, _NotComposed, list_item, list_marker
+from recordtool.render.prose import Style, _NotComposed, list_item, list_marker, marker_alone
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
@@ -227,8 +227,7 @@ def _list(items: Sequence[Item], ordered: bool, attrs: dict[str, str | int | flo
     number = int(attrs.get("start", 1)) if ordered else 0
     written = [_blocks(_children(item), style, tight=tight) for item in items]
     # (changed on purpose: see the docstring) the marker, and each item, as the writer writes them
-    bare = any(not lines or not lines[0] or lines[0].startswith("```") for lines in written)
-    char = list_marker(ordered, items[0].markup if items else "", before, bare)
+    char = list_marker(ordered, items[0].markup if items else "", before, any(map(marker_alone, written)))
     out: list[str] = []
     for lines in written:
         marker = f"{number}{char}" if ordered else char
