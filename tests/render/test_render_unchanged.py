@@ -7,6 +7,7 @@ import concurrent.futures
 import os
 import shutil
 import time
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,50 @@ def test_packed_files_read_back_and_compare_as_the_files_do(tmp_path: Path) -> N
     assert not snapshot._files_hold(packed, {"b/x.yaml": [10, 2**62], "a/y.yaml": [-1, -1], str(racy): [5, 7]})
 
 
+def test_packed_files_compare_as_the_files_do_in_every_case(tmp_path: Path) -> None:
+    """Compared packed (whole when in the same order, the files racy then one by one), the
+    answer is the one ``files_hold`` gives for the files unpacked: random snapshots and states
+    now, with files racy then or now, whose content is the same or not, listed in the same
+    order or not, some gone or come."""
+    import random
+
+    from recordtool.snapshot import content_hash, files_hold
+
+    rng = random.Random(14)
+    paths = [tmp_path / f"f{n}.yaml" for n in range(6)]
+    for n, path in enumerate(paths):
+        path.write_text(f"n: {n}\n", encoding="utf-8")
+    digests = [content_hash(path.read_bytes()) for path in paths]
+    seen = {True: 0, False: 0}
+    for _round in range(600):
+        then: dict[str, list[Any]] = {}
+        for n in rng.sample(range(6), rng.randint(0, 6)):
+            state: list[Any] = [rng.choice([3, 4]), rng.choice([7, 8])]
+            if rng.random() < 0.4:  # racy then: its content's hash, right or wrong
+                state.append(digests[n] if rng.random() < 0.7 else digests[(n + 1) % 6])
+            then[str(paths[n])] = state
+        now: dict[str, list[Any]] = {}
+        keys = list(then)
+        if rng.random() < 0.3:
+            rng.shuffle(keys)
+        for key in keys:
+            if rng.random() < 0.1:
+                continue  # gone
+            value = list(then[key][:2]) if rng.random() < 0.8 else [rng.choice([3, 4]), rng.choice([7, 8])]
+            if rng.random() < 0.2:  # racy now too
+                value.append(digests[paths.index(Path(key))] if rng.random() < 0.7 else "0" * 32)
+            now[key] = value
+        if rng.random() < 0.1:
+            now[str(paths[rng.randrange(6)])] = [3, 7]  # come (or listed again, at the end)
+        expected = files_hold(then, now)
+        packed = snapshot.pack(then)  # type: ignore[arg-type]
+        assert snapshot._files_hold(packed, now) == expected, (then, now)
+        # a hash kept of a file not listed (not written so: a snapshot changed by hand) is not a file
+        assert snapshot._files_hold({**packed, "hashes": {**packed["hashes"], "elsewhere": "0"}}, now) == expected
+        seen[expected] += 1
+    assert min(seen.values()) > 100  # both answers met often
+
+
 def test_a_render_reads_the_snapshot_once(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _rendered(project)
     _edit_entry(project)
@@ -504,10 +549,14 @@ def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
     assert inputs.as_json()["files"] is got_packed
     assert inputs.files == files
     assert inputs.as_json()["files"] == got_packed
-    packed, full_names, full, taken = sent
-    for broken in [({**packed, "paths": packed["paths"][:-1]}, full_names, full, taken),
-                   ({**packed, "stats": packed["stats"][:-4]}, full_names, full, taken),
-                   (packed, full_names[:-1], full, taken), (packed, full_names, full[8:], taken)]:
+    packed, places, full, taken = sent
+    assert len(places) < len("".join(stats.files))  # each stat-ed file sent by its place among the inputs
+    beyond = array("q", [len(files), 1]).tobytes()  # (a place past the inputs' paths)
+    for broken in [({**packed, "paths": packed["paths"][:-1]}, places, full, taken),
+                   ({**packed, "stats": packed["stats"][:-4]}, places, full, taken),
+                   (packed, places[:-1], full, taken), (packed, places[:-8], full, taken),
+                   (packed, places, full[8:], taken), (packed, beyond, full, taken),
+                   (packed, array("q", [-1, 1]).tobytes(), full, taken)]:
         with pytest.raises(ValueError):
             snapshot._received(broken)
     assert snapshot._received(snapshot._sent({}, Stats({}, 0))) == (snapshot.pack({}), Stats({}, 0))
