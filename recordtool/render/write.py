@@ -258,8 +258,12 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
         """Copy the figures, a step of ``FIGURES_STEP`` at a time: this process's own work while
         workers compose the pages (a cold render of a verified record copies thousands)."""
         for n, (rel, source) in enumerate(plan.assets.items(), 1):
-            copied.append(_copy(folders, root, rel, source, still_written(rel) and source in sources_as_left,
-                                old.get(rel), last.get(rel) if last is not None else None))
+            as_left = still_written(rel) and source in sources_as_left
+            if as_left and old.copied(rel):  # (``_copy``'s first answer, without parsing the manifest's line)
+                copied.append((True, None, None))
+            else:
+                copied.append(_copy(folders, root, rel, source, as_left, old.get(rel),
+                                    last.get(rel) if last is not None else None))
             if n % FIGURES_STEP == 0:
                 yield
 

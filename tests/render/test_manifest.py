@@ -61,3 +61,22 @@ def test_has_key_finds_each_key_as_its_line_writes_it() -> None:
     for n, key in enumerate(keys):
         assert read.has_key(f"page-{n}.md", key) and written.has_key(f"page-{n}.md", key), key
         assert not read.has_key(f"page-{n}.md", key + "x") and not read.has_key(f"page-{n + 1}.md", key + "y")
+
+
+def test_copied_says_what_the_parsed_line_says(tmp_path: Path) -> None:
+    """``Manifest.copied`` (a figure copied: no key, a hash) reads the line as written without
+    parsing it, and answers as its parse does, for paths that look like a line's fields; a
+    manifest read as JSON answers from what it parsed."""
+    from recordtool.render.write import _copied
+
+    rels = ["figures/a.png", 'a", "key": null, "size": 1.png', 'b{"hash": "", .png', "c\\d.md", "é.md"]
+    values: list[Written] = [(None, 9, "cd"), (None, 0, ""), ("k", 3, "ef"), ("", 1, "ab"), (None, 1, 'x"y')]
+    for shift in range(len(values)):
+        (tmp_path / MANIFEST).write_text(manifest_text({rel: values[(n + shift) % len(values)]
+                                                        for n, rel in enumerate(rels)}), encoding="utf-8")
+        lines = manifest.read(tmp_path, as_written=True)
+        parsed = manifest.read(tmp_path)
+        assert lines.plain() and not parsed.plain()
+        for rel in [*rels, "other.png"]:
+            assert lines.copied(rel) == parsed.copied(rel) == _copied(parsed.get(rel)), (rel, shift)
+        assert sum(lines.copied(rel) for rel in rels) == 2  # (None, 9, "cd") and (None, 1, 'x"y')
