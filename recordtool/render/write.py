@@ -258,12 +258,9 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
         """Copy the figures, a step of ``FIGURES_STEP`` at a time: this process's own work while
         workers compose the pages (a cold render of a verified record copies thousands)."""
         for n, (rel, source) in enumerate(plan.assets.items(), 1):
-            as_left = still_written(rel) and source in sources_as_left
-            if as_left and old.copied(rel):  # (``_copy``'s first answer, without parsing the manifest's line)
-                copied.append((True, None, None))
-            else:
-                copied.append(_copy(folders, root, rel, source, as_left, old.get(rel),
-                                    last.get(rel) if last is not None else None))
+            kept = still_written(rel) and source in sources_as_left and old.copied(rel)
+            copied.append((True, None, None) if kept else
+                          _copy(folders, root, rel, source, old.get(rel), last.get(rel) if last is not None else None))
             if n % FIGURES_STEP == 0:
                 yield
 
@@ -301,13 +298,12 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
 Copied = tuple[bool, "str | None", "tuple[int, str, list[int], bool] | None"]
 
 
-def _copy(folders: _Folders, root: Path, rel: str, source: str, as_left: bool, before: Written | None,
+def _copy(folders: _Folders, root: Path, rel: str, source: str, before: Written | None,
           last: list[int] | None) -> Copied:
-    """Copy the figure ``source`` (from ``root``) to ``rel``, unless ``as_left`` (its file is as the
-    last render found it, its copy still as written) and the manifest's line ``before`` is that
-    of a figure copied: then it is kept without being read."""
-    if as_left and _copied(before):
-        return True, None, None
+    """Copy the figure ``source`` (from ``root``) to ``rel``; ``before``: the manifest's line of
+    ``rel``. A figure whose file is as the last render found it, its copy still as written and
+    the manifest's line that of a figure copied (``Manifest.copied``) is kept without being read,
+    and never comes here."""
     why, data = read_figure(root, source, rel)
     if data is None:
         return False, why, None
@@ -496,11 +492,6 @@ def _nothing_known(_rel: str) -> bool:
 def _as_written(where: dict[str, int], spoiled: set[str]) -> Callable[[str], bool]:
     """Whether a file of the last render is as written: among its files, and not spoiled since."""
     return lambda rel: rel in where and rel not in spoiled
-
-
-def _copied(before: Written | None) -> bool:
-    """Whether the manifest's line ``before`` is that of a figure copied (no key, a hash)."""
-    return before is not None and before[0] is None and bool(before[2])
 
 
 Done = tuple[int, str, list[int], bool]  # a page composed and put: its size, hash, [size, mtime_ns], written?
