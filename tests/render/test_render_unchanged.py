@@ -550,7 +550,8 @@ def test_what_a_worker_sends_is_made_back_whole_or_refused() -> None:
     assert inputs.files == files
     assert inputs.as_json()["files"] == got_packed
     packed, places, full, taken = sent
-    assert len(places) < len("".join(stats.files))  # each stat-ed file sent by its place among the inputs
+    # each stat-ed file sent by its place among the inputs (eight bytes), its path not sent again
+    assert len(places) == 8 * len(stats.files) and not any(path.encode() in places for path in stats.files)
     beyond = array("q", [len(files), 1]).tobytes()  # (a place past the inputs' paths)
     for broken in [({**packed, "paths": packed["paths"][:-1]}, places, full, taken),
                    ({**packed, "stats": packed["stats"][:-4]}, places, full, taken),
