@@ -138,6 +138,33 @@ def test_a_damaged_cache_is_read_again_never_trusted(project: ProjectBuilder, pa
     assert parsed == []
 
 
+def test_a_kept_file_is_read_whole_and_checked_at_its_edges(tmp_path: Path) -> None:
+    """``_payload`` gives what ``write_plain`` wrote after its head, for this key and format
+    only: a file cut anywhere (even inside its head), of another key or format, or with a byte
+    changed gives None; an empty value and a large one come back as written."""
+    import zlib
+
+    form, key = b"recordtool-test 1\n", bytes(range(16))
+    path = tmp_path / "kept.bin"
+    large = os.urandom(300_000)  # (more than a buffered reader's buffer)
+    cache_module.write_plain(path, key, form, large)
+    whole = path.read_bytes()
+    payload = cache_module._payload(path, key, form)
+    assert payload is not None and pickle.loads(payload) == large
+    assert cache_module._read_plain(path, key, form) == large
+    for cut in (0, len(form) - 1, len(form) + 19, len(form) + 20, len(whole) - 1):
+        path.write_bytes(whole[:cut])
+        assert cache_module._payload(path, key, form) is None, cut
+    path.write_bytes(whole)
+    assert cache_module._payload(path, bytes(16), form) is None
+    assert cache_module._payload(path, key, b"recordtool-test 2\n") is None
+    path.write_bytes(whole[:-1] + bytes([whole[-1] ^ 1]))
+    assert cache_module._payload(path, key, form) is None
+    path.write_bytes(form + key + zlib.crc32(b"").to_bytes(4, "big"))  # nothing after the head
+    assert cache_module._payload(path, key, form) == b""
+    assert cache_module._payload(tmp_path / "gone.bin", key, form) is None
+
+
 def test_the_cache_is_written_without_fsync(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its files are checked when read (above: a file cut short by a power cut is one more
     damage), so none is fsynced: an fsync per file cost a large record's cold run seconds."""
