@@ -798,3 +798,6 @@ def test_an_item_pickles_as_its_class_and_every_field() -> None:
     assert made is cache_module.Item and list(args) == [getattr(item, name) for name in fields]
     back = cache_module._Unpickler(io.BytesIO(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))).load()
     assert back == item and type(back) is cache_module.Item
+    # with slots, no dict of its own: each run makes a hundred thousand of them back on a large
+    # record and reads their fields several times (``Item``'s docstring has what that costs)
+    assert not hasattr(back, "__dict__") and set(cache_module.Item.__slots__) == set(fields)
