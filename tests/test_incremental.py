@@ -31,6 +31,7 @@ from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
 from tests.conftest import FOLDERS, ProjectBuilder, record_made, same_as_afresh
 from tests.corpus import invoke
+from tests.render.test_rows import _spliced_pages
 from tests.render_record import verdict
 
 if TYPE_CHECKING:
@@ -372,6 +373,7 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
     root = walk.root
     pages = root / "record" / "pages"
     held = _kept_keys_held(monkeypatch)
+    spliced = _spliced_pages(monkeypatch)  # (index pages made from the pages as written: cold renders make none)
     done: list[str] = []
     first = walk.rng.sample(CHANGES, len(CHANGES))  # each kind of change at least once, then any
     for step in range(30):
@@ -390,6 +392,7 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         same_as_afresh(root)  # the index pages' rows and tallies, kept and brought up to date
     assert set(CHANGES) <= set(done)
     assert seed not in (1, 2) or sum(ahead) >= 20, ahead  # (a worker stat-ed the inputs, or the pages, of most renders)
+    assert len(spliced) >= 5, spliced  # (and every page then was the cold render's)
 
 
 def test_a_record_emptied_and_filled_again_is_a_cold_run(tmp_path: Path) -> None:
@@ -432,10 +435,12 @@ def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
     changes = ["title", "title", "tags", "tags", "tags", "kind", "add", "delete", "cites", "cites", "status",
                "verdict", "id", "same", "break", "mend", "duplicate", "page"]
     summarised = 0
+    spliced = _spliced_pages(monkeypatch)
     for now in _renders_as_cold(walk, tmp_path, changes, steps=20, seed=seed):
         same_as_afresh(walk.root)
         summarised += "are more than 2 nodes" in now["graph.md"].decode()
     assert summarised >= 5, summarised  # the summary was drawn (and kept) often
+    assert "index.md" in spliced and len(spliced) >= 10, spliced  # (made from the pages as written, as cold)
 
 
 @pytest.mark.parametrize("seed", [10, 11])

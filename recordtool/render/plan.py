@@ -68,6 +68,9 @@ class Plan:
     # What the first ``key`` asked for does (every page's key), in steps, for work meanwhile:
     # ``key`` finishes what is left of it (``plan_site``).
     work_out_keys: Callable[[], Iterator[None]] = field(default=lambda: iter(()))
+    # An index page made from the page as the last render wrote it, with the key it had then
+    # (``index.spliced``); None: compose it. (None here: every page composed.)
+    splice: Callable[[str, str, str], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,11 @@ def plan_site(ctx: Context) -> Plan:
         owner = owners.get(path)
         return page.render_entry(ctx, owner) if owner is not None else index.index_page(ctx, path)
 
+    def splice(path: str, written: str, was: str) -> str | None:
+        return index.spliced(ctx, shared, path, written, was)
+
     return Plan(sorted([*owners, *paths]), key, compose, dict(sorted(assets.items())), sorted(paths), owners, ctx,
-                work_out_keys)
+                work_out_keys, splice)
 
 
 def listed_file(where: Places) -> str:

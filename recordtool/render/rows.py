@@ -78,6 +78,17 @@ Tally = list[int]
 Change = tuple[str, "str | None", int, int, "Row | None"]
 
 
+@dataclass
+class Before:
+    """The tallies and rows a render found kept, before it brought them up to date
+    (``Listed.before``)."""
+
+    tallies: dict[str, Tally]
+    # id -> its position, and its row and look as kept: each entry whose row hash or dashboard
+    # hash changed (what the index pages show of it)
+    was: dict[str, tuple[int, Row, str | None]] = field(default_factory=dict)
+
+
 def _hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "big")
 
@@ -143,6 +154,11 @@ class Listed:
     changes: dict[int, Change] = field(default_factory=dict)  # positions changed since the whole file
     generation: str | None = None  # the whole file's; None: nothing to write changes against
     changed: bool = False  # since read: to be kept again
+    # What the last render kept, as it was before this one brought it up to date: its tallies,
+    # and the row and look of each entry whose line on an index page may have changed since,
+    # by id (with its position). None when nothing was kept, or when ids came or went
+    # (``index.spliced`` then composes every index page whose key changed).
+    before: Before | None = field(default=None, repr=False)
 
     def rows(self) -> list[Row]:
         """Every entry's row, in the record's order."""
@@ -274,6 +290,8 @@ def _bring_up_to_date(ctx: Context, kept: Listed | None) -> Listed:
     new: set[int] = set()
     if kept.ids != ids:  # ids came or went: what was kept, lined up with the record's ids
         kept, new = _lined_up(kept, ids)
+    else:  # (the tallies are a few hundred small lists at most: one per index page)
+        kept.before = Before({page: list(tally) for page, tally in kept.tallies.items()})
     if files == kept.files and now == kept.looks:
         return kept
     for n, (file, look, was_file, was_look) in enumerate(zip(files, now, kept.files, kept.looks, strict=True)):
@@ -295,8 +313,11 @@ def _update(ctx: Context, listed: Listed, n: int, file: str, look: str | None, n
         was = listed.hashed(n)
         if was != hashed or dashboard_hash(was[0], was_look) != dashboard_hash(hashed[0], look):
             # the same row hash: the same row (its pages the same), else the one kept
-            _count(listed.tallies, entry_id, row if was[0] == hashed[0] else listed.row(n), was, was_look, -1)
+            was_row = row if was[0] == hashed[0] else listed.row(n)
+            _count(listed.tallies, entry_id, was_row, was, was_look, -1)
             _count(listed.tallies, entry_id, row, hashed, look, 1)
+            if listed.before is not None:
+                listed.before.was[entry_id] = (n, was_row, was_look)
     listed.files[n], listed.looks[n] = file, look
     listed.hashes[n * HASHES:(n + 1) * HASHES] = hashed[0].to_bytes(16, "big") + hashed[1].to_bytes(16, "big")
     if listed._rows is not None:
@@ -432,4 +453,4 @@ def _write(ctx: Context, listed: Listed) -> None:
     listed.generation, listed.changes = generation, {}
 
 
-__all__ = ["CLAIM", "KIND", "ROWS_FILE", "STATUS", "TAGS", "TITLE", "Listed", "Row", "listed", "rows"]
+__all__ = ["CLAIM", "KIND", "ROWS_FILE", "STATUS", "TAGS", "TITLE", "Before", "Listed", "Row", "listed", "rows"]

@@ -437,10 +437,16 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
             if n % KEYS_STEP == 0:
                 yield
 
+    # An index page whose key changed is made from the page as written, when the keys are
+    # trusted (the same code made them) and the file holds what the manifest says (``_spliced``).
+    splice = plan.splice if trust_keys and len(old) else None
+
     def here(rel: str) -> Done:
-        data = plan.compose(rel).encode("utf-8")
+        before = old.get(rel)
+        text = _spliced(splice, folders.inside(rel), rel, before) if splice is not None and rel in indexes else None
+        data = (text if text is not None else plan.compose(rel)).encode("utf-8")
         digest = content_hash(data)
-        stat, written = _put(folders, rel, data, digest, old.get(rel), last.get(rel) if last is not None else None)
+        stat, written = _put(folders, rel, data, digest, before, last.get(rel) if last is not None else None)
         return len(data), digest, stat, written
 
     def run(rels: list[str]) -> list[Done | None]:
@@ -483,6 +489,26 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         else:
             report.unchanged += 1
     report.written.sort()
+
+
+def _spliced(splice: Callable[[str, str, str], str | None], path: str, rel: str, before: Written | None) -> str | None:
+    """The index page ``rel`` made from its file at ``path`` as the last render wrote it
+    (``Plan.splice``, given the key it was written with), when the file holds what the manifest
+    says was written there (its size and hash); None: compose it."""
+    if before is None or before[0] is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if len(data) != before[1] or content_hash(data) != before[2]:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return splice(rel, text, before[0])
 
 
 def _nothing_known(_rel: str) -> bool:

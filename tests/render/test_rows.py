@@ -71,9 +71,10 @@ def made_rows(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_title_edit_makes_only_the_entries_its_pages_show(project: ProjectBuilder, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """After a title edit the index pages that list the entry are composed again from the
-    kept rows: the entry cache makes the edited entry and its neighbours (whose pages show its
-    title), not every entry listed; no other index page is composed."""
+    """After a title edit the index pages that list the entry are made again from the pages
+    as written, the entry's line replaced (``index.spliced``): the entry cache makes the edited
+    entry and its neighbours (whose pages show its title), not every entry listed; no index page
+    is composed. With splicing turned off, the same pages are composed from the kept rows."""
     monkeypatch.setattr(mermaid, "WHOLE_MAX", 4)  # graph.md summarised by tag: it shows no title
     root = _record(project)
     assert invoke("render", "--root", str(root)).code == 0
@@ -84,21 +85,44 @@ def test_a_title_edit_makes_only_the_entries_its_pages_show(project: ProjectBuil
         real_page = getattr(index, name)
         monkeypatch.setattr(index, name, lambda ctx, *args, name=name, real_page=real_page: composed.append(
             " ".join([name, *args])) or real_page(ctx, *args))
+    spliced = _spliced_pages(monkeypatch)
     _edit(project.path("LIT-5"), "title: Paper 5", "title: Paper five")
     rendered = invoke("render", "--root", str(root))
     assert rendered.code == 0 and not rendered.err
     # LIT-5's page, THEORY-5's (it shows what it cites), the lists of LIT-5's kind and tag
     assert ": 4 written, " in rendered.out, rendered.out
-    assert sorted(composed) == ["_kind_page literature", "_tag_page t2"]
+    assert composed == [] and sorted(spliced) == ["kinds/literature.md", "tags/t2.md"]
     assert set(made) <= {"LIT-5", "THEORY-5"}, sorted(set(made))
-    composed.clear()
+    spliced.clear()
     _edit(project.path("THEORY-4"), "title: Claim 4", "title: Claim four")  # a claim: the dashboard lists it
     rendered = invoke("render", "--root", str(root))
     assert ": 5 written, " in rendered.out, rendered.out  # its page, LIT-4's (cited by it), three lists
+    assert composed == [] and sorted(spliced) == ["index.md", "kinds/theory.md", "tags/t0.md"]
+    _same_as_cold(root, tmp_path)
+    monkeypatch.setattr(index, "spliced", lambda *args: None)  # composed instead
+    composed.clear()  # (the cold render composed every page)
+    _edit(project.path("THEORY-4"), "title: Claim four", "title: Claim 4")
+    rendered = invoke("render", "--root", str(root))
+    assert ": 5 written, " in rendered.out, rendered.out
     assert sorted(composed) == ["_kind_page theory", "_tag_page t0", "dashboard"]
     monkeypatch.setattr(load.Entries, "_made", real)
     _same_as_cold(root, tmp_path)
     same_as_afresh(root)
+
+
+def _spliced_pages(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The index pages made from the pages as written (``index.spliced``), as each render makes them."""
+    spliced: list[str] = []
+    real = index.spliced
+
+    def spy(ctx: Context, shared: str, path: str, written: str, key: str) -> str | None:
+        made = real(ctx, shared, path, written, key)
+        if made is not None:
+            spliced.append(path)
+        return made
+
+    monkeypatch.setattr(index, "spliced", spy)
+    return spliced
 
 
 def test_rows_are_kept_and_made_again_only_for_changed_new_or_gone_entries(
