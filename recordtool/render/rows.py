@@ -183,10 +183,20 @@ class Listed:
         return self._rows
 
     def row(self, n: int) -> Row:
+        """The row of the entry at ``n``; while the rows are kept as columns, made alone (an
+        edit asks for the row it changes, as kept: at 100,000 entries, making every row back
+        took 0.11 to 0.13 s)."""
+        if self._rows is not None:
+            return self._rows[n]
         change = self.changes.get(n)
-        if change is not None and change[4] is not None and self._rows is None:
+        if change is not None and change[4] is not None:
             return change[4]
-        return self.rows()[n]
+        assert self.columns is not None
+        kinds, statuses, claims, tags, titles = self.columns
+        joined = _nth(tags, n)
+        return (sys.intern(_nth(kinds, n)), sys.intern(_nth(statuses, n)), claims[n] == 1,
+                tuple(sys.intern(t) for t in joined.split(" ")) if joined else (),
+                _nth(titles, n) if isinstance(titles, str) else titles[n])
 
     def hashed(self, n: int) -> tuple[int, int]:
         """The row hash and graph hash of the entry at ``n``."""
@@ -403,6 +413,11 @@ def _from_whole(value: object) -> Listed | None:
                  else _joined(titles, count))):
         return None
     return Listed(ids, files, kept_looks, bytearray(hashes), tallies, (kinds, statuses, claims, tags, titles))
+
+
+def _nth(column: str, n: int) -> str:
+    """The entry at ``n`` of a column joined by SEP (``Listed.whole``), without the ones after it."""
+    return column.split(SEP, n + 1)[n]
 
 
 def _split(column: str, count: int) -> list[str]:

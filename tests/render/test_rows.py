@@ -286,3 +286,23 @@ def test_rows_read_back_from_the_whole_file_are_those_written_with_one_object_pe
     assert made[0][rows.TAGS] is made[2][rows.TAGS]
     assert made[1][rows.KIND] is made[2][rows.KIND] and made[0][rows.STATUS] is made[3][rows.STATUS]
     assert made[1][rows.TAGS] == ()
+
+
+def test_a_kept_row_asked_for_alone_is_the_row_all_of_them_give(project: ProjectBuilder) -> None:
+    """``Listed.row`` makes one row from the kept columns (and the changes kept beside them)
+    without making the others: each is the row ``rows()`` makes."""
+    from recordtool.record.project import open_project
+    from recordtool.render.plan import context
+
+    root = _record(project)
+    project.add("NOTE-2", "title: 'A note, untagged'\n")  # (no tags: an empty cell of the tags' column)
+    assert invoke("render", "--root", str(root)).code == 0
+    _edit(project.path("LIT-7"), "title: Paper 7", "title: Paper seven")  # kept as a change beside the columns
+    assert invoke("render", "--root", str(root)).code == 0
+    ctx = context(open_project(root=root, cache=True), {})
+    alone, whole = rows._read(ctx), rows._read(ctx)
+    assert alone is not None and whole is not None and alone.changes and alone.columns is not None
+    made = [alone.row(n) for n in range(len(alone.ids))]
+    assert alone._rows is None  # (none made but those asked for)
+    assert made == whole.rows() and len(made) == 26
+    assert made[alone.ids.index("NOTE-2")][rows.TAGS] == () and made[alone.ids.index("LIT-7")][rows.TITLE] == "Paper seven"
