@@ -4,7 +4,9 @@ The functions that compose them return Markdown and are pure. What they show of 
 comes from its row (``recordtool.render.rows``: kept between renders), so that composing them
 makes no entry whose file is unchanged; each page's key (``index_keys``) comes from the tally
 of the entries it lists, kept with the rows, so that after an edit only the pages that list the
-edited entry are composed again.
+edited entry are made again: from the page as written, the edited entries' lines replaced, when
+that gives what composing gives (``spliced``; a list of 40,000 entries is about 0.1 s to
+compose), else composed.
 """
 
 from __future__ import annotations
