@@ -159,6 +159,14 @@ def test_index_pages_are_spliced_only_where_that_gives_the_page_composing_gives(
     assert invoke("render", "--root", str(root)).code == 0
     assert spliced == ["tags/t2.md"]
     assert _pages(pages) == _cold(root, tmp_path, pages)
+    # More lines to replace than splicing is worth: composed.
+    monkeypatch.setattr(index, "SPLICE_MAX", 1)
+    spliced.clear()
+    _edit(project.path("LIT-1"), "title: Paper 1\n", "title: Paper one\n")
+    _edit(project.path("LIT-2"), "title: Paper 2\n", "title: Paper two\n")
+    assert invoke("render", "--root", str(root)).code == 0
+    assert sorted(spliced) == ["tags/t1.md", "tags/t2.md"]  # (kinds/literature.md lists both)
+    assert _pages(pages) == _cold(root, tmp_path, pages)
 
 
 def test_a_page_is_spliced_only_where_each_line_replaced_begins_one_line() -> None:
