@@ -20,6 +20,7 @@ from recordtool.render.page import sentence
 from recordtool.render.rows import (
     CLAIM,
     KIND,
+    SEP,
     STATUS,
     TAGS,
     TITLE,
@@ -337,7 +338,7 @@ def spliced(ctx: Context, shared: str, path: str, written: str, key: str) -> str
 
 def _state_of(look: str | None) -> str | None:
     """The state part of a ``rows.looks`` value."""
-    return look.partition("\0")[0] if look is not None else None
+    return look.partition(SEP)[0] if look is not None else None
 
 
 def _pages_of(row: Row) -> tuple[str, ...]:
