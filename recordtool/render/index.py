@@ -191,7 +191,7 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[
     # to the dashboard is the same (entries' pages are beside it, at the top of the output
     # folder): worked out once (an entry is listed on its kind's page and each of its tags').
     made: dict[str, str] = ctx.memo(f"index.lines {up} {claims}")
-    folder = up[: -len(INDEX)]
+    folder = _entries_folder(page)
     states = ctx.states
     for entry_id in ids:
         line = made.get(entry_id)
@@ -208,6 +208,12 @@ def _listed_line(folder: str, claims: bool, entry_id: str, row: Row, state: str 
     if claims:
         return f"{start} {_status(row[STATUS])} | {badge(state) if state else '—'} | {row[TITLE]} |"
     return f"{start} {_status(row[STATUS])} | {row[TITLE]} |"
+
+
+def _entries_folder(page: str) -> str:
+    """Where the entries' pages are, from the kind's or tag's page ``page`` (beside the
+    dashboard, at the top of the output folder): what each of its lines links to."""
+    return relative(page, INDEX)[: -len(INDEX)]
 
 
 def _listed_start(folder: str, entry_id: str) -> str:
@@ -324,7 +330,7 @@ def spliced(ctx: Context, shared: str, path: str, written: str, key: str) -> str
         then, now = before.tallies.get(path), found.tallies.get(path)
         if then is None or now is None or (then[1] > 0) != (now[1] > 0):
             return None  # (listed nothing, or lists nothing now; a verdicts' column comes or goes)
-        folder = relative(path, INDEX)[: -len(INDEX)]
+        folder = _entries_folder(path)
         for entry_id, (n, was, _was_look) in before.was.items():
             row = found.row(n)
             on_then, on_now = path in _pages_of(was), path in _pages_of(row)
