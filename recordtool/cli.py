@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from recordtool import __version__
+from recordtool.meter import Meter
 from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
@@ -72,20 +73,20 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
 
 def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
           compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
-          keep_later: bool = False) -> Project:
+          keep_later: bool = False, meter: Meter | None = None) -> Project:
     """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
     ``compose``: what else to make of each body it parses (``build_graph``); without it, the few
     bodies read after an edit are composed for render's pages all the same, and kept
     (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
     them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
-    the caller (``open_project``)."""
+    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
     from recordtool.render.prose import compose_body
 
     try:
         return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                            keep_later=keep_later, compose_few=compose_body)
+                            keep_later=keep_later, compose_few=compose_body, meter=meter)
     except ConfigError as exc:
         raise click.UsageError(terminal(str(exc))) from None
 
@@ -148,7 +149,8 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
     the orphans (entries that nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
     there is (with --strict, warnings count as errors), 2 on a usage error.
     """
-    project = _open(root, jobs, cache=not no_cache)
+    with Meter(sys.stderr) as meter:  # (a progress line on a terminal, erased before anything is printed)
+        project = _open(root, jobs, cache=not no_cache, meter=meter)
     errors, warnings = project.errors, project.warnings
     orphans = project.graph.orphans()
     failed = bool(errors) or (strict and bool(warnings))
@@ -448,45 +450,49 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     project: Project | None = None
     opened = None
     try:
-        # What the last render read and wrote, if all still as it was, means nothing to do:
-        # that is decided from file sizes and times, without opening the project. On a large
-        # record a worker decides it, while this process reads the entry cache meanwhile.
-        taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
-        # meanwhile, what opening the project needs: its modules, the entry cache
-        if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
-            from recordtool.record.project import open_entry_cache
+        # (a progress line on a terminal, erased before anything else is printed)
+        with Meter(sys.stderr) as meter:
+            # What the last render read and wrote, if all still as it was, means nothing to do:
+            # that is decided from file sizes and times, without opening the project. On a large
+            # record a worker decides it, while this process reads the entry cache meanwhile.
+            taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
+            # meanwhile, what opening the project needs: its modules, the entry cache
+            if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
+                from recordtool.record.project import open_entry_cache
 
-            opened = open_entry_cache(root)
-            if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
-                from recordtool.render.site import reads_ahead
+                opened = open_entry_cache(root)
+                if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
+                    from recordtool.render.site import reads_ahead
 
-                for read in reads_ahead(opened, taking.found[1], taking.found[2]):
-                    if taking.answered():
-                        break
-                    read()
-        inputs, report = taking.result()
-        if report is not None and inputs is not None:
-            config = load_config(Path(inputs.root))
-            for line in report.errors_said:  # as the render that wrote the pages said it
-                echo(line, err=True)
-        else:
-            from recordtool.render.prose import compose_body
+                    for read in reads_ahead(opened, taking.found[1], taking.found[2]):
+                        if taking.answered():
+                            break
+                        read()
+            inputs, report = taking.result()
+            if report is not None and inputs is not None:
+                config = load_config(Path(inputs.root))
+                for line in report.errors_said:  # as the render that wrote the pages said it
+                    echo(line, err=True)
+            else:
+                from recordtool.render.prose import compose_body
 
-            outputs = inputs.outputs() if inputs is not None else None
-            if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
-                outputs.stat_ahead(inputs.out, jobs)
-            # each body parsed once, for its mentions and its page
-            project = _open(root, jobs, cache=not no_cache, compose=compose_body,
-                            stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
-                            opened=opened, keep_later=True)  # the entry cache written while pages are composed
-            _report_errors(project)
-            config = project.config
-            with _terminate_as_interrupt():
-                report = render_site(project, output, check=check, inputs=inputs, jobs=jobs)
-        if site:
-            from recordtool.render.mkdocs import write_mkdocs_config
+                outputs = inputs.outputs() if inputs is not None else None
+                if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
+                    outputs.stat_ahead(inputs.out, jobs)
+                # each body parsed once, for its mentions and its page
+                project = _open(root, jobs, cache=not no_cache, compose=compose_body,
+                                stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
+                                opened=opened, keep_later=True,  # the entry cache written while pages are composed
+                                meter=meter)
+                meter.erase()
+                _report_errors(project)
+                config = project.config
+                with _terminate_as_interrupt():
+                    report = render_site(project, output, check=check, inputs=inputs, jobs=jobs, meter=meter)
+            if site:
+                from recordtool.render.mkdocs import write_mkdocs_config
 
-            site_config, _changed = write_mkdocs_config(config, report.out)
+                site_config, _changed = write_mkdocs_config(config, report.out)
     except RenderError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:

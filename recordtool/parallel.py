@@ -84,6 +84,7 @@ if TYPE_CHECKING:
 # pool starts: a command after one edit, or on a small record, starts none.
 
 T = TypeVar("T")
+Progress = Callable[[int], None]  # told how many more items are done (``chunk_results``)
 
 CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cost nothing
 WINDOW = 4  # chunks in flight per worker
@@ -120,12 +121,14 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
 
 
 def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-               min_items: int, meanwhile: Iterable[object] = ()) -> list[Any]:
+               min_items: int, meanwhile: Iterable[object] = (), progress: Progress | None = None) -> list[Any]:
     """``work`` of every chunk, the results of all chunks one after the other; this process,
     which would only wait, is one of the ``workers(jobs)`` (see ``chunk_results``).
-    ``meanwhile``: work of this process's own, in steps, as ``map_shipped`` takes it."""
+    ``meanwhile``: work of this process's own, in steps, as ``map_shipped`` takes it;
+    ``progress``: as ``chunk_results`` takes it."""
     steps = iter(meanwhile)
-    with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True, steps=steps) as results:
+    with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True, steps=steps,
+                       progress=progress) as results:
         done = [result for done in results for result in done]
     for _step in steps:
         pass
@@ -134,8 +137,8 @@ def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, j
 
 @contextlib.contextmanager
 def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-                  min_items: int, helping: bool = False,
-                  steps: Iterator[object] | None = None) -> Iterator[Iterator[list[Any]]]:
+                  min_items: int, helping: bool = False, steps: Iterator[object] | None = None,
+                  progress: Progress | None = None) -> Iterator[Iterator[list[Any]]]:
     """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
     processes when the chunks hold at least ``min_items`` items: as many forked workers, or
     with ``helping`` one fewer and this process, which then does chunks from the back while
@@ -143,13 +146,15 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
     its own ``steps``: a step of other work; all of them first when no pool is started).
     ``work`` gives one result per item; results made in a worker must pickle. Leaving the
     ``with`` block stops the pool (chunks running finish, the others are cancelled) and joins
-    its workers."""
+    its workers. ``progress``: called in this process with the number of items of each chunk
+    once that chunk is done, here or by a worker (in the order they are done, not the chunks'),
+    for a progress line (``recordtool.meter``)."""
     count = workers(jobs)
     forked = min(count - 1 if helping else count, len(chunks))
     if count < 2 or len(chunks) < 2 or sum(map(len, chunks)) < min_items or not _forkable():
         for _step in steps or ():
             pass
-        yield (work(chunk) for chunk in chunks)
+        yield _counted(work, chunks, progress)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -162,9 +167,19 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
         return pool.submit(_run, number)
 
     try:
-        yield _in_order(submit, work, chunks, WINDOW * forked, helping, steps)
+        yield _in_order(submit, work, chunks, WINDOW * forked, helping, steps, progress)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _counted(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], progress: Progress | None
+             ) -> Iterator[list[Any]]:
+    """``work`` of each chunk, in order, here, each chunk counted as done (``progress``)."""
+    for chunk in chunks:
+        result = work(chunk)
+        if progress is not None:
+            progress(len(chunk))
+        yield result
 
 
 # How much the pipe that brings the workers' results back may hold (where the system lets it be
@@ -243,7 +258,8 @@ def resident() -> int:
 
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
                 pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
-                jobs: int | None, min_items: int, meanwhile: Iterable[object] = ()) -> list[Any]:
+                jobs: int | None, min_items: int, meanwhile: Iterable[object] = (),
+                progress: Progress | None = None) -> list[Any]:
     """Like ``map_chunks``, for work whose inputs are a small part of a large state held here:
     the workers hold nothing of this process. Each is a fresh interpreter (the ``SHIPPED``
     start method), gets ``shared()`` once (pickled) and each chunk's ``pack(chunk)`` (pickled,
@@ -257,7 +273,8 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     workers have their first chunks, while they start (an interpreter takes about half a
     second) and work, a step at a time whenever this process would wait on them (before it
     does any chunk itself), so that they are handed chunks between its steps; whatever is left
-    when the chunks are done, then. First when no pool is started."""
+    when the chunks are done, then. First when no pool is started. ``progress``: as
+    ``chunk_results`` takes it."""
     count = workers(jobs)
     total = sum(map(len, chunks))
     # One fresh interpreter per ``min_items // 2`` items at most: starting one costs about half
@@ -268,7 +285,7 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     if count < 2 or len(chunks) < 2 or total < min_items or _job is not None:
         for _step in meanwhile:
             pass
-        return [result for chunk in chunks for result in local(chunk)]
+        return [result for results in _counted(local, chunks, progress) for result in results]
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -291,7 +308,7 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
 
     steps = iter(meanwhile)
     try:
-        done = [result for results in _in_order(submit, local, chunks, WINDOW * forked, True, steps)
+        done = [result for results in _in_order(submit, local, chunks, WINDOW * forked, True, steps, progress)
                 for result in results]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -302,14 +319,15 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
 
 def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
               chunks: list[list[T]], window: int, helping: bool,
-              steps: Iterator[object] | None = None) -> Iterator[list[Any]]:
+              steps: Iterator[object] | None = None, progress: Progress | None = None) -> Iterator[list[Any]]:
     """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
     it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
     ``helping`` caller takes the next of its own ``steps`` (a step of other work), or once
     those are done, does the last chunk nobody has taken. A chunk the pool could not do is
-    done here. (A chunk handed to the pool is never taken back with ``Future.cancel``: a
-    worker that dies then makes the pool's thread set an error on the cancelled future, which
-    Python 3.11 refuses, and that thread ends with its workers and threads left behind.)"""
+    done here; ``progress`` is told of each chunk once it is done. (A chunk handed to the pool
+    is never taken back with ``Future.cancel``: a worker that dies then makes the pool's thread
+    set an error on the cancelled future, which Python 3.11 refuses, and that thread ends with
+    its workers and threads left behind.)"""
     from concurrent.futures.process import BrokenProcessPool
 
     pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
@@ -335,12 +353,16 @@ def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T
                 elif back > i + 1 + len(pending):
                     back -= 1
                     here[back] = work(chunks[back])
+                    if progress is not None:
+                        progress(len(chunks[back]))
                 else:
                     break
             with contextlib.suppress(Exception):  # done again here
                 result = future.result()
         if not isinstance(result, list) or len(result) != len(chunk):
             result = work(chunk)
+        if progress is not None:
+            progress(len(chunk))
         yield result
 
 

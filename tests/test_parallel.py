@@ -3,6 +3,7 @@ same results, in order, whatever the workers do."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -490,3 +491,33 @@ def test_where_the_pipe_cannot_be_made_roomier_the_results_come_all_the_same(
     assert os.getpid() not in {r[1] for r in results}  # the pool's workers did them
     parallel.roomy_results(object())  # not the standard library's pool: nothing to set
     assert no_children_left()
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_progress_is_told_of_each_chunk_once_here_whoever_did_it(jobs: int, tmp_path: Path) -> None:
+    """``progress`` (a command's progress line) gets each chunk's number of items once that
+    chunk is done, in this process, whether a worker or this process did it."""
+    items = list(range(1_000))
+    chunks = parallel.chunked(items, 7)
+    for shipped in (False, True):
+        told: list[tuple[int, int]] = []
+        progress = functools.partial(_tell, told)
+        if shipped:
+            results = parallel.map_shipped(_square_here, shipped_square, lambda c: c,
+                                           lambda: (1, str(tmp_path)), chunks, jobs=jobs, min_items=1,
+                                           progress=progress)
+            assert [r[0] for r in results] == [i * i + 1 for i in items]
+        else:
+            results = parallel.map_chunks(square_with_pid, chunks, jobs=jobs, min_items=1, progress=progress)
+            assert [r[0] for r in results] == [i * i for i in items]
+        assert sorted(n for n, _pid in told) == sorted(map(len, chunks)), shipped
+        assert {pid for _n, pid in told} == {os.getpid()}
+    assert no_children_left()
+
+
+def _tell(told: list[tuple[int, int]], n: int) -> None:
+    told.append((n, os.getpid()))
+
+
+def _square_here(items: list[int]) -> list[tuple[int, int, str]]:
+    return [(i * i + 1, os.getpid(), HELD) for i in items]

@@ -118,3 +118,27 @@ def test_jobs_must_be_positive(project: ProjectBuilder) -> None:
     code, _out, err = run("render", "--root", str(project.root), "-j", "0")
     assert code == 2
     assert "Invalid value for '-j' / '--jobs': 0 is not in the range x>=1." in err
+
+
+
+def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recordtool import meter
+
+    small_record(project)
+    project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
+    said = ("record/pages/NOTE-2.md:32: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
+            "1 broken link\n")
+    root = str(project.root)
+    assert run("render", "--root", root, "--check")[2] == said  # off a terminal: not a character more
+    monkeypatch.setattr(meter, "_is_terminal", lambda _stream: True)
+    monkeypatch.setattr(meter, "DELAY_S", 0.0)  # (drawn at once, at every count)
+    monkeypatch.setattr(meter, "EVERY_S", 0.0)
+    (project.root / "record" / "pages" / "LIT-1.md").unlink()  # (one page to write again)
+    code, out, err = run("render", "--root", root, "--check", "--no-cache")  # (every entry file read)
+    assert (code, out) == (1, "rendered 5 entries into record/pages: 1 written, 12 unchanged, 0 removed\n")
+    *drawn, left = err.split(meter.ERASE)
+    assert left == said  # what is printed comes after the line is erased, and nothing is left of it
+    assert [line for line in drawn if line] == [
+        "reading the entry files: 0 of 5", "reading the entry files: 5 of 5", "linking the record…",
+        "planning the pages…", "writing the pages: 0 of 1", "writing the pages: 1 of 1"]

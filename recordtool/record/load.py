@@ -33,6 +33,7 @@ from recordtool.record.source import Loc, Mark, Source, SourceError, read_source
 from recordtool.record.static import looked_at
 
 if TYPE_CHECKING:
+    from recordtool.meter import Meter
     from recordtool.record.cache import EntryCache, KeptEntries
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -309,7 +310,8 @@ def title_line(entry: Entry) -> str:
 
 def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | None = None,
                 each: Callable[[Entry, Places], Any] | None = None, citations: bool = True,
-                each_few: Callable[[Entry, Places], Any] | None = None) -> tuple[Record, list[Problem]]:
+                each_few: Callable[[Entry, Places], Any] | None = None,
+                meter: Meter | None = None) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
     how many processes may read, parse and validate files (``recordtool.parallel``; None:
     every core). ``each``: more work on each entry read, in the process that read it (the
@@ -320,7 +322,8 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
     that is as it was is not read again, and what the others give is kept in it; the entries
     of the files not read are made from what is kept only when asked for (``Entries``).
     ``citations``: check that every citation names an entry of the record (``check_citations``;
-    the graph does when it keeps what spans the record: ``graph.KeptLinks``)."""
+    the graph does when it keeps what spans the record: ``graph.KeptLinks``). ``meter``: the
+    command's progress line (``recordtool.meter``), told of the files read."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     kinds: dict[str, Kind] = {}  # id -> the kind whose folder holds the entry (to read it again if what is kept fails)
@@ -356,7 +359,9 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
 
     extra: dict[int, Any] = {}  # file -> what ``each`` gave for its entry
     chunks = parallel.chunked(todo)
-    with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN, helping=True) as results:
+    read_some = meter.stage("reading the entry files", len(todo)) if meter is not None and todo else None
+    with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN, helping=True,
+                                progress=read_some) as results:
         for chunk, done in zip(chunks, results, strict=True):
             for i, (result, how, digest, more) in zip(chunk, done, strict=True):
                 read[i] = result

@@ -6,6 +6,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recordtool.record.cache import EntryCache, KeptScans, cache_key, open_cache
 from recordtool.record.config import Config, ConfigError, find_root, load_config
@@ -14,6 +15,9 @@ from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import KeptStatic, static_problems
 from recordtool.snapshot import Stats
+
+if TYPE_CHECKING:
+    from recordtool.meter import Meter
 
 
 @dataclass
@@ -98,7 +102,7 @@ class GcPause:
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
                  cache: bool = False, compose: Compose | None = None, stats: Stats | None = None,
                  opened: EntryCache | None = None, keep_later: bool = False,
-                 compose_few: Compose | None = None) -> Project:
+                 compose_few: Compose | None = None, meter: Meter | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
     before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
@@ -113,7 +117,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
     (``EntryCache.use``).
     ``opened``: the entry cache, already opened for this project (``open_entry_cache``).
     ``keep_later``: leave writing the entry cache to the caller (``Project.unkept``, its steps
-    done while workers compose pages: ``render``); else it is written before this returns."""
+    done while workers compose pages: ``render``); else it is written before this returns.
+    ``meter``: the command's progress line (``recordtool.meter``), told what it is doing."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     with GcPause(keep_frozen=opened is not None) as pause:
@@ -126,7 +131,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
         record, problems = load_record(config, jobs=jobs, cache=kept, each=scanner(config, compose),
                                        citations=kept is None,
                                        each_few=scanner(config, compose_few) if compose is None and compose_few
-                                       and kept is not None else None)
+                                       and kept is not None else None, meter=meter)
+        if meter is not None:
+            meter.stage("linking the record")
         pause.freeze = len(record.places) >= FREEZE_MIN
         scans = kept.scans(record) if kept is not None else {}
         known = set(scans)

@@ -28,6 +28,7 @@ from recordtool.render.plan import code_version, context, plan_site
 from recordtool.render.write import check_output_folder, write_site
 
 if TYPE_CHECKING:
+    from recordtool.meter import Meter
     from recordtool.record.cache import EntryCache
     from recordtool.record.config import Config
     from recordtool.record.project import Project
@@ -58,7 +59,7 @@ class RenderReport:
 
 def render(project: Project, out: Path | None = None, *, check: bool = False,
            statuses: dict[str, ClaimStatus] | None = None, inputs: snapshot.Inputs | None = None,
-           jobs: int | None = None) -> RenderReport:
+           jobs: int | None = None, meter: Meter | None = None) -> RenderReport:
     """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
     ``check``, parse the written pages and report every link or image that does not resolve.
 
@@ -67,10 +68,11 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     ``unchanged``. Without it, any snapshot in the output folder is removed. ``jobs``: how many
     processes may compose and write pages (None: every core). What the entry cache has left to
     keep of opening ``project`` (``open_project``'s ``keep_later``) is written while workers
-    compose pages, and in any case before this returns or raises (but on Ctrl-C).
+    compose pages, and in any case before this returns or raises (but on Ctrl-C). ``meter``:
+    the command's progress line (``recordtool.meter``), told what it is doing.
     """
     try:
-        result = _render(project, out, check, statuses, inputs, jobs)
+        result = _render(project, out, check, statuses, inputs, jobs, meter)
     except Exception:  # (not on Ctrl-C: that stops at once) what the entry cache learnt is kept all the same
         project.keep_cache()
         raise
@@ -79,7 +81,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
 
 def _render(project: Project, out: Path | None, check: bool, statuses: dict[str, ClaimStatus] | None,
-            inputs: snapshot.Inputs | None, jobs: int | None) -> RenderReport:
+            inputs: snapshot.Inputs | None, jobs: int | None, meter: Meter | None) -> RenderReport:
     from recordtool.record.project import FREEZE_MIN, GcPause
 
     config = project.config
@@ -89,6 +91,8 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
     # statuses, the kept page keys, the rows): made without the cyclic collector going over
     # them again and again (at 100,000 entries, 0.2 s of a render after one edit), and on a
     # large record then kept out of its sight, as what the project built is (``GcPause``).
+    if meter is not None:
+        meter.stage("planning the pages")
     with GcPause(keep_frozen=True) as pause:
         own_statuses = statuses is None
         if statuses is None:
@@ -121,7 +125,7 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
         pause.freeze = len(project.record.places) >= FREEZE_MIN
     # (the entry cache written while workers compose pages, when the project left it to us)
     report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust, meanwhile=project.unkept,
-                        sources_as_left=left)
+                        sources_as_left=left, meter=meter)
     remember_keys_code(config, base)
     broken = None
     if check:

@@ -28,6 +28,7 @@ from recordtool.snapshot import content_hash, stat_file
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Iterator
 
+    from recordtool.meter import Meter
     from recordtool.record.config import Config
     from recordtool.render.plan import Plan
     from recordtool.render.slices import Memos, Packed, Shared
@@ -225,7 +226,7 @@ class _Folders:
 
 def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *,
                jobs: int | None = None, trust_keys: bool = True, meanwhile: Iterable[object] = (),
-               sources_as_left: Collection[str] = ()) -> WriteReport:
+               sources_as_left: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
     changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
 
@@ -240,7 +241,8 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
     whose files are as the last render found them (``snapshot.as_left``); the copy of such a
     figure that is still as written is kept without reading, checking or hashing the figure
     again (a verified record holds thousands: reading them took a quarter of a render after
-    one edit)."""
+    one edit). ``meter``: the command's progress line (``recordtool.meter``), told of the pages
+    written."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
@@ -264,7 +266,7 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
             if n % FIGURES_STEP == 0:
                 yield
 
-    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile, copy_figures)
+    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile, copy_figures, meter)
     for (rel, source), (kept, why, written) in zip(plan.assets.items(), copied, strict=True):
         if kept:
             new.keep(rel, old)  # copied from the same file, and still as copied (its state: ``report.kept``)
@@ -371,7 +373,8 @@ WHOLE_SHARE, WHOLE_MIN = 16, 50
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                  old: Manifest, last: Outputs | None, jobs: int | None,
                  trust_keys: bool = True, meanwhile: Iterable[object] = (),
-                 then: Callable[[Callable[[str], bool]], Iterable[object]] | None = None) -> None:
+                 then: Callable[[Callable[[str], bool]], Iterable[object]] | None = None,
+                 meter: Meter | None = None) -> None:
     """Work out each page's key; compose and write the pages whose key changed (or whose
     file is not as written). Deciding which is cheap and done here; when many pages are to be
     composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
@@ -461,12 +464,13 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     order = [rel for chunk in chunks for rel in chunk]
     after = then(as_written) if then is not None else ()
     ctx = plan.context
+    wrote = meter.stage("writing the pages", len(order)) if meter is not None and order else None
     if ctx is None or len(order) < PARALLEL_MIN or parallel.fork_fits(jobs):  # (too few pages: no pool either way)
         # Workers forked from this process share the project as it is, copy-on-write: nothing
         # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
         # time against 6.7 s with slices shipped to a fresh interpreter).
         done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN,
-                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after))
+                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after), progress=wrote)
     else:
         from recordtool.render import slices
 
@@ -477,7 +481,8 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
                     slices.pack(ctx, own))
 
         done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
-                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys(), after))
+                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys(), after),
+                                    progress=wrote)
     for rel, result in zip(order, done, strict=True):
         if result is None:  # a page its worker's slice could not compose
             result = here(rel)
