@@ -79,16 +79,19 @@ def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
     bodies read after an edit are composed for render's pages all the same, and kept
     (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
     them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
-    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``)."""
+    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``),
+    else one of its own, on stderr and erased before this returns: every command that reads the
+    record shows what it is doing when reading takes a while (a cold run on a large record)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
     from recordtool.render.prose import compose_body
 
-    try:
-        return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                            keep_later=keep_later, compose_few=compose_body, meter=meter)
-    except ConfigError as exc:
-        raise click.UsageError(terminal(str(exc))) from None
+    with contextlib.nullcontext(meter) if meter is not None else Meter(sys.stderr) as shown:
+        try:
+            return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
+                                keep_later=keep_later, compose_few=compose_body, meter=shown)
+        except ConfigError as exc:
+            raise click.UsageError(terminal(str(exc))) from None
 
 
 root_option = click.option(
@@ -149,8 +152,7 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
     the orphans (entries that nothing links to and that link to nothing), and exits 0 when there is no error, 1 when
     there is (with --strict, warnings count as errors), 2 on a usage error.
     """
-    with Meter(sys.stderr) as meter:  # (a progress line on a terminal, erased before anything is printed)
-        project = _open(root, jobs, cache=not no_cache, meter=meter)
+    project = _open(root, jobs, cache=not no_cache)
     errors, warnings = project.errors, project.warnings
     orphans = project.graph.orphans()
     failed = bool(errors) or (strict and bool(warnings))

@@ -1,8 +1,8 @@
 """A line on the terminal that says where a long command is: "reading the record: 41,216 of 100,000 files".
 
-``validate`` and ``render`` read every entry file of a record the first time, and ``render``
-composes every page: on 100,000 entries a cold run takes one to two minutes, silent until its
-summary. On a terminal (the command's stderr) a ``Meter`` keeps one line up to date with the
+Every command that reads the record reads every entry file the first time (later, only those
+that changed), and ``render`` composes every page: on 100,000 entries a cold run takes one to
+two minutes, silent until its summary. On a terminal (the command's stderr) a ``Meter`` keeps one line up to date with the
 stage and, where the stage counts items, how many are done. It draws nothing before the
 command has run ``DELAY_S`` (a run after one edit never shows it), redraws at most every
 ``EVERY_S``, and erases its line before anything else is printed and when the command is done,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -63,21 +64,23 @@ def test_validate_strict_makes_warnings_fatal(project: ProjectBuilder) -> None:
     assert run("validate", "--strict", "--root", str(project.root)) == (1, orphans + summary, warning)
 
 
-
-def test_validate_on_a_terminal_erases_its_progress_line_before_it_says_anything(
-        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("command", [["validate"], ["list"], ["show", "NOTE-1"], ["status"], ["verify"]])
+def test_a_command_that_reads_the_record_erases_its_progress_line_on_a_terminal(
+        command: list[str], project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     from recordtool import meter
 
     project.add("NOTE-1", "title: T\nbody: See THEORY-9.\n")
-    said = run("validate", "--root", str(project.root))  # off a terminal
+    said = run(*command, "--root", str(project.root))  # off a terminal
+    shutil.rmtree(project.root / ".recordtool-cache")  # (every entry file read again)
     monkeypatch.setattr(meter, "_is_terminal", lambda _stream: True)
     monkeypatch.setattr(meter, "DELAY_S", 0.0)
     monkeypatch.setattr(meter, "EVERY_S", 0.0)
-    code, out, err = run("validate", "--root", str(project.root), "--no-cache")
+    code, out, err = run(*command, "--root", str(project.root))
     *drawn, left = err.split(meter.ERASE)
     assert (code, out, left) == said
     assert [line for line in drawn if line] == [
         "reading the entry files: 0 of 1", "reading the entry files: 1 of 1", "linking the record…"]
+
 
 def test_validate_json(project: ProjectBuilder) -> None:
     project.add("NOTE-1", "title: T\ntitel: x\n")
