@@ -7,7 +7,7 @@ stage and, where the stage counts items, how many are done. It draws nothing bef
 command has run ``DELAY_S`` (a run after one edit never shows it), redraws at most every
 ``EVERY_S``, and erases its line before anything else is printed and when the command is done,
 so that what a command prints is what it printed without it. Off a terminal (a pipe, a log, CI)
-it writes nothing at all.
+it writes nothing at all, nor on a dumb terminal (``TERM=dumb``).
 
 Counting costs a call per chunk of work (64 files or pages: ``recordtool.parallel``), made in
 the command's own process as each chunk is done there or its results come back from a worker.
@@ -15,6 +15,7 @@ the command's own process as each chunk is done there or its results come back f
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -25,8 +26,10 @@ ERASE = "\r\x1b[K"  # to the start of the line, and erase it
 
 
 def _is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal that moves its cursor: not a dumb one (``TERM=dumb``:
+    an editor's shell buffer, say, which would show the escape codes)."""
     try:
-        return stream.isatty()
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
     except (AttributeError, ValueError):  # (no such method; a closed stream)
         return False
 

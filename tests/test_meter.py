@@ -10,6 +10,11 @@ from recordtool import meter as meter_module
 from recordtool.meter import ERASE, Meter
 
 
+@pytest.fixture(autouse=True)
+def _a_terminal_that_moves_its_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -65,6 +70,14 @@ def test_off_a_terminal_nothing_is_written_at_all() -> None:
     assert out.getvalue() == ""
     with Meter(None, delay=0) as meter:
         meter.stage("nothing to draw on", 1)(1)
+
+
+def test_a_dumb_terminal_gets_nothing_either(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "dumb")  # (an editor's shell buffer: it would show the escape codes)
+    out = Terminal()
+    with Meter(out, delay=0, every=0) as meter:
+        meter.stage("reading the entry files", 3)(3)
+    assert out.getvalue() == ""
 
 
 def test_the_defaults_are_read_when_the_meter_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
