@@ -19,8 +19,9 @@ Then the real command, end to end, as a user runs it: ``python -m recordtool ren
 -o OUT -j J`` in a fresh process for each J of ``--jobs``, into a new folder and without the
 entry cache an earlier run left (cold: the command writes the cache again), again
 with nothing changed (unchanged), and into another new folder with the entry cache the cold
-run wrote (new folder: every page composed, no entry file read again), each with its wall time
-and time per entry, and for the
+run wrote (new folder: every page composed, no entry file read again), then with ``--check``
+into that folder (its pages as written, every link of every page checked), each with its wall
+time and time per entry, and for the
 cold render its peak memory: that of its largest process (os.wait4) and that of all its
 processes together, the workers included, sampled every 0.1 s from /proc (RSS summed: a page
 a worker shares with its parent counted in each; PSS summed: counted once). Just before each
@@ -97,13 +98,15 @@ def _create_cost_us(folder: Path, n: int = 2_000) -> float:
     return 1e6 * statistics.median(times)
 
 
-def command(root: Path, out: Path, jobs: int, *, cold: bool = False) -> Run:
+def command(root: Path, out: Path, jobs: int, *, cold: bool = False, check: bool = False) -> Run:
     """Run ``recordtool render -j jobs`` in a fresh process, measured (``measure.run``);
     ``cold``: without the entry cache of an earlier run (which it writes again, as a first run
-    does; the old one is set aside, not deleted: ``measure.set_aside``)."""
+    does; the old one is set aside, not deleted: ``measure.set_aside``); ``check``: with
+    ``--check``."""
     if cold:
         set_aside(root / ".recordtool-cache" / "entries", root.parent / ".set-aside")
-    done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs)])
+    done = run([sys.executable, "-m", "recordtool", "render", "--root", str(root), "-o", str(out), "-j", str(jobs),
+                *(["--check"] if check else [])])
     if done.code != 0:
         raise SystemExit(f"recordtool render failed ({done.code}): {done.stderr}")
     return done
@@ -168,7 +171,7 @@ def main() -> None:
             # Each cold run's floor is measured just before it: this machine's speed drifts by a
             # fifth within minutes, and a ratio of two figures taken far apart carries that drift.
             floors: dict[int, list[Floor]] = {j: [] for j in jobs}
-            runs: dict[int, list[tuple[Run, float, float]]] = {j: [] for j in jobs}
+            runs: dict[int, list[tuple[Run, float, float, float]]] = {j: [] for j in jobs}
             for i in range(args.repeat if n < 100_000 else 1):  # rounds interleave each -j, each with its floor
                 for j in jobs:
                     floors[j].append(floor(root, min(j, usable)))
@@ -178,12 +181,14 @@ def main() -> None:
                     assert ": 0 written," in again.stdout, again.stdout
                     other = command(root, folder / f"out-{n}-{os.getpid()}-j{j}-{i}-new", j)
                     assert " written, 0 unchanged," in other.stdout, other.stdout
-                    runs[j].append((cold, again.seconds, other.seconds))
+                    checked = command(root, folder / f"out-{n}-{os.getpid()}-j{j}-{i}-new", j, check=True)
+                    assert ": 0 written," in checked.stdout, checked.stdout
+                    runs[j].append((cold, again.seconds, other.seconds, checked.seconds))
             every = [f for j in jobs for f in floors[j]]
             yaml_s = statistics.median(f.yaml_s for f in every)
             md_s = statistics.median(f.markdown_s for f in every)
             for j in jobs:
-                done = [cold for cold, _again, _new in runs[j]]
+                done = [cold for cold, _again, _new, _checked in runs[j]]
                 wall = statistics.median(r.seconds for r in done)
                 ratios = sorted(r.seconds / f.per(min(j, usable)) for r, f in zip(done, floors[j], strict=True))
                 spread = (f"  (cold {min(r.seconds for r in done):.2f}-{max(r.seconds for r in done):.2f} s, "
@@ -196,15 +201,19 @@ def main() -> None:
                       f"{statistics.median(at_once):>8.2f} "
                       f"{statistics.median(r.seconds / t for r, t in zip(done, at_once, strict=True)):>5.2f} "
                       f"{max(r.peak_mib for r in done):>9.0f} {max(r.all_rss_mib for r in done):>8.0f} "
-                      f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a, _n in runs[j]):>12.2f}  "
+                      f"{max(r.all_mib for r in done):>8.0f} {statistics.median(a for _c, a, _n, _k in runs[j]):>12.2f}  "
                       f"{os.getloadavg()[0]:4.1f}{spread}", flush=True)
                 aims.append(memory_aim("render", n, j, max(r.all_mib for r in done)))
-                new = sorted(e for _c, _a, e in runs[j])
-                elsewhere.append(f"{n:>8} {j:>3} {statistics.median(new):>13.2f} {statistics.median(new) / wall:>8.2f}"
-                                 + (f"  ({new[0]:.2f}-{new[-1]:.2f} s)" if len(new) > 1 else ""))
+                new = sorted(e for _c, _a, e, _k in runs[j])
+                checks = sorted(k for _c, _a, _e, k in runs[j])
+                elsewhere.append(f"{n:>8} {j:>3} {statistics.median(new):>13.2f} {statistics.median(new) / wall:>8.2f} "
+                                 f"{statistics.median(checks):>10.2f} {statistics.median(checks) / wall:>8.2f}"
+                                 + (f"  ({new[0]:.2f}-{new[-1]:.2f} s; --check {checks[0]:.2f}-{checks[-1]:.2f} s)"
+                                    if len(new) > 1 else ""))
         print("\ninto another new folder, with the entry cache the cold render wrote (every page composed, "
-              "no entry file read again; x cold: over the cold render's time)")
-        print(f"{'entries':>8} {'-j':>3} {'new folder s':>13} {'x cold':>8}")
+              "no entry file read again), then --check into that folder (its pages as written, every link of every "
+              "page checked); x cold: over the cold render's time")
+        print(f"{'entries':>8} {'-j':>3} {'new folder s':>13} {'x cold':>8} {'--check s':>10} {'x cold':>8}")
         for line in elsewhere:
             print(line)
         for line in filter(None, aims):

@@ -83,7 +83,7 @@ def test_help_is_the_docstring() -> None:
     assert "Write the record as backlinked Markdown pages" in out and "--check" in out and "-o, --output DIR" in out
 
 
-def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.record.project
     import recordtool.render.write as write
     from recordtool import parallel
@@ -107,10 +107,11 @@ def test_jobs_reach_reading_scanning_and_writing(project: ProjectBuilder, monkey
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
     monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
     monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
-    assert run("render", "--root", str(project.root), "-j", "3")[0] == 0
+    assert run("render", "--root", str(project.root), "-j", "3", "--check")[0] == 0
     assert run("render", "--root", str(project.root), "--check")[0] == 0
-    # opening (then scanning mentions) and writing pages: None is every core
-    assert seen == [("open", 3), ("pool", 3), ("pool", 3), ("open", None), ("pool", None), ("pool", None)]
+    # opening (then scanning mentions), writing pages and checking their links: None is every core
+    assert seen == [("open", 3), ("pool", 3), ("pool", 3), ("pool", 3),
+                    ("open", None), ("pool", None), ("pool", None), ("pool", None)]
 
 
 def test_jobs_must_be_positive(project: ProjectBuilder) -> None:
@@ -141,4 +142,5 @@ def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
     assert left == said  # what is printed comes after the line is erased, and nothing is left of it
     assert [line for line in drawn if line] == [
         "reading the entry files: 0 of 5", "reading the entry files: 5 of 5", "linking the record…",
-        "planning the pages…", "writing the pages: 0 of 1", "writing the pages: 1 of 1"]
+        "planning the pages…", "writing the pages: 0 of 1", "writing the pages: 1 of 1",
+        "checking the links: 0 of 13", "checking the links: 13 of 13"]

@@ -338,18 +338,20 @@ def _fast_inline() -> bool:
     return _rules(markdown()) == _RULES
 
 
-def parse(text: str) -> tuple[list[Token], dict[str, Any]]:
+def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], dict[str, Any]]:
     """``markdown().parse(text)`` and the env it fills (reference definitions): the same
     tokens, with simple blocks made without markdown-it's block parser (``_blocks``), and the
     inline runs that hold no inline markup, or simple markup, without its inline parser
-    (``_plain_inline``, ``_parse_inline``; randomised tests compare them)."""
+    (``_plain_inline``, ``_parse_inline``; randomised tests compare them). ``only``: parse
+    only the inline runs in which it matches (the others are left without children), for a
+    caller that looks for what only such runs can hold (links: ``recordtool.render.linkcheck``)."""
     md = markdown()
     env: dict[str, Any] = {}
     if not _fast_inline():
         return md.parse(text, env), env
     state = _blocks(text, md, env)
     for token in state.tokens:
-        if token.type == "inline":
+        if token.type == "inline" and (only is None or only.search(token.content)):
             if _INLINE_MARKUP.search(token.content):
                 _parse_inline(token, md, env)
             else:

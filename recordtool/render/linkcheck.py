@@ -4,6 +4,14 @@ Pages are parsed with the shared markdown-it parser, so what is checked is what 
 viewer sees as a link (not a regex's guess); the ``click`` lines of Mermaid graph views are
 checked too. A relative destination is resolved against its page's folder; URLs (``https:``,
 ``mailto:``) and same-page anchors are not followed.
+
+Parsing is most of the cost (a page of a research record is about 10 KB: at 10,000 pages the
+check took three times a cold render). So each page is parsed as ``mentions.parse`` does,
+which gives markdown-it's tokens, and only the inline runs that hold a ``[`` or a ``<``
+(``_MAY_LINK``) are parsed inline: with the parser's rules (``mentions.markdown``: no
+linkify) a link or an image starts at ``[`` (``![``) and an autolink at ``<``, so the other
+runs hold none (a randomised test compares the links found with a full parse's). The pages
+are shared by ``-j`` processes (``recordtool.parallel``), each reading its own.
 """
 
 from __future__ import annotations
@@ -11,15 +19,18 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from recordtool.record.mentions import SCHEME, markdown
+from recordtool import parallel
+from recordtool.record.mentions import SCHEME, parse
 from recordtool.render.frontmatter import blanked
 
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')
+_MAY_LINK = re.compile(r"[\[<]")  # what an inline run holding a link, an image or an autolink has
+PARALLEL_MIN = 1_000  # pages; below this starting workers costs more than they save
 
 
 @dataclass(frozen=True)
@@ -38,7 +49,7 @@ class BrokenLink:
 def links(text: str) -> list[tuple[int, str]]:
     """Every (line, destination) of links, images and Mermaid clicks in ``text`` (1-based lines)."""
     out: list[tuple[int, str]] = []
-    for token in markdown().parse(blanked(text)):
+    for token in parse(blanked(text), only=_MAY_LINK)[0]:
         if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
             first = (token.map[0] if token.map else 0) + 2
             for offset, text_line in enumerate(token.content.split("\n")):
@@ -75,31 +86,50 @@ def resolve(page: str, href: str) -> str | None:
 def check_pages(pages: Mapping[str, bytes | str], exists: Callable[[str], bool]) -> list[BrokenLink]:
     """Check the Markdown ``pages`` (path -> content); ``exists(path)`` says whether a path
     that is not one of the pages exists (a figure, a file of the project)."""
+    names = sorted(page for page in pages if page.endswith(".md"))
+    return [broken for page in names for broken in _check_page(page, pages[page], pages, exists)]
+
+
+def _check_page(page: str, content: bytes | str, pages: Container[str],
+                exists: Callable[[str], bool]) -> list[BrokenLink]:
+    """The broken links of ``page``, whose text is ``content``, among ``pages``."""
+    text = content.decode("utf-8") if isinstance(content, bytes) else content
     broken: list[BrokenLink] = []
-    for page in sorted(pages):
-        if not page.endswith(".md"):
+    for line, href in links(text):
+        target = resolve(page, href)
+        if target is None:
             continue
-        content = pages[page]
-        text = content.decode("utf-8") if isinstance(content, bytes) else content
-        for line, href in links(text):
-            target = resolve(page, href)
-            if target is None:
-                continue
-            if target.startswith("/"):
-                broken.append(BrokenLink(page, line, href, "an absolute path; write a relative link"))
-            elif target not in pages and not exists(target):
-                broken.append(BrokenLink(page, line, href, f"{target} does not exist"))
+        if target.startswith("/"):
+            broken.append(BrokenLink(page, line, href, "an absolute path; write a relative link"))
+        elif target not in pages and not exists(target):
+            broken.append(BrokenLink(page, line, href, f"{target} does not exist"))
     return broken
 
 
-def check_folder(out: Path, pages: Iterable[str] | None = None) -> list[BrokenLink]:
-    """Check the pages in the folder ``out`` (every ``.md`` file under it, or ``pages``)."""
+def check_folder(out: Path, pages: Iterable[str] | None = None, *, jobs: int | None = None,
+                 progress: parallel.Progress | None = None) -> list[BrokenLink]:
+    """Check the pages in the folder ``out`` (every ``.md`` file under it, or ``pages``), in
+    the order of their paths, shared by ``jobs`` processes (None: every core), each page read
+    when it is checked; ``progress``: told of the pages checked (``recordtool.meter``)."""
     if pages is None:
-        pages = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md") if p.is_file())
-    contents = {p: (out / p).read_bytes() for p in pages if p.endswith(".md") and (out / p).is_file()}
+        pages = (p.relative_to(out).as_posix() for p in out.rglob("*.md"))
     base = str(out)
 
-    def exists(target: str) -> bool:
-        return os.path.exists(os.path.join(base, *target.split("/")))
+    def path(page: str) -> str:
+        return os.path.join(base, *page.split("/"))
 
-    return check_pages(contents, exists)
+    names = sorted(page for page in pages if page.endswith(".md") and os.path.isfile(path(page)))
+    known = frozenset(names)
+
+    def exists(target: str) -> bool:
+        return os.path.exists(path(target))
+
+    def check(chunk: list[str]) -> list[list[BrokenLink]]:
+        found = []
+        for page in chunk:
+            with open(path(page), "rb") as handle:
+                found.append(_check_page(page, handle.read(), known, exists))
+        return found
+
+    found = parallel.map_chunks(check, parallel.chunked(names), jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
+    return [broken for page in found for broken in page]

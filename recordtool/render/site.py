@@ -131,7 +131,8 @@ def _render(project: Project, out: Path | None, check: bool, statuses: dict[str,
     if check:
         from recordtool.render import linkcheck
 
-        broken = linkcheck.check_folder(target, list(plan.pages))
+        checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
+        broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
     result = RenderReport(target, len(project.record.entries), len(plan.pages), report.written,
                           report.unchanged, report.removed, report.missing, broken, len(project.errors),
                           report.refused, project.errors_said())

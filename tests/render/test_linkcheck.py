@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recordtool.record.mentions import markdown
 from recordtool.record.project import open_project
+from recordtool.render import linkcheck
+from recordtool.render.frontmatter import blanked
 from recordtool.render.linkcheck import BrokenLink, check_folder, check_pages, links
 from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
@@ -43,3 +53,92 @@ def test_check_finds_a_planted_broken_link(project: ProjectBuilder) -> None:
     line = next(n for n, text in enumerate(written, 1) if "nothere.csv" in text)
     assert [str(b) for b in report.broken or []] == [
         f"NOTE-2.md:{line}: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist"]
+
+
+def full_parse_links(text: str) -> list[tuple[int, str]]:
+    """``links`` as it was, the reference: every inline run parsed by markdown-it-py itself."""
+    out: list[tuple[int, str]] = []
+    for token in markdown().parse(blanked(text)):
+        if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
+            first = (token.map[0] if token.map else 0) + 2
+            for offset, text_line in enumerate(token.content.split("\n")):
+                match = linkcheck._CLICK.match(text_line)
+                if match:
+                    out.append((first + offset, match.group(1)))
+            continue
+        if token.type != "inline" or not token.children:
+            continue
+        line = (token.map[0] if token.map else 0) + 1
+        for child in token.children:
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif child.type == "link_open":
+                out.append((line, str(child.attrs.get("href", ""))))
+            elif child.type == "image":
+                out.append((line, str(child.attrs.get("src", ""))))
+    return out
+
+
+# What makes a link, an image or an autolink, what looks like one and is not (code, escapes,
+# entities, HTML), and the blocks and line breaks around them: only the inline runs that hold
+# a "[" or a "<" are parsed for links, and must give what parsing every run gives.
+_PIECES = ["word", " ", "\n", "\n\n", "  \n", "\t", "[", "]", "(", ")", "<", ">", "!", "![", "](a.md)",
+           "](b/c.png \"t\")", "](<d e.md>)", "](../f.md#x)", "](https://x.org/g)", "[a](h.md)", "![i](j.png)",
+           "[k][r]", "[r]", "[r][]", "\n\n[r]: l.md\n", "\n[r]: <m n.md> \"t\"\n", "<https://x.org>",
+           "<o@p.org>", "<q.md>", "`", "`[s](t.md)`", "\\[", "\\]", "&#91;", "&#93;", "&lt;", "<b>", "</b>",
+           "<a href=\"u.md\">", "<!-- [v](w.md) -->", "- ", "1. ", "    ", "> ", "# ", "---\n", "| x | [y](z.md) |\n",
+           "| - | - |\n", "```\n", "```mermaid\n", "  click n0 \"A.md\"\n", "~~~\n", "*", "_", "**", "&", "\u00a0",
+           "[a\nb](c.md)", "[a](\nd.md)", "---\ntitle: \"[x](y.md)\"\n---\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_links_are_what_a_full_parse_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert links(text) == full_parse_links(text), repr(text)
+
+
+def test_links_on_rendered_pages_are_what_a_full_parse_finds(project: ProjectBuilder) -> None:
+    record = small_record(project)
+    out = project.root / "record" / "pages"
+    render(record, statuses=statuses(record))
+    pages = sorted(out.rglob("*.md"))
+    assert len(pages) > 5
+    found = 0
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert links(text) == full_parse_links(text), page
+        found += len(links(text))
+    assert found > 50
+
+
+def test_a_run_without_a_bracket_is_not_parsed_for_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above can fail: were the runs chosen wrongly, links would be lost."""
+    monkeypatch.setattr(linkcheck, "_MAY_LINK", re.compile(r"<"))
+    text = "see [a](a.md)\n\nand <https://x.org> [b](b.md)\n"
+    assert links(text) == [(3, "https://x.org"), (3, "b.md")] != full_parse_links(text)
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_check_folder_finds_the_same_shared_by_any_number_of_processes(
+        jobs: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linkcheck, "PARALLEL_MIN", 1)
+    pages = {}
+    for n in range(300):
+        folder = "tags/" if n % 7 == 0 else ""
+        up = "../" if folder else ""
+        pages[f"{folder}P-{n}.md"] = (f"# P-{n}\n\n[next]({up}P-{n + 1}.md) and [fig]({up}figs/{n}.png)\n"
+                                      f"![img]({up}P-{n}.md)\n")
+    for rel, text in pages.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    (tmp_path / "figs").mkdir()
+    for n in range(0, 300, 2):
+        (tmp_path / "figs" / f"{n}.png").write_bytes(b"")
+    told: list[int] = []
+    found = check_folder(tmp_path, jobs=jobs, progress=told.append)
+    assert found == check_pages(pages, lambda target: (tmp_path / target).exists())
+    assert sum(told) == len(pages)
+    # every page links the next, which is not there for the last, or in the wrong folder for a sixth
+    assert len([b for b in found if b.target.endswith(".md")]) > 40
+    assert len([b for b in found if b.target.endswith(".png")]) == 150
