@@ -57,26 +57,7 @@ def test_check_finds_a_planted_broken_link(project: ProjectBuilder) -> None:
 
 def full_parse_links(text: str) -> list[tuple[int, str]]:
     """``links`` as it was, the reference: every inline run parsed by markdown-it-py itself."""
-    out: list[tuple[int, str]] = []
-    for token in markdown().parse(blanked(text)):
-        if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
-            first = (token.map[0] if token.map else 0) + 2
-            for offset, text_line in enumerate(token.content.split("\n")):
-                match = linkcheck._CLICK.match(text_line)
-                if match:
-                    out.append((first + offset, match.group(1)))
-            continue
-        if token.type != "inline" or not token.children:
-            continue
-        line = (token.map[0] if token.map else 0) + 1
-        for child in token.children:
-            if child.type in ("softbreak", "hardbreak"):
-                line += 1
-            elif child.type == "link_open":
-                out.append((line, str(child.attrs.get("href", ""))))
-            elif child.type == "image":
-                out.append((line, str(child.attrs.get("src", ""))))
-    return out
+    return linkcheck.links_in(markdown().parse(blanked(text)))
 
 
 # What makes a link, an image or an autolink, what looks like one and is not (code, escapes,
