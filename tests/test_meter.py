@@ -51,8 +51,8 @@ def test_the_line_is_erased_before_other_output_and_at_the_end() -> None:
     out, clock = Terminal(), Clock()
     clock.now += 5
     with Meter(out, delay=0, every=0, clock=clock) as meter:
-        meter.stage("writing the pages", 10)(10)
-        assert out.getvalue() == f"{ERASE}writing the pages: 0 of 10{ERASE}writing the pages: 10 of 10"
+        meter.stage("composing the pages", 10)(10)
+        assert out.getvalue() == f"{ERASE}composing the pages: 0 of 10{ERASE}composing the pages: 10 of 10"
         meter.erase()
         assert out.getvalue().endswith(ERASE)
         length = len(out.getvalue())

@@ -142,5 +142,5 @@ def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
     assert left == said  # what is printed comes after the line is erased, and nothing is left of it
     assert [line for line in drawn if line] == [
         "reading the entry files: 0 of 5", "reading the entry files: 5 of 5", "linking the record…",
-        "planning the pages…", "writing the pages: 0 of 1", "writing the pages: 1 of 1",
+        "planning the pages…", "composing the pages: 0 of 1", "composing the pages: 1 of 1",
         "checking the links: 0 of 13", "checking the links: 13 of 13"]

@@ -464,7 +464,7 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
     order = [rel for chunk in chunks for rel in chunk]
     after = then(as_written) if then is not None else ()
     ctx = plan.context
-    wrote = meter.stage("writing the pages", len(order)) if meter is not None and order else None
+    wrote = meter.stage("composing the pages", len(order)) if meter is not None and order else None
     if ctx is None or len(order) < PARALLEL_MIN or parallel.fork_fits(jobs):  # (too few pages: no pool either way)
         # Workers forked from this process share the project as it is, copy-on-write: nothing
         # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
