@@ -496,23 +496,44 @@ def test_where_the_pipe_cannot_be_made_roomier_the_results_come_all_the_same(
 @pytest.mark.parametrize("jobs", [1, 2, 3])
 def test_progress_is_told_of_each_chunk_once_here_whoever_did_it(jobs: int, tmp_path: Path) -> None:
     """``progress`` (a command's progress line) gets each chunk's number of items once that
-    chunk is done, in this process, whether a worker or this process did it."""
+    chunk is done, in this process, whether a worker or this process did it (with a pool, this
+    process waits for a worker's first chunk before doing one: both surely do some)."""
     items = list(range(1_000))
     chunks = parallel.chunked(items, 7)
     for shipped in (False, True):
+        folder = tmp_path / ("shipped" if shipped else "forked")
+        folder.mkdir()
         told: list[tuple[int, int]] = []
         progress = functools.partial(_tell, told)
         if shipped:
-            results = parallel.map_shipped(_square_here, shipped_square, lambda c: c,
-                                           lambda: (1, str(tmp_path)), chunks, jobs=jobs, min_items=1,
-                                           progress=progress)
+            local = local_square_after_a_worker(folder) if jobs > 1 else _square_here
+            results = parallel.map_shipped(local, shipped_square, lambda c: c, functools.partial(tuple, (1, str(folder))), chunks,
+                                           jobs=jobs, min_items=1, progress=progress)
             assert [r[0] for r in results] == [i * i + 1 for i in items]
         else:
-            results = parallel.map_chunks(square_with_pid, chunks, jobs=jobs, min_items=1, progress=progress)
+            results = parallel.map_chunks(functools.partial(_square_after_a_worker, os.getpid() if jobs > 1 else None, folder), chunks,
+                                          jobs=jobs, min_items=1, progress=progress)
             assert [r[0] for r in results] == [i * i for i in items]
         assert sorted(n for n, _pid in told) == sorted(map(len, chunks)), shipped
         assert {pid for _n, pid in told} == {os.getpid()}
+        by = {r[1] for r in results}
+        assert (os.getpid() in by, len(by) > 1) == (True, jobs > 1), shipped  # here, and a worker with a pool
     assert no_children_left()
+
+
+def _square_after_a_worker(parent: int | None, folder: Path, items: list[int]) -> list[tuple[int, int]]:
+    """``square_with_pid``; with a pool (``parent``: the process that started it), a forked
+    worker notes itself in ``folder`` and ``parent`` first waits for one to have done so
+    (``EveryWorker.WAIT_S`` at most)."""
+    if parent is None:
+        pass
+    elif os.getpid() != parent:
+        Path(folder, str(os.getpid())).touch()
+    else:
+        deadline = time.monotonic() + EveryWorker.WAIT_S
+        while not any(folder.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return square_with_pid(items)
 
 
 def _tell(told: list[tuple[int, int]], n: int) -> None:

@@ -6,7 +6,7 @@ checked too. A relative destination is resolved against its page's folder; URLs 
 ``mailto:``) and same-page anchors are not followed.
 
 Parsing is most of the cost (a page of a research record is about 10 KB: at 10,000 pages the
-check took three times a cold render). So each page is parsed as ``mentions.parse`` does,
+check took two to three times a cold render). So each page is parsed as ``mentions.parse`` does,
 which gives markdown-it's tokens, and only the inline runs that hold a ``[`` or a ``<``
 (``_MAY_LINK``) are parsed inline: with the parser's rules (``mentions.markdown``: no
 linkify) a link or an image starts at ``[`` (``![``) and an autolink at ``<``, so the other
