@@ -77,13 +77,15 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     neighbours = graph.neighbours(entry_id)
     mentions_out = graph.mentions_out.get(entry_id, ())
     mentions_in = graph.mentions_in.get(entry_id, ())
+    inverse = graph.inverse(entry_id)
 
     # Nearest first: typed citations either way, then what this entry mentions, then what
     # mentions it; each group in the record's order. The nodes are drawn in the record's order.
-    cited = {c.id for c in entry.cites}
-    citing = {s for _relation, _label, sources in graph.inverse(entry_id) for s in sources}
-    mentioned = {m.target for m in mentions_out}
     if len(neighbours) > MAX_NEIGHBOURS:
+        cited = {c.id for c in entry.cites}
+        citing = {s for _relation, _label, sources in inverse for s in sources}
+        mentioned = {m.target for m in mentions_out}
+
         def distance(n: str) -> int:
             return 0 if n in cited or n in citing else 1 if n in mentioned else 2
         order = {n: i for i, n in enumerate(neighbours)}
@@ -92,13 +94,17 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     else:
         shown = neighbours
     dangling = sorted({m.target for m in mentions_out if m.target not in entries})
-    names = {n: node(n) for n in [entry_id, *shown]}
-    center = names[entry_id]
 
+    # Each node's line is worked out once per entry (``node_line``): the node's name is the
+    # start of it, up to its label's bracket.
     lines = ["```mermaid", "graph LR"]
-    labels = ctx.memo("mermaid.label")
-    for n, name in names.items():
-        lines.append(f'  {name}["{labels.get(n) or label(ctx, n)}"]')
+    drawn = ctx.memo("mermaid.node")
+    names: dict[str, str] = {}
+    for n in (entry_id, *shown):
+        line = drawn.get(n) or node_line(ctx, n)
+        names[n] = line[2:line.index("[")]
+        lines.append(line)
+    center = names[entry_id]
     if dangling:
         text = (f"{escape.mermaid(dangling[0])}<br/>not in the record" if len(dangling) == 1
                 else f"{len(dangling)} ids<br/>not in the record")
@@ -121,13 +127,15 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
         elif back == "-.->" and arrow == "-.->":
             edges[(target, source)] = "<-.->"
 
+    arrows = ctx.memo("mermaid.arrow")  # relation -> its solid arrow (a vocabulary's few)
     for citation in entry.cites:
         if citation.id in names:
-            add(entry_id, citation.id, f"-->|{escape.mermaid(citation.as_)}|")
-    for relation, _label, sources in graph.inverse(entry_id):
+            add(entry_id, citation.id, arrows.get(citation.as_) or citation_arrow(ctx, citation.as_))
+    for relation, _label, sources in inverse:
+        arrow = arrows.get(relation) or citation_arrow(ctx, relation)
         for source in sources:
             if source in names:  # most of a much-cited entry's sources are not shown
-                add(source, entry_id, f"-->|{escape.mermaid(relation)}|")
+                add(source, entry_id, arrow)
     for mention in mentions_out:
         if mention.target in names:
             add(entry_id, mention.target, "-.->")
@@ -168,6 +176,19 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     return out
 
 
+def node_line(ctx: Context, entry_id: str) -> str:
+    """The line that draws ``entry_id``'s node: its name and its label (worked out once per
+    entry: every page shows a dozen neighbours)."""
+    found: str = ctx.memo("mermaid.node").setdefault(entry_id, f'  {node(entry_id)}["{label(ctx, entry_id)}"]')
+    return found
+
+
+def citation_arrow(ctx: Context, relation: str) -> str:
+    """The solid arrow of a citation as ``relation``, labelled with it (worked out once)."""
+    found: str = ctx.memo("mermaid.arrow").setdefault(relation, f"-->|{escape.mermaid(relation)}|")
+    return found
+
+
 def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
            edges: dict[tuple[str, str], str], wanted: bool) -> tuple[dict[tuple[str, str], str], int]:
     """Citations among the neighbours, each kept only if the diagram still has at most
@@ -176,6 +197,7 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
     record = ctx.project.record
     others = frozenset(names) - {entry_id}
     memo = ctx.memo("mermaid.cited")
+    arrows = ctx.memo("mermaid.arrow")
     found: list[tuple[str, str, str]] = []
     for neighbour in shown:
         ids = memo.get(neighbour)
@@ -183,7 +205,7 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
             for cited, relation in record.cites(neighbour):
                 if cited != entry_id and cited in names and (neighbour, cited) not in edges \
                         and (cited, neighbour) not in edges:
-                    found.append((neighbour, cited, f"-->|{escape.mermaid(relation)}|"))
+                    found.append((neighbour, cited, arrows.get(relation) or citation_arrow(ctx, relation)))
     if not found:
         return {}, 0
     # The columns: what points at the entry, the entry, what it points at (one side each).
@@ -241,11 +263,9 @@ _NAMES = {"entry": "not a claim", "missing": "not in the record"}
 
 
 def label(ctx: Context, entry_id: str) -> str:
-    """A node's label: its id over its title in two short lines (worked out once per entry)."""
-    lines = [entry_id, *title_lines(ctx.title(entry_id))]
-    text = "<br/>".join(escape.mermaid(line) for line in lines)
-    found: str = ctx.memo("mermaid.label").setdefault(entry_id, text)
-    return found
+    """A node's label: its id over its title in two short lines (kept as part of its node's
+    line: ``node_line``)."""
+    return "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
 
 
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
@@ -325,9 +345,9 @@ def whole_graph(ctx: Context, page: str) -> str:
     if len(shown) > WHOLE_MAX:
         return _by_tag(ctx, claims, page)
     lines = ["```mermaid", "graph LR"]
-    labels = ctx.memo("mermaid.label")
     names = {n: node(n) for n in shown}
-    lines += [f'  {name}["{labels.get(n) or label(ctx, n)}"]' for n, name in names.items()]
+    drawn = ctx.memo("mermaid.node")
+    lines += [drawn.get(n) or node_line(ctx, n) for n in names]
     for claim in claims:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
