@@ -64,10 +64,17 @@ def timed_parts(module: Any, spent: dict[str, float]) -> Iterator[None]:
             setattr(module, name, function)
 
 
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--entries", type=int, default=10_000, help="entries of the synthetic record (default 10000)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of each (default 5)")
+    parser.add_argument("--entries", type=positive, default=10_000, help="entries of the synthetic record (default 10000)")
+    parser.add_argument("--rounds", type=positive, default=5, help="rounds of each (default 5)")
     parser.add_argument("--record", type=Path, help="a project folder to use instead of a synthetic record")
     parser.add_argument("--plain", action="store_true", help="plain-sentence bodies instead of research Markdown")
     args = parser.parse_args()
@@ -95,6 +102,8 @@ def main() -> None:
         statuses = assess(project)
         entries = project.record.entries
         ids = list(entries)
+        if not ids:
+            raise SystemExit(f"{what} has no entry that loads: nothing to compose")
         bodies = [entries[i].body for i in ids]
         markdown = MarkdownIt("commonmark").enable("table")
 
