@@ -10,7 +10,10 @@ fresh context (``page.render_entry``; nothing written), with how much of that wa
 view, the backlinks and the properties table. Prints each round, the medians, and the pages'
 time over the parse's: the machine's speed here moves by up to twice within minutes, and moves
 that ratio much less than the seconds. Also a hash of the pages: two commits that should write
-the same pages print the same hash.
+the same pages print the same hash. The synthetic record is written into a temporary folder and
+deleted at the end; on an ext4 disk without a journal, creating files is then slower for some
+minutes (``bench_render.py``'s docstring), so keep one (``synthetic.py OUT N``) and pass it as
+``--record`` when other benchmarks follow.
 
 Why this and not ``bench_render.py`` alone: composing the entry pages is about a quarter of a
 cold render of 10,000 entries, and two runs of the command minutes apart differ by more than
