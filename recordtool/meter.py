@@ -1,4 +1,4 @@
-"""A line on the terminal that says where a long command is: "reading the record: 41,216 of 100,000 files".
+"""A line on the terminal that says where a long command is: "reading the entry files: 41,216 of 100,000".
 
 Every command that reads the record reads every entry file the first time (later, only those
 that changed), and ``render`` composes every page: on 100,000 entries a cold run takes one to
@@ -51,7 +51,7 @@ class Meter:
         self.done = 0
 
     def stage(self, what: str, total: int = 0) -> Callable[[int], None]:
-        """Begin a stage (``what``: "reading the record") of ``total`` items (0: none counted);
+        """Begin a stage (``what``: "reading the entry files") of ``total`` items (0: none counted);
         returns the function to call with how many more items are done."""
         self.what, self.total, self.done = what, total, 0
         self._draw(force=True)

@@ -121,7 +121,6 @@ def test_jobs_must_be_positive(project: ProjectBuilder) -> None:
     assert "Invalid value for '-j' / '--jobs': 0 is not in the range x>=1." in err
 
 
-
 def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
         project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     from recordtool import meter

@@ -179,13 +179,19 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 def node_line(ctx: Context, entry_id: str) -> str:
     """The line that draws ``entry_id``'s node: its name and its label (worked out once per
     entry: every page shows a dozen neighbours)."""
-    found: str = ctx.memo("mermaid.node").setdefault(entry_id, f'  {node(entry_id)}["{label(ctx, entry_id)}"]')
+    drawn = ctx.memo("mermaid.node")
+    found: str | None = drawn.get(entry_id)
+    if found is None:
+        found = drawn[entry_id] = f'  {node(entry_id)}["{label(ctx, entry_id)}"]'
     return found
 
 
 def citation_arrow(ctx: Context, relation: str) -> str:
     """The solid arrow of a citation as ``relation``, labelled with it (worked out once)."""
-    found: str = ctx.memo("mermaid.arrow").setdefault(relation, f"-->|{escape.mermaid(relation)}|")
+    arrows = ctx.memo("mermaid.arrow")
+    found: str | None = arrows.get(relation)
+    if found is None:
+        found = arrows[relation] = f"-->|{escape.mermaid(relation)}|"
     return found
 
 
@@ -197,7 +203,6 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
     record = ctx.project.record
     others = frozenset(names) - {entry_id}
     memo = ctx.memo("mermaid.cited")
-    arrows = ctx.memo("mermaid.arrow")
     found: list[tuple[str, str, str]] = []
     for neighbour in shown:
         ids = memo.get(neighbour)
@@ -205,7 +210,7 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
             for cited, relation in record.cites(neighbour):
                 if cited != entry_id and cited in names and (neighbour, cited) not in edges \
                         and (cited, neighbour) not in edges:
-                    found.append((neighbour, cited, arrows.get(relation) or citation_arrow(ctx, relation)))
+                    found.append((neighbour, cited, citation_arrow(ctx, relation)))
     if not found:
         return {}, 0
     # The columns: what points at the entry, the entry, what it points at (one side each).
@@ -346,8 +351,7 @@ def whole_graph(ctx: Context, page: str) -> str:
         return _by_tag(ctx, claims, page)
     lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in shown}
-    drawn = ctx.memo("mermaid.node")
-    lines += [drawn.get(n) or node_line(ctx, n) for n in names]
+    lines += [node_line(ctx, n) for n in names]
     for claim in claims:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
