@@ -350,13 +350,21 @@ def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], 
     if not _fast_inline():
         return md.parse(text, env), env
     state = _blocks(text, md, env)
+    # markdown-it's core rule ``text_join`` makes each escape (a ``text_special`` token) text and
+    # joins it to the text beside it; a run made here without an escape has neither, nor text
+    # next to text, so the rule would leave it as it is: it is run on the others only.
+    joins: list[Token] = []
     for token in state.tokens:
         if token.type == "inline" and (only is None or only.search(token.content)):
             if _INLINE_MARKUP.search(token.content):
-                _parse_inline(token, md, env)
+                if not _parse_inline(token, md, env) or "\\" in token.content:
+                    joins.append(token)
             else:
                 token.children = _plain_inline(token.content)
-    text_join(state)
+    if joins:
+        every, state.tokens = state.tokens, joins
+        text_join(state)
+        state.tokens = every
     return state.tokens, env
 
 
@@ -373,15 +381,17 @@ def _blocks(text: str, md: MarkdownIt, env: dict[str, Any]) -> StateCore:
     return state
 
 
-def _parse_inline(token: Token, md: MarkdownIt, env: MutableMapping[str, Any]) -> None:
+def _parse_inline(token: Token, md: MarkdownIt, env: MutableMapping[str, Any]) -> bool:
     """Gives the ``inline`` token its children: markdown-it's inline parse of its content with
     ``md``, made directly where its markup is simple (``recordtool.record.inline``; ``md`` is
-    ``markdown()`` or ``scanner()``, whose inline rules it knows)."""
+    ``markdown()`` or ``scanner()``, whose inline rules it knows); whether they were made so."""
     children = inline.tokens(token.content, md) if _known_inline(md) else None
+    made = children is not None
     if children is None:
         children = token.children or []
         md.inline.parse(token.content, md, env, children)
     token.children = children
+    return made
 
 
 # The inline rules ``inline.tokens`` knows: ``markdown()``'s, of which ``scanner()`` has all but
@@ -418,16 +428,14 @@ def _plain_inline(content: str) -> list[Token]:
             line = kept
         if line:
             tokens.append(_text_token(line))
-        tokens.append(Token("hardbreak" if spaces > 1 else "softbreak", "br", 0))
+        tokens.append(inline.new_token("hardbreak" if spaces > 1 else "softbreak", "br", 0))
         pos = newline + 1
         while pos < end and content[pos] in " \t":
             pos += 1
 
 
 def _text_token(content: str) -> Token:
-    token = Token("text", "", 0)
-    token.content = content
-    return token
+    return inline.new_token("text", "", 0, 0, content)
 
 
 def reference_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
