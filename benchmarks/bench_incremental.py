@@ -46,15 +46,14 @@ control, each run leaving two figures of about 23 KB with a title and caption) a
 first, so that each command reads and judges their verdicts, and each render has their figures
 to copy, as on a record whose claims were verified.
 
-recordtool's modules are compiled first (``compileall``, as installing it does), so that no run
-pays for compiling them when the environment says not to write bytecode.
+recordtool's modules are compiled first (``measure.compiled``, as installing it does), so that no
+run pays for compiling them when the environment says not to write bytecode.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import compileall
 import os
 import random
 import re
@@ -67,7 +66,7 @@ HERE = Path(__file__).resolve().parent
 ASIDE = HERE / "out" / ".set-aside"  # what a run replaces, deleted once every run is done
 sys.path.insert(0, str(HERE))
 
-from measure import Run, run, set_aside  # noqa: E402
+from measure import Run, compiled, run, set_aside  # noqa: E402
 from synthetic import TOY_CHECK, generate_record  # noqa: E402
 
 FLOOR = "import click, pydantic, yaml, markdown_it"  # what a one-edit command imports before it reads a file
@@ -148,9 +147,7 @@ def main() -> None:
           f"(body; and in its title: title; the same for one of the {CITED_TOP} entries cited most: cited) or anywhere "
           "in it (prose), then the command with the cache, manifest and snapshot of the runs before; medians; load: "
           "1-minute average after)")
-    import recordtool  # the package the commands will import (by the same path)
-
-    compileall.compile_dir(str(Path(recordtool.__file__).parent), quiet=1)
+    print(compiled())
     print(f"{'entries':>8} {'edit':>6} {'validate cold s':>16} {'one edit s':>11} {'cpu s':>6} {'x':>6}   "
           f"{'render cold s':>14} {'one edit s':>11} {'cpu s':>6} {'x':>6} {'pages written':>14} {'same output':>12}  load")
     aims: list[str] = []

@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from measure import compiled  # type: ignore[import-not-found]  # noqa: E402
 from synthetic import TOY_CHECK, generate_record  # type: ignore[import-not-found]  # noqa: E402
 
 
@@ -74,6 +75,7 @@ def main() -> None:
         jobs = str(len(os.sched_getaffinity(0)))
         first = subprocess.run([py, "-m", "recordtool", "verify", "-j", jobs], cwd=root, env=env(),
                                capture_output=True, text=True, check=False)
+        print(compiled(env()))
         print(f"record: {args.entries} entries ({'plain sentences' if args.plain else 'realistic Markdown'}); "
               f"first verify: {first.stdout.strip().splitlines()[-1] if first.stdout.strip() else first.stderr[-300:]}")
         for name, command in commands.items():  # each command keeps its answer once

@@ -56,7 +56,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, floor, memory_aim, run, set_aside  # noqa: E402
+from measure import Floor, Run, compiled, floor, memory_aim, run, set_aside  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
@@ -135,6 +135,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="render-bench-") as tmp:
         folder = args.keep or Path(tmp)
         print(f"synthetic records, bodies of {'plain sentences (--plain)' if args.plain else 'research Markdown'}")
+        print(compiled())
         print(f"creating a file here takes {_create_cost_us(folder):.0f} µs (a quiet ext4: about 25 µs; "
               "up to 350 µs in the minutes after many files were deleted: see this script's docstring)\n")
         if not args.command_only:

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 ASIDE = HERE / "out" / ".set-aside"  # what a cold run replaces, deleted once every run is done
 sys.path.insert(0, str(HERE))
 
-from measure import Floor, Run, floor, memory_aim, run, set_aside  # noqa: E402
+from measure import Floor, Run, compiled, floor, memory_aim, run, set_aside  # noqa: E402
 from synthetic import generate_record  # noqa: E402
 
 
@@ -68,6 +68,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")] + ([100_000] if args.large else [])
     usable = len(os.sched_getaffinity(0))
 
+    print(compiled())
     help_runs = [once(["--help"], root) for _ in range(args.repeat)]
     print(f"recordtool --help                    {statistics.median(r.seconds for r in help_runs) * 1000:7.0f} ms")
     shipped = [once(["validate"], root) for _ in range(args.repeat)]

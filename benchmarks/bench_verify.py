@@ -19,7 +19,9 @@ seeds setting, a fresh `git clone` of this repository's HEAD into a temporary fo
 cache, nothing uncommitted), then `recordtool verify --force --try -j J` there (`--seeds 1`, or
 the seeds the claims declare), timed by the wall clock, with the CPU time of everything it ran,
 the load average before and after, and each run's duration as verify reports it (slowest first).
---try keeps the clone's verdicts as they are; the clone is deleted afterwards.
+--try keeps the clone's verdicts as they are; the clone is deleted afterwards. The clone's
+modules (recordtool's and the checks') are compiled to bytecode first, as an install does
+(``measure.compiled``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from measure import compiled
 from verify_fakes import check, claim_yaml, make_project
 
 from recordtool.record.project import open_project
@@ -93,6 +97,7 @@ def cold(jobs: int, seeds: str) -> None:
         if seeds != "declared":
             command += ["--seeds", seeds]
         env = {**os.environ, "PYTHONPATH": str(clone)}
+        made = compiled(env, cwd=clone, more=(clone / "checks",))
         before = os.getloadavg()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -105,7 +110,7 @@ def cold(jobs: int, seeds: str) -> None:
     shown = "--seeds " + seeds if seeds != "declared" else "the declared seeds"
     print(f"cold `recordtool verify --force --try -j {jobs}` with {shown} (fresh clone, empty model cache): "
           f"{wall:.1f} s wall, {cpu:.1f} s CPU, exit {run.returncode}, {len(runs)} runs, {models} models trained; "
-          f"load average {before[0]:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+          f"load average {before[0]:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores); {made}")
     for seconds, label, state in sorted(runs, reverse=True):
         if seconds >= 1.0:
             print(f"  {seconds:6.1f} s  {label}" + ("" if state == "done" else f"  ({state})"))

@@ -70,3 +70,14 @@ def test_the_floor_shared_by_processes_covers_each_file_once(tmp_path: Path) -> 
     assert found.together_s is not None and found.together() == found.together_s
     alone = measure.floor(tmp_path)
     assert alone.together_s is None and alone.together() == alone.seconds
+
+
+def test_modules_are_compiled_to_bytecode_also_where_python_would_not_write_it(tmp_path: Path) -> None:
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "module.py").write_text("VALUE = 1\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    line = measure.compiled(env, more=(package,))
+    assert [p.name.split(".")[0] for p in (package / "__pycache__").glob("*.pyc")] == ["module"]
+    assert line.startswith("modules compiled to bytecode first, as an install does (") and str(package) in line
+    assert "recordtool" in line.split("(", 1)[1].split(",")[0]  # first the recordtool the commands import
