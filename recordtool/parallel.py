@@ -88,6 +88,12 @@ Progress = Callable[[int], None]  # told how many more items are done (``chunk_r
 
 CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cost nothing
 WINDOW = 4  # chunks in flight per worker
+# This process's own work between two looks at its workers (the ``steps`` of ``chunk_results``
+# and ``map_chunks``: the page keys, ``recordtool.render.plan.entry_keys_in_steps``): shorter
+# than the chunks a worker has in hand (``WINDOW`` pages' chunks, about 25 ms each at 10,000
+# entries), so that none runs out. Steps of 500 entries' keys took 20 to 280 ms there (the first
+# worked out what each neighbour shows for most of the record) and left a worker idle 0.2 s.
+STEP_SECONDS = 0.01
 SHIPPED = "spawn"  # how map_shipped's workers start: fresh interpreters, holding nothing of this process
 
 _job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None  # in a worker: its work

@@ -12,8 +12,11 @@ compose), else composed.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
+from collections.abc import Generator
 
+from recordtool import parallel
 from recordtool.record.load import id_sort_key
 from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
@@ -266,9 +269,26 @@ def index_keys(ctx: Context, shared: str, paths: list[str]) -> dict[str, str]:
 
     After an edit of an entry's body, no tally changes; of its title, only those of the pages
     that list it."""
+    steps = index_keys_in_steps(ctx, shared, paths)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            made: dict[str, str] = done.value
+            return made
+
+
+def index_keys_in_steps(ctx: Context, shared: str, paths: list[str]) -> Generator[None, None, dict[str, str]]:
+    """``index_keys``, given when this generator is done, in steps of about
+    ``parallel.STEP_SECONDS`` (this process's own work between two looks at its workers)."""
+    clock = time.perf_counter
+    due = clock() + parallel.STEP_SECONDS
     found = listed(ctx)
     keys: dict[str, str] = {}
     for path in paths:
+        if clock() >= due:
+            yield
+            due = clock() + parallel.STEP_SECONDS
         if path == WANTED:
             keys[path] = _wanted_key(ctx, shared)
         elif path == GRAPH:
@@ -472,5 +492,5 @@ def index_paths(ctx: Context) -> list[str]:
             *(tag_page(t) for t in sorted(listed(ctx).tags()))]
 
 
-__all__ = ["dashboard", "graph_key", "graph_page", "index_keys", "index_page", "index_pages", "index_paths", "kind_pages",
+__all__ = ["dashboard", "graph_key", "graph_page", "index_keys", "index_keys_in_steps", "index_page", "index_pages", "index_paths", "kind_pages",
            "spliced", "tag_pages", "wanted"]

@@ -24,12 +24,13 @@ import hashlib
 import itertools
 import operator
 import os
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordtool import snapshot
+from recordtool import parallel, snapshot
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config
@@ -125,13 +126,13 @@ def plan_site(ctx: Context) -> Plan:
         nonlocal worked_out
         made = yield from entry_keys_in_steps(ctx, shared, kept)
         keys.update((entry_page(entry_id), k) for entry_id, k in made.items())
-        keys.update(index.index_keys(ctx, shared, paths))
+        keys.update((yield from index.index_keys_in_steps(ctx, shared, paths)))
         if kept is not None:  # for the next render (keys depend on the inputs, not on what is written)
             write_kept_keys(ctx, kept)
         worked_out = True
 
-    # One generator, begun by whichever asks first (nothing runs until then), in steps of
-    # ``KEY_STEP`` entries: a step is work this process does between handing chunks of pages to
+    # One generator, begun by whichever asks first (nothing runs until then), in steps of about
+    # ``parallel.STEP_SECONDS``: a step is work this process does between handing chunks of pages to
     # workers, and the workers wait for chunks while it lasts (all at once, the keys of 10,000
     # entries took 0.8 s, for which a worker stood idle).
     working = work_out()
@@ -188,7 +189,6 @@ def status_reprs(ctx: Context) -> dict[str, str]:
             if status.verdict is not None or status.reasons or status.depends}
 
 
-KEY_STEP = 500  # entries whose keys ``entry_keys_in_steps`` works out in one step
 
 
 def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
@@ -204,8 +204,8 @@ def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[
 
 def entry_keys_in_steps(ctx: Context, shared: str,
                         kept: KeptKeys | None = None) -> Generator[None, None, dict[str, str]]:
-    """The key of every entry's page, given when this generator is done, worked out
-    ``KEY_STEP`` entries a step (``entry_keys``: all at once). A key is a hash of everything
+    """The key of every entry's page, given when this generator is done, worked out in steps
+    of about ``parallel.STEP_SECONDS`` (``entry_keys``: all at once). A key is a hash of everything
     the page shows. That is the entry, its status (and the titles and captions of its figures,
     kept beside them), what the page shows of each neighbour (an entry it cites or mentions, or
     that cites or mentions it), and whether each id of a sentence quoted from a backlink is in
@@ -223,6 +223,8 @@ def entry_keys_in_steps(ctx: Context, shared: str,
     ``kept`` is brought up to date. Each key is worked out the same way either way."""
     from recordtool.render.figures import caption
 
+    clock = time.perf_counter
+    due = clock() + parallel.STEP_SECONDS
     record = ctx.project.record
     entries = record.entries
     faces = face_of_each(record.places, ctx.states)
@@ -251,9 +253,10 @@ def entry_keys_in_steps(ctx: Context, shared: str,
     shown = kept.shown
     learnt: list[str] = []
     findall = ctx.pattern.findall
-    for n, entry_id in enumerate(todo, 1):
-        if n % KEY_STEP == 0:
+    for entry_id in todo:
+        if clock() >= due:
             yield
+            due = clock() + parallel.STEP_SECONDS
         near, watch = _neighbourhood(ctx, entry_id)
         quoted: list[str] = []  # the ids of its quoted sentences, each marked when not in the record
         # (found again for each quote: keeping them for every sentence held 90 MB at 100,000 entries)
