@@ -259,10 +259,12 @@ def markdown_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     md = scanner()
     state = _blocks(text, md, {})
     every = bool(state.env.get("references"))  # a reference link's target is not in its text
+    joins: list[Token] = []
     for token in state.tokens:
-        if token.type == "inline" and (every or _may_mention(token.content, pattern)):
-            _parse_inline(token, md, state.env)
-    text_join(state)
+        if token.type == "inline" and (every or _may_mention(token.content, pattern)) \
+                and (not _parse_inline(token, md, state.env) or "\\" in token.content):
+            joins.append(token)
+    _text_join(state, joins)
     return _mentions(state.tokens, pattern)
 
 
@@ -350,9 +352,6 @@ def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], 
     if not _fast_inline():
         return md.parse(text, env), env
     state = _blocks(text, md, env)
-    # markdown-it's core rule ``text_join`` makes each escape (a ``text_special`` token) text and
-    # joins it to the text beside it; a run made here without an escape has neither, nor text
-    # next to text, so the rule would leave it as it is: it is run on the others only.
     joins: list[Token] = []
     for token in state.tokens:
         if token.type == "inline" and (only is None or only.search(token.content)):
@@ -361,11 +360,19 @@ def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], 
                     joins.append(token)
             else:
                 token.children = _plain_inline(token.content)
-    if joins:
-        every, state.tokens = state.tokens, joins
+    _text_join(state, joins)
+    return state.tokens, env
+
+
+def _text_join(state: StateCore, runs: list[Token]) -> None:
+    """markdown-it's core rule ``text_join`` on the inline tokens ``runs`` of ``state`` only.
+    The rule makes each escape (a ``text_special`` token) text and joins it to the text beside
+    it. A run made here (``_parse_inline`` says so) without a backslash holds no escape, nor text
+    next to text, so the rule would leave it as it is: a caller passes the others only."""
+    if runs:
+        every, state.tokens = state.tokens, runs
         text_join(state)
         state.tokens = every
-    return state.tokens, env
 
 
 def _blocks(text: str, md: MarkdownIt, env: dict[str, Any]) -> StateCore:
