@@ -36,11 +36,11 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
     (asked of a fresh Python in ``cwd``, by default this folder, where ``-m`` puts it first on
     the path, and in another, where an installed one is found), and those under ``more``, to
     bytecode, as installing a package does; gives a line that says so, for the benchmark's
-    header. Where the
-    environment says not to write bytecode (``PYTHONDONTWRITEBYTECODE``, set on our machines)
-    an editable install never gets any, and every command compiled recordtool's modules again:
-    0.13 s of a render after one edit of 10,000 entries (0.70 s instead of 0.57 s), which an
-    installed recordtool, or a second run where Python writes bytecode, does not pay."""
+    header. Where the environment says not to write bytecode (``PYTHONDONTWRITEBYTECODE``, set
+    on our machines) an editable install never gets any, and every command compiled
+    recordtool's modules again: 0.13 s of a render after one edit of 10,000 entries (0.70 s
+    instead of 0.57 s), which a recordtool installed from a wheel, or a second run where Python
+    writes bytecode, does not pay."""
     import compileall
 
     folders: list[Path] = []
