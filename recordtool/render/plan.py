@@ -189,8 +189,6 @@ def status_reprs(ctx: Context) -> dict[str, str]:
             if status.verdict is not None or status.reasons or status.depends}
 
 
-
-
 def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
     """``entry_keys_in_steps``, all at once."""
     steps = entry_keys_in_steps(ctx, shared, kept)
