@@ -74,7 +74,7 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -98,6 +98,17 @@ SHIPPED = "spawn"  # how map_shipped's workers start: fresh interpreters, holdin
 
 _job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None  # in a worker: its work
 _shipped: tuple[Callable[[Any, Any], list[Any]], Any] | None = None  # in a worker of map_shipped: its work
+
+
+def finished(steps: Generator[object, None, T]) -> T:
+    """What the generator ``steps`` (work done a step at a time, as ``STEP_SECONDS`` asks)
+    gives when it is done, its steps all taken at once."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            made: T = done.value
+            return made
 
 
 def cores() -> int:

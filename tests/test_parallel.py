@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -189,6 +189,19 @@ def test_ctrl_c_lets_running_chunks_finish_and_leaves_no_worker(tmp_path: Path) 
     assert no_children_left()
     assert sorted(p.name for p in started.iterdir()) == sorted(p.name for p in finished.iterdir())
     assert len(list(finished.iterdir())) < len(items)  # the pool stopped early
+
+
+def test_steps_taken_at_once_give_what_their_generator_gives() -> None:
+    taken: list[int] = []
+
+    def steps() -> Generator[None, None, dict[str, int]]:
+        for n in range(3):
+            taken.append(n)
+            yield
+        return {"steps": len(taken)}
+
+    assert parallel.finished(steps()) == {"steps": 3}
+    assert taken == [0, 1, 2]
 
 
 def test_chunks() -> None:

@@ -269,13 +269,7 @@ def index_keys(ctx: Context, shared: str, paths: list[str]) -> dict[str, str]:
 
     After an edit of an entry's body, no tally changes; of its title, only those of the pages
     that list it."""
-    steps = index_keys_in_steps(ctx, shared, paths)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            made: dict[str, str] = done.value
-            return made
+    return parallel.finished(index_keys_in_steps(ctx, shared, paths))
 
 
 def index_keys_in_steps(ctx: Context, shared: str, paths: list[str]) -> Generator[None, None, dict[str, str]]:

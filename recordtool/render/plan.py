@@ -191,13 +191,7 @@ def status_reprs(ctx: Context) -> dict[str, str]:
 
 def entry_keys(ctx: Context, shared: str, kept: KeptKeys | None = None) -> dict[str, str]:
     """``entry_keys_in_steps``, all at once."""
-    steps = entry_keys_in_steps(ctx, shared, kept)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            made: dict[str, str] = done.value
-            return made
+    return parallel.finished(entry_keys_in_steps(ctx, shared, kept))
 
 
 def entry_keys_in_steps(ctx: Context, shared: str,
