@@ -261,8 +261,9 @@ def markdown_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     every = bool(state.env.get("references"))  # a reference link's target is not in its text
     joins: list[Token] = []
     for token in state.tokens:
-        if token.type == "inline" and (every or _may_mention(token.content, pattern)) \
-                and (not _parse_inline(token, md, state.env) or "\\" in token.content):
+        if token.type != "inline" or not (every or _may_mention(token.content, pattern)):
+            continue
+        if not _parse_inline(token, md, state.env) or "\\" in token.content:
             joins.append(token)
     _text_join(state, joins)
     return _mentions(state.tokens, pattern)
