@@ -73,9 +73,9 @@ def main() -> None:
         (root / "checks" / "__init__.py").write_text("", encoding="utf-8")
         (root / "checks" / "toy.py").write_text(TOY_CHECK, encoding="utf-8")
         jobs = str(len(os.sched_getaffinity(0)))
+        print(compiled(env()))
         first = subprocess.run([py, "-m", "recordtool", "verify", "-j", jobs], cwd=root, env=env(),
                                capture_output=True, text=True, check=False)
-        print(compiled(env()))
         print(f"record: {args.entries} entries ({'plain sentences' if args.plain else 'realistic Markdown'}); "
               f"first verify: {first.stdout.strip().splitlines()[-1] if first.stdout.strip() else first.stderr[-300:]}")
         for name, command in commands.items():  # each command keeps its answer once
