@@ -261,6 +261,19 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout) == (0, "recordtool, version 0.1.0\n")
 
 
+def test_the_main_module_imported_again_runs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # A fresh worker interpreter (multiprocessing's "spawn": render's page workers on a large
+    # record) imports the main module again, as __mp_main__. It leaves out a package's
+    # __main__ run with -m, not one run by its path (by a debugger, a profiler, a wrapper):
+    # unguarded, that one would run the whole command again in every worker.
+    import runpy
+
+    import recordtool
+
+    runpy.run_path(str(Path(recordtool.__file__).parent / "__main__.py"), run_name="__mp_main__")
+    assert capsys.readouterr() == ("", "")
+
+
 def test_validate_jobs_reach_reading(minimal: Callable[[], ProjectBuilder], monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.record.project
 
