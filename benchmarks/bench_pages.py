@@ -39,6 +39,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from measure import positive, record_or_synthetic  # noqa: E402
+
 PARTS = ("graph_view", "_backlinks", "_properties")  # what of ``render_entry`` is timed on its own
 NAMES = {"graph_view": "graph view", "_backlinks": "backlinks", "_properties": "properties"}
 
@@ -67,13 +69,6 @@ def timed_parts(module: Any, spent: dict[str, float]) -> Iterator[None]:
             setattr(module, name, function)
 
 
-def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
-    return value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=positive, default=10_000, help="entries of the synthetic record (default 10000)")
@@ -91,16 +86,7 @@ def main() -> None:
     from recordtool.verify.status import assess
 
     with tempfile.TemporaryDirectory(prefix="bench-pages-") as scratch:
-        if args.record is not None:
-            root = args.record.resolve()
-            what = f"the record at {root}"
-        else:
-            from synthetic import generate_record  # type: ignore[import-not-found]
-
-            root = Path(scratch)
-            generate_record(root, args.entries, seed=0, plain=args.plain)
-            what = f"a synthetic record of {args.entries:,} entries, bodies of " + (
-                "plain sentences" if args.plain else "research Markdown")
+        root, what = record_or_synthetic(args.record, Path(scratch), args.entries, args.plain)
         project = open_project(root=root, compose=compose_body)
         statuses = assess(project)
         entries = project.record.entries

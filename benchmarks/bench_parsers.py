@@ -47,6 +47,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from measure import positive, record_or_synthetic  # noqa: E402
+
 # Random documents: lines of block markup whose neighbours change what they are (a table's
 # delimiter row, lazy lines, list items and their indentation, fences left open, quotes) ...
 LINES = ["a", "b *c*", "", " ", "\t", "# h", "### h ##", "#", "```", "```py", "~~~", "    code", "  x", "- a", "- b",
@@ -58,13 +60,6 @@ PIECES = ["a", " ", "*", "**", "_", "__", "`", "``", "\\", "[", "]", "(", ")", "
           "http://x.y", "<http://a.b>", "$", "~", "!", "\n", "  \n", "x_y", "THEORY-1", "[a](b)", "[a](<b c>)",
           '[a](b "t")', "&#35;", "*a*", "_a_"]
 _BETWEEN_TAGS = re.compile(r">\s+<")
-
-
-def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
-    return value
 
 
 def random_documents(count: int, seed: int = 1) -> list[str]:
@@ -138,15 +133,7 @@ def main() -> None:
         CompiledMarkdownIt = None
 
     with tempfile.TemporaryDirectory(prefix="bench-parsers-") as scratch:
-        if args.record is not None:
-            root = args.record.resolve()
-            what = f"the record at {root}"
-        else:
-            from synthetic import generate_record  # type: ignore[import-not-found]
-
-            root = Path(scratch)
-            generate_record(root, args.entries, seed=0)
-            what = f"a synthetic record of {args.entries:,} entries, bodies of research Markdown"
+        root, what = record_or_synthetic(args.record, Path(scratch), args.entries)
         project = open_project(root=root)
         pattern = project.config.id_pattern
         entries = project.record.entries

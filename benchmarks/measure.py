@@ -197,6 +197,28 @@ def set_aside(folder: Path, bin_: Path) -> None:
         folder.rename(bin_ / f"{folder.name}-{time.time_ns()}")
 
 
+def positive(text: str) -> int:
+    """An argument that is a whole number of at least 1 (argparse's ``type``)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
+
+
+def record_or_synthetic(record: Path | None, scratch: Path, entries: int, plain: bool = False) -> tuple[Path, str]:
+    """The project folder a benchmark measures and how it names it: ``record`` when given (a
+    ``--record`` folder), else a synthetic record of ``entries`` entries written into
+    ``scratch`` (``synthetic.py``, seed 0; bodies of research Markdown unless ``plain``)."""
+    if record is not None:
+        root = record.resolve()
+        return root, f"the record at {root}"
+    from synthetic import generate_record  # type: ignore[import-not-found]
+
+    generate_record(scratch, entries, seed=0, plain=plain)
+    return scratch, f"a synthetic record of {entries:,} entries, bodies of " + (
+        "plain sentences" if plain else "research Markdown")
+
+
 @dataclass
 class Floor:
     yaml_s: float  # yaml.CSafeLoader over every entry file, one process
