@@ -173,7 +173,9 @@ def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level
                 while pos < end and src[pos] in " \t":
                     pos += 1
                 continue
-            if "\ud800" <= escaped <= "\udbff":  # (half of a surrogate pair: markdown-it takes both)
+            # (half of a surrogate pair: markdown-it takes both; by code point, as mypyc compiles no
+            # surrogate written in a literal)
+            if 0xD800 <= ord(escaped) <= 0xDBFF:
                 raise _Unknown
             token = _token("text_special", "", 0, level, "\\" + escaped)
             token.content = escaped if escaped in _ESCAPED else "\\" + escaped
