@@ -13,6 +13,9 @@ every prose text of the record (bodies, statements, status notes):
   inline runs made without markdown-it-py's parsers);
 - ``compose_body``: what a cold render does with each text as it is read (its mentions found and
   its prose written back for its page, from one parse);
+- when recordtool's parser and prose writer run compiled with mypyc (``recordtool/compiled.py``),
+  the two rows above again with its pure Python modules, ``(pure)``, timed in a fresh process
+  each round;
 - when installed (``pip install markdown-it-pyrs``, in the ``compare`` extra), markdown-it-pyrs's
   ``tree``: markdown-it's port to Rust, the syntax tree as Python objects.
 
@@ -32,10 +35,13 @@ The synthetic record is written into a temporary folder and deleted at the end (
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pickle
 import random
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,16 +119,44 @@ def _compare_one(text: str, reference: Callable[[str], str], other: Callable[[st
         differ.append(text)
 
 
+def time_ours(texts: list[str], pattern: re.Pattern[str]) -> dict[str, float]:
+    """CPU seconds of recordtool's parse and of ``compose_body`` over ``texts``, in this process."""
+    from recordtool.record.mentions import parse
+    from recordtool.render.prose import compose_body
+
+    spent = {}
+    for name, run in (("parse", parse), ("compose_body", lambda text: compose_body(text, pattern))):
+        t0 = time.process_time()
+        for text in texts:
+            run(text)
+        spent[name] = time.process_time() - t0
+    return spent
+
+
+def _in_pure_python(saved: Path) -> dict[str, float]:
+    """``time_ours`` in a fresh process that runs recordtool's pure Python modules."""
+    env = {**os.environ, "RECORDTOOL_PURE_PYTHON": "1"}
+    done = subprocess.run([sys.executable, __file__, "--time-ours", str(saved)], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=positive, default=10_000, help="entries of the synthetic record (default 10000)")
     parser.add_argument("--rounds", type=positive, default=4, help="rounds of each, turn about (default 4)")
     parser.add_argument("--record", type=Path, help="a project folder to use instead of a synthetic record")
     parser.add_argument("--random", type=positive, default=20_000, help="random documents compared (default 20000)")
+    parser.add_argument("--time-ours", type=Path, help=argparse.SUPPRESS)  # (a child: _in_pure_python)
     args = parser.parse_args()
+    if args.time_ours is not None:
+        texts, (source, flags) = pickle.loads(args.time_ours.read_bytes())
+        print(json.dumps(time_ours(texts, re.compile(source, flags))))
+        return
 
     from markdown_it import MarkdownIt
 
+    from recordtool import compiled as compiled_modules
     from recordtool.record.mentions import parse
     from recordtool.record.project import open_project
     from recordtool.render.prose import compose_body
@@ -152,15 +186,24 @@ def main() -> None:
         compiled = CompiledMarkdownIt("commonmark").enable("table")
         runs["markdown-it-pyrs tree"] = compiled.tree
     spent: dict[str, list[float]] = {name: [] for name in runs}
-    for n in range(args.rounds):
-        for name, run in list(runs.items())[:: 1 if n % 2 == 0 else -1]:
-            t0 = time.process_time()
-            for text in texts:  # (each result dropped: a million tokens kept alive slow the collector)
-                run(text)
-            spent[name].append(time.process_time() - t0)
+    # Compiled, recordtool's rows again with its pure Python modules, in a fresh process each round.
+    also_pure = compiled_modules.running_compiled()
+    with tempfile.TemporaryDirectory(prefix="bench-parsers-texts-") as scratch:
+        saved = Path(scratch) / "texts.pickle"
+        saved.write_bytes(pickle.dumps((texts, (pattern.pattern, pattern.flags))))
+        for n in range(args.rounds):
+            for name, run in list(runs.items())[:: 1 if n % 2 == 0 else -1]:
+                t0 = time.process_time()
+                for text in texts:  # (each result dropped: a million tokens kept alive slow the collector)
+                    run(text)
+                spent[name].append(time.process_time() - t0)
+            if also_pure:
+                for name, seconds in _in_pure_python(saved).items():
+                    spent.setdefault(f"{name.replace('parse', 'recordtool parse')} (pure)", []).append(seconds)
 
     print(f"{what}: {len(texts):,} prose texts, {sum(map(len, texts)) / 1e6:.1f} MB; {args.rounds} round{'s' if args.rounds > 1 else ''} turn about, "
-          f"CPU seconds (load {os.getloadavg()[0]:.1f})")
+          f"CPU seconds (load {os.getloadavg()[0]:.1f}); recordtool's modules: {compiled_modules.state()}"
+          + ("; (pure): its pure Python modules, in a fresh process each round" if also_pure else ""))
     base = statistics.median(spent["markdown-it-py parse"])
     for name, times in spent.items():
         median = statistics.median(times)

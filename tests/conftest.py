@@ -18,6 +18,12 @@ from typing import Any
 
 import pytest
 
+# The suite runs recordtool's pure Python modules, in this process and in every process it
+# starts: tests replace module functions with ``monkeypatch``, which calls made inside compiled
+# modules would not see. tests/test_compiled.py runs the compiled ones against them.
+# (RECORDTOOL_PURE_PYTHON=0 runs the suite compiled: the tests that monkeypatch those fail.)
+os.environ.setdefault("RECORDTOOL_PURE_PYTHON", "1")
+
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = str(REPO / "record")
 

@@ -1,0 +1,139 @@
+"""Which modules run compiled: the mypyc extensions built by setup.py, when they can be trusted.
+
+setup.py compiles the modules in ``COMPILED`` with mypyc (the same source turned into C
+extensions: docs/performance.md, "Compiled with mypyc") and writes ``MANIFEST`` beside them,
+the SHA-256 of each source it compiled. Python's import system prefers an extension to a
+``.py`` file of the same name, so a stale extension would run in place of an edited source.
+``install`` (called by ``recordtool/__init__.py``) puts a finder in front of the import system
+that, on the first import of a compiled module, decides once for all of them:
+
+- compiled, when the manifest is there, every source still has the digest it was compiled
+  from, every module's extension is there and their shared library imports;
+- the Python source otherwise: when nothing was compiled, when ``RECORDTOOL_PURE_PYTHON`` is
+  set (to anything but ``0``), when a source was edited after the build, or when part of the
+  build is missing.
+
+All or none: the compiled modules call each other inside their shared library, so one module
+from its source beside the others compiled would be two copies of it. Nothing here imports
+more than the standard library (setup.py reads ``COMPILED`` from it before anything is
+installed), and nothing is read until a compiled module is imported: commands that never
+import one (``status``, ``verify`` with nothing changed) pay nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+
+# The modules a cold render spends most of its CPU in (docs/performance.md): the parser and the
+# prose written back. Only these: modules that take the render's context may be given a
+# ``render/slices.py`` Part, a dict whose ``__contains__`` and ``__getitem__`` are its own, and
+# mypyc's code for ``key in d`` on a ``dict`` goes straight to the dict underneath (compiling
+# page.py, mermaid.py and the like gave wrong pages from slices: docs/performance.md, "Compiled
+# with mypyc").
+COMPILED = (
+    "recordtool.record.blocks",
+    "recordtool.record.inline",
+    "recordtool.record.mentions",
+    "recordtool.render.escape",
+    "recordtool.render.prose",
+)
+GROUP = "recordtool.native"  # mypyc's shared library: the module recordtool.native__mypyc
+MANIFEST = "compiled.json"
+PURE = "RECORDTOOL_PURE_PYTHON"
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _source(module: str, package: str = _PACKAGE) -> str:
+    return os.path.join(package, *module.split(".")[1:]) + ".py"
+
+
+def why_not_compiled(package: str = _PACKAGE, environ: Mapping[str, str] = os.environ,
+                     library: str = GROUP + "__mypyc") -> str | None:
+    """None when the compiled modules of ``package`` (a folder) may run; else why the Python
+    source runs instead. ``library``: the module of their shared library."""
+    import hashlib
+    import json
+
+    if environ.get(PURE, "0") != "0":
+        return f"{PURE} is set"
+    try:
+        with open(os.path.join(package, MANIFEST), encoding="utf-8") as handle:
+            manifest = json.load(handle)
+        sources = manifest["sources"]
+        group = manifest["group"]
+    except FileNotFoundError:
+        return "not compiled (no C compiler or mypyc when it was installed, or RECORDTOOL_COMPILE=0)"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{MANIFEST} cannot be read ({type(exc).__name__}: {exc})"
+    if group != GROUP or not isinstance(sources, dict) or sorted(sources) != sorted(COMPILED):
+        return f"{MANIFEST} names other modules than this recordtool compiles: install it again"
+    for module in COMPILED:
+        source = _source(module, package)
+        try:
+            with open(source, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+        except OSError as exc:
+            return f"{source} cannot be read ({exc.strerror})"
+        if digest != sources[module]:
+            return f"{source} was changed after it was compiled: install again to compile it"
+        if not any(os.path.isfile(source[: -len(".py")] + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+            return f"{module} was not compiled (its build failed): the rest would run without it"
+    try:
+        importlib.import_module(library)
+    except ImportError as exc:
+        return f"the compiled modules' library does not load ({exc})"
+    return None
+
+
+class _Finder:
+    """Imports the modules of ``COMPILED`` from their source unless the compiled ones may run
+    (``why_not_compiled``, decided on the first import of one of them)."""
+
+    def __init__(self) -> None:
+        self.why: str | bool | None = False  # False: not decided yet
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name not in COMPILED:
+            return None
+        if self.why is False:
+            self.why = why_not_compiled()
+        if self.why is None:
+            return None  # the import system finds the extension, as it would anyway
+        source = _source(name)
+        loader = importlib.machinery.SourceFileLoader(name, source)
+        spec = importlib.machinery.ModuleSpec(name, loader, origin=source)
+        spec.has_location = True  # __file__ is the source, as the import system would set it
+        return spec
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+_finder = _Finder()
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (once)."""
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+
+
+def running_compiled() -> bool:
+    """Whether the compiled modules run in this process (deciding now if no import has)."""
+    if _finder.why is False:
+        _finder.why = why_not_compiled()
+    return _finder.why is None
+
+
+def state() -> str:
+    """One line for people: which modules run, and why."""
+    if running_compiled():
+        return f"compiled with mypyc ({len(COMPILED)} modules)"
+    return f"pure Python: {_finder.why}"

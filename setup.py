@@ -1,0 +1,91 @@
+"""Build recordtool, compiling the modules a cold render spends its CPU in with mypyc.
+
+Everything else about the package is in pyproject.toml; this file only adds the compiled
+modules. mypyc is mypy's compiler for type-annotated Python (mypy and black ship compiled with
+it): it turns each module in ``COMPILED`` into a C extension from the very same source, so there
+is no second implementation to keep in step. The Python source is installed beside them and is
+what runs whenever the compiled modules cannot be trusted (``recordtool/compiled.py``): when
+the build could not compile (no C compiler, no mypy), when ``RECORDTOOL_PURE_PYTHON=1`` is set,
+or when a source file was edited after the build (an editable install then runs the edit, not
+the stale extension). ``RECORDTOOL_COMPILE=0`` builds without compiling.
+
+The build writes ``recordtool/compiled.json`` beside the extensions: the SHA-256 of each
+compiled source file, which ``recordtool/compiled.py`` compares with the sources it finds.
+What compiling gains is measured in docs/performance.md ("Compiled with mypyc").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from typing import Any, ClassVar
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "recordtool"))
+from compiled import COMPILED, GROUP, MANIFEST  # (the list lives with the code that trusts it)
+
+sys.path.pop(0)
+
+
+def _source(module: str) -> str:
+    return os.path.join(*module.split(".")) + ".py"
+
+
+def _digests() -> dict[str, str]:
+    digests = {}
+    for module in COMPILED:
+        with open(_source(module), "rb") as handle:
+            digests[module] = hashlib.sha256(handle.read()).hexdigest()
+    return digests
+
+
+class BuildExt(build_ext):
+    """Builds the extensions, then writes the manifest of the sources they were built from
+    beside them (into the source tree for an in-place or editable build)."""
+
+    digests: ClassVar[dict[str, str]] = {}  # set by _extensions
+
+    def run(self) -> None:
+        super().run()
+        if not self.extensions:
+            return
+        folder = "recordtool" if self.inplace else os.path.join(self.build_lib, "recordtool")
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, MANIFEST + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump({"group": GROUP, "sources": self.digests}, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, os.path.join(folder, MANIFEST))
+
+    def get_outputs(self) -> list[str]:
+        outputs = list(super().get_outputs())
+        if self.extensions:
+            outputs.append(os.path.join(self.build_lib, "recordtool", MANIFEST))
+        return outputs
+
+
+def _extensions() -> list[Any]:
+    if os.environ.get("RECORDTOOL_COMPILE", "1") == "0":
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("recordtool: mypyc is not installed; installing the pure Python modules only", file=sys.stderr)
+        return []
+    BuildExt.digests = _digests()
+    try:
+        extensions = mypycify([_source(module) for module in COMPILED], opt_level="3", group_name=GROUP)
+    except (Exception, SystemExit) as exc:  # mypyc reports a type error by exiting
+        print(f"recordtool: mypyc could not compile ({exc!r}); installing the pure Python modules only",
+              file=sys.stderr)
+        return []
+    for extension in extensions:
+        extension.optional = True  # a failed compile leaves the pure Python modules (compiled.py checks)
+    return extensions
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})

@@ -1,0 +1,180 @@
+"""The compiled modules (``recordtool/compiled.py``): run only when built from the sources there,
+and the same results as the pure Python modules.
+
+The rest of the suite runs the pure Python modules (``tests/conftest.py`` sets
+``RECORDTOOL_PURE_PYTHON``: tests replace module functions with ``monkeypatch``, which calls
+inside compiled modules do not see). Here fresh processes run each way, on the same inputs:
+what the parser and the prose writer give for thousands of documents, and whole renders.
+Where the compiled modules were not built (no C compiler), the comparisons are skipped, except
+in CI, which builds them (``.ci/run``), where that fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recordtool import compiled
+from tests.conftest import ProjectBuilder
+from tests.render_record import small_record
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(pure: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop(compiled.PURE, None)
+    if pure:
+        env[compiled.PURE] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
+def _python(code: str, pure: bool) -> str:
+    done = subprocess.run([sys.executable, "-c", code], env=_env(pure), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    """Skip when this install has no compiled modules to compare (fail in CI, which builds them)."""
+    state = _python("from recordtool import compiled; print(compiled.state())", pure=False)
+    if not state.startswith("compiled"):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI installs recordtool compiled, but here it runs {state}")
+        pytest.skip(state)
+
+
+# Which modules run -------------------------------------------------------------------------
+
+def _package(tmp_path: Path, *, built: bool = True) -> Path:
+    """A copy of what ``compiled.why_not_compiled`` reads: the sources, and when ``built`` a
+    manifest of their digests and an (empty) extension file beside each."""
+    package = tmp_path / "recordtool"
+    sources = {}
+    for module in compiled.COMPILED:
+        source = package.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(f"# {module}\n")
+        sources[module] = hashlib.sha256(source.read_bytes()).hexdigest()
+        if built:
+            source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]).write_bytes(b"")
+    if built:
+        (package / compiled.MANIFEST).write_text(json.dumps({"group": compiled.GROUP, "sources": sources}))
+    return package
+
+
+def test_pure_python_is_chosen_when_nothing_was_compiled(tmp_path: Path) -> None:
+    package = _package(tmp_path, built=False)
+    assert compiled.why_not_compiled(str(package), {}) == (
+        "not compiled (no C compiler or mypyc when it was installed, or RECORDTOOL_COMPILE=0)")
+
+
+def test_pure_python_is_chosen_when_asked(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    assert compiled.why_not_compiled(str(package), {compiled.PURE: "1"}) == "RECORDTOOL_PURE_PYTHON is set"
+    assert compiled.why_not_compiled(str(package), {compiled.PURE: "0"}) != "RECORDTOOL_PURE_PYTHON is set"
+
+
+def test_an_edited_source_runs_from_its_source(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    edited = package / "render" / "prose.py"
+    edited.write_text(edited.read_text() + "# an edit\n")
+    assert compiled.why_not_compiled(str(package), {}) == (
+        f"{edited} was changed after it was compiled: install again to compile it")
+
+
+def test_a_module_whose_build_failed_means_none_runs_compiled(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    next(package.joinpath("record").glob("blocks.*.so")).unlink()
+    assert compiled.why_not_compiled(str(package), {}) == (
+        "recordtool.record.blocks was not compiled (its build failed): the rest would run without it")
+
+
+@pytest.mark.parametrize("manifest", ["{", '{"group": "recordtool.native"}', '{"group": "other", "sources": {}}',
+                                      '{"group": "recordtool.native", "sources": {"recordtool.record.blocks": "0"}}'])
+def test_a_manifest_that_does_not_fit_means_pure_python(tmp_path: Path, manifest: str) -> None:
+    package = _package(tmp_path)
+    (package / compiled.MANIFEST).write_text(manifest)
+    why = compiled.why_not_compiled(str(package), {})
+    assert why is not None and why.startswith(compiled.MANIFEST)
+
+
+def test_the_library_that_does_not_load_means_pure_python(tmp_path: Path) -> None:
+    package = _package(tmp_path)  # every file in place, but the shared library is not importable from here
+    why = compiled.why_not_compiled(str(package), {}, library="recordtool.no_such__mypyc")
+    assert why is not None and why.startswith("the compiled modules' library does not load")
+
+
+def test_the_modules_imported_are_those_the_state_names() -> None:
+    code = ("from recordtool import compiled; import recordtool.render.prose as p, recordtool.record.blocks as b; "
+            "print(compiled.state()); print(p.__file__); print(b.__file__)")
+    state, *files = _python(code, pure=True).splitlines()
+    assert state == "pure Python: RECORDTOOL_PURE_PYTHON is set"
+    assert all(file.endswith(".py") for file in files)
+    state, *files = _python(code, pure=False).splitlines()
+    assert all(file.endswith(".py") != state.startswith("compiled") for file in files), (state, files)
+
+
+# The same results ----------------------------------------------------------------------------
+
+def _probe(pure: bool, count: int, seed: int) -> list[str]:
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "compiled_probe.py"), str(count), str(seed)],
+                          env=_env(pure), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_parser_and_the_prose_writer_give_the_same_results_compiled(built: None) -> None:
+    pure, fast = _probe(True, 1500, 7), _probe(False, 1500, 7)
+    assert json.loads(pure[0]).startswith("pure Python") and json.loads(fast[0]).startswith("compiled")
+    assert len(pure) == len(fast) == 1501
+    for mine, theirs in zip(pure[1:], fast[1:], strict=True):
+        if mine != theirs:
+            text, expected = json.loads(mine)
+            got = json.loads(theirs)[1]
+            which = next(i for i, (a, b) in enumerate(zip(expected, got, strict=True)) if a != b)
+            want, have = repr(expected[which]), repr(got[which])
+            at = next((i for i, (x, y) in enumerate(zip(want, have, strict=False)) if x != y), min(len(want), len(have)))
+            pytest.fail(f"compiled differs on output {which} for {text!r}: from character {at}, pure Python "
+                        f"gives {want[max(at - 40, 0):at + 80]!r}, compiled {have[max(at - 40, 0):at + 80]!r}")
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.name.startswith(".recordtool-")}
+
+
+def _cli(root: Path, pure: bool, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "recordtool", *args, "--root", str(root)], env=_env(pure),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_record_renders_to_the_same_pages_compiled(built: None, project: ProjectBuilder, tmp_path: Path) -> None:
+    """Claims with verdicts and figures, citations, index pages and graph views; then a
+    synthetic record of realistic bodies, rendered by two processes."""
+    small_record(project)
+    (project.root / "checks").mkdir(exist_ok=True)
+    (project.root / "checks" / "demo.py").write_text(
+        "def measure(ctx, *, n=2, noise=False):\n    return {'error': 0.5 if noise else 0.0, 'terms': 2 * n + 1}\n")
+    _cli(project.root, True, "verify")
+    synthetic = tmp_path / "synthetic"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic.py"), str(synthetic), "300"], check=True,
+                   capture_output=True, timeout=120)
+    for root, jobs in [(project.root, "1"), (synthetic, "2")]:
+        pages = {}
+        for pure in (True, False):
+            out = tmp_path / f"pages-{root.name}-{pure}"
+            _cli(root, pure, "render", "-o", str(out), "-j", jobs, "--no-cache")
+            pages[pure] = _tree(out)
+        assert len(pages[True]) > 5
+        assert pages[True] == pages[False], sorted(k for k in pages[True] if pages[True][k] != pages[False].get(k))
