@@ -45,21 +45,36 @@ def _digests() -> dict[str, str]:
 
 class BuildExt(build_ext):
     """Builds the extensions, then writes the manifest of the sources they were built from
-    beside them (into the source tree for an in-place or editable build)."""
+    beside them (into the source tree for an in-place or editable build), only when every one
+    was built: an optional extension that fails to compile leaves the one built before it in
+    place, which must not run beside the new sources (without a manifest, none runs)."""
 
     digests: ClassVar[dict[str, str]] = {}  # set by _extensions
 
+    def build_extension(self, ext: Any) -> None:
+        super().build_extension(ext)  # (a failure of an optional one raises, and is caught above us)
+        self.built.add(ext.name)
+
     def run(self) -> None:
-        super().run()
         if not self.extensions:
+            super().run()
             return
+        self.built: set[str] = set()
         folder = "recordtool" if self.inplace else os.path.join(self.build_lib, "recordtool")
         os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, MANIFEST + ".tmp")
+        manifest = os.path.join(folder, MANIFEST)
+        if os.path.exists(manifest):
+            os.remove(manifest)
+        super().run()
+        failed = sorted({ext.name for ext in self.extensions} - self.built)
+        if failed:
+            print(f"recordtool: {', '.join(failed)} not compiled; the pure Python modules will run", file=sys.stderr)
+            return
+        tmp = manifest + ".tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             json.dump({"group": GROUP, "sources": self.digests}, handle, indent=1, sort_keys=True)
             handle.write("\n")
-        os.replace(tmp, os.path.join(folder, MANIFEST))
+        os.replace(tmp, manifest)
 
     def get_outputs(self) -> list[str]:
         outputs = list(super().get_outputs())

@@ -124,6 +124,27 @@ def test_the_modules_imported_are_those_the_state_names() -> None:
     assert all(file.endswith(".py") != state.startswith("compiled") for file in files), (state, files)
 
 
+def test_a_build_whose_compiler_fails_leaves_no_manifest(tmp_path: Path) -> None:
+    """An in-place build (as an editable install makes) that cannot compile removes the manifest
+    the build before it wrote: the extensions that build left would otherwise run beside sources
+    they were not built from."""
+    pytest.importorskip("mypyc.build")
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
+    for source in (REPO / "recordtool").rglob("*.py"):
+        copy = tmp_path / source.relative_to(REPO)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(source.read_bytes())
+    stale = tmp_path / "recordtool" / compiled.MANIFEST
+    stale.write_text('{"group": "recordtool.native", "sources": {}}')
+    env = {**_env(pure=False), "CC": "false"}  # a compiler that fails every time
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr  # (the extensions are optional)
+    assert "not compiled; the pure Python modules will run" in done.stderr
+    assert not stale.exists()
+
+
 # The same results ----------------------------------------------------------------------------
 
 def _probe(pure: bool, count: int, seed: int) -> list[str]:
