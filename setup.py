@@ -93,7 +93,11 @@ def _extensions() -> list[Any]:
         return []
     BuildExt.digests = _digests()
     try:
-        extensions = mypycify([_source(module) for module in COMPILED], opt_level="3", group_name=GROUP)
+        # (mypy's python_version in pyproject.toml is the one the type check targets; the
+        # extensions are built for the Python that runs this build)
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        extensions = mypycify(["--python-version", version, *(_source(module) for module in COMPILED)],
+                              opt_level="3", group_name=GROUP)
     except (Exception, SystemExit) as exc:  # mypyc reports a type error by exiting
         print(f"recordtool: mypyc could not compile ({exc!r}); installing the pure Python modules only",
               file=sys.stderr)
