@@ -174,28 +174,41 @@ def _tree(root: Path) -> dict[str, bytes]:
             if path.is_file() and not path.name.startswith(".recordtool-")}
 
 
-def _cli(root: Path, pure: bool, *args: str) -> None:
+def _cli(root: Path, pure: bool, *args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "recordtool", *args, "--root", str(root)], env=_env(pure),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    return done
 
 
-def test_a_record_renders_to_the_same_pages_compiled(built: None, project: ProjectBuilder, tmp_path: Path) -> None:
-    """Claims with verdicts and figures, citations, index pages and graph views; then a
-    synthetic record of realistic bodies, rendered by two processes."""
+# A 1x1 PNG, for a figure the check leaves.
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def test_a_record_validates_and_renders_the_same_compiled(built: None, project: ProjectBuilder, tmp_path: Path) -> None:
+    """A record whose claim has a verdict and a figure with a caption in Markdown, citations,
+    index pages and graph views, rendered by one process; then a synthetic record of realistic
+    bodies (with ids not in the record: warnings with their places), rendered by two. What
+    ``validate`` says and every page are the same bytes each way."""
     small_record(project)
     (project.root / "checks").mkdir(exist_ok=True)
     (project.root / "checks" / "demo.py").write_text(
-        "def measure(ctx, *, n=2, noise=False):\n    return {'error': 0.5 if noise else 0.0, 'terms': 2 * n + 1}\n")
+        "import base64\n\n"
+        "def measure(ctx, *, n=2, noise=False):\n"
+        "    figure = ctx.figure('fit.png', title='The *fit*', caption='Drawn from [LIT-1](LIT-1) <b>as</b> `x`.')\n"
+        f"    figure.write_bytes(base64.b64decode('{PNG}'))\n"
+        "    return {'error': 0.5 if noise else 0.0, 'terms': 2 * n + 1}\n")
     _cli(project.root, True, "verify")
     synthetic = tmp_path / "synthetic"
     subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic.py"), str(synthetic), "300"], check=True,
                    capture_output=True, timeout=120)
     for root, jobs in [(project.root, "1"), (synthetic, "2")]:
+        said = {pure: _cli(root, pure, "validate", "--no-cache") for pure in (True, False)}
+        assert (said[True].stdout, said[True].stderr) == (said[False].stdout, said[False].stderr)
         pages = {}
         for pure in (True, False):
             out = tmp_path / f"pages-{root.name}-{pure}"
             _cli(root, pure, "render", "-o", str(out), "-j", jobs, "--no-cache")
             pages[pure] = _tree(out)
-        assert len(pages[True]) > 5
+        assert len(pages[True]) > 5 and (root != project.root or any(name.endswith(".png") for name in pages[True]))
         assert pages[True] == pages[False], sorted(k for k in pages[True] if pages[True][k] != pages[False].get(k))
