@@ -16,7 +16,6 @@ What compiling gains is measured in docs/performance.md ("Compiled with mypyc").
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -26,21 +25,19 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "recordtool"))
-from compiled import COMPILED, GROUP, MANIFEST  # (the list lives with the code that trusts it)
+from compiled import (  # (it lives with the code that trusts it)
+    COMPILED,
+    GROUP,
+    MANIFEST,
+    digest,
+    source_path,
+)
 
 sys.path.pop(0)
 
 
 def _source(module: str) -> str:
-    return os.path.join(*module.split(".")) + ".py"
-
-
-def _digests() -> dict[str, str]:
-    digests = {}
-    for module in COMPILED:
-        with open(_source(module), "rb") as handle:
-            digests[module] = hashlib.sha256(handle.read()).hexdigest()
-    return digests
+    return source_path(module, "recordtool")  # (relative: mypyc names the modules by their paths)
 
 
 class BuildExt(build_ext):
@@ -91,7 +88,7 @@ def _extensions() -> list[Any]:
     except ImportError:
         print("recordtool: mypyc is not installed; installing the pure Python modules only", file=sys.stderr)
         return []
-    BuildExt.digests = _digests()
+    BuildExt.digests = {module: digest(_source(module)) for module in COMPILED}
     try:
         # (mypy's python_version in pyproject.toml is the one the type check targets; the
         # extensions are built for the Python that runs this build)

@@ -49,15 +49,23 @@ PURE = "RECORDTOOL_PURE_PYTHON"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _source(module: str, package: str = _PACKAGE) -> str:
+def source_path(module: str, package: str = _PACKAGE) -> str:
+    """The source file of ``module`` (``recordtool.x.y``) in ``package``, recordtool's folder."""
     return os.path.join(package, *module.split(".")[1:]) + ".py"
+
+
+def digest(path: str) -> str:
+    """The SHA-256 of a file's bytes, as the manifest keeps it for each compiled source."""
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def why_not_compiled(package: str = _PACKAGE, environ: Mapping[str, str] = os.environ,
                      library: str = GROUP + "__mypyc") -> str | None:
     """None when the compiled modules of ``package`` (a folder) may run; else why the Python
     source runs instead. ``library``: the module of their shared library."""
-    import hashlib
     import json
 
     if environ.get(PURE, "0") != "0":
@@ -74,13 +82,12 @@ def why_not_compiled(package: str = _PACKAGE, environ: Mapping[str, str] = os.en
     if group != GROUP or not isinstance(sources, dict) or sorted(sources) != sorted(COMPILED):
         return f"{MANIFEST} names other modules than this recordtool compiles: install it again"
     for module in COMPILED:
-        source = _source(module, package)
+        source = source_path(module, package)
         try:
-            with open(source, "rb") as handle:
-                digest = hashlib.sha256(handle.read()).hexdigest()
+            held = digest(source)
         except OSError as exc:
             return f"{source} cannot be read ({exc.strerror})"
-        if digest != sources[module]:
+        if held != sources[module]:
             return f"{source} was changed after it was compiled: install again to compile it"
         if not any(os.path.isfile(source[: -len(".py")] + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES):
             return f"{module} was not compiled (its build failed): the rest would run without it"
@@ -106,7 +113,7 @@ class _Finder:
             self.why = why_not_compiled()
         if self.why is None:
             return None  # the import system finds the extension, as it would anyway
-        source = _source(name)
+        source = source_path(name)
         loader = importlib.machinery.SourceFileLoader(name, source)
         spec = importlib.machinery.ModuleSpec(name, loader, origin=source)
         spec.has_location = True  # __file__ is the source, as the import system would set it

@@ -11,7 +11,6 @@ in CI, which builds them (``.ci/run``), where that fails.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import json
 import os
@@ -64,7 +63,7 @@ def _package(tmp_path: Path, *, built: bool = True) -> Path:
         source = package.joinpath(*module.split(".")[1:]).with_suffix(".py")
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_text(f"# {module}\n")
-        sources[module] = hashlib.sha256(source.read_bytes()).hexdigest()
+        sources[module] = compiled.digest(str(source))
         if built:
             source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]).write_bytes(b"")
     if built:
