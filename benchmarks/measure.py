@@ -45,14 +45,17 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
     import compileall
 
     folders: list[Path] = []
-    states: list[str] = []
+    state = ""  # of the recordtool that ``python -m recordtool`` runs here (the first folder)
     for here in (cwd or Path.cwd(), Path(tempfile.gettempdir())):
         where = subprocess.run([sys.executable, "-c", "import os, recordtool; print(os.path.dirname(recordtool.__file__)); "
                                 "from recordtool import compiled; print(compiled.state())"],
                                cwd=here, env=env, capture_output=True, text=True, check=False)
-        if where.returncode == 0 and Path(where.stdout.split("\n")[0]) not in folders:
-            folders.append(Path(where.stdout.split("\n")[0]))
-            states.append(where.stdout.split("\n")[1])
+        if where.returncode != 0:
+            continue
+        folder, said = where.stdout.splitlines()[:2]
+        if Path(folder) not in folders:
+            folders.append(Path(folder))
+            state = state or said
     if not folders:
         raise SystemExit("recordtool is not importable here; install it first (see the README)")
     folders += more
@@ -60,7 +63,7 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
         compileall.compile_dir(str(folder), quiet=1)
     written = "does not write" if sys.flags.dont_write_bytecode else "writes"
     return (f"modules compiled to bytecode first, as an install does ({', '.join(map(str, folders))}; "
-            f"Python here {written} bytecode itself); the parser and prose writer: {states[0]}")
+            f"Python here {written} bytecode itself); the parser and prose writer: {state}")
 
 
 @dataclass

@@ -105,13 +105,18 @@ class _Finder:
     def __init__(self) -> None:
         self.why: str | bool | None = False  # False: not decided yet
 
+    def decide(self) -> str | None:
+        """``why_not_compiled``, worked out on the first call."""
+        if self.why is False:
+            self.why = why_not_compiled()
+        assert self.why is not True
+        return self.why
+
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if name not in COMPILED:
             return None
-        if self.why is False:
-            self.why = why_not_compiled()
-        if self.why is None:
+        if self.decide() is None:
             return None  # the import system finds the extension, as it would anyway
         source = source_path(name)
         loader = importlib.machinery.SourceFileLoader(name, source)
@@ -134,13 +139,10 @@ def install() -> None:
 
 def running_compiled() -> bool:
     """Whether the compiled modules run in this process (deciding now if no import has)."""
-    if _finder.why is False:
-        _finder.why = why_not_compiled()
-    return _finder.why is None
+    return _finder.decide() is None
 
 
 def state() -> str:
     """One line for people: which modules run, and why."""
-    if running_compiled():
-        return f"compiled with mypyc ({len(COMPILED)} modules)"
-    return f"pure Python: {_finder.why}"
+    why = _finder.decide()
+    return f"compiled with mypyc ({len(COMPILED)} modules)" if why is None else f"pure Python: {why}"
