@@ -80,7 +80,7 @@ def test_pure_python_is_chosen_when_nothing_was_compiled(tmp_path: Path) -> None
 def test_pure_python_is_chosen_when_asked(tmp_path: Path) -> None:
     package = _package(tmp_path)
     assert compiled.why_not_compiled(str(package), {compiled.PURE: "1"}) == "RECORDTOOL_PURE_PYTHON is set"
-    assert compiled.why_not_compiled(str(package), {compiled.PURE: "0"}) != "RECORDTOOL_PURE_PYTHON is set"
+    assert compiled.why_not_compiled(str(package), {compiled.PURE: "0"}) == compiled.why_not_compiled(str(package), {})
 
 
 def test_an_edited_source_runs_from_its_source(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_an_edited_source_runs_from_its_source(tmp_path: Path) -> None:
 
 def test_a_module_whose_build_failed_means_none_runs_compiled(tmp_path: Path) -> None:
     package = _package(tmp_path)
-    next(package.joinpath("record").glob("blocks.*.so")).unlink()
+    package.joinpath("record", "blocks" + importlib.machinery.EXTENSION_SUFFIXES[0]).unlink()
     assert compiled.why_not_compiled(str(package), {}) == (
         "recordtool.record.blocks was not compiled (its build failed): the rest would run without it")
 
