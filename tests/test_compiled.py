@@ -11,6 +11,7 @@ in CI, which builds them (``.ci/run``), where that fails.
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import json
 import os
@@ -142,6 +143,90 @@ def test_a_build_whose_compiler_fails_leaves_no_manifest(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr  # (the extensions are optional)
     assert "not compiled; the pure Python modules will run" in done.stderr
     assert not stale.exists()
+
+
+# What may be compiled ------------------------------------------------------------------------
+# mypyc compiles ``key in d``, ``d.get(key)`` and ``len(d)`` for a ``d`` typed as a dict, or as any
+# subclass of dict, to dict's own C functions, which do not call a subclass's overrides (set's,
+# likewise). recordtool has such subclasses: the record's entries, made from the entry cache when
+# first asked for (``load.Entries.get``), and a worker's slices of the project, which answer
+# ``Missing`` for what they do not hold (``slices.Part``). Compiled, a module given one would read
+# a kept entry's raw tuple, or an entry outside the slice as "not in the record"
+# (docs/performance.md, "Compiled with mypyc"). So a compiled module imports nothing of recordtool
+# but the other compiled modules (it cannot name those classes), and none of its public functions
+# takes a dict or a set (a caller's subclass would be read by the wrong functions): it takes
+# Mapping, Container or AbstractSet, which compiled code reads through the object's own methods.
+
+_CONTAINERS = frozenset({"dict", "set", "frozenset", "Dict", "Set", "FrozenSet", "DefaultDict", "defaultdict",
+                         "OrderedDict", "Counter"})
+
+
+def _imported_modules(tree: ast.Module, module: str) -> set[str]:
+    """The recordtool modules ``tree`` (the source of ``module``) imports, anywhere in it."""
+    found: set[str] = set()
+    package = module.rsplit(".", 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:  # ``from recordtool.record import blocks``: the module blocks
+                name = f"{base}.{alias.name}"
+                found.add(name if (REPO / Path(*name.split("."))).with_suffix(".py").exists() else base)
+    return {name for name in found if name == "recordtool" or name.startswith("recordtool.")}
+
+
+def _containers_taken(tree: ast.Module) -> list[str]:
+    """``function(parameter)`` for each parameter of a public function or method of ``tree``
+    whose annotation names a dict or a set."""
+    found = []
+    scopes: list[tuple[str, list[ast.stmt]]] = [("", tree.body)]
+    scopes += [(f"{node.name}.", node.body) for node in tree.body
+               if isinstance(node, ast.ClassDef) and not node.name.startswith("_")]
+    for prefix, body in scopes:
+        for node in body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name.startswith("_"):
+                continue
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg,
+                         node.args.kwarg]
+            for argument in arguments:
+                if argument is None or argument.annotation is None:
+                    continue
+                names = {n.id for n in ast.walk(argument.annotation) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(argument.annotation) if isinstance(n, ast.Attribute)}
+                if names & _CONTAINERS:
+                    found.append(f"{prefix}{node.name}({argument.arg})")
+    return found
+
+
+def test_the_checks_of_what_may_be_compiled_find_what_they_look_for() -> None:
+    tree = ast.parse("from recordtool.render.sitemap import Context\n"
+                     "from recordtool.record import blocks, load\n"
+                     "from . import escape\n"
+                     "def page(ctx: Context, ids: dict[str, int], *, seen: typing.Set[str] | None = None) -> None:\n"
+                     "    from recordtool.record.graph import Graph\n"
+                     "def _own(ids: dict[str, int]) -> None: ...\n"
+                     "class Writer:\n"
+                     "    def put(self, names: Mapping[str, str], kept: collections.OrderedDict[str, int]) -> None: ...\n")
+    assert _imported_modules(tree, "recordtool.render.prose") == {
+        "recordtool.render.sitemap", "recordtool.record.blocks", "recordtool.record.load", "recordtool.render.escape",
+        "recordtool.record.graph"}
+    assert _containers_taken(tree) == ["page(ids)", "page(seen)", "Writer.put(kept)"]
+
+
+@pytest.mark.parametrize("module", compiled.COMPILED)
+def test_a_compiled_module_is_given_nothing_whose_overrides_compiled_code_would_skip(module: str) -> None:
+    source = Path(compiled.source_path(module))
+    tree = ast.parse(source.read_text(encoding="utf-8"), str(source))
+    assert _imported_modules(tree, module) <= set(compiled.COMPILED), (
+        f"{module} imports {sorted(_imported_modules(tree, module) - set(compiled.COMPILED))}, which are not "
+        "compiled: a compiled module may be given none of recordtool's dict subclasses (see above)")
+    assert _containers_taken(tree) == [], (
+        "a public function of a compiled module takes a dict or a set; take Mapping, Container or AbstractSet "
+        "(see above)")
 
 
 # The same results ----------------------------------------------------------------------------
