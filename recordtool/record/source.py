@@ -9,6 +9,7 @@ dates, so a bad date is reported like any other bad value.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -152,6 +153,9 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
+        if exc.problem == _LIBYAML_TOO_DEEP:  # where the values first go deeper than ours
+            with contextlib.suppress(yaml.YAMLError):
+                _check_depth(text, yaml.SafeLoader)
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = exc.problem or str(exc)
@@ -190,10 +194,17 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
 # ten thousand levels deep. Every level takes one of these characters; a file with few of them
 # is composed at once, any other is first parsed flat (events, no recursion) for its depth.
 _SAFE_INDICATORS = 2_000
+# The libyaml of PyYAML 6.0.4's wheels refuses a thousand levels of nesting, and does so before
+# it gives the events of the first hundred (it looks up to 1,024 characters ahead for a key):
+# PyYAML's parser in Python, which has no such limit, then finds where the values first go
+# deeper than ``MAX_DEPTH``, as the message says with any libyaml.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
-def _check_depth(text: str) -> None:
-    loader = _BaseLoader(text)
+def _check_depth(text: str, loader_class: Any = None) -> None:
+    """Raise ``_too_deep`` where the values of ``text`` first go deeper than ``MAX_DEPTH``, found
+    from its events (with libyaml's parser unless ``loader_class`` says otherwise)."""
+    loader = (loader_class or _BaseLoader)(text)
     try:
         depth = 0
         while (event := loader.get_event()) is not None and not isinstance(event, yaml.StreamEndEvent):

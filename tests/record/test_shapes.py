@@ -117,6 +117,11 @@ SHAPES = [
          f"{T2}:7:405: error: values are nested more than 100 levels deep here; an entry's data is shallow, flatten it"),
     Case("nested-200k", {"NOTE-2": "title: T\ntags: " + deep(200_000) + "\n"},
          f"{N2}:3:107: error: values are nested more than 100 levels deep here; an entry's data is shallow, flatten it"),
+    # ... past the thousand levels some libyaml refuses by itself (PyYAML 6.0.4's), in either style
+    Case("nested-1200-flow", {"NOTE-2": "title: T\ntags: " + deep(1200) + "\n"},
+         f"{N2}:3:107: error: values are nested more than 100 levels deep here; an entry's data is shallow, flatten it"),
+    Case("nested-1200-block", {"NOTE-2": "title: T\ntags:\n" + "- " * 1200 + "x\n"},
+         f"{N2}:4:201: error: values are nested more than 100 levels deep here; an entry's data is shallow, flatten it"),
     Case("nested-block", {"NOTE-2": "title: T\nbody:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 120)) + "\n"},
          f"{N2}:104:203: error: values are nested more than 100 levels deep here; an entry's data is shallow, flatten it"),
     Case("nested-aliases", {"NOTE-2": "title: T\na: &a [[[[[[[[[[x]]]]]]]]]]\n" + "".join(

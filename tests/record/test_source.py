@@ -64,3 +64,39 @@ def test_merge_keys_are_refused() -> None:
     with pytest.raises(SourceError) as info:
         parse_source(b"a: &x {k: 1}\nb:\n  <<: *x\n")
     assert (info.value.line, info.value.col) == (3, 3)
+
+
+class _RefusesDeepNesting(yaml.CSafeLoader):  # type: ignore[misc]
+    """libyaml as PyYAML 6.0.4's wheels have it: a thousand levels of nesting refused before
+    the events of the first hundred are given."""
+
+    def get_event(self) -> yaml.Event:
+        raise yaml.MarkedYAMLError("while increasing flow level", None, "exceeded maximum nesting depth",
+                                   yaml.Mark("<unicode string>", 0, 2, 1005, None, None))
+
+    get_single_node = get_event
+
+
+@pytest.mark.parametrize("text", ["title: T\ntags: " + "[" * 1200 + "]" * 1200 + "\n",
+                                  "title: T\ntags:\n" + "- " * 1200 + "x\n"], ids=["flow", "block"])
+def test_nesting_a_libyaml_refuses_is_found_where_it_first_goes_too_deep(
+        monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    import recordtool.record.source as source_module
+
+    monkeypatch.setattr(source_module, "_BaseLoader", _RefusesDeepNesting)
+    monkeypatch.setattr(source_module, "_Loader", _RefusesDeepNesting)
+    with pytest.raises(SourceError) as raised:
+        parse_source(text.encode())
+    where = (2, 107) if "[" in text else (3, 201)  # the first value nested deeper than 100 levels
+    assert (raised.value.line, raised.value.col, raised.value.code) == (*where, "too-deep")
+
+
+def test_a_libyaml_that_refuses_nesting_that_is_not_too_deep_for_us_is_reported_as_it_says(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import recordtool.record.source as source_module
+
+    monkeypatch.setattr(source_module, "_Loader", _RefusesDeepNesting)
+    with pytest.raises(SourceError) as raised:
+        parse_source(b"title: T\ntags: [[a]]\n")
+    assert (raised.value.line, raised.value.col) == (3, 1006)
+    assert raised.value.message == "invalid YAML: exceeded maximum nesting depth (while increasing flow level)"
