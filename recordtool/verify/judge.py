@@ -10,6 +10,7 @@ are judged from the expectations and observations that name them, the claim from
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Mapping
@@ -455,7 +456,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
         spec = specs[check.name]
         if check.outcome == "skipped" and not check.runs:
             skipped = skipped_check(spec, check.message, claim.clause_ids)
-            if strict and skipped != check:
+            if strict and not _same(skipped, check):
                 return f"check '{check.name}': {_first_field('the skipped check', skipped, check)}"
             again.append(check)
             continue
@@ -510,7 +511,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
         said_clause = said_clauses.get(clause.clause, clause)
         if said_clause.state != clause.state:
             return f"clause '{clause.clause}' is {clause.state} by its numbers, but the file says {said_clause.state}"
-    if verdict.clauses != clauses:
+    if not _same(verdict.clauses, clauses):
         return "its clauses (their ids, text or evidence) are not those its checks give"
     result = claim_result(clauses, again)
     if result != verdict.result:
@@ -547,7 +548,7 @@ def _as_made(made: CheckVerdict, check: CheckVerdict) -> str | None:
     say the numbers differ from the verdict before: that is not judged again)."""
     for name in ("expectations", "observations"):
         for said, again in zip(getattr(check, name), getattr(made, name), strict=False):
-            if said != again:
+            if not _same(said, again):
                 return _first_field(again.metric, again, said)
         if len(getattr(check, name)) != len(getattr(made, name)):
             return f"the file lists {len(getattr(check, name))} {name}, its checks give {len(getattr(made, name))}"
@@ -584,18 +585,36 @@ def _judged_again(spec: CheckSpec, run: Run, where: str, *, main: bool, strict: 
                           f"says it {'holds' if kept.holds else 'fails'}")
     if sorted(made.degenerate) != sorted(run.degenerate):
         return made, f"{seed}: degenerate by its numbers: {made.degenerate or 'no'}, by the file: {run.degenerate or 'no'}"
-    if strict and made.expectations != run.expectations:  # (their order, the expectations as written)
+    if strict and not _same(made.expectations, run.expectations):  # (their order, the expectations as written)
         return made, f"{seed}: its results are not those of the claim's expectations"
-    if strict and made != run:  # (no error, no log: what an ok run is)
-        name = next(f for f in made.__dataclass_fields__ if getattr(made, f) != getattr(run, f))
+    if strict and not _same(made, run):  # (no error, no log: what an ok run is)
+        name = next(f for f in made.__dataclass_fields__ if not _same(getattr(made, f), getattr(run, f)))
         return made, f"{seed}: its {name} is not what an ok run with its numbers has"
     return made, None
 
 
 def _first_field(metric: str, made: Any, said: Any) -> str:
     """The first field of ``made`` (judged again) that ``said`` (the file) has otherwise."""
-    name = next(f for f in made.__dataclass_fields__ if getattr(made, f) != getattr(said, f))
+    name = next(f for f in made.__dataclass_fields__ if not _same(getattr(made, f), getattr(said, f)))
     return f"{metric}'s {name} is {getattr(made, name)!r} by its numbers, but the file says {getattr(said, name)!r}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` for what a verdict holds (runs, expectations, clauses and the numbers in
+    them), a NaN equal to a NaN: ``==`` on dataclasses, lists and dicts holding one is true only
+    where both hold the very same NaN object, and on Python 3.13, whose dataclasses compare
+    field by field, not even then."""
+    if type(a) is not type(b):
+        return bool(a == b)  # (an int and a float, None and a value: as ``==`` says)
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, float):
+        return _same_number(a, b)
+    return bool(a == b)
 
 
 def _same_number(a: float | None, b: float | None) -> bool:
