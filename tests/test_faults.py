@@ -442,6 +442,9 @@ def failing(what: str, errno_: int, under: str = "record") -> Callable[[pytest.M
                     raise OSError(errno_, os.strerror(errno_), os.fspath(path))
                 real_mkdir(path, *args, **kwargs)
             monkeypatch.setattr(os, "mkdir", fake_mkdir)
+            if sys.version_info < (3, 11):  # (Path.mkdir calls the os.mkdir its accessor took at import)
+                import pathlib
+                monkeypatch.setattr(pathlib._NormalAccessor, "mkdir", staticmethod(fake_mkdir))
         elif what == "copytree":
             def fake_copytree(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
                 raise OSError(errno_, os.strerror(errno_), os.fspath(dst))
