@@ -5,6 +5,7 @@ on what it contains: a user adding an entry must never turn the suite red."""
 from __future__ import annotations
 
 import gc
+import importlib.util
 import itertools
 import os
 import signal
@@ -25,6 +26,10 @@ import pytest
 os.environ.setdefault("RECORDTOOL_PURE_PYTHON", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+# For tests of what recordtool does with a check that uses torch (the checks extra installs it;
+# CI always has it): without torch they skip, found without importing it.
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason='torch is not installed: python3 -m pip install -e ".[checks]"')
 SHIPPED = str(REPO / "record")
 
 # audit events (sys.addaudithook) whose first argument is a path the process reads or lists

@@ -20,7 +20,7 @@ from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project, one_cla
 
 from recordtool.cli import cli
 from recordtool.verify.reaper import running
-from tests.conftest import ctrl_c_reaches_child
+from tests.conftest import ctrl_c_reaches_child, needs_torch
 
 RECORDTOOL = [sys.executable, "-m", "recordtool"]
 
@@ -108,6 +108,7 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
                               "checks of fresh verdicts: 2 of 12 pass")
 
 
+@needs_torch
 def test_fresh_verify_starts_no_process_and_never_imports_torch(tmp_path: Path) -> None:
     """A verify with every verdict fresh runs nothing: it starts no process (no server, no
     run, no git) and imports neither the check nor torch. (How fast that is, is
@@ -179,6 +180,7 @@ def test_seeds_and_nondeterminism(tmp_path: Path) -> None:
     assert code == 0 and "ran 6 check runs" in out
 
 
+@needs_torch
 def test_runs_on_other_kernels_are_named_and_reruns_on_the_same_compared(tmp_path: Path) -> None:
     """A claim whose runs ran on different kernels (a cluster's mixed workers) names each; a
     rerun on the same ones is compared as usual, so nondeterminism is still caught."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from recordtool.record.config import load_config
 from recordtool.verify.fingerprint import Scanner, diff, environment
+from tests.conftest import needs_torch
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -61,6 +62,7 @@ def test_reasons() -> None:
     assert diff(added, old) == ["check 'y' removed"]
 
 
+@needs_torch
 def test_environment_reads_metadata_without_importing_torch() -> None:
     import subprocess
     import sys
