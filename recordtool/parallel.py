@@ -5,9 +5,10 @@ text for ids, compose and write a page). They are cut into chunks (``CHUNK`` ite
 the chunks shared by ``min(cores(), jobs)`` processes (``jobs``: ``-j``, by default every core
 this process may run on, from ``os.sched_getaffinity``): a
 ``concurrent.futures.ProcessPoolExecutor`` of workers and, when the caller would only wait
-for the results, the caller itself, which then does chunks from the back while the pool
-works from the front. The results come back in the order of the chunks, so what the caller
-builds from them is the same, byte for byte, whatever the number of processes.
+for the results, the caller itself, which then takes the next chunk no worker has been handed.
+The chunks are taken in order and the last ones are small (``chunked``), so that the processes
+end together. The results come back in the order of the chunks, so what the caller builds from
+them is the same, byte for byte, whatever the number of processes.
 
 Two kinds of workers, for two kinds of input:
 
@@ -73,7 +74,6 @@ import os
 import signal
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,6 +87,7 @@ T = TypeVar("T")
 Progress = Callable[[int], None]  # told how many more items are done (``chunk_results``)
 
 CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cost nothing
+MIN_CHUNK = 4  # items in the last chunks at least (``chunked``): a few milliseconds of work
 WINDOW = 4  # chunks in flight per worker
 # This process's own work between two looks at its workers (the ``steps`` of ``chunk_results``
 # and ``map_chunks``: the page keys, ``recordtool.render.plan.entry_keys_in_steps``): shorter
@@ -124,28 +125,43 @@ def workers(jobs: int | None) -> int:
     return max(1, min(cores(), jobs if jobs is not None else cores()))
 
 
-def chunked(items: list[T], size: int | None = None) -> list[list[T]]:
-    """``items`` cut into lists of ``size`` (default ``CHUNK``)."""
+def chunked(items: list[T], size: int | None = None, *, jobs: int | None = None) -> list[list[T]]:
+    """``items`` cut into lists of ``size`` (default ``CHUNK``); given ``jobs`` (as the pool that
+    shares them is), the last ones smaller: none more than what is left divided over twice the
+    chunks ``workers(jobs)`` processes hold at once, nor less than ``MIN_CHUNK``. The chunks are
+    taken in order, so whichever process takes the last ones takes small ones, and the processes
+    end within a small chunk of one another (not ``WINDOW`` whole chunks: a fifth of the reading
+    on sixteen cores)."""
     size = max(1, size or CHUNK)
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    if jobs is None:
+        return [items[i:i + size] for i in range(0, len(items), size)]
+    held = 2 * WINDOW * workers(jobs)
+    out: list[list[T]] = []
+    i, count = 0, len(items)
+    while i < count:
+        step = min(size, max(MIN_CHUNK, -(-(count - i) // held)))
+        out.append(items[i:i + step])
+        i += step
+    return out
 
 
 def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int | None,
               min_items: int) -> list[Any]:
     """``work(items)``, one result per item in order, shared by a pool when there are at least
     ``min_items`` items (see ``chunk_results``)."""
-    return map_chunks(work, chunked(items), jobs=jobs, min_items=min_items)
+    return map_chunks(work, chunked(items, jobs=jobs), jobs=jobs, min_items=min_items)
 
 
 def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-               min_items: int, meanwhile: Iterable[object] = (), progress: Progress | None = None) -> list[Any]:
+               min_items: int, meanwhile: Iterable[object] = (), progress: Progress | None = None,
+               own: int = 0) -> list[Any]:
     """``work`` of every chunk, the results of all chunks one after the other; this process,
     which would only wait, is one of the ``workers(jobs)`` (see ``chunk_results``).
     ``meanwhile``: work of this process's own, in steps, as ``map_shipped`` takes it;
-    ``progress``: as ``chunk_results`` takes it."""
+    ``progress`` and ``own``: as ``chunk_results`` takes them."""
     steps = iter(meanwhile)
     with chunk_results(work, chunks, jobs=jobs, min_items=min_items, helping=True, steps=steps,
-                       progress=progress) as results:
+                       progress=progress, own=own) as results:
         done = [result for done in results for result in done]
     for _step in steps:
         pass
@@ -155,12 +171,13 @@ def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, j
 @contextlib.contextmanager
 def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
                   min_items: int, helping: bool = False, steps: Iterator[object] | None = None,
-                  progress: Progress | None = None) -> Iterator[Iterator[list[Any]]]:
+                  progress: Progress | None = None, own: int = 0) -> Iterator[Iterator[list[Any]]]:
     """An iterator of ``work(chunk)`` for every chunk, in order, shared by ``workers(jobs)``
     processes when the chunks hold at least ``min_items`` items: as many forked workers, or
-    with ``helping`` one fewer and this process, which then does chunks from the back while
-    the results it waits for are not ready (and before that, while it has any, the next of
-    its own ``steps``: a step of other work; all of them first when no pool is started).
+    with ``helping`` one fewer and this process, which then, while the results it waits for
+    are not ready, takes the next of its own ``steps`` (a step of other work; all of them
+    first when no pool is started), then the last ``own`` chunks (work only it does), then the
+    next chunk no worker has been handed (``_in_order``).
     ``work`` gives one result per item; results made in a worker must pickle. Leaving the
     ``with`` block stops the pool (chunks running finish, the others are cancelled) and joins
     its workers. ``progress``: called in this process with the number of items of each chunk
@@ -184,7 +201,7 @@ def chunk_results(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *
         return pool.submit(_run, number)
 
     try:
-        yield _in_order(submit, work, chunks, WINDOW * forked, helping, steps, progress)
+        yield _in_order(submit, work, chunks, WINDOW * forked, helping, steps, progress, own)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -276,14 +293,15 @@ def resident() -> int:
 def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
                 pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
                 jobs: int | None, min_items: int, meanwhile: Iterable[object] = (),
-                progress: Progress | None = None) -> list[Any]:
+                progress: Progress | None = None, own: int = 0) -> list[Any]:
     """Like ``map_chunks``, for work whose inputs are a small part of a large state held here:
     the workers hold nothing of this process. Each is a fresh interpreter (the ``SHIPPED``
     start method), gets ``shared()`` once (pickled) and each chunk's ``pack(chunk)`` (pickled,
     made here as the chunk is handed out), and gives back ``remote(shared, packed)``, one
     result per item; ``remote`` is found by name (a function of a module). This process, one
-    of the ``workers(jobs)``, does chunks from the back with ``local(chunk)``, and any chunk a
-    worker could not do (``pack`` or ``remote`` failed, the worker died). Where ``map_chunks``
+    of the ``workers(jobs)``, does chunks with ``local(chunk)`` as ``chunk_results`` says (the
+    last ``own`` of them always), and any chunk a worker could not do (``pack`` or ``remote``
+    failed, the worker died). Where ``map_chunks``
     would not start a pool, every chunk is done here with ``local``; and no more workers start
     than there are ``min_items // 2`` items (each must repay its start). ``meanwhile``: work
     of this process's own, in steps (each item of the iterable one step): done once the
@@ -325,7 +343,7 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
 
     steps = iter(meanwhile)
     try:
-        done = [result for results in _in_order(submit, local, chunks, WINDOW * forked, True, steps, progress)
+        done = [result for results in _in_order(submit, local, chunks, WINDOW * forked, True, steps, progress, own)
                 for result in results]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -336,46 +354,62 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
 
 def _in_order(submit: Callable[[int], Future[list[Any]]], work: Callable[[list[T]], list[Any]],
               chunks: list[list[T]], window: int, helping: bool,
-              steps: Iterator[object] | None = None, progress: Progress | None = None) -> Iterator[list[Any]]:
-    """The chunks' results in order: the pool takes chunks from the front (``submit(i)`` hands
-    it chunk i), at most ``window`` ahead of the one taken; while that one is not ready, a
-    ``helping`` caller takes the next of its own ``steps`` (a step of other work), or once
-    those are done, does the last chunk nobody has taken. A chunk the pool could not do is
-    done here; ``progress`` is told of each chunk once it is done. (A chunk handed to the pool
-    is never taken back with ``Future.cancel``: a worker that dies then makes the pool's thread
-    set an error on the cancelled future, which Python 3.11 refuses, and that thread ends with
-    its workers and threads left behind.)"""
+              steps: Iterator[object] | None = None, progress: Progress | None = None,
+              own: int = 0) -> Iterator[list[Any]]:
+    """The chunks' results in order. The pool is handed the chunks in order (``submit(i)``
+    hands it chunk i), at most ``window`` ahead of the one taken, all but the last ``own``,
+    which are this process's. While the one taken is not ready, a ``helping`` caller takes the
+    next of its own ``steps`` (a step of other work), then its own chunks, then the next chunk
+    not handed out yet, which it does itself (so that all processes take the chunks in order,
+    and the last, small ones, end together: ``chunked``). A chunk the pool could not do is done
+    here; ``progress`` is told of each chunk once it is done. (A chunk handed to the pool is
+    never taken back with ``Future.cancel``: a worker that dies then makes the pool's thread set
+    an error on the cancelled future, which Python 3.11 refuses, and that thread ends with its
+    workers and threads left behind.)"""
     from concurrent.futures.process import BrokenProcessPool
 
-    pending: deque[Future[list[Any]]] = deque()  # the pool's, from chunk i on
-    here: dict[int, list[Any]] = {}  # done here, from the back
-    back = len(chunks)  # chunks from here on are (being) done here
+    pending: dict[int, Future[list[Any]]] = {}  # the pool's, by chunk
+    here: dict[int, list[Any]] = {}  # done here, ahead of the one taken
+    last = len(chunks) - own  # the chunks from here on are this process's
+    handed = 0  # the chunks before this one are handed out (to the pool, or taken here)
+    mine = len(chunks)  # this process's own chunks from here on are done
     broken = False
+
+    def take(n: int) -> None:
+        here[n] = work(chunks[n])
+        if progress is not None:
+            progress(len(chunks[n]))
+
     for i, chunk in enumerate(chunks):
-        if i >= back:
-            yield here.pop(i)
-            continue
-        while not broken and i + len(pending) < back and len(pending) < window:
+        while not broken and handed < last and len(pending) < window:
             try:
-                pending.append(submit(i + len(pending)))
+                pending[handed] = submit(handed)
             except (BrokenProcessPool, RuntimeError):
                 broken = True
+            else:
+                handed += 1
+        if i in here:
+            yield here.pop(i)
+            continue
         result: list[Any] | None = None
-        if pending:
-            future = pending.popleft()
+        future = pending.pop(i, None)
+        if future is not None:
             while helping and not future.done():
                 if steps is not None:
                     if next(steps, _DONE) is _DONE:
                         steps = None
-                elif back > i + 1 + len(pending):
-                    back -= 1
-                    here[back] = work(chunks[back])
-                    if progress is not None:
-                        progress(len(chunks[back]))
+                elif mine > last:
+                    mine -= 1
+                    take(mine)
+                elif handed < last:
+                    handed += 1
+                    take(handed - 1)
                 else:
                     break
             with contextlib.suppress(Exception):  # done again here
                 result = future.result()
+        else:  # this process's own chunk, or one never handed out (the pool broke)
+            handed = max(handed, min(i + 1, last))
         if not isinstance(result, list) or len(result) != len(chunk):
             result = work(chunk)
         if progress is not None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,6 @@ def test_a_caller_that_only_waits_is_one_of_the_workers(jobs: int, tmp_path: Pat
     assert [r[0] for r in results] == [i * i for i in items]
     pids = {r[1] for r in results}
     assert len(pids) == jobs and os.getpid() in pids  # jobs - 1 forked workers, and this process
-    assert [r[1] for r in results[-10:]] == [os.getpid()] * 10  # it took chunks from the back
     assert no_children_left()
 
 
@@ -207,6 +207,74 @@ def test_steps_taken_at_once_give_what_their_generator_gives() -> None:
 def test_chunks() -> None:
     assert [len(c) for c in parallel.chunked(list(range(10)), 4)] == [4, 4, 2]
     assert [len(c) for c in parallel.chunked(list(range(130)))] == [parallel.CHUNK, parallel.CHUNK, 2]
+
+
+@pytest.mark.parametrize("jobs", [2, 8])
+def test_the_last_chunks_for_a_pool_are_small(jobs: int) -> None:
+    """Whoever takes the last chunks takes small ones: at most what is left over twice the
+    chunks the processes hold at once, at least ``MIN_CHUNK``, full ones before that."""
+    items = list(range(5_000))
+    chunks = parallel.chunked(items, jobs=jobs)
+    sizes = [len(c) for c in chunks]
+    assert [i for c in chunks for i in c] == items
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == parallel.CHUNK
+    held = 2 * parallel.WINDOW * parallel.workers(jobs)
+    left = len(items)
+    for size in sizes[:-1]:
+        assert size == min(parallel.CHUNK, max(parallel.MIN_CHUNK, -(-left // held)))
+        left -= size
+    assert sizes[-1] <= parallel.MIN_CHUNK and max(sizes[-held:]) < parallel.CHUNK // 2
+
+
+class _Done(Future[list[Any]]):
+    """A chunk handed to ``_Pool``: waiting for it finishes it."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self.number = number
+
+    def result(self, timeout: float | None = None) -> list[Any]:
+        if not self.done():
+            self.set_result([("pool", self.number)])
+        return super().result(timeout)
+
+
+class _Pool:
+    """A stand-in for a pool of one worker as fast as the caller: each chunk the caller does
+    itself lets the worker finish the oldest chunk it was handed (and one waited for is done)."""
+
+    def __init__(self) -> None:
+        self.handed: list[int] = []
+        self.waiting: list[tuple[int, Future[list[Any]]]] = []
+
+    def submit(self, number: int) -> Future[list[Any]]:
+        future = _Done(number)
+        self.handed.append(number)
+        self.waiting.append((number, future))
+        return future
+
+    def work_here(self, done_here: list[int]) -> Callable[[list[int]], list[Any]]:
+        def work(chunk: list[int]) -> list[Any]:
+            done_here.append(chunk[0])
+            while self.waiting and self.waiting[0][1].done():
+                self.waiting.pop(0)
+            if self.waiting:
+                number, future = self.waiting.pop(0)
+                future.set_result([("pool", number)])
+            return [("here", chunk[0])]
+        return work
+
+
+def test_a_caller_that_helps_takes_the_next_chunk_not_handed_out_and_its_own_last() -> None:
+    chunks = [[n] for n in range(10)]
+    pool = _Pool()
+    done_here: list[int] = []
+    results = list(parallel._in_order(pool.submit, pool.work_here(done_here), chunks, 2, True, own=1))
+    assert len(results) == 10 and [r[0][1] for r in results] == list(range(10))  # in order
+    # its own chunk first (after its steps: none here), never handed out; then, each time it would
+    # wait, the chunk after those the pool holds: the chunks are taken in order, to the last
+    assert done_here == [9, 3, 5, 7] and pool.handed == [0, 1, 2, 4, 6, 8]
+    assert [r[0][0] for r in results] == ["pool"] * 3 + ["here", "pool"] * 3 + ["here"]
 
 
 # map_shipped: workers that hold nothing of this process --------------------------------------

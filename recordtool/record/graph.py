@@ -650,7 +650,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     def here(ids: list[str]) -> list[tuple[Scanned, bytes | None]]:
         return _scan(how, _texts(record, ids))
 
-    found_now = parallel.map_shipped(here, _scan, texts, lambda: how, parallel.chunked(todo), jobs=jobs,
+    found_now = parallel.map_shipped(here, _scan, texts, lambda: how, parallel.chunked(todo, jobs=jobs), jobs=jobs,
                                      min_items=PARALLEL_MIN)
     for entry_id, (scan, made) in zip(todo, found_now, strict=True):
         scans[entry_id] = mentions_of(entry_id, scan)

@@ -358,7 +358,7 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         return _load_files([(files[i][0], files[i][1], rels[i]) for i in indices], config, each)
 
     extra: dict[int, Any] = {}  # file -> what ``each`` gave for its entry
-    chunks = parallel.chunked(todo)
+    chunks = parallel.chunked(todo, jobs=jobs)
     read_some = meter.stage("reading the entry files", len(todo)) if meter is not None and todo else None
     with parallel.chunk_results(read_files, chunks, jobs=jobs, min_items=PARALLEL_MIN, helping=True,
                                 progress=read_some) as results:

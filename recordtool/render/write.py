@@ -456,11 +456,13 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         return [here(rel) for rel in rels]
 
     # The index pages are composed together (they share their tallies): one chunk of their own,
-    # the last, which this process takes first when workers share the pages (it does chunks
-    # from the back; a worker, which holds only slices of the project, could not compose them).
+    # the last, which this process does itself when workers share the pages (``own``: a worker,
+    # which holds only slices of the project, could not compose them).
     indexes = set(plan.indexes)
     last_chunk = [rel for rel in todo if rel in indexes]
-    chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes]), last_chunk] if chunk]
+    chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes], jobs=jobs), last_chunk]
+              if chunk]
+    own = 1 if last_chunk else 0
     order = [rel for chunk in chunks for rel in chunk]
     after = then(as_written) if then is not None else ()
     ctx = plan.context
@@ -470,19 +472,20 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
         # time against 6.7 s with slices shipped to a fresh interpreter).
         done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN,
-                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after), progress=wrote)
+                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after), progress=wrote,
+                                   own=own)
     else:
         from recordtool.render import slices
 
         def pack(rels: list[str]) -> Shipped:
-            own = [plan.owners[rel] for rel in rels if rel in plan.owners]
+            entries = [plan.owners[rel] for rel in rels if rel in plan.owners]
             return ([(rel, plan.owners.get(rel), old.get(rel), last.get(rel) if last is not None else None)
                      for rel in rels],
-                    slices.pack(ctx, own))
+                    slices.pack(ctx, entries))
 
         done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
                                     min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys(), after),
-                                    progress=wrote)
+                                    progress=wrote, own=own)
     for rel, result in zip(order, done, strict=True):
         if result is None:  # a page its worker's slice could not compose
             result = here(rel)
