@@ -464,31 +464,22 @@ def test_a_verdict_with_nan_and_infinite_numbers_read_back_is_supported() -> Non
     # ... whichever NaN objects it holds: reading gives the one ``math.nan`` everywhere, which
     # ``==`` on dataclasses and lists took as equal to itself before Python 3.13 (by identity),
     # and Python 3.13's dataclasses, comparing field by field, do not
-    fresh = _fresh_nans(ClaimVerdict.from_json(verdict.to_json()))
-    assert _count_nans(fresh) >= 4 and unsupported(claim, fresh) is None
+    made: list[float] = []
+    fresh = _fresh_nans(ClaimVerdict.from_json(verdict.to_json()), made)
+    assert len(made) >= 4 and unsupported(claim, fresh) is None
 
 
-def _fresh_nans(value: Any) -> Any:
-    """``value`` (a verdict, or what it holds) with each NaN a new float object of its own."""
+def _fresh_nans(value: Any, made: list[float]) -> Any:
+    """``value`` (a verdict, or what it holds) with each NaN a new float object of its own,
+    each one added to ``made``."""
     if isinstance(value, float) and math.isnan(value):
-        return float("nan")
+        made.append(float("nan"))
+        return made[-1]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: _fresh_nans(getattr(value, f.name))
+        return dataclasses.replace(value, **{f.name: _fresh_nans(getattr(value, f.name), made)
                                              for f in dataclasses.fields(value) if f.init})
     if isinstance(value, (list, tuple)):
-        return type(value)(_fresh_nans(item) for item in value)
+        return type(value)(_fresh_nans(item, made) for item in value)
     if isinstance(value, dict):
-        return {key: _fresh_nans(item) for key, item in value.items()}
+        return {key: _fresh_nans(item, made) for key, item in value.items()}
     return value
-
-
-def _count_nans(value: Any) -> int:
-    if isinstance(value, float):
-        return int(math.isnan(value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return sum(_count_nans(getattr(value, f.name)) for f in dataclasses.fields(value))
-    if isinstance(value, (list, tuple)):
-        return sum(map(_count_nans, value))
-    if isinstance(value, dict):
-        return sum(map(_count_nans, value.values()))
-    return 0
