@@ -30,12 +30,15 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 # The modules a cold render spends most of its CPU in (docs/performance.md): the parser and the
-# prose written back. Only these: modules that take the render's context may be given a
-# ``render/slices.py`` Part, a dict whose ``__contains__`` and ``__getitem__`` are its own, and
-# mypyc's code for ``key in d`` on a ``dict`` goes straight to the dict underneath (compiling
-# page.py, mermaid.py and the like gave wrong pages from slices: docs/performance.md, "Compiled
-# with mypyc"). tests/test_compiled.py holds each module here to that: it imports no recordtool
-# module but these, and no public function of it takes a dict or a set.
+# prose written back. mypyc compiles ``key in d``, ``d.get(key)`` and ``len(d)`` for a ``d`` typed
+# as a dict (or a set) to the dict's own C functions, which never call a subclass's methods: given
+# one of recordtool's lazy mappings (the record's entries, made from the entry cache when first
+# asked for; a worker's slice of the project, which answers ``Missing`` for what it does not hold)
+# as a dict, a compiled module would read the cache's raw tuple, or an entry outside the slice as
+# "not in the record". So recordtool has no subclass of dict or set (its lazy mappings are
+# ``Mapping``s holding a dict, which compiled code reads through their own methods), and no public
+# function of a compiled module takes a dict or a set, which a caller's subclass could be:
+# tests/test_compiled.py holds both.
 COMPILED = (
     "recordtool.record.blocks",
     "recordtool.record.inline",

@@ -56,7 +56,7 @@ import os
 import pickle
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -235,15 +235,15 @@ class EntryCache:
         """The mentions kept for the entries of ``record`` whose file was as it was, each read
         from its shard's scans file only when asked for (``KeptScans``)."""
         out = KeptScans(self.dirty, self.scan_files)
-        items, put = self.items, dict.__setitem__
+        items, keep = self.items, out.keep
         for entry_id, places in record.places.items():
             item = items.get(places[0])  # (its path)
             if item is not None and item.places is places:
                 scan = item.scan
                 if scan is True:
-                    put(out, entry_id, places[0])  # in its shard's scans file: read when asked for
+                    keep(entry_id, places[0])  # in its shard's scans file: read when asked for
                 elif type(scan) is list:
-                    put(out, entry_id, scan)
+                    keep(entry_id, scan)
                     out.composed[entry_id] = item.composed
         return out
 
@@ -265,8 +265,8 @@ class EntryCache:
                 item.scan, item.composed = mentions_of(item.summary[0], kept[0]), kept[1]
         return (item.scan, item.composed) if type(item.scan) is list else None
 
-    def learn_scans(self, record: Record, scans: dict[str, Scan], fresh: Iterable[str],
-                    composed: dict[str, bytes]) -> None:
+    def learn_scans(self, record: Record, scans: Mapping[str, Scan], fresh: Iterable[str],
+                    composed: Mapping[str, bytes]) -> None:
         """Keep the mentions found in the entries ``fresh`` of ``record`` (those that ``scans``
         did not give: read this run, or kept without them), and what composing the body of each
         made (``composed``: those this run composed), not looking at the others."""
@@ -275,9 +275,9 @@ class EntryCache:
             path = places[entry_id].path
             item = items.get(path)
             if item is not None and type(item.scan) is not list and item.places is places[entry_id]:
-                found = dict.get(scans, entry_id)
+                found = scans.held(entry_id) if isinstance(scans, KeptScans) else scans.get(entry_id)
                 if type(found) is list:
-                    item.scan, item.composed = found, dict.get(composed, entry_id)
+                    item.scan, item.composed = found, composed.get(entry_id)
                     self.dirty.add(_shard(path))
 
     def kept_reads(self) -> list[tuple[Path, bytes]]:
@@ -391,15 +391,16 @@ def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes
     return out.getvalue()
 
 
-class KeptScans(dict[str, "Scan"]):
+class KeptScans(MutableMapping[str, "Scan"]):
     """The mentions kept for each entry whose file was as it was, by id: each read from its
     shard's scans file when first asked for (``_Scans``: that entry's alone), with its body
     composed (``composed_body``). An entry whose kept mentions cannot be read back is scanned
-    again: ``rescan`` (set by the graph) gives them. Every way of reading it as a dict gives
-    mentions, never where they are kept."""
+    again: ``rescan`` (set by the graph) gives them. Every way of reading it as a mapping gives
+    mentions, never where they are kept (``held`` does). A mapping holding a dict, not a
+    subclass of ``dict``, as ``recordtool.record.load.Entries`` says why."""
 
     def __init__(self, dirty: set[int], files: list[_Scans]) -> None:
-        super().__init__()
+        self._data: dict[str, Scan | str] = {}  # id -> its mentions, or its entry's path: kept in its shard
         self._dirty = dirty  # the shards to write again (``EntryCache.dirty``): not the cache, which may then go
         self._files = files  # each shard's scans file (``EntryCache.scan_files``)
         self.rescan: Callable[[str], Scan] | None = None
@@ -407,7 +408,7 @@ class KeptScans(dict[str, "Scan"]):
         self.composed: dict[str, bytes | None] = {}  # id -> its body composed, for the mentions read (``KeptScan``)
 
     def __getitem__(self, key: str) -> Scan:
-        value: Scan | str = dict.__getitem__(self, key)
+        value = self._data[key]
         if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
             kept = self._files[_shard(value)].get(value)
             if kept is None:
@@ -420,35 +421,70 @@ class KeptScans(dict[str, "Scan"]):
                 from recordtool.record.graph import mentions_of  # (graph imports this module)
 
                 found, self.composed[key] = mentions_of(key, kept[0]), kept[1]
-            dict.__setitem__(self, key, found)
+            self._data[key] = found
             return found
         return value  # type: ignore[return-value]  # mypy: a Scan here
+
+    def __setitem__(self, key: str, value: Scan) -> None:
+        self._data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._data[key]
+
+    def keep(self, key: str, held: Scan | str) -> None:
+        """Set ``key`` to its mentions, or to its entry's path (read from its shard when asked for)."""
+        self._data[key] = held
+
+    def held(self, key: str) -> Scan | str | None:
+        """What is held for ``key`` as it is: its mentions, or its entry's path when they are not
+        read yet; None when it is not among these."""
+        return self._data.get(key)
 
     def composed_body(self, key: str) -> bytes | None:
         """What composing the body of ``key`` made when its mentions were found (``KeptScan``),
         read with them; None when nothing is kept for it (not composed, scanned again, or not
         among these)."""
-        if not dict.__contains__(self, key):
+        if key not in self._data:
             return None
         self[key]  # (its mentions read, and with them its body composed)
         return self.composed.get(key)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if dict.__contains__(self, key) else default
+    def get(self, key: str, default: Any = None) -> Any:  # (Mapping's asks ``[]`` and catches KeyError)
+        return self[key] if key in self._data else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def keys(self) -> KeysView[str]:
+        return self._data.keys()
 
     def values(self) -> Any:
-        return [self[key] for key in self]
+        return [self[key] for key in self._data]
 
     def items(self) -> Any:
-        return [(key, self[key]) for key in self]
+        return [(key, self[key]) for key in self._data]
+
+    def copy(self) -> dict[str, Scan]:
+        return dict(self.items())
 
     def __eq__(self, other: object) -> bool:
-        return dict(self.items()) == other
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self.copy() == dict(other.items())
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
+
+    def __repr__(self) -> str:
+        return f"KeptScans({self.copy()!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (dict(self.items()),))
+        return (dict, (self.copy(),))
 
 
 class _Held:

@@ -14,7 +14,7 @@ import re
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -57,18 +57,20 @@ Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], bytes | None]"]
 stage makes of the same parse (render: the body composed for its page, packed small), or None."""
 
 
-class Composed(dict[str, bytes]):
+class Composed(MutableMapping[str, bytes]):
     """``Graph.composed`` where some entries' mentions were kept (``KeptScans``): what this
-    command composed of the bodies it scanned, and for an entry whose mentions are kept, the
-    body composed when they were found, read with them when asked for (``get``, ``in``,
-    ``[]``). Iterating it, or comparing it, gives what this command composed only."""
+    command composed of the bodies it scanned (``made``), and for an entry whose mentions are
+    kept, the body composed when they were found, read with them when asked for (``get``,
+    ``in``, ``[]``). Iterating it, or comparing it, gives what this command composed only. A
+    mapping holding a dict, not a subclass of ``dict``, as ``recordtool.record.load.Entries``
+    says why."""
 
-    def __init__(self, made: dict[str, bytes], kept: KeptScans) -> None:
-        super().__init__(made)
+    def __init__(self, made: Mapping[str, bytes], kept: KeptScans) -> None:
+        self.made = dict(made)
         self.kept = kept
 
     def get(self, key: str, default: Any = None) -> Any:
-        found = dict.get(self, key)
+        found = self.made.get(key)
         if found is None:
             found = self.kept.composed_body(key)
         return default if found is None else found
@@ -82,15 +84,41 @@ class Composed(dict[str, bytes]):
             raise KeyError(key)
         return found
 
+    def __setitem__(self, key: str, value: bytes) -> None:
+        self.made[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.made)
+
+    def __len__(self) -> int:
+        return len(self.made)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self.made == (other.made if isinstance(other, Composed) else dict(other.items()))
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
+
+    def __repr__(self) -> str:
+        return f"Composed({self.made!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.made),))
+
 
 @dataclass
 class Graph:
     record: Record
-    cited_by: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # target -> relation -> sources
-    mentions_out: dict[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
-    mentions_in: dict[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
-    dangling: dict[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    composed: dict[str, bytes] = field(default_factory=dict)  # id -> what ``compose`` made of its body
+    # (a dict each, but ``_ById`` after ``narrow``)
+    cited_by: Mapping[str, dict[str, list[str]]] = field(default_factory=dict)  # target -> relation -> sources
+    mentions_out: Mapping[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
+    mentions_in: Mapping[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
+    dangling: Mapping[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
+    composed: Mapping[str, bytes] = field(default_factory=dict)  # id -> what ``compose`` made of its body
     # Backlinks and neighbours, kept for the last ids asked about (a page asks for its own
     # several times; keeping them for every id would hold a copy of the graph); a graph is
     # complete once ``build_graph`` returns. Ids of the record sort by their place in it.
@@ -101,7 +129,7 @@ class Graph:
     # one is asked for, from the mentions found in each entry (``_scans``): validate asks for
     # none, and needs of them only what ``build_graph`` works out in one pass (the dangling
     # mentions, the entries that link or are linked to: ``_linked``).
-    _scans: dict[str, Scan] | None = field(default=None, init=False, repr=False, compare=False)
+    _scans: Mapping[str, Scan] | None = field(default=None, init=False, repr=False, compare=False)
     _linked: set[str] | None = field(default=None, init=False, repr=False, compare=False)
     # ``narrow``: for an id, the entries that may cite or mention it (a superset of those that do)
     _sources: Callable[[str], Iterable[str]] | None = field(default=None, init=False, repr=False, compare=False)
@@ -203,9 +231,7 @@ class Graph:
         for other, value in both.items():
             index = self.__dict__.get(other)
             if other != name and isinstance(index, _ById) and entry_id not in index.asked:
-                index.asked.add(entry_id)
-                if value is not None:
-                    dict.__setitem__(index, entry_id, value)
+                index.learn(entry_id, value)
         return both[name]
 
     def _whole(self, name: str) -> Any:
@@ -269,43 +295,47 @@ class Graph:
         return [i for i in entries if i not in linked]
 
 
-class _ById(dict[str, Any]):
+class _ById(Mapping[str, Any]):
     """One of a graph's indexes (``INDEXES``) after ``Graph.narrow``: each id's value worked
     out when it is first asked for, and kept. Asking for the mapping whole (iterating it, its
     length, keys, values, items, comparing or pickling it) makes the graph's index whole and
-    answers from it; so does every question once the graph has made it."""
+    answers from it; so does every question once the graph has made it. A mapping holding a
+    dict, not a subclass of ``dict``, as ``recordtool.record.load.Entries`` says why."""
 
     def __init__(self, graph: Graph, name: str) -> None:
-        super().__init__()
         self.graph, self.name = graph, name
         self.asked: set[str] = set()
+        self._data: dict[str, Any] = {}
 
-    def _here(self, key: str) -> dict[str, Any] | None:
+    def learn(self, key: str, value: Any) -> None:
+        """Keep ``value`` as ``key``'s, worked out with another index's (``Graph._one``)."""
+        self.asked.add(key)
+        if value is not None:
+            self._data[key] = value
+
+    def _here(self, key: str) -> Mapping[str, Any] | None:
         """The whole index when the graph has made it (then it answers), else None, with
         ``key`` worked out."""
-        whole = self.graph.__dict__.get(self.name)
+        whole: Mapping[str, Any] | None = self.graph.__dict__.get(self.name)
         if whole is not self:
             return whole
         if key not in self.asked:
-            self.asked.add(key)
-            value = self.graph._one(self.name, key)
-            if value is not None:
-                dict.__setitem__(self, key, value)
+            self.learn(key, self.graph._one(self.name, key))
         return None
 
     def get(self, key: str, default: Any = None) -> Any:
         whole = self._here(key)
-        return whole.get(key, default) if whole is not None else dict.get(self, key, default)
+        return whole.get(key, default) if whole is not None else self._data.get(key, default)
 
     def __getitem__(self, key: str) -> Any:
         whole = self._here(key)
-        return whole[key] if whole is not None else dict.__getitem__(self, key)
+        return whole[key] if whole is not None else self._data[key]
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
         whole = self._here(key)
-        return key in whole if whole is not None else dict.__contains__(self, key)
+        return key in whole if whole is not None else key in self._data
 
     def _whole(self) -> dict[str, Any]:
         return self.graph._whole(self.name)  # type: ignore[no-any-return]
@@ -326,12 +356,12 @@ class _ById(dict[str, Any]):
         return self._whole().items()
 
     def __eq__(self, other: object) -> bool:
-        return self._whole() == other
+        return self._whole() == (dict(other.items()) if isinstance(other, Mapping) else other)
 
     def __ne__(self, other: object) -> bool:
-        return self._whole() != other
+        return not self == other
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
 
     def __repr__(self) -> str:
         return repr(self._whole())
@@ -536,7 +566,7 @@ def _entry_links(record: Record, entry_id: str, scan: Scan, order: dict[str, int
     return tuple(sorted(targets)), dangling, uses, missing
 
 
-def _kept_links(record: Record, scans: dict[str, Scan], before: KeptLinks | None, order: dict[str, int]
+def _kept_links(record: Record, scans: Mapping[str, Scan], before: KeptLinks | None, order: dict[str, int]
                 ) -> tuple[KeptLinks, bool]:
     """``KeptLinks`` for ``record``: ``before`` brought up to date from the entries whose file
     changed and, when ids came or went, the entries whose links or problems that changes
@@ -616,7 +646,7 @@ def _renumbered(kept: KeptLinks, ids: list[str], order: dict[str, int]) -> set[i
     return touched
 
 
-def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Scan] | None = None,
+def build_graph(record: Record, *, jobs: int | None = None, scans: MutableMapping[str, Scan] | None = None,
                 compose: Compose | None = None, composed: dict[str, bytes] | None = None, keep: bool = False,
                 kept: KeptLinks | None = None
                 ) -> tuple[Graph, list[Problem]]:
@@ -632,13 +662,14 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     one pass over every entry, as without ``keep``, and nothing to keep); the problems then include the
     citations of ids not in the record (``load.check_citations``: ``load_record`` leaves them
     out when told)."""
-    graph = Graph(record, composed=composed if composed is not None else {})
+    made_here: MutableMapping[str, bytes] = composed if composed is not None else {}
     ids = list(record.entries)
     scans = {} if scans is None else scans
     if isinstance(scans, KeptScans):  # kept mentions that cannot be read back: scanned again
         scans.rescan = lambda entry_id: mentions_of(
             entry_id, _scan((record.config.id_pattern, None), _texts(record, [entry_id]))[0][0])
-        graph.composed = Composed(graph.composed, scans)
+        made_here = Composed(made_here, scans)
+    graph = Graph(record, composed=made_here)
     todo = [entry_id for entry_id in ids if entry_id not in scans]
     # A worker gets the prose of its entries, not a fork of the record (it would copy what it
     # reads of it: ``recordtool.render.slices`` says why).
@@ -655,7 +686,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     for entry_id, (scan, made) in zip(todo, found_now, strict=True):
         scans[entry_id] = mentions_of(entry_id, scan)
         if made is not None:
-            graph.composed[entry_id] = made
+            made_here[entry_id] = made
     for name in INDEXES:
         delattr(graph, name)
     graph._scans = scans
@@ -689,7 +720,7 @@ def build_graph(record: Record, *, jobs: int | None = None, scans: dict[str, Sca
     return graph, [*check_citations(record), *problems] if keep else problems
 
 
-def _from_kept(graph: Graph, scans: dict[str, Scan], before: KeptLinks | None) -> tuple[Graph, list[Problem]]:
+def _from_kept(graph: Graph, scans: Mapping[str, Scan], before: KeptLinks | None) -> tuple[Graph, list[Problem]]:
     """``build_graph``'s pass over the record, from what ``KeptLinks`` keeps, with the
     citations of ids not in the record."""
     record = graph.record
@@ -709,7 +740,7 @@ def _from_kept(graph: Graph, scans: dict[str, Scan], before: KeptLinks | None) -
     return graph, [*missing, *_whole_problems(graph, scans, kept.cycles)]
 
 
-def _whole_problems(graph: Graph, scans: dict[str, Scan], cycles: list[list[str]] | None = None) -> list[Problem]:
+def _whole_problems(graph: Graph, scans: Mapping[str, Scan], cycles: list[list[str]] | None = None) -> list[Problem]:
     """The dangling mentions, the citations and mentions of entries that failed to load, and
     the 'uses' cycles, as problems."""
     record = graph.record
@@ -725,7 +756,7 @@ def _whole_problems(graph: Graph, scans: dict[str, Scan], cycles: list[list[str]
     return problems
 
 
-def _failed_problems(record: Record, scans: dict[str, Scan]) -> list[Problem]:
+def _failed_problems(record: Record, scans: Mapping[str, Scan]) -> list[Problem]:
     """One warning per entry that could not be loaded and is cited or mentioned: its own error
     is the cause; each citation or mention of it is not reported again."""
     if not record.failed:

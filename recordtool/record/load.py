@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, ItemsView, Iterable, Iterator, ValuesView
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    MutableMapping,
+    ValuesView,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -89,63 +98,92 @@ Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation
 Kept = tuple[int, int, int]  # where the entry cache keeps an entry, made when asked for (``recordtool.record.cache.KeptEntries``)
 
 
-class Entries(dict[str, Entry]):
+class Entries(MutableMapping[str, Entry]):
     """A record's entries, in id order; those kept in the entry cache are made from what it
     keeps only when asked for (``recordtool.record.cache``): the checks that span the record
     read what they need from ``Record.links``, so that after one edit nobody makes the entries
-    that no page or command looks at. Every way of reading a dict gives made entries."""
+    that no page or command looks at. Every way of reading it gives made entries.
+
+    A mapping holding a dict, not a subclass of ``dict``: code compiled with mypyc reads a
+    ``dict`` subclass with the dict's own functions, which never call its methods
+    (``recordtool/compiled.py``), and would be given what the cache keeps instead of an entry."""
+
+    __slots__ = ("_data", "_make")
 
     def __init__(self, make: Callable[[str, Kept], Entry]) -> None:
-        super().__init__()
+        self._data: dict[str, Entry | Kept] = {}
         self._make = make  # an id and what the cache keeps of it -> its entry
 
     def __getitem__(self, key: str) -> Entry:
-        value: Entry | Kept = dict.__getitem__(self, key)
+        value = self._data[key]
         if type(value) is tuple:
             return self._made(key, value)
         return value  # type: ignore[return-value]  # mypy: not Kept here
 
     def _made(self, key: str, kept: Kept) -> Entry:
         entry = self._make(key, kept)
-        dict.__setitem__(self, key, entry)
+        self._data[key] = entry
         return entry
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if dict.__contains__(self, key) else default
+    def get(self, key: str, default: Any = None) -> Any:  # (Mapping's asks ``[]`` and catches KeyError)
+        return self[key] if key in self._data else default
 
-    def __iter__(self) -> Iterator[str]:  # a Python-level __iter__: dict(entries) and {**entries} ask for each value
-        return dict.__iter__(self)
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
-    def values(self) -> ValuesView[Entry]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __setitem__(self, key: str, value: Entry) -> None:
+        self._data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._data[key]
+
+    def keep(self, key: str, kept: Entry | Kept) -> None:
+        """Set ``key`` to its entry, or to what the cache keeps of it (made when asked for)."""
+        self._data[key] = kept
+
+    def keys(self) -> KeysView[str]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[Entry]:
         self.make_all()
-        return dict.values(self)
+        return self._data.values()  # type: ignore[return-value]  # mypy: all made now
 
-    def items(self) -> ItemsView[str, Entry]:  # type: ignore[override]
+    def items(self) -> ItemsView[str, Entry]:
         self.make_all()
-        return dict.items(self)
+        return self._data.items()  # type: ignore[return-value]  # mypy: all made now
 
     def copy(self) -> dict[str, Entry]:
-        self.make_all()
-        return dict(dict.items(self))
+        """The entries as a plain dict, every one made."""
+        return dict(self.items())
 
     def __eq__(self, other: object) -> bool:
-        self.make_all()
-        return dict.__eq__(self, other)
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self.copy() == (other.copy() if isinstance(other, Entries) else dict(other.items()))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (mutable)
+
+    def __repr__(self) -> str:
+        return f"Entries({self.copy()!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickled (sent to a worker) as the plain dict of its entries
         return (dict, (self.copy(),))
 
     def make_all(self) -> None:
         """Make every entry not made yet."""
-        for key, value in dict.items(self):
-            if isinstance(value, tuple):
+        for key, value in list(self._data.items()):
+            if type(value) is tuple:
                 self._made(key, value)
 
     def kept(self, key: str) -> bool:
         """Whether ``key``'s entry is still only what the cache keeps of it (not made yet)."""
-        return isinstance(dict.__getitem__(self, key), tuple)
+        return type(self._data[key]) is tuple
 
 
 @dataclass
@@ -153,8 +191,8 @@ class Record:
     """The loaded entries, in id order, and where each came from."""
 
     config: Config
-    entries: dict[str, Entry] = field(default_factory=dict)
-    places: dict[str, Places] = field(default_factory=dict)
+    entries: Mapping[str, Entry] = field(default_factory=dict)
+    places: Mapping[str, Places] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
     # What the checks that span the record need of each entry, so that they make no entry
     # (filled by ``load_record``; for a record made otherwise the entries are asked instead):
@@ -341,7 +379,8 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         titled.pop(entry_id, None)
         return entry
 
-    record = Record(config, Entries(make), placed, links=linked, titles=titled, theories=set(), looked=set(),
+    entries = Entries(make)
+    record = Record(config, entries, placed, links=linked, titles=titled, theories=set(), looked=set(),
                     modules={})
     # Files are parsed (by a pool of workers on a large record) and validated here chunk by
     # chunk, in file order, so that only a few chunks' parsed YAML are held at a time.
@@ -396,14 +435,13 @@ def load_record(config: Config, *, jobs: int | None = None, cache: EntryCache | 
         loaded.sort(key=_loaded_order)
     except ValueError:  # (an id that is not PREFIX-NUMBER: none loads, but the slow way sorts any)
         loaded.sort(key=lambda item: id_sort_key(item[2][0]))
-    entries = record.entries
+    keep = entries.keep
     theories: set[str] = set()
     looked: set[str] = set()
     modules: dict[str, tuple[str, ...]] = {}
-    put: Callable[[dict[str, Any], str, Any], None] = dict.__setitem__
     failed = record.failed
     for kept, places, (entry_id, cites, theory, look, checks, title), kind in loaded:
-        put(entries, entry_id, kept)  # the entry, or what the cache keeps of it
+        keep(entry_id, kept)  # the entry, or what the cache keeps of it
         if type(kept) is tuple:  # not made: its citations and title beside it (the checks that span
             linked[entry_id] = cites  # the record, the pages that name it)
             titled[entry_id] = title

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from recordtool.record.cache import EntryCache, KeptScans, cache_key, open_cache
 from recordtool.record.config import Config, ConfigError, find_root, load_config
-from recordtool.record.graph import Compose, Graph, build_graph, mentions_of, scanner
+from recordtool.record.graph import Compose, Composed, Graph, build_graph, mentions_of, scanner
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import KeptStatic, static_problems
@@ -157,7 +157,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
                                   keep=kept is not None, kept=kept.links() if kept is not None else None)
         if kept is not None:
             rescanned = scans.rescanned if isinstance(scans, KeptScans) else set()
-            kept.learn_scans(record, scans, (scans.keys() - known) | rescanned, graph.composed)
+            made = graph.composed.made if isinstance(graph.composed, Composed) else graph.composed  # (this run's)
+            kept.learn_scans(record, scans, (scans.keys() - known) | rescanned, made)
         static = kept.static(config) if kept is not None else None
         more += static_problems(config, record, static)
         problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))

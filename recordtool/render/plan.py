@@ -25,7 +25,7 @@ import itertools
 import operator
 import os
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,7 +163,7 @@ def listed_file(where: Places) -> str:
     return f"{where.path} {where.digest}"
 
 
-def listed_files(places: dict[str, Places], ids: list[str]) -> list[str]:
+def listed_files(places: Mapping[str, Places], ids: list[str]) -> list[str]:
     """``listed_file`` of each entry of ``ids``, in order, made without a call per entry
     (at 100,000 entries 0.06 s against 0.13 s)."""
     where = list(map(places.__getitem__, ids))
@@ -275,7 +275,7 @@ def entry_keys_in_steps(ctx: Context, shared: str,
 Face = tuple[str, str, "str | None"]  # an entry's file (path and hash) and its state
 
 
-def face_of_each(places: dict[str, Places], states: dict[str, str | None]) -> dict[str, Face]:
+def face_of_each(places: Mapping[str, Places], states: dict[str, str | None]) -> dict[str, Face]:
     """Each entry's face (``entry_keys``) as a tuple: its file's path and hash, and its state;
     made, and compared with those kept (``differ``), without a line of Python per entry. A
     tuple reads back from the kept file slower than a string, but on a 100,000-entry record,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -171,7 +172,7 @@ class Context:
     """
 
     project: Project
-    statuses: dict[str, ClaimStatus]
+    statuses: Mapping[str, ClaimStatus]
     out: str | None = "record/pages"
     verdicts: str = "record/verdicts"
     _titles: dict[str, str] = field(default_factory=dict, repr=False)

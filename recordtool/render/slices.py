@@ -32,7 +32,7 @@ record from slices and compares).
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -54,19 +54,21 @@ class Missing(LookupError):
 _ABSENT: Any = object()
 
 
-class Part(dict[str, V]):
+class Part(Mapping[str, V]):
     """The values of the keys ``covered`` of a larger mapping (each key covered that is not
     here has no value there either); asking about any other key, or for the whole mapping,
-    raises ``Missing``."""
+    raises ``Missing``. A mapping holding a dict, not a subclass of ``dict``: code compiled
+    with mypyc reads a ``dict`` subclass with the dict's own functions, which never call its
+    methods (``recordtool/compiled.py``), and would answer for keys not covered."""
 
     covered: frozenset[str]
 
     def __init__(self, values: dict[str, V], covered: frozenset[str]) -> None:
-        super().__init__(values)
+        self._data = dict(values)
         self.covered = covered
 
     def __getitem__(self, key: str) -> V:
-        value = dict.get(self, key, _ABSENT)
+        value = self._data.get(key, _ABSENT)
         if value is _ABSENT:
             if key in self.covered:
                 raise KeyError(key)
@@ -74,7 +76,7 @@ class Part(dict[str, V]):
         return value  # type: ignore[no-any-return]
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = dict.get(self, key, _ABSENT)
+        value = self._data.get(key, _ABSENT)
         if value is _ABSENT:
             if key in self.covered:
                 return default
@@ -82,7 +84,7 @@ class Part(dict[str, V]):
         return value
 
     def __contains__(self, key: object) -> bool:
-        if dict.__contains__(self, key):
+        if key in self._data:
             return True
         if key in self.covered:
             return False
@@ -94,14 +96,15 @@ class Part(dict[str, V]):
     def __len__(self) -> int:
         raise Missing("the whole mapping")
 
-    def keys(self) -> KeysView[str]:  # type: ignore[override]
+    def keys(self) -> KeysView[str]:
         raise Missing("the whole mapping")
 
-    def values(self) -> ValuesView[V]:  # type: ignore[override]
+    def values(self) -> ValuesView[V]:
         raise Missing("the whole mapping")
 
-    def items(self) -> ItemsView[str, V]:  # type: ignore[override]
+    def items(self) -> ItemsView[str, V]:
         raise Missing("the whole mapping")
+
 
 
 class Entries(Part[V]):
@@ -118,12 +121,12 @@ class Entries(Part[V]):
         self.ids = ids
 
     def __getitem__(self, key: str) -> V:
-        value: Any = dict.get(self, key, _ABSENT)
+        value: Any = self._data.get(key, _ABSENT)
         if value is _ABSENT:
             flat = self.faces.get(key)
             if flat is not None:
                 value = face(key, flat)
-                dict.__setitem__(self, key, value)
+                self._data[key] = value
             elif key in self.ids:
                 raise Missing(key)
             else:
@@ -142,7 +145,7 @@ class Entries(Part[V]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def keys(self) -> KeysView[str]:  # type: ignore[override]
+    def keys(self) -> KeysView[str]:
         return self.ids.keys()
 
 
@@ -234,7 +237,7 @@ def pack(ctx: Context, own: list[str]) -> Packed:
 
 
 def _picker(ids: list[str]) -> Any:
-    def pick(mapping: dict[str, V]) -> dict[str, V]:
+    def pick(mapping: Mapping[str, V]) -> dict[str, V]:
         return {i: mapping[i] for i in ids if i in mapping}
     return pick
 

@@ -15,6 +15,7 @@ from pytest import MonkeyPatch
 from verify_fakes import POWER, check, claim_yaml, edit_to_verified, make_project
 
 from recordtool.record.cache import write_plain
+from recordtool.record.load import Entries
 from recordtool.record.project import open_project
 from recordtool.verify import judge, kept, verdict
 from recordtool.verify.session import Options, Report, verify
@@ -99,7 +100,8 @@ def _unmade(root: Path) -> list[str]:
     project = open_project(root=root, cache=True)
     assess(project)
     entries = project.record.entries
-    return [i for i in ("THEORY-1", "THEORY-2") if type(dict.__getitem__(entries, i)) is tuple]
+    assert isinstance(entries, Entries)
+    return [i for i in ("THEORY-1", "THEORY-2") if entries.kept(i)]
 
 
 def test_claims_whose_verdict_and_entry_were_read_before_are_not_made(verified: Path) -> None:
@@ -185,7 +187,7 @@ def test_verify_reads_the_kept_verdicts_and_makes_only_the_claims_it_runs(verifi
     report = verify(project, Options())
     assert report.written == [] and [r.status.state for r in report.results] == ["contradicted", "verified"]
     entries = project.record.entries
-    assert [type(dict.__getitem__(entries, i)) for i in ("THEORY-1", "THEORY-2")] == [tuple, tuple]
+    assert isinstance(entries, Entries) and [entries.kept(i) for i in ("THEORY-1", "THEORY-2")] == [True, True]
 
 
 def test_verify_runs_again_a_verdict_edited_after_it_was_kept(verified: Path) -> None:
