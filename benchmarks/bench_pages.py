@@ -7,7 +7,10 @@ In one process: writes a synthetic record (``synthetic.py``, research Markdown u
 composed as it is read), then, in rounds, times (a) markdown-it-py's parse of every body, the
 Markdown half of the floor that ``measure.py`` sets, and (b) every entry page composed in a
 fresh context (``page.render_entry``; nothing written), with how much of that was the graph
-view, the backlinks and the properties table. Prints each round, the medians, and the pages'
+view, the backlinks and the properties table when the page modules run from their source
+(compiled with mypyc, ``render_entry`` calls them inside the compiled code, past the module
+attributes that would time them: ``RECORDTOOL_PURE_PYTHON=1`` times them in pure Python). Prints
+each round, the medians, and the pages'
 time over the parse's: the machine's speed here moves by up to twice within minutes, and moves
 that ratio much less than the seconds. Also a hash of the pages: two commits that should write
 the same pages print the same hash. The synthetic record is written into a temporary folder and
@@ -24,6 +27,7 @@ and compare the ratios.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import os
@@ -79,6 +83,7 @@ def main() -> None:
 
     from markdown_it import MarkdownIt
 
+    from recordtool import compiled
     from recordtool.record.project import open_project
     from recordtool.render import page
     from recordtool.render.plan import context
@@ -94,6 +99,7 @@ def main() -> None:
         if not ids:
             raise SystemExit(f"{what} has no entry that loads: nothing to compose")
         bodies = [entries[i].body for i in ids]
+        parts = not compiled.running_compiled()  # (see above)
         markdown = MarkdownIt("commonmark").enable("table")
 
         rounds: list[tuple[float, float, dict[str, float]]] = []
@@ -105,7 +111,7 @@ def main() -> None:
             parse_s = time.perf_counter() - t0
             ctx = context(project, statuses, root / "out-bench-pages")  # fresh: what a render works out once, again
             spent = dict.fromkeys(PARTS, 0.0)
-            with timed_parts(page, spent):
+            with timed_parts(page, spent) if parts else contextlib.nullcontext():
                 t0 = time.perf_counter()
                 pages = [page.render_entry(ctx, entry_id) for entry_id in ids]
                 pages_s = time.perf_counter() - t0
@@ -114,13 +120,16 @@ def main() -> None:
 
     print(f"{what}: {len(ids):,} entry pages composed in one process, {args.rounds} rounds "
           f"(load {os.getloadavg()[0]:.1f})")
+    print(f"the page modules: {compiled.state()}")
     print("(parse: markdown-it-py's parse of every body, the floor's Markdown half; pages: every entry page "
-          "composed, nothing written, of which the graph view, the backlinks and the properties table)")
-    header = f"{'round':>6} {'parse s':>8} {'pages s':>8} {'x parse':>8}" + "".join(f" {NAMES[n] + ' s':>14}" for n in PARTS)
+          "composed, nothing written" + (", of which the graph view, the backlinks and the properties table)" if parts
+                                          else "; its parts are timed in pure Python only: RECORDTOOL_PURE_PYTHON=1)"))
+    shown = PARTS if parts else ()
+    header = f"{'round':>6} {'parse s':>8} {'pages s':>8} {'x parse':>8}" + "".join(f" {NAMES[n] + ' s':>14}" for n in shown)
     print(header)
 
-    def row(label: str, parse_s: float, pages_s: float, ratio: float, parts: dict[str, float]) -> str:
-        return f"{label:>6} {parse_s:8.2f} {pages_s:8.2f} {ratio:8.2f}" + "".join(f" {parts[n]:14.2f}" for n in PARTS)
+    def row(label: str, parse_s: float, pages_s: float, ratio: float, spent: dict[str, float]) -> str:
+        return f"{label:>6} {parse_s:8.2f} {pages_s:8.2f} {ratio:8.2f}" + "".join(f" {spent[n]:14.2f}" for n in shown)
 
     for n, (parse_s, pages_s, parts) in enumerate(rounds, 1):
         print(row(str(n), parse_s, pages_s, pages_s / parse_s, parts))

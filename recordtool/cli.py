@@ -133,7 +133,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     from recordtool import compiled
 
     echo(f"recordtool, version {__version__}")
-    echo(f"the Markdown parser and prose writer: {compiled.state()}")
+    echo(f"the Markdown parser, prose writer and entry pages: {compiled.state()}")
     ctx.exit()
 
 

@@ -29,22 +29,26 @@ import sys
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 
-# The modules a cold render spends most of its CPU in (docs/performance.md): the parser and the
-# prose written back. mypyc compiles ``key in d``, ``d.get(key)`` and ``len(d)`` for a ``d`` typed
-# as a dict (or a set) to the dict's own C functions, which never call a subclass's methods: given
-# one of recordtool's lazy mappings (the record's entries, made from the entry cache when first
-# asked for; a worker's slice of the project, which answers ``Missing`` for what it does not hold)
-# as a dict, a compiled module would read the cache's raw tuple, or an entry outside the slice as
-# "not in the record". So recordtool has no subclass of dict or set (its lazy mappings are
-# ``Mapping``s holding a dict, which compiled code reads through their own methods), and no public
-# function of a compiled module takes a dict or a set, which a caller's subclass could be:
-# tests/test_compiled.py holds both.
+# The modules a cold render spends most of its CPU in (docs/performance.md): the parser, the prose
+# written back, and the entry pages composed from the project. mypyc compiles ``key in d``,
+# ``d.get(key)`` and ``len(d)`` for a ``d`` typed as a dict (or a set) to the dict's own C
+# functions, which never call a subclass's methods: given one of recordtool's lazy mappings (the
+# record's entries, made from the entry cache when first asked for; a worker's slice of the
+# project, which answers ``Missing`` for what it does not hold) as a dict, a compiled module would
+# read the cache's raw tuple, or an entry outside the slice as "not in the record". So recordtool
+# has no subclass of dict or set (its lazy mappings are ``Mapping``s holding a dict, which
+# compiled code reads through their own methods), and no public function of a compiled module
+# takes a dict or a set, which a caller's subclass could be: tests/test_compiled.py holds both.
 COMPILED = (
     "recordtool.record.blocks",
     "recordtool.record.inline",
     "recordtool.record.mentions",
     "recordtool.render.escape",
     "recordtool.render.prose",
+    "recordtool.render.page",
+    "recordtool.render.mermaid",
+    "recordtool.render.frontmatter",
+    "recordtool.render.evidence",
 )
 GROUP = "recordtool.native"  # mypyc's shared library: the module recordtool.native__mypyc
 MANIFEST = "compiled.json"

@@ -4,7 +4,8 @@ and the same results as the pure Python modules.
 The rest of the suite runs the pure Python modules (``tests/conftest.py`` sets
 ``RECORDTOOL_PURE_PYTHON``: tests replace module functions with ``monkeypatch``, which calls
 inside compiled modules do not see). Here fresh processes run each way, on the same inputs:
-what the parser and the prose writer give for thousands of documents, and whole renders.
+what the parser and the prose writer give for thousands of documents, whole renders, and the
+tests of pages composed from slices and after edits.
 Where the compiled modules were not built (no C compiler), the comparisons are skipped, except
 in CI, which builds them (``.ci/run``), where that fails.
 """
