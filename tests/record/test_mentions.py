@@ -218,7 +218,7 @@ def test_ids_written_in_bold_or_encoded_are_mentions() -> None:
 # ``parse`` makes the inline runs without inline markup itself (``_plain_inline``): every
 # token must be markdown-it's, line breaks and the spaces around them above all.
 _LINES = ["word", "THEORY-1", "x y", " ", "  ", "   ", "\t", " \t", "\t ", "\n", "\n\n", " \n", "  \n", "   \n",
-          "\t\n", "\n ", "\n  ", "\n\t", "\n\n  ", "\r\n", "\x00", "é", "\u00a0", "\u2028", ".", ":", "-", "+", "#",
+          "\t\n", "\n ", "\n  ", "\n\t", "\n\n  ", "\r\n", "\r", "\x00", "é", "\u00a0", "\u2028", ".", ":", "-", "+", "#",
           "=", "$", "%", "@", "^", "{", "}", "(", ")", "|", "'", '"', "1. ", "- ", "> ", "# ", "    ", "---",
           "| a | b |\n| - | - |\n", "| c |  d  |\n", "```\n", "[r]: THEORY-5\n", "<div>\n",
           "\\", "`", "*", "_", "[", "]", "!", "<", "&", "~", "&amp;", "[a](b)", "*e*", "`c`", "<b>", "[a", "b]",
