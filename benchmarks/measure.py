@@ -63,7 +63,7 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
         compileall.compile_dir(str(folder), quiet=1)
     written = "does not write" if sys.flags.dont_write_bytecode else "writes"
     return (f"modules compiled to bytecode first, as an install does ({', '.join(map(str, folders))}; "
-            f"Python here {written} bytecode itself); the parser and prose writer: {state}")
+            f"Python here {written} bytecode itself); the parser, prose writer and entry pages: {state}")
 
 
 @dataclass
