@@ -56,12 +56,13 @@ import os
 import pickle
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recordtool.atomic import sweep, write_atomic
+from recordtool.record.lazy import Lazy
 from recordtool.snapshot import RACY_NS, Stats, code_version
 
 if TYPE_CHECKING:
@@ -391,16 +392,15 @@ def _pickled(entry: Entry | tuple[int, int, int] | None, blobs: _Blobs) -> bytes
     return out.getvalue()
 
 
-class KeptScans(MutableMapping[str, "Scan"]):
+class KeptScans(Lazy["Scan"]):
     """The mentions kept for each entry whose file was as it was, by id: each read from its
     shard's scans file when first asked for (``_Scans``: that entry's alone), with its body
-    composed (``composed_body``). An entry whose kept mentions cannot be read back is scanned
-    again: ``rescan`` (set by the graph) gives them. Every way of reading it as a mapping gives
-    mentions, never where they are kept (``held`` does). A mapping holding a dict, not a
-    subclass of ``dict``, as ``recordtool.record.load.Entries`` says why."""
+    composed (``composed_body``); held as the entry's path until then. An entry whose kept
+    mentions cannot be read back is scanned again: ``rescan`` (set by the graph) gives them.
+    Every way of reading it as a mapping gives mentions (``recordtool.record.lazy``)."""
 
     def __init__(self, dirty: set[int], files: list[_Scans]) -> None:
-        self._data: dict[str, Scan | str] = {}  # id -> its mentions, or its entry's path: kept in its shard
+        super().__init__()
         self._dirty = dirty  # the shards to write again (``EntryCache.dirty``): not the cache, which may then go
         self._files = files  # each shard's scans file (``EntryCache.scan_files``)
         self.rescan: Callable[[str], Scan] | None = None
@@ -408,7 +408,7 @@ class KeptScans(MutableMapping[str, "Scan"]):
         self.composed: dict[str, bytes | None] = {}  # id -> its body composed, for the mentions read (``KeptScan``)
 
     def __getitem__(self, key: str) -> Scan:
-        value = self._data[key]
+        value: Scan | str = self._data[key]
         if type(value) is str:  # the entry's path: its mentions are in its shard's scans file
             kept = self._files[_shard(value)].get(value)
             if kept is None:
@@ -425,21 +425,6 @@ class KeptScans(MutableMapping[str, "Scan"]):
             return found
         return value  # type: ignore[return-value]  # mypy: a Scan here
 
-    def __setitem__(self, key: str, value: Scan) -> None:
-        self._data[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self._data[key]
-
-    def keep(self, key: str, held: Scan | str) -> None:
-        """Set ``key`` to its mentions, or to its entry's path (read from its shard when asked for)."""
-        self._data[key] = held
-
-    def held(self, key: str) -> Scan | str | None:
-        """What is held for ``key`` as it is: its mentions, or its entry's path when they are not
-        read yet; None when it is not among these."""
-        return self._data.get(key)
-
     def composed_body(self, key: str) -> bytes | None:
         """What composing the body of ``key`` made when its mentions were found (``KeptScan``),
         read with them; None when nothing is kept for it (not composed, scanned again, or not
@@ -449,42 +434,11 @@ class KeptScans(MutableMapping[str, "Scan"]):
         self[key]  # (its mentions read, and with them its body composed)
         return self.composed.get(key)
 
-    def get(self, key: str, default: Any = None) -> Any:  # (Mapping's asks ``[]`` and catches KeyError)
-        return self[key] if key in self._data else default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def keys(self) -> KeysView[str]:
-        return self._data.keys()
-
     def values(self) -> Any:
         return [self[key] for key in self._data]
 
     def items(self) -> Any:
         return [(key, self[key]) for key in self._data]
-
-    def copy(self) -> dict[str, Scan]:
-        return dict(self.items())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Mapping):
-            return NotImplemented
-        return self.copy() == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]  # (mutable)
-
-    def __repr__(self) -> str:
-        return f"KeptScans({self.copy()!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self.copy(),))
 
 
 class _Held:

@@ -10,16 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import (
-    Callable,
-    ItemsView,
-    Iterable,
-    Iterator,
-    KeysView,
-    Mapping,
-    MutableMapping,
-    ValuesView,
-)
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -30,6 +21,7 @@ from recordtool import parallel
 from recordtool.record.config import Config, Kind
 from recordtool.record.confine import Refused, checks_problems, refused
 from recordtool.record.expect import ExpectationSyntaxError
+from recordtool.record.lazy import Lazy
 from recordtool.record.problems import (
     Problem,
     RecordError,
@@ -98,24 +90,21 @@ Links = tuple[tuple[str, str], ...]  # an entry's citations: (cited id, relation
 Kept = tuple[int, int, int]  # where the entry cache keeps an entry, made when asked for (``recordtool.record.cache.KeptEntries``)
 
 
-class Entries(MutableMapping[str, Entry]):
+class Entries(Lazy[Entry]):
     """A record's entries, in id order; those kept in the entry cache are made from what it
     keeps only when asked for (``recordtool.record.cache``): the checks that span the record
     read what they need from ``Record.links``, so that after one edit nobody makes the entries
-    that no page or command looks at. Every way of reading it gives made entries.
+    that no page or command looks at. Every way of reading it gives made entries
+    (``recordtool.record.lazy``)."""
 
-    A mapping holding a dict, not a subclass of ``dict``: code compiled with mypyc reads a
-    ``dict`` subclass with the dict's own functions, which never call its methods
-    (``recordtool/compiled.py``), and would be given what the cache keeps instead of an entry."""
-
-    __slots__ = ("_data", "_make")
+    __slots__ = ("_make",)
 
     def __init__(self, make: Callable[[str, Kept], Entry]) -> None:
-        self._data: dict[str, Entry | Kept] = {}
+        super().__init__()
         self._make = make  # an id and what the cache keeps of it -> its entry
 
     def __getitem__(self, key: str) -> Entry:
-        value = self._data[key]
+        value: Entry | Kept = self._data[key]
         if type(value) is tuple:
             return self._made(key, value)
         return value  # type: ignore[return-value]  # mypy: not Kept here
@@ -125,55 +114,13 @@ class Entries(MutableMapping[str, Entry]):
         self._data[key] = entry
         return entry
 
-    def get(self, key: str, default: Any = None) -> Any:  # (Mapping's asks ``[]`` and catches KeyError)
-        return self[key] if key in self._data else default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __setitem__(self, key: str, value: Entry) -> None:
-        self._data[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self._data[key]
-
-    def keep(self, key: str, kept: Entry | Kept) -> None:
-        """Set ``key`` to its entry, or to what the cache keeps of it (made when asked for)."""
-        self._data[key] = kept
-
-    def keys(self) -> KeysView[str]:
-        return self._data.keys()
-
     def values(self) -> ValuesView[Entry]:
         self.make_all()
-        return self._data.values()  # type: ignore[return-value]  # mypy: all made now
+        return self._data.values()
 
     def items(self) -> ItemsView[str, Entry]:
         self.make_all()
-        return self._data.items()  # type: ignore[return-value]  # mypy: all made now
-
-    def copy(self) -> dict[str, Entry]:
-        """The entries as a plain dict, every one made."""
-        return dict(self.items())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Mapping):
-            return NotImplemented
-        return self.copy() == (other.copy() if isinstance(other, Entries) else dict(other.items()))
-
-    __hash__ = None  # type: ignore[assignment]  # (mutable)
-
-    def __repr__(self) -> str:
-        return f"Entries({self.copy()!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickled (sent to a worker) as the plain dict of its entries
-        return (dict, (self.copy(),))
+        return self._data.items()
 
     def make_all(self) -> None:
         """Make every entry not made yet."""
