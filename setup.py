@@ -80,6 +80,17 @@ class BuildExt(build_ext):
         return outputs
 
 
+# The type check mypyc runs to compile: pyproject.toml's strict one, less what a build without the
+# runtime's packages cannot pass. pip builds in an environment of the build requirements only, where
+# pydantic and PyYAML (which the pages' modules reach through recordtool's others) are missing:
+# their types are then Any, which strict mode refuses to subclass, decorate with or return, and the
+# ignores written for their real types go unused (a fresh install compiled nothing: found on
+# Python 3.10, 3.12 and 3.13 on 5 December 2026). CI's own mypy run holds the code to the strict
+# check; tests/test_compiled.py holds the compiled modules to this one with no package installed.
+LENIENT = ("--ignore-missing-imports", "--allow-subclassing-any", "--allow-untyped-decorators",
+           "--no-warn-return-any", "--no-warn-unused-ignores")
+
+
 def _extensions() -> list[Any]:
     if os.environ.get("RECORDTOOL_COMPILE", "1") == "0":
         return []
@@ -93,7 +104,7 @@ def _extensions() -> list[Any]:
         # (mypy's python_version in pyproject.toml is the one the type check targets; the
         # extensions are built for the Python that runs this build)
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        extensions = mypycify(["--python-version", version, *(_source(module) for module in COMPILED)],
+        extensions = mypycify(["--python-version", version, *LENIENT, *(_source(module) for module in COMPILED)],
                               opt_level="3", group_name=GROUP)
     except (Exception, SystemExit) as exc:  # mypyc reports a type error by exiting
         print(f"recordtool: mypyc could not compile ({exc!r}); installing the pure Python modules only",

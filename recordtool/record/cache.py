@@ -59,7 +59,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from recordtool.atomic import sweep, write_atomic
 from recordtool.record.lazy import Lazy
@@ -617,7 +617,7 @@ def _model(cls: Any, state: Any, names: Any) -> Any:
         names = field_set(names)
     elif type(names) is not set:
         raise pickle.UnpicklingError("not a set of field names")
-    model = cls.__new__(cls)
+    model = cast(Any, cls).__new__(cls)  # (a build's type check without pydantic reads cls as a plain type)
     model.__setstate__({**state, "__pydantic_fields_set__": names})
     return model
 
