@@ -62,7 +62,7 @@ class Composed(MutableMapping[str, bytes]):
     command composed of the bodies it scanned (``made``), and for an entry whose mentions are
     kept, the body composed when they were found, read with them when asked for (``get``,
     ``in``, ``[]``). Iterating it, or comparing it, gives what this command composed only. A
-    mapping holding a dict, not a subclass of ``dict``, as ``recordtool.record.load.Entries``
+    mapping holding a dict, not a subclass of ``dict``, as ``recordtool.record.lazy``
     says why."""
 
     def __init__(self, made: Mapping[str, bytes], kept: KeptScans) -> None:
@@ -300,7 +300,7 @@ class _ById(Mapping[str, Any]):
     out when it is first asked for, and kept. Asking for the mapping whole (iterating it, its
     length, keys, values, items, comparing or pickling it) makes the graph's index whole and
     answers from it; so does every question once the graph has made it. A mapping holding a
-    dict, not a subclass of ``dict``, as ``recordtool.record.load.Entries`` says why."""
+    dict, not a subclass of ``dict``, as ``recordtool.record.lazy`` says why."""
 
     def __init__(self, graph: Graph, name: str) -> None:
         self.graph, self.name = graph, name

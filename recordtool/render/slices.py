@@ -106,7 +106,6 @@ class Part(Mapping[str, V]):
         raise Missing("the whole mapping")
 
 
-
 class Entries(Part[V]):
     """A record's entries, of which only some are here: every id of the record is known (in
     record order: ``in``, iterating, ``len`` and ``keys`` are those of the whole record), the
