@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from recordtool import parallel
 from recordtool.record.cache import KeptScans
+from recordtool.record.lazy import Lazy
 from recordtool.record.load import Places, Record, check_citations, id_sort_key
 from recordtool.record.mentions import Found, find_mentions
 from recordtool.record.problems import Problem
@@ -57,20 +58,25 @@ Compose = Callable[[str, "re.Pattern[str]"], "tuple[list[Found], bytes | None]"]
 stage makes of the same parse (render: the body composed for its page, packed small), or None."""
 
 
-class Composed(MutableMapping[str, bytes]):
+class Composed(Lazy[bytes]):
     """``Graph.composed`` where some entries' mentions were kept (``KeptScans``): what this
     command composed of the bodies it scanned (``made``), and for an entry whose mentions are
     kept, the body composed when they were found, read with them when asked for (``get``,
-    ``in``, ``[]``). Iterating it, or comparing it, gives what this command composed only. A
-    mapping holding a dict, not a subclass of ``dict``, as ``recordtool.record.lazy``
-    says why."""
+    ``in``, ``[]``). Iterating it, or comparing it, gives what this command composed only
+    (``recordtool.record.lazy``)."""
 
     def __init__(self, made: Mapping[str, bytes], kept: KeptScans) -> None:
-        self.made = dict(made)
+        super().__init__()
+        self._data.update(made)
         self.kept = kept
 
+    @property
+    def made(self) -> dict[str, bytes]:
+        """What this command composed (the kept bodies left out)."""
+        return self._data
+
     def get(self, key: str, default: Any = None) -> Any:
-        found = self.made.get(key)
+        found = self._data.get(key)
         if found is None:
             found = self.kept.composed_body(key)
         return default if found is None else found
@@ -83,31 +89,6 @@ class Composed(MutableMapping[str, bytes]):
         if found is None:
             raise KeyError(key)
         return found
-
-    def __setitem__(self, key: str, value: bytes) -> None:
-        self.made[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.made[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.made)
-
-    def __len__(self) -> int:
-        return len(self.made)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Mapping):
-            return NotImplemented
-        return self.made == (other.made if isinstance(other, Composed) else dict(other.items()))
-
-    __hash__ = None  # type: ignore[assignment]  # (mutable)
-
-    def __repr__(self) -> str:
-        return f"Composed({self.made!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (dict(self.made),))
 
 
 @dataclass

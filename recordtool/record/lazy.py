@@ -2,8 +2,9 @@
 
 The entry cache keeps some values as where to find them (an entry as its place in a shard's
 entries file, an entry's mentions as its path, read from its shard's scans file), made only
-when a page or a command asks for them: ``recordtool.record.load.Entries`` and
-``recordtool.record.cache.KeptScans``. Both are this mapping: a dict held inside, never a
+when a page or a command asks for them: ``recordtool.record.load.Entries``,
+``recordtool.record.cache.KeptScans`` and ``recordtool.record.graph.Composed`` (the bodies
+composed, those kept read with their mentions). All are this mapping: a dict held inside, never a
 subclass of ``dict``, because code compiled with mypyc reads anything typed as a dict (a
 subclass too) with the dict's own functions, past the methods that make the values
 (``recordtool/compiled.py``). Every way of reading it as a mapping gives made values; ``held``
