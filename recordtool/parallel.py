@@ -31,10 +31,11 @@ Two kinds of workers, for two kinds of input:
   chunk is handed out (the prose of its entries; its pages' slice of the project,
   ``recordtool.render.slices``), and lets it go when the chunk is done. Starting one costs
   about half a second of CPU (an interpreter and its imports), which only a large record
-  (``min_items``) repays. As with any ``spawn`` pool, a script that calls recordtool with
-  ``jobs`` above one runs in the workers too unless its own work sits under
-  ``if __name__ == "__main__":``; the workers also start the standard library's resource
-  tracker, a small process that lives as long as the caller. Where the caller is small enough
+  (``min_items``) repays. They are started by ``spawn`` with two of its faults mended
+  (``recordtool.fresh``): a worker that ends as it starts no longer hangs the caller, and the
+  caller's script is not run again in each worker (a script that calls recordtool needs no
+  ``if __name__ == "__main__":``, except on Windows); the workers also start the standard
+  library's resource tracker, a small process that lives as long as the caller. Where the caller is small enough
   that its forked workers could copy all of it within ``FORK_BUDGET`` (``fork_fits``: 10,000
   entries at ``-j 2``), composing the pages goes to forked workers after all: nothing is then
   packed, pickled or started but a fork.
@@ -325,7 +326,9 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(forked, mp_context=multiprocessing.get_context(SHIPPED),
+    from recordtool import fresh
+
+    pool = ProcessPoolExecutor(forked, mp_context=fresh.context() if SHIPPED == "spawn" else multiprocessing.get_context(SHIPPED),
                                initializer=_start_shipped, initargs=(remote, shared()))
     roomy_results(pool)
 

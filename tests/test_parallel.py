@@ -6,7 +6,9 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 
 from recordtool import parallel
-from tests.conftest import EveryWorker, count_pools, no_children_left
+from tests.conftest import REPO, EveryWorker, count_pools, no_children_left
 
 
 @pytest.fixture(autouse=True)
@@ -623,3 +625,83 @@ def _tell(told: list[tuple[int, int]], n: int) -> None:
 
 def _square_here(items: list[int]) -> list[tuple[int, int, str]]:
     return [(i * i + 1, os.getpid(), HELD) for i in items]
+
+
+# map_shipped's fresh interpreters: two faults of the standard library's ``spawn`` mended -------
+
+class EndsWhereUnpickled:
+    """Shared state whose unpickling ends the process: a worker that dies as it starts, before it
+    has read what it was sent."""
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return os._exit, (3,)
+
+
+def _run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    """``body`` as a script of its own (``python script.py``, no ``if __name__ == "__main__":``),
+    run with a deadline: a caller that hangs fails the test instead of the suite."""
+    script = tmp_path / "script.py"
+    script.write_text(f"import os, sys\nsys.path.insert(0, {str(REPO)!r})\n{textwrap.dedent(body)}", encoding="utf-8")
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_a_fresh_worker_that_dies_as_it_starts_costs_nothing_but_time(tmp_path: Path) -> None:
+    """A worker that ends before reading the pool's state (megabytes: the ids of a large record)
+    is told apart and its chunks done here. The standard library's launcher held the worker's end
+    of the pipe it wrote that state into, and wrote for ever (CPython gh-118981)."""
+    done = _run_script(tmp_path, f"""
+        from recordtool import parallel
+        from tests.test_parallel import EndsWhereUnpickled, shipped_square
+        items = list(range(200))
+        results = parallel.map_shipped(lambda c: [(i * i + 1, os.getpid(), "here") for i in c], shipped_square,
+                                       lambda c: c, lambda: (1, {str(tmp_path)!r}, EndsWhereUnpickled(), b"x" * 4_000_000),
+                                       parallel.chunked(items, 10), jobs=2, min_items=1)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+        assert {{pid for _r, pid, _held in results}} == {{os.getpid()}}  # every chunk here
+        from tests.conftest import no_children_left
+        assert no_children_left()  # the worker reaped
+        print("done")
+    """)
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
+
+
+def test_a_fresh_worker_does_not_run_the_callers_script_again(tmp_path: Path) -> None:
+    """``spawn`` runs the caller's ``__main__`` again in each worker (so that what it defines can
+    be unpickled there): a script that calls recordtool without ``if __name__ == "__main__":``
+    ran whole in every worker. A worker of ``map_shipped`` runs recordtool's code only."""
+    workers = tmp_path / "workers"
+    done = _run_script(tmp_path, f"""
+        from pathlib import Path
+        print("the script", flush=True)
+        Path({str(workers)!r}).mkdir(exist_ok=True)
+        from recordtool import parallel
+        from tests.test_parallel import local_square_after_a_worker, shipped_square
+        items = list(range(200))
+        results = parallel.map_shipped(local_square_after_a_worker(Path({str(workers)!r})), shipped_square,
+                                       lambda c: c, lambda: (1, {str(workers)!r}), parallel.chunked(items, 10),
+                                       jobs=2, min_items=1)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+        assert {{pid for _r, pid, _held in results}} - {{os.getpid()}}  # a worker did some
+        print("done")
+    """)
+    assert (done.returncode, done.stdout) == (0, "the script\ndone\n"), done.stderr
+
+
+def test_what_a_fresh_worker_cannot_unpickle_from_the_callers_script_is_done_here(tmp_path: Path) -> None:
+    """A worker that is sent something of a class the caller's script defines cannot make it (the
+    script is not run there): its chunks are done here, with the same results."""
+    done = _run_script(tmp_path, f"""
+        from recordtool import parallel
+        from tests.test_parallel import shipped_square
+        class Folder(str):  # what a worker would take, were it able to make it
+            pass
+        items = list(range(200))
+        results = parallel.map_shipped(lambda c: [(i * i + 1, os.getpid(), "here") for i in c], shipped_square,
+                                       lambda c: c, lambda: (1, Folder({str(tmp_path)!r})),
+                                       parallel.chunked(items, 10), jobs=2, min_items=1)
+        assert [r[0] for r in results] == [i * i + 1 for i in items]
+        assert {{pid for _r, pid, _held in results}} == {{os.getpid()}}
+        print("done")
+    """)
+    assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
