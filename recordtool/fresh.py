@@ -50,7 +50,7 @@ if sys.platform != "win32":
 
     MAIN = ("init_main_from_path", "init_main_from_name")  # how ``spawn`` tells a worker to run ``__main__``
 
-    def _close(*fds: int) -> None:
+    def _close(*fds: int) -> None:  # (the standard library's ``util.close_fds``, which typeshed does not know)
         for fd in fds:
             os.close(fd)
 

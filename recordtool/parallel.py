@@ -35,10 +35,10 @@ Two kinds of workers, for two kinds of input:
   (``recordtool.fresh``): a worker that ends as it starts no longer hangs the caller, and the
   caller's script is not run again in each worker (a script that calls recordtool needs no
   ``if __name__ == "__main__":``, except on Windows); the workers also start the standard
-  library's resource tracker, a small process that lives as long as the caller. Where the caller is small enough
-  that its forked workers could copy all of it within ``FORK_BUDGET`` (``fork_fits``: 10,000
-  entries at ``-j 2``), composing the pages goes to forked workers after all: nothing is then
-  packed, pickled or started but a fork.
+  library's resource tracker, a small process that lives as long as the caller. Where the
+  caller is small enough that its forked workers could copy all of it within
+  ``FORK_BUDGET`` (``fork_fits``: 10,000 entries at ``-j 2``), composing the pages goes to
+  forked workers after all: nothing is then packed, pickled or started but a fork.
 
 Why the pools are configured as they are:
 
@@ -328,8 +328,8 @@ def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, An
 
     from recordtool import fresh
 
-    pool = ProcessPoolExecutor(forked, mp_context=fresh.context() if SHIPPED == "spawn" else multiprocessing.get_context(SHIPPED),
-                               initializer=_start_shipped, initargs=(remote, shared()))
+    started = fresh.context() if SHIPPED == "spawn" else multiprocessing.get_context(SHIPPED)  # (some tests fork)
+    pool = ProcessPoolExecutor(forked, mp_context=started, initializer=_start_shipped, initargs=(remote, shared()))
     roomy_results(pool)
 
     def submit(number: int) -> Future[list[Any]]:

@@ -642,8 +642,7 @@ def _run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
     run with a deadline: a caller that hangs fails the test instead of the suite."""
     script = tmp_path / "script.py"
     script.write_text(f"import os, sys\nsys.path.insert(0, {str(REPO)!r})\n{textwrap.dedent(body)}", encoding="utf-8")
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
 
 
 def test_a_fresh_worker_that_dies_as_it_starts_costs_nothing_but_time(tmp_path: Path) -> None:
