@@ -50,10 +50,6 @@ if sys.platform != "win32":
 
     MAIN = ("init_main_from_path", "init_main_from_name")  # how ``spawn`` tells a worker to run ``__main__``
 
-    def _close(*fds: int) -> None:  # (the standard library's ``util.close_fds``, which typeshed does not know)
-        for fd in fds:
-            os.close(fd)
-
     class _Popen(popen_spawn_posix.Popen):
         _fds: list[int]  # (set by the standard library's ``__init__``: the descriptors the worker inherits)
 
@@ -93,7 +89,8 @@ if sys.platform != "win32":
                         os.waitpid(self.pid, 0)
                     raise
             finally:
-                self.finalizer = util.Finalize(self, _close, tuple(fd for fd in (parent_r, parent_w) if fd is not None))
+                self.finalizer = util.Finalize(self, util.close_fds,  # type: ignore[attr-defined]  # (not in typeshed)
+                                               tuple(fd for fd in (parent_r, parent_w) if fd is not None))
                 for fd in (child_r, child_w):
                     if fd is not None:
                         os.close(fd)
