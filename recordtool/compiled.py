@@ -13,6 +13,11 @@ that, on the first import of a compiled module, decides once for all of them:
   set (to anything but ``0``), when a source was edited after the build, or when part of the
   build is missing.
 
+Every other module of recordtool runs from its source, always, even with an extension of its
+name beside it: one left by a build that compiled more modules (an editable install moved to
+an older commit, a tried build) is stale code, and would run, or fail to load, in place of
+the source (``source_instead``).
+
 All or none: the compiled modules call each other inside their shared library, so one module
 from its source beside the others compiled would be two copies of it. Nothing here imports
 more than the standard library (setup.py reads ``COMPILED`` from it before anything is
@@ -108,7 +113,8 @@ def why_not_compiled(package: str = _PACKAGE, environ: Mapping[str, str] = os.en
 
 class _Finder:
     """Imports the modules of ``COMPILED`` from their source unless the compiled ones may run
-    (``why_not_compiled``, decided on the first import of one of them)."""
+    (``why_not_compiled``, decided on the first import of one of them), and recordtool's other
+    modules from their source always (``source_instead``)."""
 
     def __init__(self) -> None:
         self.why: str | bool | None = False  # False: not decided yet
@@ -122,18 +128,38 @@ class _Finder:
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if name not in COMPILED:
-            return None
-        if self.decide() is None:
-            return None  # the import system finds the extension, as it would anyway
-        source = source_path(name)
-        loader = importlib.machinery.SourceFileLoader(name, source)
-        spec = importlib.machinery.ModuleSpec(name, loader, origin=source)
-        spec.has_location = True  # __file__ is the source, as the import system would set it
-        return spec
+        if not name.startswith(_PREFIX) or (name in COMPILED and self.decide() is None):
+            return None  # the import system finds the module (a compiled one's extension), as it would anyway
+        # (the search the import system would make next, made here: nothing is looked for twice)
+        return source_instead(importlib.machinery.PathFinder.find_spec(name, path))
 
     def invalidate_caches(self) -> None:
         pass
+
+
+_PREFIX = __name__.rpartition(".")[0] + "."  # "recordtool.": the modules the finder answers for
+
+
+def source_instead(spec: importlib.machinery.ModuleSpec | None) -> importlib.machinery.ModuleSpec | None:
+    """``spec`` (the import system's, for one of recordtool's modules that is not to run
+    compiled), or, when it would load an extension that has a Python source beside it, a spec
+    that loads the source: an extension is never taken for a module that has one, unless
+    ``_Finder`` decided the compiled modules run. (A module with no source, such as the compiled
+    modules' shared library, keeps its extension.)"""
+    if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader) or not spec.origin:
+        return spec
+    stem = spec.origin
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    source = stem + ".py"
+    if not os.path.isfile(source):
+        return spec
+    loader = importlib.machinery.SourceFileLoader(spec.name, source)
+    found = importlib.machinery.ModuleSpec(spec.name, loader, origin=source)
+    found.has_location = True  # __file__ is the source, as the import system would set it
+    return found
 
 
 _finder = _Finder()

@@ -126,6 +126,46 @@ def test_the_modules_imported_are_those_the_state_names() -> None:
     assert all(file.endswith(".py") != state.startswith("compiled") for file in files), (state, files)
 
 
+
+def test_an_extension_beside_a_source_never_runs_for_a_module_not_compiled(tmp_path: Path) -> None:
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    (folder / "both.py").write_text("")
+    (folder / f"both{suffix}").write_bytes(b"")
+    (folder / f"library{suffix}").write_bytes(b"")  # an extension with no source (the compiled modules' library)
+    (folder / "plain.py").write_text("")
+
+    def spec(name: str) -> importlib.machinery.ModuleSpec | None:
+        return compiled.source_instead(importlib.machinery.PathFinder.find_spec(name, [str(folder)]))
+
+    both = spec("both")
+    assert both is not None and both.origin == str(folder / "both.py")
+    assert isinstance(both.loader, importlib.machinery.SourceFileLoader) and both.has_location
+    library = spec("library")
+    assert library is not None and isinstance(library.loader, importlib.machinery.ExtensionFileLoader)
+    plain = spec("plain")
+    assert plain is not None and plain.origin == str(folder / "plain.py")
+    assert spec("missing") is None
+
+
+@pytest.mark.parametrize("module", ["recordtool.render.plan", "recordtool.record.graph", "recordtool.render.prose"])
+def test_a_stale_extension_left_beside_a_module_does_not_run(tmp_path: Path, module: str) -> None:
+    # A build that compiled more modules (a later commit, a tried build) leaves their extensions
+    # in an editable install; at a commit that compiles fewer, they must not run in place of the
+    # sources (which would run stale code, or fail to load as here: the file is no extension).
+    shutil.copytree(REPO / "recordtool", tmp_path / "recordtool",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", compiled.MANIFEST, "__pycache__"))
+    source = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
+    source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]).write_bytes(b"not an extension")
+    env = {**_env(pure=False), "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", f"import {module} as m, recordtool.compiled as c; "
+                           "print(m.__file__); print(c.state())"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == str(source)
+    assert done.stdout.splitlines()[1].startswith("pure Python: not compiled")
+
 def test_a_build_whose_compiler_fails_leaves_no_manifest(tmp_path: Path) -> None:
     """An in-place build (as an editable install makes) that cannot compile removes the manifest
     the build before it wrote: the extensions that build left would otherwise run beside sources
