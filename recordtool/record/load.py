@@ -167,6 +167,11 @@ class Record:
             return [c.id for c in self.claims()]
         return [i for i in self.entries if i in theories]
 
+    def all_made(self) -> bool:
+        """Whether every entry is made: none is still only what the entry cache keeps of it
+        (``links`` holds the citations of those, and of those only)."""
+        return not self.links
+
     def title(self, entry_id: str) -> str:
         """``entry_id``'s title on one line (``title_line``), without making an entry kept in
         the entry cache (``titles``)."""

@@ -32,6 +32,7 @@ from recordtool.render.rows import (
     Tally,
     listed,
     rows,
+    tags_in_use,
 )
 from recordtool.render.sitemap import (
     GRAPH,
@@ -483,7 +484,7 @@ def index_pages(ctx: Context) -> dict[str, str]:
 def index_paths(ctx: Context) -> list[str]:
     """The paths of ``index_pages`` without composing them."""
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
-            *(tag_page(t) for t in sorted(listed(ctx).tags()))]
+            *(tag_page(t) for t in sorted(tags_in_use(ctx)))]
 
 
 __all__ = ["dashboard", "graph_key", "graph_page", "index_keys", "index_keys_in_steps", "index_page", "index_pages", "index_paths", "kind_pages",

@@ -238,6 +238,18 @@ def listed(ctx: Context) -> Listed:
     return found
 
 
+def tags_in_use(ctx: Context) -> set[str]:
+    """Every tag in use: ``listed(ctx).tags()``, read off the entries instead when every one is
+    made already and the rows are not worked out yet (a cold render: the rows, 0.12 s at
+    10,000 entries, are then worked out with the index pages' keys, while workers compose the
+    entries' pages, not before the pages begin, when one process works alone)."""
+    found: Listed | None = ctx.memo("rows.listed").get("")
+    record = ctx.project.record
+    if found is None and record.all_made():
+        return {tag for entry in record.entries.values() for tag in entry.tags}
+    return listed(ctx).tags()
+
+
 def rows(ctx: Context) -> dict[str, Row]:
     """Every entry's row, by id, in the record's order (``listed``)."""
     memo: dict[str, dict[str, Row]] = ctx.memo("rows.by_id")

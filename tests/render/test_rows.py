@@ -306,3 +306,32 @@ def test_a_kept_row_asked_for_alone_is_the_row_all_of_them_give(project: Project
     assert alone._rows is None  # (none made but those asked for)
     assert made == whole.rows() and len(made) == 26
     assert made[alone.ids.index("NOTE-2")][rows.TAGS] == () and made[alone.ids.index("LIT-7")][rows.TITLE] == "Paper seven"
+
+
+def test_the_tags_in_use_are_read_off_the_entries_only_when_every_one_is_made(
+        project: ProjectBuilder, made_rows: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold render plans its pages without working out a row (the tags name the index pages,
+    and every entry is made already); the rows come later, with the index pages' keys. A
+    render with the entry cache reads the tags from the rows kept, making no entry."""
+    from recordtool.record.project import open_project
+    from recordtool.render import plan
+    from tests.render_record import statuses
+
+    root = _record(project)
+    project.add("NOTE-2", "title: Untagged\n")
+    cold = open_project(root=root)
+    ctx = plan.context(cold, statuses(cold))
+    assert cold.record.all_made()
+    planned = plan.plan_site(ctx)
+    assert made_rows == []
+    assert rows.tags_in_use(ctx) == {"t0", "t1", "t2"}
+    assert [p for p in planned.indexes if p.startswith("tags/")] == ["tags/t0.md", "tags/t1.md", "tags/t2.md"]
+    assert rows.tags_in_use(ctx) == rows.listed(ctx).tags() and len(made_rows) == 26  # (asked for now)
+
+    assert invoke("render", "--root", str(root)).code == 0  # keeps the rows
+    made_rows.clear()
+    cached = open_project(root=root, cache=True)
+    assert not cached.record.all_made()
+    ctx = plan.context(cached, statuses(cached))  # (the claims made: they are asked for their ids)
+    made = record_made(monkeypatch)
+    assert rows.tags_in_use(ctx) == {"t0", "t1", "t2"} and made == [] and made_rows == []
