@@ -126,7 +126,6 @@ def test_the_modules_imported_are_those_the_state_names() -> None:
     assert all(file.endswith(".py") != state.startswith("compiled") for file in files), (state, files)
 
 
-
 def test_an_extension_beside_a_source_never_runs_for_a_module_not_compiled(tmp_path: Path) -> None:
     folder = tmp_path / "pkg"
     folder.mkdir()
@@ -165,6 +164,7 @@ def test_a_stale_extension_left_beside_a_module_does_not_run(tmp_path: Path, mod
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == str(source)
     assert done.stdout.splitlines()[1].startswith("pure Python: not compiled")
+
 
 def test_a_build_whose_compiler_fails_leaves_no_manifest(tmp_path: Path) -> None:
     """An in-place build (as an editable install makes) that cannot compile removes the manifest
