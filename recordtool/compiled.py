@@ -16,7 +16,8 @@ that, on the first import of a compiled module, decides once for all of them:
 Every other module of recordtool runs from its source, always, even with an extension of its
 name beside it: one left by a build that compiled more modules (an editable install moved to
 an older commit, a tried build) is stale code, and would run, or fail to load, in place of
-the source (``source_instead``).
+the source (``source_instead``); an extension left of a module whose source is gone is not
+imported at all.
 
 All or none: the compiled modules call each other inside their shared library, so one module
 from its source beside the others compiled would be two copies of it. Nothing here imports
@@ -131,7 +132,12 @@ class _Finder:
         if not name.startswith(_PREFIX) or (name in COMPILED and self.decide() is None):
             return None  # the import system finds the module (a compiled one's extension), as it would anyway
         # (the search the import system would make next, made here: nothing is looked for twice)
-        return source_instead(importlib.machinery.PathFinder.find_spec(name, path))
+        spec = source_instead(importlib.machinery.PathFinder.find_spec(name, path))
+        if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader) \
+                and name != GROUP + "__mypyc":
+            raise ModuleNotFoundError(f"No module named {name!r}: only an extension of it is left ({spec.origin}), "
+                                      "built from a source that is gone; delete it", name=name)
+        return spec
 
     def invalidate_caches(self) -> None:
         pass

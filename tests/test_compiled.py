@@ -166,6 +166,20 @@ def test_a_stale_extension_left_beside_a_module_does_not_run(tmp_path: Path, mod
     assert done.stdout.splitlines()[1].startswith("pure Python: not compiled")
 
 
+def test_an_extension_whose_source_is_gone_is_not_imported(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "recordtool", tmp_path / "recordtool",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", compiled.MANIFEST, "__pycache__"))
+    left = tmp_path / "recordtool" / "render" / ("gone" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    left.write_bytes(b"not an extension")
+    env = {**_env(pure=False), "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", "import recordtool.render.gone"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"ModuleNotFoundError: No module named 'recordtool.render.gone': only an extension of it is left ({left}), "
+        "built from a source that is gone; delete it")
+
+
 def test_a_build_whose_compiler_fails_leaves_no_manifest(tmp_path: Path) -> None:
     """An in-place build (as an editable install makes) that cannot compile removes the manifest
     the build before it wrote: the extensions that build left would otherwise run beside sources
