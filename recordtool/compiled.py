@@ -57,6 +57,7 @@ COMPILED = (
     "recordtool.render.evidence",
 )
 GROUP = "recordtool.native"  # mypyc's shared library: the module recordtool.native__mypyc
+LIBRARY = GROUP + "__mypyc"  # (the one module of recordtool with no source: an extension only)
 MANIFEST = "compiled.json"
 PURE = "RECORDTOOL_PURE_PYTHON"
 
@@ -77,7 +78,7 @@ def digest(path: str) -> str:
 
 
 def why_not_compiled(package: str = _PACKAGE, environ: Mapping[str, str] = os.environ,
-                     library: str = GROUP + "__mypyc") -> str | None:
+                     library: str = LIBRARY) -> str | None:
     """None when the compiled modules of ``package`` (a folder) may run; else why the Python
     source runs instead. ``library``: the module of their shared library."""
     import json
@@ -134,7 +135,7 @@ class _Finder:
         # (the search the import system would make next, made here: nothing is looked for twice)
         spec = source_instead(importlib.machinery.PathFinder.find_spec(name, path))
         if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader) \
-                and name != GROUP + "__mypyc":
+                and name != LIBRARY:
             raise ModuleNotFoundError(f"No module named {name!r}: only an extension of it is left ({spec.origin}), "
                                       "built from a source that is gone; delete it", name=name)
         return spec

@@ -148,32 +148,32 @@ def test_an_extension_beside_a_source_never_runs_for_a_module_not_compiled(tmp_p
     assert spec("missing") is None
 
 
+def _with_extension_left(tmp_path: Path, left: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by Python on a copy of recordtool's sources in ``tmp_path`` (nothing compiled),
+    with a file that is no extension named as one at ``left``."""
+    shutil.copytree(REPO / "recordtool", tmp_path / "recordtool",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", compiled.MANIFEST, "__pycache__"))
+    left.write_bytes(b"not an extension")
+    return subprocess.run([sys.executable, "-c", code], env={**_env(pure=False), "PYTHONPATH": str(tmp_path)},
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
 @pytest.mark.parametrize("module", ["recordtool.render.plan", "recordtool.record.graph", "recordtool.render.prose"])
 def test_a_stale_extension_left_beside_a_module_does_not_run(tmp_path: Path, module: str) -> None:
     # A build that compiled more modules (a later commit, a tried build) leaves their extensions
     # in an editable install; at a commit that compiles fewer, they must not run in place of the
     # sources (which would run stale code, or fail to load as here: the file is no extension).
-    shutil.copytree(REPO / "recordtool", tmp_path / "recordtool",
-                    ignore=shutil.ignore_patterns("*.so", "*.pyd", compiled.MANIFEST, "__pycache__"))
     source = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
-    source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]).write_bytes(b"not an extension")
-    env = {**_env(pure=False), "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", f"import {module} as m, recordtool.compiled as c; "
-                           "print(m.__file__); print(c.state())"],
-                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = _with_extension_left(tmp_path, source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0]),
+                                f"import {module} as m, recordtool.compiled as c; print(m.__file__); print(c.state())")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == str(source)
     assert done.stdout.splitlines()[1].startswith("pure Python: not compiled")
 
 
 def test_an_extension_whose_source_is_gone_is_not_imported(tmp_path: Path) -> None:
-    shutil.copytree(REPO / "recordtool", tmp_path / "recordtool",
-                    ignore=shutil.ignore_patterns("*.so", "*.pyd", compiled.MANIFEST, "__pycache__"))
     left = tmp_path / "recordtool" / "render" / ("gone" + importlib.machinery.EXTENSION_SUFFIXES[0])
-    left.write_bytes(b"not an extension")
-    env = {**_env(pure=False), "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", "import recordtool.render.gone"],
-                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = _with_extension_left(tmp_path, left, "import recordtool.render.gone")
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         f"ModuleNotFoundError: No module named 'recordtool.render.gone': only an extension of it is left ({left}), "

@@ -222,12 +222,15 @@ class Listed:
                 SEP.join(" ".join(r[TAGS]) for r in rows), titles)
 
 
+LISTED = "rows.listed"  # the context's memo of ``listed``
+
+
 def listed(ctx: Context) -> Listed:
     """What the index pages show of every entry now, and their tallies: brought up to date
     from what the last render kept (when the project was opened with the cache), going over
     only the entries whose file or state changed, came or went; then kept again. Worked out
     once per context."""
-    memo: dict[str, Listed] = ctx.memo("rows.listed")
+    memo: dict[str, Listed] = ctx.memo(LISTED)
     found = memo.get("")
     if found is None:
         project = ctx.project
@@ -243,7 +246,7 @@ def tags_in_use(ctx: Context) -> set[str]:
     made already and the rows are not worked out yet (a cold render: the rows, 0.12 s at
     10,000 entries, are then worked out with the index pages' keys, while workers compose the
     entries' pages, not before the pages begin, when one process works alone)."""
-    found: Listed | None = ctx.memo("rows.listed").get("")
+    found: Listed | None = ctx.memo(LISTED).get("")
     record = ctx.project.record
     if found is None and record.all_made():
         return {tag for entry in record.entries.values() for tag in entry.tags}
