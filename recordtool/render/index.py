@@ -31,6 +31,7 @@ from recordtool.render.rows import (
     Row,
     Tally,
     listed,
+    listed_in_steps,
     rows,
     tags_in_use,
 )
@@ -277,8 +278,8 @@ def index_keys_in_steps(ctx: Context, shared: str, paths: list[str]) -> Generato
     """``index_keys``, given when this generator is done, in steps of about
     ``parallel.STEP_SECONDS`` (this process's own work between two looks at its workers)."""
     clock = time.perf_counter
+    found = yield from listed_in_steps(ctx)
     due = clock() + parallel.STEP_SECONDS
-    found = listed(ctx)
     keys: dict[str, str] = {}
     for path in paths:
         if clock() >= due:

@@ -335,3 +335,40 @@ def test_the_tags_in_use_are_read_off_the_entries_only_when_every_one_is_made(
     ctx = plan.context(cached, statuses(cached))  # (the claims made: they are asked for their ids)
     made = record_made(monkeypatch)
     assert rows.tags_in_use(ctx) == {"t0", "t1", "t2"} and made == [] and made_rows == []
+
+
+def test_the_rows_are_worked_out_in_steps_once_whoever_asks(project: ProjectBuilder, made_rows: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``listed_in_steps`` works the rows out a step at a time (a worker composing pages waits
+    while a step lasts); ``listed``, asked while it is part done, goes on with the same working
+    out, which then ends at once: every row made and kept once, the same ``Listed`` for both."""
+    from recordtool import parallel
+    from recordtool.record.project import open_project
+    from recordtool.render import plan
+    from tests.render_record import statuses
+
+    root = _record(project)
+    monkeypatch.setattr(parallel, "STEP_SECONDS", 0.0)  # a step at every look at the clock
+    written: list[rows.Listed] = []
+    real_write = rows._write
+
+    def write(ctx: Context, found: rows.Listed) -> None:
+        written.append(found)
+        real_write(ctx, found)
+
+    monkeypatch.setattr(rows, "_write", write)
+    opened = open_project(root=root, cache=True)
+    ctx = plan.context(opened, statuses(opened))
+    steps = rows.listed_in_steps(ctx)
+    for _ in range(3):
+        next(steps)
+    assert 0 < len(made_rows) < 26  # part done
+    found = rows.listed(ctx)  # goes on with it
+    assert sorted(made_rows) == sorted(opened.record.entries) and written == [found]
+    assert parallel.finished(steps) is found and rows.listed(ctx) is found and written == [found]
+    assert sorted(made_rows) == sorted(opened.record.entries)  # (none made twice)
+
+    fresh = open_project(root=root)  # all at once, without the cache: the same rows and tallies
+    made_rows.clear()
+    again = rows.listed(plan.context(fresh, statuses(fresh)))
+    assert (again.ids, again.rows(), again.tallies, again.hashes) == (found.ids, found.rows(), found.tallies, found.hashes)
