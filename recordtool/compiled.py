@@ -49,6 +49,7 @@ COMPILED = (
     "recordtool.record.blocks",
     "recordtool.record.inline",
     "recordtool.record.mentions",
+    "recordtool.record.token",
     "recordtool.render.escape",
     "recordtool.render.prose",
     "recordtool.render.page",

@@ -28,28 +28,30 @@ parser pushes, inline tokens with their content and no children yet (the caller 
 inline rules); ``tests/record/test_blocks.py`` compares the two on random documents and on
 realistic bodies.
 
-Written here rather than taken from a library: the tokens must be markdown-it-py's own, and it
-has no faster mode for them.
+Written here rather than taken from a library: the tokens must be markdown-it-py's (the same
+fields and values: ``recordtool.record.token``; those its rules make here are made ours as they
+come), and it has no faster mode for them.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block import StateBlock
-from markdown_it.token import Token
+from markdown_it.token import Token as MarkdownItToken
 from markdown_it.utils import EnvType
+
+from recordtool.record.token import Token, ours
 
 # The block rules of ``recordtool.record.mentions.markdown()`` and ``scanner()``, in markdown-it's order.
 RULES = ["table", "code", "fence", "blockquote", "hr", "list", "reference", "html_block", "heading",
          "lheading", "paragraph"]
 MAX_LEVEL = 4  # the deepest level a token made here has (an inline run in a list item: 3)
 MAX_AUTOCOMPLETED_CELLS = 0x10000  # markdown-it's limit on a table's missing cells
-_new = Token.__new__
 
 
 class _Unknown(Exception):
@@ -84,9 +86,9 @@ def tokens(src: str, md: MarkdownIt, env: EnvType) -> list[Token]:
 def parse(src: str, md: MarkdownIt, env: EnvType) -> tuple[list[Token], bool]:
     """``tokens(src, md, env)``, and whether every block was made here."""
     if "\t" in src:  # (tabs widen indents in ways not followed here)
-        out: list[Token] = []
-        md.block.parse(src, md, env, out)
-        return out, False
+        theirs: list[MarkdownItToken] = []
+        md.block.parse(src, md, env, theirs)
+        return ours(theirs), False
     lines = src.split("\n")
     # markdown-it gives a last line of spaces only, with no line end after it, no line
     last_line_end = not lines[-1].strip(" ")
@@ -113,10 +115,7 @@ class _Blocks:
         """A token, as markdown-it's ``StateBlock.push`` makes it, with its map ``lines``."""
         if nesting < 0:
             self.level -= 1
-        token = _new(Token)  # as Token(kind, tag, nesting) makes it, in half the time
-        token.type, token.tag, token.nesting, token.attrs, token.map = kind, tag, nesting, {}, lines
-        token.level, token.children, token.content, token.markup, token.info = self.level, None, "", markup, ""
-        token.meta, token.block, token.hidden = {}, True, hidden
+        token = Token(kind, tag, nesting, self.level, "", markup, block=True, map=lines, hidden=hidden)
         if nesting > 0:
             self.level += 1
         self.out.append(token)
@@ -161,14 +160,17 @@ class _Blocks:
 
     def left_to_markdown_it(self, at: int) -> int:
         """The block that starts at line ``at`` (at the top level), made by markdown-it's block
-        rules as its block parser tries them there; the line after it."""
+        rules as its block parser tries them there (its tokens made ours: ``token.ours``); the
+        line after it."""
         state = self.state
         if state is None:  # its tokens are these: markdown-it's rules push theirs after those made here
-            state = self.state = StateBlock(self.src, self.md, self.env, self.out)
+            state = self.state = StateBlock(self.src, self.md, self.env, cast("list[MarkdownItToken]", self.out))
         self.whole = False
         state.line = at  # (as its block parser sets it: a rule may read it)
+        mark = len(self.out)
         for rule in self.md.block.ruler.getRules(""):
             if rule(state, at, state.lineMax, False):
+                self.out[mark:] = ours(self.out[mark:])
                 return state.line
         raise RuntimeError("none of the block rules matched")  # (the paragraph rule always does)
 

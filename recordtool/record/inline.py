@@ -1,5 +1,5 @@
-"""Inline runs of Markdown made into markdown-it's tokens without its inline parser, where the
-run's markup is simple.
+"""Inline runs of Markdown made into markdown-it's tokens (``recordtool.record.token``: its
+fields, the same values) without its inline parser, where the run's markup is simple.
 
 markdown-it-py parses an inline run (the text of a paragraph, a heading or a table cell) by
 trying its inline rules in turn at each character where one can fire, then pairing the
@@ -26,8 +26,8 @@ the run. The tokens are those of markdown-it's inline parser
 with its text fragments joined, before its core rule ``text_join`` (which the caller runs);
 ``tests/record/test_inline.py`` compares the two on random runs and on realistic bodies.
 
-Written here rather than taken from a library: the tokens must be markdown-it-py's own, and it
-has no faster mode for them.
+Written here rather than taken from a library: the tokens must be markdown-it-py's (the same
+fields and values), and it has no faster mode for them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isMdAsciiPunct, isPunctChar, isWhiteSpace
-from markdown_it.token import Token
+
+from recordtool.record.token import Token
 
 # markdown-it's text rule takes the characters up to the next of its terminators, and each
 # terminator is tried against every inline rule: by default also characters that only rules
@@ -112,26 +113,11 @@ def _flush(pending: str, out: list[Token], level: int) -> str:
 
 
 def _text(content: str, level: int) -> Token:
-    return new_token("text", "", 0, level, content)
+    return Token("text", "", 0, level, content)
 
 
 def _token(kind: str, tag: str, nesting: Literal[-1, 0, 1], level: int, markup: str = "") -> Token:
-    return new_token(kind, tag, nesting, level, "", markup)
-
-
-_new = Token.__new__
-
-
-def new_token(kind: str, tag: str, nesting: Literal[-1, 0, 1], level: int = 0, content: str = "",
-              markup: str = "") -> Token:
-    """``Token(kind, tag, nesting)`` with its ``level``, ``content`` and ``markup`` set, every other
-    field as that constructor sets it, in about half its time (it runs a dataclass's ``__init__``
-    and ``__post_init__``; a research body's inline runs make some 70 tokens)."""
-    token = _new(Token)
-    token.type, token.tag, token.nesting, token.attrs, token.map = kind, tag, nesting, {}, None
-    token.level, token.children, token.content, token.markup, token.info = level, None, content, markup, ""
-    token.meta, token.block, token.hidden = {}, False, False
-    return token
+    return Token(kind, tag, nesting, level, "", markup)
 
 
 def _scope(src: str, pos: int, end: int, md: MarkdownIt, out: list[Token], level: int) -> bool:

@@ -15,16 +15,17 @@ import sys
 from collections.abc import Callable, Container, MutableMapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.common.normalize_url import normalizeLink
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore, block, normalize, text_join
-from markdown_it.token import Token
+from markdown_it.token import Token as MarkdownItToken
 
 from recordtool.record import blocks, inline
 from recordtool.record.inline import TERMINATORS
+from recordtool.record.token import Token, ours
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
 # A full stop that ends an abbreviation does not end the sentence: "Musat et al. (2023)",
@@ -260,13 +261,13 @@ def markdown_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     state = _blocks(text, md, {})
     every = bool(state.env.get("references"))  # a reference link's target is not in its text
     joins: list[Token] = []
-    for token in state.tokens:
+    for token in _tokens(state):
         if token.type != "inline" or not (every or _may_mention(token.content, pattern)):
             continue
         if not _parse_inline(token, md, state.env) or "\\" in token.content:
             joins.append(token)
     _text_join(state, joins)
-    return _mentions(state.tokens, pattern)
+    return _mentions(_tokens(state), pattern)
 
 
 # Characters that end an inline token's text (emphasis, code, links, autolinks and HTML, an
@@ -343,7 +344,8 @@ def _fast_inline() -> bool:
 
 def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], dict[str, Any]]:
     """``markdown().parse(text)`` and the env it fills (reference definitions): the same
-    tokens, with simple blocks made without markdown-it's block parser (``_blocks``), and the
+    tokens (``recordtool.record.token``'s, equal to markdown-it's field for field), with simple
+    blocks made without markdown-it's block parser (``_blocks``), and the
     inline runs that hold no inline markup, or simple markup, without its inline parser
     (``_plain_inline``, ``_parse_inline``; randomised tests compare them). ``only``: parse
     only the inline runs in which it matches (the others are left without children), for a
@@ -351,10 +353,10 @@ def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], 
     md = markdown()
     env: dict[str, Any] = {}
     if not _fast_inline():
-        return md.parse(text, env), env
+        return ours(md.parse(text, env)), env
     state = _blocks(text, md, env)
     joins: list[Token] = []
-    for token in state.tokens:
+    for token in _tokens(state):
         if token.type == "inline" and (only is None or only.search(token.content)):
             if _INLINE_MARKUP.search(token.content):
                 if not _parse_inline(token, md, env) or "\\" in token.content:
@@ -362,43 +364,52 @@ def parse(text: str, only: re.Pattern[str] | None = None) -> tuple[list[Token], 
             else:
                 token.children = _plain_inline(token.content)
     _text_join(state, joins)
-    return state.tokens, env
+    return _tokens(state), env
 
 
 def _text_join(state: StateCore, runs: list[Token]) -> None:
     """markdown-it's core rule ``text_join`` on the inline tokens ``runs`` of ``state`` only.
     The rule makes each escape (a ``text_special`` token) text and joins it to the text beside
     it. A run made here (``_parse_inline`` says so) without a backslash holds no escape, nor text
-    next to text, so the rule would leave it as it is: a caller passes the others only."""
+    next to text, so the rule would leave it as it is: a caller passes the others only. (The
+    rule sets fields of the tokens it is given and makes none: ours take it as markdown-it's do.)"""
     if runs:
-        every, state.tokens = state.tokens, runs
+        every, state.tokens = state.tokens, cast("list[MarkdownItToken]", runs)
         text_join(state)
         state.tokens = every
 
 
+def _tokens(state: StateCore) -> list[Token]:
+    """The tokens of ``state`` (``_blocks``), ours."""
+    return cast("list[Token]", state.tokens)
+
+
 def _blocks(text: str, md: MarkdownIt, env: dict[str, Any]) -> StateCore:
     """The state of markdown-it's core after its rules ``normalize`` and ``block``: the block
-    tokens, the simple blocks made directly (``recordtool.record.blocks``; ``md`` is
-    ``markdown()`` or ``scanner()``, whose block rules it knows)."""
+    tokens (ours: ``_tokens``), the simple blocks made directly (``recordtool.record.blocks``;
+    ``md`` is ``markdown()`` or ``scanner()``, whose block rules it knows)."""
     state = StateCore(text, md, env)
     if "\r" in text or "\0" in text:  # all that markdown-it's ``normalize`` changes (0.2 s of 10,000 bodies)
         normalize(state)
     if blocks.known(md):
-        state.tokens = blocks.tokens(state.src, md, env)
+        state.tokens = cast("list[MarkdownItToken]", blocks.tokens(state.src, md, env))
     else:
         block(state)
+        state.tokens = cast("list[MarkdownItToken]", ours(state.tokens))
     return state
 
 
 def _parse_inline(token: Token, md: MarkdownIt, env: MutableMapping[str, Any]) -> bool:
     """Gives the ``inline`` token its children: markdown-it's inline parse of its content with
     ``md``, made directly where its markup is simple (``recordtool.record.inline``; ``md`` is
-    ``markdown()`` or ``scanner()``, whose inline rules it knows); whether they were made so."""
+    ``markdown()`` or ``scanner()``, whose inline rules it knows), else by markdown-it (made
+    ours); whether they were made directly."""
     children = inline.tokens(token.content, md) if _known_inline(md) else None
     made = children is not None
     if children is None:
-        children = token.children or []
-        md.inline.parse(token.content, md, env, children)
+        theirs: list[MarkdownItToken] = []
+        md.inline.parse(token.content, md, env, theirs)
+        children = [*(token.children or ()), *ours(theirs)]
     token.children = children
     return made
 
@@ -437,19 +448,19 @@ def _plain_inline(content: str) -> list[Token]:
             line = kept
         if line:
             tokens.append(_text_token(line))
-        tokens.append(inline.new_token("hardbreak" if spaces > 1 else "softbreak", "br", 0))
+        tokens.append(Token("hardbreak" if spaces > 1 else "softbreak", "br", 0))
         pos = newline + 1
         while pos < end and content[pos] in " \t":
             pos += 1
 
 
 def _text_token(content: str) -> Token:
-    return inline.new_token("text", "", 0, 0, content)
+    return Token("text", "", 0, 0, content)
 
 
 def reference_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     """``markdown_mentions`` by parsing all of ``text`` (the reference for its shortcut)."""
-    return _mentions(scanner().parse(text), pattern)
+    return _mentions(ours(scanner().parse(text)), pattern)
 
 
 def _mentions(tokens: list[Token], pattern: re.Pattern[str]) -> list[Found]:

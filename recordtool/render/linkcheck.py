@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from markdown_it.token import Token
-
 from recordtool import parallel
 from recordtool.record.mentions import SCHEME, parse
+from recordtool.record.token import Token
 from recordtool.render.frontmatter import blanked
 
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')

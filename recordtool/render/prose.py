@@ -22,8 +22,6 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from markdown_it.token import Token
-
 from recordtool.record.mentions import (
     SCHEME,
     Found,
@@ -34,6 +32,7 @@ from recordtool.record.mentions import (
     parse,
     tokens_for_mentions,
 )
+from recordtool.record.token import Token
 from recordtool.render import escape
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
