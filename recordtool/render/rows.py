@@ -518,4 +518,4 @@ def _write(ctx: Context, listed: Listed) -> None:
 
 
 __all__ = ["CLAIM", "KIND", "ROWS_FILE", "STATUS", "TAGS", "TITLE", "Before", "Listed", "Row", "listed",
-           "listed_in_steps", "rows"]
+           "listed_in_steps", "rows", "tags_in_use"]

@@ -83,3 +83,27 @@ def test_attributes_are_copied_and_an_empty_set_is_shared_read_only() -> None:
     with pytest.raises(TypeError):
         mine[1].attrs["href"] = "x"  # type: ignore[index]  # (no token's empty attributes change in place)
     assert ours(mine) == mine and all(a is b for a, b in zip(ours(mine), mine, strict=True))  # ours already: kept
+
+
+@pytest.mark.parametrize("text", LEFT_TO_MARKDOWN_IT[:3] + LEFT_TO_MARKDOWN_IT[7:])
+def test_with_another_version_of_markdown_it_its_whole_parse_is_made_ours(text: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where markdown-it's rules are not those the fast paths know (another version of it),
+    its own block parse (``blocks.known``) or its whole parse (``_fast_inline``) is taken: made
+    ours all the same, as is the reference parse the mention finder is tested against."""
+    monkeypatch.setattr(blocks, "known", lambda md: False)
+    found = mentions.markdown_mentions(text, PATTERN)
+    assert found == mentions.reference_mentions(text, PATTERN)
+    monkeypatch.setattr(mentions, "_fast_inline", lambda: False)
+    tokens, _env = mentions.parse(text)
+    assert all(type(token) is Token for token in _every(tokens)) and tokens == mentions.markdown().parse(text)
+    given: list[Any] = []
+    real = mentions._mentions
+
+    def spy(tokens: list[Token], pattern: re.Pattern[str]) -> list[mentions.Found]:
+        given.extend(_every(tokens))
+        return real(tokens, pattern)
+
+    monkeypatch.setattr(mentions, "_mentions", spy)
+    assert mentions.markdown_mentions(text, PATTERN) == found and mentions.reference_mentions(text, PATTERN) == found
+    assert given and all(type(token) is Token for token in given)
