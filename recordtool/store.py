@@ -1,0 +1,165 @@
+"""The one store of what recordtool keeps between runs: a SQLite file in the cache folder.
+
+Everything a run can work out again from the project's files, but would rather not (an entry
+file read and validated, the ids its prose mentions, its static checks, a page's key, a claim's
+verdict summary), is kept here in named tables of ``key -> (digest, value)``.
+
+The one rule of invalidation: a value is returned only while the digest it was kept under is the
+digest the caller works out now from the value's inputs (for an entry file: the hash of its
+bytes and of the configuration; for a page: the hash of what it shows). Nothing is ever trusted
+by age or by file times alone. The store as a whole is keyed by recordtool's version and
+``FORM``: another version finds an empty store.
+
+SQLite gives what a cache needs without code of our own: one file, transactions (a run killed
+mid-write leaves the last committed state), and safe use by two processes at once (a second
+writer waits up to ``TIMEOUT_S``). A damaged or unreadable file is set aside and the store starts
+empty: a cache only ever costs time, never a wrong answer or a failed command.
+
+Values are pickled: they are the project's own records (dataclasses and pydantic models), read
+back only by the process that wrote them or its successors on the same machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+FORM = "recordtool-store 1"  # bump when what any table holds changes shape
+FILE = "store.sqlite"  # under the cache folder
+TIMEOUT_S = 30.0  # how long a writer waits for another process's transaction
+
+
+class Store:
+    """Tables of ``key -> (digest, value)`` in one SQLite file; see the module's docstring."""
+
+    def __init__(self, folder: Path, version: str) -> None:
+        self.path = folder / FILE
+        self._version = f"{FORM} {version}"
+        self._db: sqlite3.Connection | None = None
+        self._tables: set[str] = set()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = self._open()
+            except sqlite3.DatabaseError:  # damaged: start again
+                self._set_aside()
+                self._db = self._open()
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=TIMEOUT_S, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose the last commit, never corrupt
+        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+        row = db.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
+        if row is None or row[0] != self._version:
+            with _transaction(db):
+                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall():
+                    db.execute(f'DROP TABLE "{name}"')
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
+        return db
+
+    def _set_aside(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(f"{self.path}{suffix}", f"{self.path}{suffix}.damaged")
+
+    def _table(self, table: str) -> str:
+        if table not in self._tables:
+            if not table.isidentifier():
+                raise ValueError(f"not a table name: {table!r}")
+            self._connect().execute(
+                f'CREATE TABLE IF NOT EXISTS "{table}" (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value BLOB NOT NULL)'
+            )
+            self._tables.add(table)
+        return f'"{table}"'
+
+    def get(self, table: str, key: str, digest: str) -> Any | None:
+        """The value kept for ``key`` under ``digest``, or None (never kept, or kept under another)."""
+        return self.get_many(table, {key: digest}).get(key)
+
+    def get_many(self, table: str, digests: dict[str, str]) -> dict[str, Any]:
+        """The values kept for the keys of ``digests`` under the digest given for each."""
+        found: dict[str, Any] = {}
+        try:
+            name = self._table(table)
+            rows = self._connect().execute(f"SELECT key, digest, value FROM {name}").fetchall() if len(digests) > 500 \
+                else [row for key in digests for row in self._connect().execute(
+                    f"SELECT key, digest, value FROM {name} WHERE key = ?", (key,))]
+        except sqlite3.DatabaseError:
+            self._reset()
+            return found
+        for key, digest, value in rows:
+            if digests.get(key) == digest:
+                with contextlib.suppress(Exception):  # a value that no longer unpickles is a miss
+                    found[key] = pickle.loads(value)
+        return found
+
+    def items(self, table: str) -> dict[str, tuple[str, Any]]:
+        """Every ``key -> (digest, value)`` kept in ``table``."""
+        try:
+            rows = self._connect().execute(f"SELECT key, digest, value FROM {self._table(table)}").fetchall()
+        except sqlite3.DatabaseError:
+            self._reset()
+            return {}
+        kept: dict[str, tuple[str, Any]] = {}
+        for key, digest, value in rows:
+            with contextlib.suppress(Exception):
+                kept[key] = (digest, pickle.loads(value))
+        return kept
+
+    def put_many(self, table: str, items: Iterable[tuple[str, str, Any]], *, drop: Iterable[str] = ()) -> None:
+        """Keep each ``(key, digest, value)`` and forget the keys in ``drop``, in one transaction.
+        A store that cannot be written (a read-only folder, a full disk) keeps nothing."""
+        rows = [(key, digest, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) for key, digest, value in items]
+        dropped = [(key,) for key in drop]
+        try:
+            name = self._table(table)
+            db = self._connect()
+            with _transaction(db):
+                db.executemany(f"INSERT OR REPLACE INTO {name} VALUES (?, ?, ?)", rows)
+                db.executemany(f"DELETE FROM {name} WHERE key = ?", dropped)
+        except sqlite3.OperationalError:  # read-only, full or locked too long: a cache may stay behind
+            pass
+        except sqlite3.DatabaseError:
+            self._reset()
+
+    def clear(self, table: str | None = None) -> None:
+        """Forget one table, or everything."""
+        db = self._connect()
+        with _transaction(db):
+            names = [table] if table else [row[0] for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall()]
+            for name in names:
+                db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        self._tables.clear()
+
+    def _reset(self) -> None:
+        """A damaged file: set it aside, and start again on the next use."""
+        self.close()
+        self._set_aside()
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+            self._tables.clear()
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
