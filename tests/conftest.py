@@ -53,8 +53,8 @@ class ShippedRecordGuard:
     in this process (``open``, ``os.scandir``, ``glob``, copying it, ...) or starts a process
     that would: one given a path in it, one started in it, or one given ``--root`` the
     repository, or ``recordtool`` started in the repository without ``--root``. Only tests
-    marked ``shipped_record`` may; they are run again on a record with one more entry by
-    ``tests/test_contribution.py``. Tests run in an empty folder, so that a path relative to
+    marked ``shipped_record`` may (``tests/test_contribution.py`` shows that adding an entry
+    keeps CI green). Tests run in an empty folder, so that a path relative to
     an open folder (``dir_fd``) is not taken for one in the repository. Work in forked
     children is not seen (the parent opens the project first). Reading the repository's code
     (``recordtool/``, ``checks/``) is fine."""

@@ -1,11 +1,11 @@
-"""A user's first contribution to this very project keeps its test suite green.
+"""A user's first contribution to this very project keeps CI green.
 
 In a temporary copy of the repository, a paper, a claim of two clauses and a new check module
-are added to the shipped record with the command line, as docs/record.md tells it; the claim
-is verified and the pages rendered. No test may depend on what the shipped record contains:
-tests/conftest.py fails any test that reads this repository's ``record/`` unless it is marked
-``shipped_record``, and those few are run here again, in the copy, on the record with the
-contribution in it. (Before, the copy's whole suite ran again in CI, which doubled CI's time.)
+are added to the shipped record with the command line, as docs/record.md tells it. Then what CI
+runs on a contribution, applied to it: the whole record validates without an error, the new
+claim's own checks verify it, and the pages render with every link resolving. The rest of the
+suite cannot depend on the shipped record (tests/conftest.py fails a test that reads it unless
+it is marked ``shipped_record``), so it is not run again here.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def created_id(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.shipped_record
-def test_adding_a_paper_a_claim_and_a_check_to_the_shipped_record_keeps_the_suite_green(tmp_path: Path) -> None:
+def test_adding_a_paper_a_claim_and_a_check_to_the_shipped_record_keeps_ci_green(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shutil.copytree(REPO, root, ignore=IGNORED)
 
@@ -58,21 +58,11 @@ def test_adding_a_paper_a_claim_and_a_check_to_the_shipped_record_keeps_the_suit
 
     validate = cli(root, "validate")
     assert validate.returncode == 0 and " 0 errors, " in validate.stdout, validate.stdout + validate.stderr
+    # only the new claim's checks: the shipped claims' verdicts are CI's own first job
     verify = cli(root, "verify", claim)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert re.search(rf"^{claim} +verified", verify.stdout, re.MULTILINE), verify.stdout
     render = cli(root, "render", "--check")
     assert render.returncode == 0, render.stdout + render.stderr
     assert f"[{claim}]({claim}.md)" in (root / "record" / "pages" / "index.md").read_text(encoding="utf-8")
-
-    # The tests that may read the shipped record, run in the copy as a user would after their
-    # contribution (without CI's end-to-end verify: the new claim was verified above); every
-    # other test cannot read it (tests/conftest.py).
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "RECORDTOOL_E2E", "PYTEST_ADDOPTS")}
-    env["PYTHONPATH"] = str(root)
-    suite = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "shipped_record",
-         "--deselect", "tests/test_contribution.py", "tests"],
-        capture_output=True, text=True, cwd=root, env=env, check=False)
-    assert suite.returncode == 0, suite.stdout[-4000:] + suite.stderr[-2000:]
-    assert re.search(r"^\d+ passed", suite.stdout.splitlines()[-1]), suite.stdout[-500:]
+    assert (root / "record" / "pages" / f"{paper}.md").is_file()
