@@ -1,14 +1,14 @@
-"""Benchmark the commands that find nothing to do against the import floor.
+"""The commands that find nothing to do, each beside its floor measured in the same run.
 
-    python3 benchmarks/bench_noop.py [--entries 1000] [--rounds 9] [--plain]
+    python3 benchmarks/bench_noop.py [--entries 1000] [--rounds 9]
 
-Writes a synthetic record (``synthetic.py``, realistic Markdown unless ``--plain``) with a toy
-check module, verifies it once (not timed), runs ``verify``, ``status`` and ``render`` once so
-that each keeps its answer, then times, in interleaved rounds, each in a fresh process next to
-its floor: bare Python (``python3 -c pass``) and importing click (``python3 -c "import
-click"``), which every command pays before it reads a file. Prints the median seconds of each,
-its ratio to the click floor, and whether the kept answer was given without loading pydantic or
-PyYAML (``-X importtime``), with the machine's load average.
+On a synthetic record (``bench_scale.generate_record``, research Markdown) whose claims with a
+toy check are verified first, ``verify``, ``status`` and ``render`` each run once so that each
+keeps its answer; then, in rounds turn about, each runs again in a fresh process with nothing
+changed, beside its floors: bare Python (``python3 -c pass``) and importing click (``python3 -c
+"import click"``, what every command pays before it reads a file). Prints the medians, each
+command's ratio to the click floor, and which of pydantic, PyYAML, markdown-it and torch it
+imported (``-X importtime``): a kept answer needs none of them.
 """
 
 from __future__ import annotations
@@ -19,85 +19,58 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import compiled  # type: ignore[import-not-found]  # noqa: E402
-from synthetic import TOY_CHECK, generate_record  # type: ignore[import-not-found]  # noqa: E402
+from bench_scale import TOY_CHECK, Guard, compiled, generate_record, run
 
-
-def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def timed(args: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(args, cwd=cwd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - t0
+HEAVY = ("pydantic", "yaml", "markdown_it", "torch")
+LIMITS = {"verify": 0.1, "status": 0.1, "render": None}  # issue 62's, in seconds
 
 
 def heavy_modules(args: list[str], cwd: Path) -> list[str]:
     """The heavy packages a run imports (read from ``-X importtime``)."""
-    done = subprocess.run([args[0], "-X", "importtime", *args[1:]], cwd=cwd, env=env(), capture_output=True,
-                          text=True, check=False)
-    found = set()
-    for line in done.stderr.splitlines():
-        name = line.rsplit("|", 1)[-1].strip()
-        if name in ("pydantic", "yaml", "markdown_it", "torch"):
-            found.add(name)
-    return sorted(found)
+    done = subprocess.run([args[0], "-X", "importtime", *args[1:]], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+    names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    return [name for name in HEAVY if name in names]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--plain", action="store_true", help="plain-sentence bodies instead of research Markdown")
     args = parser.parse_args()
     py = sys.executable
-    commands = {
-        "python -c pass": [py, "-c", "pass"],
-        "python -c 'import click'": [py, "-c", "import click"],
-        "verify (nothing changed)": [py, "-m", "recordtool", "verify"],
-        "status (nothing changed)": [py, "-m", "recordtool", "status"],
-        "render (nothing changed)": [py, "-m", "recordtool", "render"],
-    }
+    floors = {"python -c pass": [py, "-c", "pass"], "python -c 'import click'": [py, "-c", "import click"]}
+    commands = {name: [py, "-m", "recordtool", name] for name in LIMITS}
+    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory(prefix="bench-noop-") as tmp:
         root = Path(tmp) / "project"
-        generate_record(root, args.entries, plain=args.plain)
-        (root / "checks").mkdir(exist_ok=True)
+        generate_record(root, args.entries)
+        (root / "checks").mkdir()
         (root / "checks" / "__init__.py").write_text("", encoding="utf-8")
         (root / "checks" / "toy.py").write_text(TOY_CHECK, encoding="utf-8")
-        jobs = str(len(os.sched_getaffinity(0)))
-        print(compiled(env()))
-        first = subprocess.run([py, "-m", "recordtool", "verify", "-j", jobs], cwd=root, env=env(),
-                               capture_output=True, text=True, check=False)
-        print(f"record: {args.entries} entries ({'plain sentences' if args.plain else 'realistic Markdown'}); "
-              f"first verify: {first.stdout.strip().splitlines()[-1] if first.stdout.strip() else first.stderr[-300:]}")
-        for name, command in commands.items():  # each command keeps its answer once
-            if name.startswith(("verify", "status", "render")):
-                subprocess.run(command, cwd=root, env=env(), capture_output=True, check=False)
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        load = os.getloadavg()
+        first = run([py, "-m", "recordtool", "verify", "-j", "2"], root)
+        print(f"{args.entries:,} entries; verified first: {(first.stdout.strip().splitlines() or [''])[-1]}")
+        for command in commands.values():  # each keeps its answer
+            run(command, root)
+        times: dict[str, list[float]] = {name: [] for name in [*floors, *commands]}
         for _ in range(args.rounds):
-            for name, command in commands.items():
-                times[name].append(timed(command, root))
-        load_after = os.getloadavg()
-        floor = statistics.median(times["python -c 'import click'"])
-        print(f"median of {args.rounds} interleaved rounds; load average {load[0]:.2f} before, "
-              f"{load_after[0]:.2f} after ({jobs} cores)")
-        for name, command in commands.items():
-            median = statistics.median(times[name])
-            extra = ""
-            if name.startswith(("verify", "status", "render")):
-                heavy = heavy_modules(command, root)
-                extra = f"  imports {', '.join(heavy) if heavy else 'none of pydantic, yaml, markdown_it, torch'}"
-            print(f"  {name:<26} {median:6.3f} s  {median / floor:4.2f}x the click floor  "
-                  f"(min {min(times[name]):.3f}, max {max(times[name]):.3f}){extra}")
+            for name, command in [*floors.items(), *commands.items()]:
+                times[name].append(run(command, root).seconds)
+        heavy = {name: heavy_modules(command, root) for name, command in commands.items()}
+    median = {name: statistics.median(values) for name, values in times.items()}
+    click = median["python -c 'import click'"]
+    print(f"medians of {args.rounds} rounds; load average {os.getloadavg()[0]:.1f} at the end")
+    for name, values in times.items():
+        extra = f"; imports {', '.join(heavy[name]) or 'none of ' + ', '.join(HEAVY)}" if name in heavy else ""
+        print(f"  {name:<26} {median[name]:6.3f} s (min {min(values):.3f}, max {max(values):.3f}){extra}")
+    print("\n| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
+    for name in commands:
+        print(Guard(f"`{name}`, nothing changed, {args.entries:,} entries", median[name], "s", click,
+                    LIMITS[name]).row())
 
 
 if __name__ == "__main__":

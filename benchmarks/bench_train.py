@@ -257,6 +257,21 @@ def main() -> None:
         print(line)
     if have_tl:
         print(f"TransformerLens {_version('transformer_lens')}")
+    guards(cpu, flops, have_tl)
+
+
+def guards(cpu: dict[str, list[float]], flops: int, have_tl: bool) -> None:
+    """The table the other benchmarks print, by CPU time: the lab's loop against its floor (this
+    machine's rate for the step's matmuls alone) and against TransformerLens's loop (the aim:
+    at least 1.5x)."""
+    m = {name: statistics.median(values) for name, values in cpu.items()}
+    print("\n| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
+    print(f"| lab training loop, CPU time | {m['lab loop']:.1f} steps/s ({m['lab loop'] * flops / 1e9:.1f} GFLOP/s) | "
+          f"{m['matmuls']:.1f} steps/s (the matmuls alone) | {m['lab loop'] / m['matmuls']:.2f}x | - | - |")
+    if have_tl:
+        ratio = statistics.median(a / b for a, b in zip(cpu["lab loop"], cpu["TL loop"], strict=True))
+        print(f"| lab loop against TransformerLens's loop, CPU time | {m['lab loop']:.1f} steps/s | "
+              f"{m['TL loop']:.1f} steps/s | {ratio:.2f}x | >= 1.5x | {'ok' if ratio >= 1.5 else 'NOT MET'} |")
 
 
 def _version(name: str) -> str:

@@ -1,182 +1,180 @@
-"""Benchmark of `recordtool verify`: the fixed cost per check, -j 2 against -j 1, the shipped record.
+"""`recordtool verify`, cold and warm, each beside its floor measured in the same run.
 
-    .venv/bin/python benchmarks/bench_verify.py [--noop 8] [--spin 4] [--seconds 1.0] [--no-shipped]
-    .venv/bin/python benchmarks/bench_verify.py --cold [-j 2] [--seeds 1,declared]
+    python3 benchmarks/bench_verify.py [--jobs 2] [--seeds 1,declared] [--against REV] [--runs 40] [--no-cold]
 
-Prints (1) the fixed overhead per check run: the median wall time between the ends of
-consecutive no-op checks in one `verify -j 1` (fork or process start, imports, the result's
-round trip, judging and the verdict's write), for checks in a module that imports torch as
-the shipped checks do; runs forked from the fork server, then fresh interpreters
-(RECORDTOOL_FORK_SERVER=0), each with the time to the first result (the server's start and
-the module's import); (2) the wall time of verifying CPU-bound fake checks with -j 1 and
--j 2; (3) `recordtool verify --force` on the shipped record at -j 1 and -j 2, forked and
-fresh (it reuses the trained models in .recordtool-cache/models: warm that cache first, or
-the first run trains; it rewrites record/verdicts); (4) `recordtool verify` with every
-verdict fresh (nothing runs).
+Cold: the shipped record verified as on a clean clone. A fresh ``git clone`` of HEAD (only what
+is committed, no model cache), then ``recordtool verify --force --try -j J`` there, with
+``--seeds 1`` and with the seeds the claims declare (``--try`` keeps the clone's verdicts).
+Its floor is the checks' own work: the durations of the runs as verify reports them, summed and
+divided over the J cores; the ratio says what scheduling, process starts and judging add. With
+``--against REV`` a clone of REV is verified the same way, turn about, and the ratio of the two
+wall times is judged against "no slower".
 
-With --cold, instead: the shipped record verified from nothing, as on a clean clone. For each
-seeds setting, a fresh `git clone` of this repository's HEAD into a temporary folder (no model
-cache, nothing uncommitted), then `recordtool verify --force --try -j J` there (`--seeds 1`, or
-the seeds the claims declare), timed by the wall clock, with the CPU time of everything it ran,
-the load average before and after, and each run's duration as verify reports it (slowest first).
---try keeps the clone's verdicts as they are; the clone is deleted afterwards. The clone's
-modules (recordtool's and the checks') are compiled to bytecode first, as an install does
-(``measure.compiled``).
+Warm, on a small project written here (one claim, its check returning at once, in a module
+that imports torch where it is installed, as the shipped checks do, and a control):
+
+- the fixed cost of an isolated run: ``verify --force -j 1 --seeds RUNS``, less the same with
+  ``--seeds 1``, per run in between (each seed runs the check and its control); its floor is
+  forking and reaping a process that has imported the check module, in a fresh interpreter;
+- ``verify`` with nothing changed, in rounds turn about with its floor, a fresh
+  ``python3 -c "import click"`` (what every command imports).
+
+recordtool is driven only through its command line.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import compiled
-from verify_fakes import check, claim_yaml, make_project
-
-from recordtool.record.project import open_project
-from recordtool.verify.progress import PlainDisplay
-from recordtool.verify.runner import JobResult
-from recordtool.verify.session import Options, verify
+from bench_scale import Guard, compiled, run
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = "import torch\n\n\ndef noop(ctx):\n    return {'err': 0.0}\n"
+DONE = re.compile(r"^(?P<label>.+): (?P<state>\S+) \((?P<seconds>[0-9.]+) s\)$")
+
+NOOP = '''"""A check that returns at once (its module imports torch, as a real check's does)."""
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    pass
+
+METRICS = ("err",)
 
 
-class Clock(PlainDisplay):
-    """A quiet display that notes when each run ends."""
+def noop(ctx, *, fail: bool = False):
+    return {"err": 2.0 if fail else 0.0}
+'''
 
-    def __init__(self) -> None:
-        super().__init__(open(os.devnull, "w"))  # noqa: SIM115
-        self.ends: list[float] = []
-
-    def finished(self, result: JobResult) -> None:
-        self.ends.append(time.perf_counter())
-
-
-def overhead(root: Path, serve: bool) -> tuple[float, float]:
-    """(median ms between consecutive no-op results, ms to the first result) in one -j 1 run."""
-    os.environ["RECORDTOOL_FORK_SERVER"] = "1" if serve else "0"
-    clock = Clock()
-    start = time.perf_counter()
-    verify(open_project(root=root), Options(jobs=1, force=True), clock)
-    gaps = [b - a for a, b in itertools.pairwise(clock.ends)]
-    return statistics.median(gaps) * 1000, (clock.ends[0] - start) * 1000
-
-
-def shipped(jobs: int, serve: bool) -> tuple[float, str]:
-    env = {**os.environ, "RECORDTOOL_FORK_SERVER": "1" if serve else "0"}
+FORK_FLOOR = """
+import os, statistics, time
+try:
+    import torch  # noqa: F401
+except ImportError:
+    pass
+gaps = []
+for _ in range(40):
     t = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "recordtool", "verify", "--force", "--root", str(REPO), "-j", str(jobs)],
-                         capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - t
-    last = run.stdout.strip().splitlines()[-1:] or [run.stderr.strip()[-200:]]
-    return wall, last[0]
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    gaps.append(time.perf_counter() - t)
+print(statistics.median(gaps))
+"""
 
 
-RESULT_LINE = re.compile(r"^(?P<label>.+): (?P<state>\S+) \((?P<seconds>[0-9.]+) s\)")
+@dataclass(slots=True)
+class Cold:
+    wall: float
+    cpu: float
+    busy: float  # the runs' own durations, summed
+    runs: int
+    code: int
+    summary: str
 
 
-def cold(jobs: int, seeds: str) -> None:
-    """verify --force --try of the shipped record in a fresh clone (``seeds``: a number or "declared")."""
+def cold(rev: str, jobs: int, seeds: str) -> Cold:
+    """``verify --force --try`` of the record at ``rev`` in a fresh clone (``seeds``: N or "declared")."""
     with tempfile.TemporaryDirectory(prefix="verify-cold-") as tmp:
         clone = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+        subprocess.run(["git", "checkout", "--quiet", rev], cwd=clone, check=True)
+        env = {**os.environ, "PYTHONPATH": str(clone)}
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "recordtool", "checks"], cwd=clone, env=env,
+                       check=False, stdout=subprocess.DEVNULL)
         command = [sys.executable, "-m", "recordtool", "verify", "--force", "--try", "-j", str(jobs)]
         if seeds != "declared":
             command += ["--seeds", seeds]
-        env = {**os.environ, "PYTHONPATH": str(clone)}
-        made = compiled(env, cwd=clone, more=(clone / "checks",))
-        before = os.getloadavg()
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        run = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
-        runs = [(float(m["seconds"]), m["label"], m["state"]) for m in map(RESULT_LINE.match, run.stderr.splitlines()) if m]
-        models = len(list((clone / ".recordtool-cache" / "models").glob("*.safetensors")))
-    shown = "--seeds " + seeds if seeds != "declared" else "the declared seeds"
-    print(f"cold `recordtool verify --force --try -j {jobs}` with {shown} (fresh clone, empty model cache): "
-          f"{wall:.1f} s wall, {cpu:.1f} s CPU, exit {run.returncode}, {len(runs)} runs, {models} models trained; "
-          f"load average {before[0]:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores); {made}")
-    for seconds, label, state in sorted(runs, reverse=True):
-        if seconds >= 1.0:
-            print(f"  {seconds:6.1f} s  {label}" + ("" if state == "done" else f"  ({state})"))
-    rest = [seconds for seconds, _, _ in runs if seconds < 1.0]
-    if rest:
-        print(f"  {sum(rest):6.1f} s  the other {len(rest)} runs together (each under 1 s)")
-    summary = [line for line in run.stdout.splitlines() if line.startswith("THEORY-")]
-    for line in summary:
-        print(f"  {line}")
+        done = run(command, clone, env)
+    runs = [float(m["seconds"]) for m in map(DONE.match, done.stderr.splitlines()) if m]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("verified ")]
+    return Cold(done.seconds, done.cpu, sum(runs), len(runs), done.code, lines[-1] if lines else done.stderr[-300:])
+
+
+def cold_guards(args: argparse.Namespace) -> list[Guard]:
+    guards = []
+    for seeds in args.seeds.split(","):
+        here = cold("HEAD", args.jobs, seeds)
+        shown = f"--seeds {seeds}" if seeds != "declared" else "the declared seeds"
+        print(f"cold `verify --force --try -j {args.jobs}`, {shown}: {here.wall:.1f} s wall, {here.cpu:.1f} s CPU, "
+              f"{here.runs} runs taking {here.busy:.1f} s together, exit {here.code}: {here.summary}", flush=True)
+        guards.append(Guard(f"cold verify of the shipped record, {shown}, -j {args.jobs}", here.wall, "s",
+                            here.busy / args.jobs, None))
+        if args.against:
+            base = cold(args.against, args.jobs, seeds)
+            print(f"  at {args.against}: {base.wall:.1f} s wall, {base.cpu:.1f} s CPU, {base.runs} runs", flush=True)
+            guards.append(Guard(f"  the same against {args.against} (x its wall time)", here.wall, "s", base.wall, 1.0,
+                                by_ratio=True))
+    return guards
+
+
+def project(root: Path) -> Path:
+    """One claim with one no-op check and a control that fails it (so that it has power)."""
+    (root / "checks").mkdir(parents=True)
+    (root / "record" / "theory").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.recordtool]\nrecord = "record"\nchecks = "checks"\n', encoding="utf-8")
+    (root / "checks" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "checks" / "noop.py").write_text(NOOP, encoding="utf-8")
+    (root / "record" / "theory" / "THEORY-1.yaml").write_text(
+        "id: THEORY-1\nkind: theory\ntitle: No-op\nstatement: A no-op check passes.\nchecks:\n"
+        "  - name: noop\n    run: checks.noop:noop\n    expect: {err: \"< 1\"}\n"
+        "    control: {params: {fail: true}}\n", encoding="utf-8")
+    return root
+
+
+def warm_guards(args: argparse.Namespace) -> list[Guard]:
+    py = [sys.executable, "-m", "recordtool", "verify"]
+    with tempfile.TemporaryDirectory(prefix="verify-warm-") as tmp:
+        root = project(Path(tmp) / "project")
+        run(py, root)  # the verdict, then what verify keeps
+        run(py, root)
+        many, one, forks = [], [], []
+        for _ in range(3):
+            many.append(run([*py, "--force", "-j", "1", "--seeds", str(args.runs)], root).seconds)
+            one.append(run([*py, "--force", "-j", "1", "--seeds", "1"], root).seconds)
+            forks.append(float(subprocess.run([sys.executable, "-c", FORK_FLOOR], capture_output=True, text=True,
+                                              check=True).stdout))
+        run(py, root)  # its own seeds again, then what verify keeps
+        run(py, root)
+        warm, click = [], []
+        for _ in range(args.rounds):
+            warm.append(run(py, root).seconds)
+            click.append(run([sys.executable, "-c", "import click"]).seconds)
+    # each seed is a run of the check and one of its control
+    per_run = (statistics.median(many) - statistics.median(one)) / (2 * (args.runs - 1))
+    print(f"warm: `verify --force -j 1` of one claim, {2 * args.runs} runs in {statistics.median(many):.2f} s, "
+          f"2 runs in {statistics.median(one):.2f} s (medians of 3); nothing changed: median "
+          f"{statistics.median(warm):.3f} s of {args.rounds} (min {min(warm):.3f}, max {max(warm):.3f})", flush=True)
+    return [Guard("per isolated run (no-op check, `verify --force -j 1`)", per_run * 1000, "ms",
+                  statistics.median(forks) * 1000, 15.0),
+            Guard("warm `verify` (nothing changed)", statistics.median(warm), "s", statistics.median(click), 0.1)]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--noop", type=int, default=8, help="no-op checks for the overhead")
-    parser.add_argument("--spin", type=int, default=4, help="CPU-bound checks for -j 1 vs -j 2")
-    parser.add_argument("--seconds", type=float, default=1.0, help="CPU time of each spinning check")
-    parser.add_argument("--no-shipped", action="store_true", help="skip verifying the shipped record")
-    parser.add_argument("--cold", action="store_true", help="only the cold figures: the shipped record in a fresh clone")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="verify's -j for --cold")
-    parser.add_argument("--seeds", default="1,declared", help="for --cold: comma-separated seed counts or 'declared'")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="verify's -j for the cold runs")
+    parser.add_argument("--seeds", default="1,declared", help="the cold runs' seeds: counts or 'declared', by commas")
+    parser.add_argument("--against", metavar="REV", help="also verify REV cold, turn about: is HEAD no slower?")
+    parser.add_argument("--runs", type=int, default=40, help="seeds of the no-op check (each a run and its control's)")
+    parser.add_argument("--rounds", type=int, default=9, help="rounds of the nothing-changed verify")
+    parser.add_argument("--no-cold", action="store_true", help="only the warm figures (the cold ones train models)")
     args = parser.parse_args()
-    if args.cold:
-        for seeds in args.seeds.split(","):
-            cold(args.jobs, seeds.strip())
-        return
-    quiet = PlainDisplay(open(os.devnull, "w"))  # noqa: SIM115
-    with tempfile.TemporaryDirectory(prefix="verify-bench-") as tmp:
-        root = make_project(Path(tmp) / "noop", {
-            f"THEORY-{i}": claim_yaml(f"THEORY-{i}", check("noop", "noop").replace("checks.fake", "checks.heavy"))
-            for i in range(1, args.noop + 1)})
-        (root / "checks" / "heavy.py").write_text(HEAVY, encoding="utf-8")
-        results: dict[str, Any] = {}
-        for serve in (True, False):
-            results["forked" if serve else "fresh"] = overhead(root, serve)
-        os.environ.pop("RECORDTOOL_FORK_SERVER")
-        for name, (per_check, first) in results.items():
-            how = "forked from the server" if name == "forked" else "fresh interpreter per check"
-            print(f"fixed overhead per check, {how}: median {per_check:.0f} ms (no-op checks importing torch, "
-                  f"n={args.noop}, -j 1; first result after {first:.0f} ms)")
-
-        spin = make_project(Path(tmp) / "spin", {
-            f"THEORY-{i}": claim_yaml(f"THEORY-{i}", check("spin", "spin", more=f"params: {{seconds: {args.seconds}}}"))
-            for i in range(1, args.spin + 1)})
-        times = {}
-        for jobs in (1, 2):
-            t = time.perf_counter()
-            verify(open_project(root=spin), Options(jobs=jobs, force=True), quiet)
-            times[jobs] = time.perf_counter() - t
-        print(f"{args.spin} CPU-bound checks of {args.seconds:g} s: -j 1 {times[1]:.2f} s, -j 2 {times[2]:.2f} s, "
-              f"speed-up {times[1] / times[2]:.2f}x")
-
-        if not args.no_shipped:
-            for jobs in (1, 2):
-                for serve in (True, False):
-                    wall, line = shipped(jobs, serve)
-                    how = "forked" if serve else "fresh "
-                    print(f"shipped record, `recordtool verify --force -j {jobs}`, {how}: {wall:.1f} s wall ({line})")
-
-        fresh = []
-        for _ in range(5):
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "recordtool", "verify", "--root", str(spin)], check=True,
-                           capture_output=True)
-            fresh.append(time.perf_counter() - t)
-        print(f"`recordtool verify` with {args.spin} fresh verdicts: median {statistics.median(fresh):.2f} s "
-              "(process start included)")
+    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
+    guards = warm_guards(args) + ([] if args.no_cold else cold_guards(args))
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
+    print("| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
+    for guard in guards:
+        print(guard.row())
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 
 Run twice by ``tests/test_compiled.py``, once with ``RECORDTOOL_PURE_PYTHON=1`` and once without,
 each a fresh process: for ``DOCUMENTS`` Markdown documents (realistic bodies from
-``benchmarks/synthetic.py``, the same with edge cases spliced in, and documents made of pieces
+``benchmarks/bench_scale.py``, the same with edge cases spliced in, and documents made of pieces
 that interact: block markup, emphasis, links, code, entities, ids), one JSON line per document
 with what each function of the compiled modules that a page's prose goes through gives for it:
 markdown-it's tokens from ``mentions.parse`` (every field, children included), the mentions
@@ -37,7 +37,7 @@ PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "word", "x", " ", "  ", "\n", "\n\n", 
 
 def documents(count: int, seed: int) -> list[str]:
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from synthetic import _markdown  # type: ignore[import-not-found]
+    from bench_scale import _markdown  # type: ignore[import-not-found]
 
     rng = random.Random(seed)
     out: list[str] = []

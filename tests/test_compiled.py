@@ -372,7 +372,7 @@ def test_a_record_validates_and_renders_the_same_compiled(built: None, project: 
         "    return {'error': 0.5 if noise else 0.0, 'terms': 2 * n + 1}\n")
     _cli(project.root, True, "verify")
     synthetic = tmp_path / "synthetic"
-    subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic.py"), str(synthetic), "300"], check=True,
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_scale.py"), "--write", str(synthetic), "300"], check=True,
                    capture_output=True, timeout=120)
     for root, jobs in [(project.root, "1"), (synthetic, "2")]:
         said = {pure: _cli(root, pure, "validate", "--no-cache") for pure in (True, False)}

@@ -71,7 +71,7 @@ def test_tokens_are_markdown_its(lines: list[str], ending: str) -> None:
 
 def _realistic_bodies() -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import _markdown
+    from bench_scale import _markdown
 
     rng = random.Random(7)
     return [_markdown(rng, [f"THEORY-{rng.randint(1, 99)}" for _ in range(3)], None) for _ in range(200)]

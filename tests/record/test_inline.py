@@ -57,7 +57,7 @@ def _inline_runs(text: str) -> Iterator[str]:
 def _realistic_runs() -> list[str]:
     """The inline runs with markup of realistic bodies."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import _markdown
+    from bench_scale import _markdown
 
     rng = random.Random(7)
     return [run for _ in range(200) for run in _inline_runs(_markdown(rng, [f"THEORY-{rng.randint(1, 99)}"], None))

@@ -185,7 +185,7 @@ def test_the_shortcut_is_taken_and_compared_on_real_bodies() -> None:
     )
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import _markdown  # type: ignore[import-not-found]
+    from bench_scale import _markdown  # type: ignore[import-not-found]
 
     rng = random.Random(1)
     for _ in range(200):
@@ -247,7 +247,7 @@ def _texts() -> list[str]:
     import random
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import _markdown
+    from bench_scale import _markdown
 
     rng = random.Random(3)
     texts = [_markdown(rng, [f"THEORY-{rng.randint(1, 99)}"], None) for _ in range(100)]

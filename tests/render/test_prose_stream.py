@@ -2,7 +2,7 @@
 replaced: a frozen copy of that writer, which built a syntax tree first (``frozen_prose``);
 and the mentions ``compose_body`` finds while it writes, held to a full scan of the parse.
 
-Compared on realistic bodies (``benchmarks/synthetic.py``), on bodies with edge cases spliced
+Compared on realistic bodies (``benchmarks/bench_scale.py``), on bodies with edge cases spliced
 in, on hand-written edge cases, and on Markdown generated from pieces; with every kind of
 ``Style`` a page or ``compose_body`` uses.
 """
@@ -163,7 +163,7 @@ def test_edge_cases_are_written_as_the_frozen_writer_wrote_them(text: str) -> No
 
 def _synthetic() -> Callable[[random.Random, list[str], str | None], str]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import _markdown  # type: ignore[import-not-found]
+    from bench_scale import _markdown  # type: ignore[import-not-found]
 
     return _markdown  # type: ignore[no-any-return]
 

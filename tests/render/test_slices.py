@@ -61,7 +61,7 @@ def test_a_worker_works_out_what_pages_show_of_a_neighbour_once(tmp_path: Path) 
     """The memos of one chunk's context are those of the next (``slices.memos``): a
     neighbour's label is worked out once per worker, not once per chunk."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import generate_record  # type: ignore[import-not-found]
+    from bench_scale import generate_record  # type: ignore[import-not-found]
 
     from recordtool.render import mermaid
 
@@ -89,7 +89,7 @@ def test_a_worker_works_out_what_pages_show_of_a_neighbour_once(tmp_path: Path) 
 def test_a_synthetic_record_of_research_markdown(tmp_path: Path) -> None:
     """Citations, mentions both ways, ids not in the record, relative links, tables, code."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from synthetic import generate_record  # type: ignore[import-not-found]
+    from bench_scale import generate_record  # type: ignore[import-not-found]
 
     generate_record(tmp_path, 120, seed=3)
     (tmp_path / "record" / "notes" / "NOTE-2.yaml").write_text("id: NOTE-2\ntitle: [broken\n", encoding="utf-8")
