@@ -382,7 +382,7 @@ def _floor_here(root: Path, pages: Path, into: Path) -> dict[str, float]:
     files = sorted(p for p in (root / "record").glob("*/*.yaml") if p.parent.name not in ("verdicts", "pages"))
     written = {p.relative_to(pages): p.read_bytes() for p in pages.rglob("*") if p.is_file()
                and not p.name.startswith(".")}
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     bodies = []
     for path in files:
         with open(path, "rb") as handle:
@@ -398,7 +398,8 @@ def _floor_here(root: Path, pages: Path, into: Path) -> dict[str, float]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     t3 = time.perf_counter()
-    return {"yaml": t1 - t0, "markdown": t2 - t1, "write": t3 - t2, "files": len(files), "pages": len(written)}
+    return {"yaml": t1 - t0, "markdown": t2 - t1, "write": t3 - t2, "cpu": time.process_time() - cpu0,
+            "files": len(files), "pages": len(written)}
 
 
 def floor(root: Path, pages: Path) -> dict[str, float]:
@@ -492,11 +493,13 @@ def size(n: int, args: argparse.Namespace) -> list[Guard]:
     read_floor = parts["yaml"] + parts["markdown"]
     page_floor = read_floor + parts["write"]
     memory = max(r.pss_mib for r in renders)
+    render_cpu = statistics.median(r.cpu for r in renders)
     print(f"{n:,} entries, -j {args.jobs}, medians of {rounds}: cold validate {validate_s:.2f} s "
           f"(CPU {statistics.median(r.cpu for r in validates):.2f} s), cold render {render_s:.2f} s "
-          f"(CPU {statistics.median(r.cpu for r in renders):.2f} s, {memory:,.0f} MiB PSS at the peak, "
-          f"{int(parts['pages']):,} pages); the floor {page_floor:.2f} s: YAML {parts['yaml']:.2f} s + "
-          f"markdown-it-py {parts['markdown']:.2f} s + writing the pages {parts['write']:.2f} s", flush=True)
+          f"(CPU {render_cpu:.2f} s, {memory:,.0f} MiB PSS at the peak, {int(parts['pages']):,} pages); "
+          f"the floor {page_floor:.2f} s: YAML {parts['yaml']:.2f} s + markdown-it-py {parts['markdown']:.2f} s "
+          f"+ writing the pages {parts['write']:.2f} s (CPU {parts['cpu']:.2f} s: the render's CPU over the "
+          f"floor's, all processes, {render_cpu / parts['cpu']:.2f}x, which a busy machine changes least)", flush=True)
     v_edit, r_edit, imports = one_edit(root, jobs, args.edits)
     import_floor = statistics.median(imports)
     print(f"{n:,} entries, one edit, medians of {args.edits}: validate {statistics.median(v_edit):.2f} s, "
