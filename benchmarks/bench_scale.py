@@ -429,7 +429,7 @@ class Guard:
         if self.limit is None or judged is None:
             limit, ok = "-", "-"
         else:
-            limit = f"<= {self.limit:g}x floor" if self.by_ratio else f"<= {self.limit:g} {self.unit}"
+            limit = f"<= {self.limit:,g}x floor" if self.by_ratio else f"<= {self.limit:,.4g} {self.unit}"
             ok = "ok" if judged <= self.limit else "NOT MET"
         return (f"| {self.what} | {self.figure:,.2f} {self.unit} | "
                 f"{f'{self.floor:,.2f} {self.unit}' if self.floor else '-'} | {f'{ratio:.2f}x' if ratio else '-'} | "
