@@ -12,7 +12,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -454,54 +454,19 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     pages (MkDocs with the Material theme). Exits 0 when done, 1 when --check finds a broken
     link (each printed as page:line), 2 on a usage error (or such a file), 130 on Ctrl-C.
     """
-    from recordtool.record.config import load_config
     from recordtool.render.site import render as render_site
-    from recordtool.render.site import unchanged
-    from recordtool.render.snapshot import Taking
     from recordtool.render.write import RenderError
 
     project: Project | None = None
-    opened = None
     try:
         # (a progress line on a terminal, erased before anything else is printed)
         with Meter(sys.stderr) as meter:
-            # What the last render read and wrote, if all still as it was, means nothing to do:
-            # that is decided from file sizes and times, without opening the project. On a large
-            # record a worker decides it, while this process reads the entry cache meanwhile.
-            taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
-            # meanwhile, what opening the project needs: its modules, the entry cache
-            if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
-                from recordtool.record.project import open_entry_cache
-
-                opened = open_entry_cache(root)
-                if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
-                    from recordtool.render.site import reads_ahead
-
-                    for read in reads_ahead(opened, taking.found[1], taking.found[2]):
-                        if taking.answered():
-                            break
-                        read()
-            inputs, report = taking.result()
-            if report is not None and inputs is not None:
-                config = load_config(Path(inputs.root))
-                for line in report.errors_said:  # as the render that wrote the pages said it
-                    echo(line, err=True)
-            else:
-                from recordtool.render.prose import compose_body
-
-                outputs = inputs.outputs() if inputs is not None else None
-                if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
-                    outputs.stat_ahead(inputs.out, jobs)
-                # each body parsed once, for its mentions and its page
-                project = _open(root, jobs, cache=not no_cache, compose=compose_body,
-                                stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
-                                opened=opened, keep_later=True,  # the entry cache written while pages are composed
-                                meter=meter)
-                meter.erase()
-                _report_errors(project)
-                config = project.config
-                with _terminate_as_interrupt():
-                    report = render_site(project, output, check=check, inputs=inputs, jobs=jobs, meter=meter)
+            project = _open(root, jobs, cache=not no_cache, meter=meter)
+            meter.erase()
+            _report_errors(project)
+            config = project.config
+            with _terminate_as_interrupt():
+                report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 
@@ -514,11 +479,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         sys.exit(_interrupted_code())
     except OSError as exc:
         _storage_error(exc, "cannot write the pages")
-    finally:
-        if opened is not None:  # (what was read ahead and not taken: nothing, once the pages are written)
-            from recordtool.record.cache import forget_ahead
-
-            forget_ahead()
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:
@@ -533,25 +493,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
         sys.exit(1)
-
-
-# What opening the project imports, the largest first, imported one by one while a worker takes
-# the snapshot of a render's inputs: once the worker has answered, what is left is not imported
-# (nor the entry cache opened) before its answer is read, so that "nothing changed" waits only
-# for what was imported before the answer came. (At 10,000 entries the worker answers in about
-# 0.15 s; these take about 0.2 s.)
-AHEAD_IMPORTS = ("pydantic", "markdown_it", "yaml", "recordtool.record.project")
-
-
-def _imported_until(answered: Callable[[], bool], modules: Iterable[str]) -> bool:
-    """Import each of ``modules`` in turn until ``answered()``; whether all were, unanswered."""
-    import importlib
-
-    for name in modules:
-        if answered():
-            return False
-        importlib.import_module(name)
-    return not answered()
 
 
 def _storage_error(exc: OSError, doing: str) -> NoReturn:

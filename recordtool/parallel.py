@@ -147,7 +147,7 @@ def chunked(items: list[T], size: int | None = None, *, jobs: int | None = None)
 
 
 def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int | None,
-              min_items: int) -> list[Any]:
+              min_items: int = 2) -> list[Any]:
     """``work(items)``, one result per item in order, shared by a pool when there are at least
     ``min_items`` items (see ``chunk_results``)."""
     return map_chunks(work, chunked(items, jobs=jobs), jobs=jobs, min_items=min_items)

@@ -205,29 +205,6 @@ def record_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return made
 
 
-def _listed(root: Path, *, cache: bool) -> Any:
-    """What ``rows.listed`` gives for the project at ``root`` as it is (with the cache: brought
-    up to date from what the last render kept, which it keeps again; without: worked out afresh)."""
-    from recordtool.record.project import open_project
-    from recordtool.render import rows
-    from recordtool.render.plan import context
-    from recordtool.verify.status import assess
-
-    project = open_project(root=root, cache=cache)
-    return rows.listed(context(project, assess(project), root / "record" / "pages"))
-
-
-def same_as_afresh(root: Path) -> None:
-    """What the last render kept for the index pages (``recordtool.render.rows``), brought up
-    to date, is what working it out afresh gives: the rows, files, looks and hashes of every
-    entry, and every tally."""
-    kept, afresh = _listed(root, cache=True), _listed(root, cache=False)
-    assert kept.ids == afresh.ids
-    assert kept.rows() == afresh.rows()
-    assert (kept.files, kept.looks, kept.hashes) == (afresh.files, afresh.looks, afresh.hashes)
-    assert kept.tallies == afresh.tallies
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> ProjectBuilder:
     return ProjectBuilder(tmp_path)

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import random
 import shutil
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -29,13 +27,9 @@ from recordtool.record.load import id_sort_key
 from recordtool.record.project import Project
 from recordtool.record.static import PLACEHOLDER_BODY
 from recordtool.verify.store import write_verdict
-from tests.conftest import FOLDERS, ProjectBuilder, record_made, same_as_afresh
+from tests.conftest import FOLDERS, ProjectBuilder
 from tests.corpus import invoke
-from tests.render.test_rows import _spliced_pages
 from tests.render_record import verdict
-
-if TYPE_CHECKING:
-    from recordtool.render.sitemap import Context
 
 PREFIXES = list(FOLDERS)
 RELATIONS = ["source", "uses", "paper", "extends", "supports", "contradicts", "sorce"]  # 'sorce': unknown
@@ -303,96 +297,32 @@ def _cold_copy(root: Path, to: Path) -> Path:
     return to
 
 
-def _kept_keys_held(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
-    """What each render held of its kept page keys (``plan.KeptKeys.plain``) once it wrote them."""
-    from recordtool.render import plan
-    from tests.render.test_plan import _as_sets
-
-    held: list[tuple[object, ...]] = []
-    real = plan.write_kept_keys
-
-    def spy(ctx: Context, kept: plan.KeptKeys) -> None:
-        real(ctx, kept)
-        held.append(_as_sets(kept.plain()))
-
-    monkeypatch.setattr(plan, "write_kept_keys", spy)
-    return held
-
-
-def _kept_keys_read_back(root: Path) -> tuple[object, ...] | None:
-    """The page keys kept in ``root``'s cache, as the next render reads them."""
-    from recordtool.record.project import open_project
-    from recordtool.render import plan
-    from tests.render.test_plan import _as_sets
-
-    kept = plan.read_kept_keys(plan.context(open_project(root=root, cache=True), {}))
-    return _as_sets(kept.plain()) if kept is not None else None
-
-
 def _validate(root: Path, *options: str) -> tuple[int, object, str]:
     outcome = invoke("validate", "--root", str(root), "--format", "json", *options)
     return outcome.code, json.loads(outcome.out), outcome.err
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: int,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: int) -> None:
     """Seeds 1 to 3 give every changed file a time long past; seed 4 leaves each the time its
     writing gave it, as a user's editor does right before a run: every changed file is then
-    racy to the entry cache and to the inputs' snapshot, which compare its content."""
-    if seed == 3:  # the kept page keys and rows written whole once a few of them change, else as changes beside them
-        from recordtool.render import plan, rows
-
-        monkeypatch.setattr(plan, "CHANGES_MIN", 0)
-        monkeypatch.setattr(rows, "CHANGES_MIN", 0)
-    ahead: list[bool] = []
-    if seed == 2:  # the pages written before stat-ed by a forked worker while the project is opened
-        from recordtool.render import write
-
-        monkeypatch.setattr(write, "AHEAD_MIN", 0)
-        real_ahead = write.Outputs.stat_ahead
-
-        def stat_ahead(outputs: write.Outputs, base: str, jobs: int | None) -> None:
-            real_ahead(outputs, base, 2)
-            ahead.append(outputs._ahead is not None)
-
-        monkeypatch.setattr(write.Outputs, "stat_ahead", stat_ahead)
-    if seed == 1:  # the inputs' snapshot taken and judged by a forked worker while the entry cache is read
-        from recordtool.render import snapshot
-
-        monkeypatch.setattr(snapshot, "AHEAD_MIN", 0)
-        real_taking = snapshot.Taking
-
-        def taking(root: Path | None, out: Path | None, jobs: int | None, judge: Any) -> snapshot.Taking[Any]:
-            taken = real_taking(root, out, 2, judge)
-            ahead.append(taken.ahead)
-            return taken
-
-        monkeypatch.setattr(snapshot, "Taking", taking)
+    racy to the entry cache and to the pages' kept keys, which compare its content."""
     walk = Walk(tmp_path / "project", seed, just_now=seed == 4)
     root = walk.root
     pages = root / "record" / "pages"
-    held = _kept_keys_held(monkeypatch)
-    spliced = _spliced_pages(monkeypatch)  # (index pages made from the pages as written: cold renders make none)
     done: list[str] = []
     first = walk.rng.sample(CHANGES, len(CHANGES))  # each kind of change at least once, then any
     for step in range(30):
         done += [walk.mutate(first.pop() if first else None) for _ in range(walk.rng.randint(1, 3))]
         incremental = _validate(root)
-        held.clear()
         rendered = invoke("render", "--root", str(root))
-        if held:  # the page keys kept (whole, or as changes beside it) read back as the render held them
-            assert _kept_keys_read_back(root) == held[-1], f"seed {seed}, step {step}: {done}"
         cold = _cold_copy(root, tmp_path / "cold")
         assert incremental == _validate(cold, "--no-cache"), f"seed {seed}, step {step}: {done}"
         cold_rendered = invoke("render", "--root", str(cold), "--no-cache")
         assert rendered.code == cold_rendered.code == 0, f"seed {seed}, step {step}: {done}"
         assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
-        assert (root / ".recordtool-cache" / "entries").is_dir()
-        same_as_afresh(root)  # the index pages' rows and tallies, kept and brought up to date
+        assert (root / ".recordtool-cache").is_dir()
     assert set(CHANGES) <= set(done)
-    assert seed not in (1, 2) or sum(ahead) >= 20, ahead  # (a worker stat-ed the inputs, or the pages, of most renders)
-    assert len(spliced) >= 5, spliced  # (and every page then was the cold render's)
 
 
 def test_a_record_emptied_and_filled_again_is_a_cold_run(tmp_path: Path) -> None:
@@ -412,41 +342,31 @@ def test_a_record_emptied_and_filled_again_is_a_cold_run(tmp_path: Path) -> None
         assert incremental == _validate(cold, "--no-cache"), step
         assert invoke("render", "--root", str(cold), "--no-cache").code == 0, step
         assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages"), step
-        same_as_afresh(root)
     assert len(walk.files()) == 2
 
 
 @pytest.mark.parametrize("seed", [8, 9])
-def test_index_pages_from_kept_rows_and_a_summarised_graph_are_a_cold_render(
+def test_index_pages_and_a_summarised_graph_are_a_cold_render(
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index pages are composed from the rows kept for unchanged entries
-    (``recordtool.render.rows``), each when its tally changes, and ``graph.md``, summarised by
-    tag above ``WHOLE_MAX`` nodes (lowered here so that a small record is summarised), is
-    composed again only when what it draws changes (``index.graph_key``): after titles, tags,
-    kinds, citations, statuses, verdicts, additions and deletions, every page is what a cold
-    render gives, and the rows and tallies kept are those worked out afresh. With seed 9 the
-    rows are written whole once a few change, else as changes beside them."""
-    from recordtool.render import mermaid, rows
+    """``graph.md``, summarised by tag above ``WHOLE_MAX`` nodes (lowered here so that a small
+    record is summarised), and every index page, after titles, tags, kinds, citations,
+    statuses, verdicts, additions and deletions, are what a cold render gives."""
+    from recordtool.render import mermaid
 
     monkeypatch.setattr(mermaid, "WHOLE_MAX", 2)
-    if seed == 9:
-        monkeypatch.setattr(rows, "CHANGES_MIN", 0)
     walk = Walk(tmp_path / "project", seed)
     changes = ["title", "title", "tags", "tags", "tags", "kind", "add", "delete", "cites", "cites", "status",
                "verdict", "id", "same", "break", "mend", "duplicate", "page"]
     summarised = 0
-    spliced = _spliced_pages(monkeypatch)
     for now in _renders_as_cold(walk, tmp_path, changes, steps=20, seed=seed):
-        same_as_afresh(walk.root)
         summarised += "are more than 2 nodes" in now["graph.md"].decode()
-    assert summarised >= 5, summarised  # the summary was drawn (and kept) often
-    assert "index.md" in spliced and len(spliced) >= 10, spliced  # (made from the pages as written, as cold)
+    assert summarised >= 5, summarised  # the summary was drawn often
 
 
 @pytest.mark.parametrize("seed", [10, 11])
 def test_figures_copied_and_kept_are_a_cold_render(tmp_path: Path, seed: int) -> None:
     """A render copies a figure again only when its file or its copy is not as the last render
-    left them (``snapshot.as_left``): after figures added and rewritten (most often of the same
+    left them: after figures added and rewritten (most often of the same
     size, at another time), their copies edited by hand or deleted, verdicts that name them or
     not, every page and every figure is what a cold render gives."""
     walk = Walk(tmp_path / "project", seed)
@@ -495,68 +415,6 @@ def test_a_claims_new_verdict_recomposes_its_page(tmp_path: Path, outcomes: tupl
         page = next(p for p in now if p.endswith(f"{claim}.md"))
         assert now[page] != before.get(page), f"{claim}'s page did not change with its verdict ({outcome})"
         before = now
-
-
-def test_kept_page_keys_spare_unchanged_pages_and_a_damaged_or_foreign_file_is_ignored(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The keys of the entries' pages are kept between renders (``plan.KeptKeys``): after one
-    edit only the keys that may change are worked out again; a kept file that is damaged, or
-    that names anything to call, is not used (every key is worked out again) and runs nothing."""
-    from recordtool.record.cache import cache_key
-    from recordtool.record.project import open_project
-    from recordtool.render import plan
-
-    walk = Walk(tmp_path / "project", 5)
-    root = walk.root
-    pages = root / "record" / "pages"
-    assert invoke("render", "--root", str(root)).code == 0
-    kept, kept_changes = plan.kept_files(load_config(root), plan.context(open_project(root=root), {}).out)
-    assert kept.is_file()
-    worked: list[str] = []
-    real = plan._neighbourhood
-
-    def counted(ctx: object, entry_id: str) -> tuple[set[str], set[str]]:
-        worked.append(entry_id)
-        return real(ctx, entry_id)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(plan, "_neighbourhood", counted)
-    entries = _validate(root)[1]["entries"]  # type: ignore[index]
-
-    def edit_and_compare(title: str) -> set[str]:
-        """The ids whose page key was worked out by a render after the edit."""
-        worked.clear()
-        walk.set_field(walk.files()[0], "title", title)
-        assert invoke("render", "--root", str(root)).code == 0
-        done = set(worked)
-        cold = _cold_copy(root, tmp_path / "cold")
-        assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-        assert _pages(pages) == _pages(cold / "record" / "pages")
-        return done
-
-    assert 0 < len(edit_and_compare("One title")) < entries
-    damaged = bytearray(kept.read_bytes())
-    damaged[-3] ^= 0xFF
-    kept.write_bytes(bytes(damaged))
-    assert len(edit_and_compare("Another title")) == entries  # not used: every key worked out again
-    victim = tmp_path / "victim"
-    victim.write_text("still here", encoding="utf-8")
-
-    class Foreign:
-        def __reduce__(self) -> tuple[object, tuple[str]]:
-            return (os.remove, (str(victim),))
-
-    payload = pickle.dumps(Foreign())
-    kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
-    assert len(edit_and_compare("A third title")) == entries
-    assert victim.read_text(encoding="utf-8") == "still here"
-    # Whole and of the right shape, but a face that cannot be compared (a list): every key afresh
-    assert len(edit_and_compare("A fourth title")) < entries
-    generation, (shared, faces, *rest) = pickle.loads(kept.read_bytes()[len(plan.KEPT_FORM) + 20:])
-    faces = {i: list(face) for i, face in faces.items()}
-    payload = pickle.dumps((generation, (shared, faces, *rest)))
-    kept.write_bytes(plan.KEPT_FORM + cache_key(load_config(root)) + zlib.crc32(payload).to_bytes(4, "big") + payload)
-    kept_changes.unlink(missing_ok=True)
-    assert len(edit_and_compare("A fifth title")) == entries
 
 
 @pytest.mark.parametrize("seed", [4, 5])
@@ -766,96 +624,6 @@ def test_a_narrowed_graph_asked_about_many_sources_makes_its_indexes_whole_once(
     assert sum(indexed) <= 2 * len(ids) + len(ids) + len(ids)  # the budget, the last id's sources, then whole once
 
 
-def test_a_render_after_many_changes_makes_the_graph_whole_midway_and_gives_the_cold_pages(
-        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After most entries changed at once, a render with the kept keys narrows the graph, then,
-    past its budget (made small here), makes the indexes whole partway through the keys
-    (``Graph.narrow``): its pages are those of a cold render."""
-    from recordtool.record import graph as graph_module
-    from recordtool.record.graph import Graph
-    from recordtool.render import write
-
-    root = _papers_and_claims(project, 20)
-    assert invoke("render", "--root", str(root)).code == 0
-    monkeypatch.setattr(graph_module, "NARROW_MIN", 10)
-    monkeypatch.setattr(graph_module, "NARROW_SHARE", 10**9)
-    monkeypatch.setattr(write, "WHOLE_MIN", 10**9)  # (not made whole for the many pages to compose: by the budget)
-    made: list[int] = []
-    one, index = Graph._one, Graph._index
-    asked: list[str] = []
-    monkeypatch.setattr(Graph, "_one", lambda self, name, i: asked.append(i) or one(self, name, i))
-    monkeypatch.setattr(Graph, "_index", lambda self: made.append(len(asked)) or index(self))
-    for n in range(1, 21, 2):  # half the claims: another body, naming other entries
-        path = project.path(f"THEORY-{n}")
-        path.write_text(path.read_text(encoding="utf-8").replace("body: Against", f"body: After LIT-{n % 5 + 1}, against"),
-                        encoding="utf-8")
-    rendered = invoke("render", "--root", str(root))
-    assert rendered.code == 0 and not rendered.err, rendered
-    assert len(made) == 1 and made[0] > 0  # made whole once, after some ids were asked about one by one
-    cold = _cold_copy(root, tmp_path / "cold")
-    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-    assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")
-
-
-def test_a_body_edit_renders_without_making_the_entries_it_does_not_show(
-        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After one body edit, render makes (from the entry cache) only the entries the pages it
-    composes show: not every claim for its status, every entry for the tags or the index
-    pages' key, nor every claim with checks for the snapshot."""
-    for n in range(1, 13):
-        project.add(f"LIT-{n}", f"title: Paper {n}\ntags: [t{n % 3}]\n"
-                                'reference: {authors: ["Doe, J."], year: 2021, title: A paper}\n')
-        project.add(f"THEORY-{n}", f"title: Claim {n}\nstatement: Claim {n} holds.\ncites: [{{id: LIT-{n}, as: source}}]\n")
-    project.add("NOTE-1", "title: A note\ncites: [{id: LIT-1, as: paper}]\nbody: On LIT-2.\n")
-    root = project.root
-    _age_all(root)
-    assert invoke("render", "--root", str(root)).code == 0
-    made = record_made(monkeypatch)
-    from recordtool.record.graph import Graph
-
-    def whole(self: Graph) -> None:
-        raise AssertionError("the graph's indexes were made whole")
-
-    monkeypatch.setattr(Graph, "_index", whole)  # the pages' neighbours come from the kept watchers
-    path = project.path("NOTE-1")
-    path.write_text(path.read_text(encoding="utf-8").replace("On LIT-2.", "On LIT-2, again."), encoding="utf-8")
-    rendered = invoke("render", "--root", str(root))
-    assert rendered.code == 0 and ": 2 written, " in rendered.out and not rendered.err  # NOTE-1's page, LIT-2's quote
-    # the pages composed show LIT-1, LIT-2 and what cites them (THEORY-1, THEORY-2), no other
-    assert set(made) <= {"LIT-1", "LIT-2", "THEORY-1", "THEORY-2"}, sorted(set(made))
-    monkeypatch.undo()  # a cold render makes the indexes whole
-    cold = _cold_copy(root, tmp_path / "cold")
-    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-    assert _pages(root / "record" / "pages") == _pages(cold / "record" / "pages")
-
-
-def test_a_render_into_a_new_folder_makes_the_graphs_indexes_whole_not_id_by_id(
-        project: ProjectBuilder, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the entry cache and the page keys kept, a render into a folder never rendered to
-    composes every page: the graph's indexes are made whole once (``Graph.whole``), not worked
-    out id by id for every page as the keys alone would (``Graph.narrow``); the pages are
-    those of a cold render."""
-    root = _papers_and_claims(project, 30)
-    # (folders outside the project: the pages' keys are the same in any such folder)
-    outside = tmp_path_factory.mktemp("outside")
-    assert invoke("render", "--root", str(root), "-o", str(outside / "first")).code == 0
-    from recordtool.record.graph import Graph
-
-    asked: list[str] = []
-    one = Graph._one
-
-    def by_id(self: Graph, name: str, entry_id: str) -> object:
-        asked.append(entry_id)
-        return one(self, name, entry_id)
-    monkeypatch.setattr(Graph, "_one", by_id)
-    rendered = invoke("render", "--root", str(root), "-o", str(outside / "site"))
-    assert rendered.code == 0 and ": 66 written, 0 unchanged" in rendered.out and not rendered.err, rendered
-    assert asked == []
-    cold = _cold_copy(root, outside / "cold")
-    assert invoke("render", "--root", str(cold), "--no-cache", "-o", str(outside / "cold-site")).code == 0
-    assert _pages(outside / "site") == _pages(outside / "cold-site")
-
-
 def _papers_and_claims(project: ProjectBuilder, count: int) -> Path:
     """``count`` papers and as many claims, each citing its paper and naming the next claim and
     a paper in its body, written long ago (``_age_all``); the project's root."""
@@ -873,42 +641,6 @@ def _age_all(root: Path) -> None:
     for folder, _dirs, files in os.walk(root):
         for name in files:
             os.utime(os.path.join(folder, name), ns=(SEED_OF_TIME, SEED_OF_TIME))
-
-
-def test_render_stats_each_entry_file_once_and_an_edit_meanwhile_shows_at_the_next_render(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``render`` takes the entry files' states for its snapshot before opening the project and
-    hands them to the entry cache (``Inputs.stats``, ``EntryCache.use``), which does not stat
-    them again: a file edited after the snapshot was taken is rendered as the snapshot saw it
-    (what the entry cache kept), and the next render, whose snapshot sees the edit, renders it
-    as a cold render does."""
-    import recordtool.render.snapshot as render_snapshot
-
-    walk = Walk(tmp_path / "project", 11)
-    root = walk.root
-    pages = root / "record" / "pages"
-    assert invoke("render", "--root", str(root)).code == 0
-    path = next(p for p in walk.files() if p.stem.startswith("NOTE-"))
-    page = pages / f"{path.stem}.md"
-    real = render_snapshot._take
-
-    def then_edited(*args: object, **kwargs: object) -> object:
-        inputs = real(*args, **kwargs)  # type: ignore[arg-type]
-        walk.set_field(path, "title", "Edited after the snapshot")
-        return inputs
-
-    monkeypatch.setattr(render_snapshot, "_take", then_edited)
-    other = next(p for p in walk.files() if p.stem.startswith("LIT-"))
-    walk.set_field(other, "title", "Edited before the snapshot")  # (else nothing changed: no render)
-    assert invoke("render", "--root", str(root)).code == 0
-    assert b"Edited before the snapshot" in (pages / f"{other.stem}.md").read_bytes()
-    assert b"Edited after the snapshot" not in page.read_bytes()  # as the snapshot found it: not stat-ed again
-    monkeypatch.undo()
-    assert invoke("render", "--root", str(root)).code == 0
-    assert b"Edited after the snapshot" in page.read_bytes()
-    cold = _cold_copy(root, tmp_path / "cold")
-    assert invoke("render", "--root", str(cold), "--no-cache").code == 0
-    assert _pages(pages) == _pages(cold / "record" / "pages")
 
 
 def test_stats_taken_before_the_entry_cache_opened_count_as_racy_from_when_they_were_taken(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from recordtool.render import escape
 from recordtool.render.evidence import verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, begins_list, block, block_tail, fill, inline, unpack
+from recordtool.render.prose import Style, block, block_tail, inline
 from recordtool.render.sitemap import (
     INDEX,
     WANTED,
@@ -55,10 +55,7 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     if isinstance(entry, Theory):
         statement, tail = block_tail(entry.statement, style)
         lines += ["", "## Statement", "", statement]
-    packed = ctx.project.graph.composed.get(entry_id)  # from the parse that found its mentions
-    body = fill(unpack(packed, entry.body), style) if packed is not None else None
-    if body is None or (tail is not None and begins_list(body, tail)):
-        body = block(entry.body, style, after=tail)
+    body = block(entry.body, style, after=tail)
     if body:
         lines += ["", body]
     if isinstance(entry, Theory):
