@@ -449,10 +449,12 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     Each page shows the entry's properties, typed citations both ways, a graph view, its
     body with every id linked, and its backlinks; a claim's page shows its verdict and the
     evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed. A file recordtool did not write is never written over (render names
-    it and writes nothing). With --site, also the configuration of a static site made of the
-    pages (MkDocs with the Material theme). Exits 0 when done, 1 when --check finds a broken
-    link (each printed as page:line), 2 on a usage error (or such a file), 130 on Ctrl-C.
+    entries are removed, while an entry whose file is there but does not load keeps its last
+    page, marked stale on the index page. A file recordtool did not write is never written
+    over (render names it and writes nothing). With --site, also the configuration of a
+    static site made of the pages (MkDocs with the Material theme). Exits 0 when done, 1 when
+    --check finds a broken link (each printed as page:line) or an entry file does not load,
+    2 on a usage error (or such a file), 130 on Ctrl-C.
     """
     from recordtool.render.site import render as render_site
     from recordtool.render.write import RenderError
@@ -492,6 +494,14 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         echo(f"site: mkdocs build -f {config.relative(site_config)} --strict")
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
+    if report.unloaded:  # (each file's error said above: ``_report_errors``)
+        count = len(report.unloaded)
+        kept = (f"; {'its page is' if count == 1 else 'their pages are'} kept as the last render wrote "
+                f"{'it' if count == 1 else 'them'}, marked stale on the index page" if report.stale else "")
+        echo(f"error: {count} entry file{'s' if count != 1 else ''} {'does' if count == 1 else 'do'} not load "
+             f"({some(sorted(report.unloaded), 5)}){kept}; fix {'it' if count == 1 else 'them'} and render again",
+             err=True)
+    if report.broken or report.unloaded:
         sys.exit(1)
 
 

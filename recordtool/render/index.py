@@ -75,7 +75,19 @@ def dashboard(ctx: Context) -> str:
     lines += ["", "## Wanted", ""]
     lines.append(f"[{len(wanted)} ids]({relative(page, WANTED)}) are mentioned but not in the record."
                  if wanted else f"Every id mentioned is in the record ([wanted]({relative(page, WANTED)})).")
+    lines += _stale(ctx)
     return "\n".join(lines) + "\n"
+
+
+def _stale(ctx: Context) -> list[str]:
+    """The dashboard's list of the pages kept stale: their entries' files do not load now."""
+    if not ctx.stale:
+        return []
+    lines = ["", "## Stale pages", "", "The files of these entries do not load now: their pages are as the last render "
+             "that could read them wrote them. Fix each file and render again.", ""]
+    lines += [f"- [{entry_id}]({relative(INDEX, entry_page(entry_id))}) ⚠️ stale: {escape.line(why)}"
+              for entry_id, why in sorted(ctx.stale.items(), key=lambda item: id_sort_key(item[0]))]
+    return lines
 
 
 def _claim_line(ctx: Context, claim: str, row: Row, state: str) -> str:

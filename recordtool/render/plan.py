@@ -1,12 +1,12 @@
-"""Planning the site: every page, the key of what it shows, and how to compose it.
+"""Planning the site: every page, which pages may have changed, and how to compose them.
 
 ``plan_site`` lists the pages (one per entry, the index pages) and the figures to copy;
 ``Plan.compose`` composes one page (pure: the same project and statuses give the same bytes,
-no clock, no disk but the figures' captions). ``page_keys`` gives each entry's page a key, a
-hash of everything the page shows: a render composes again only the pages whose key is not the
-one it kept for the file as written (``recordtool.render.write``), as mkdocs rebuilds only the
-pages whose files are modified. The index pages list the whole record: they are composed on
-every render, which costs a small share of composing the entries' pages.
+no clock, no disk but the figures' captions). Which entries' pages to compose again, as mkdocs
+rebuilds only the pages whose files are modified: the entries whose face changed (``faces``:
+their file, state or status), and the pages that show one of them (``shows``, kept from the
+render that wrote each page: ``dirty``). The index pages list the whole record: they are
+composed on every render, which costs a small share of composing the entries' pages.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from recordtool import snapshot
-from recordtool.render import index, page
+from recordtool.render import index, page, sitemap
 from recordtool.render.figures import caption
 from recordtool.render.sitemap import Context, entry_page, figure_file
 
@@ -26,15 +25,9 @@ if TYPE_CHECKING:
     from recordtool.record.project import Project
     from recordtool.verify.verdict import ClaimStatus
 
-# Distributions whose version can change what a page says (parsing YAML and Markdown).
-RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
-
-
 def code_version() -> str:
-    """A hash of recordtool's own code, its version, Python's and those of the packages that
-    parse and load the record: part of every page's key, so that new code composes every page
-    again (and rewrites only those whose bytes changed)."""
-    return snapshot.code_version(RENDER_DEPENDENCIES)
+    """``sitemap.code_version``: in every page's key."""
+    return sitemap.code_version()
 
 
 @dataclass(slots=True)
@@ -89,37 +82,66 @@ def plan_site(ctx: Context) -> Plan:
     return Plan(ctx, sorted([*owners, *indexes]), owners, sorted(indexes), dict(sorted(assets.items())))
 
 
-def page_keys(plan: Plan) -> dict[str, str]:
-    """The key of each entry's page: a hash of everything the page shows.
+class Shown(NamedTuple):
+    """What a render keeps of an entry's page: the size and time of its file as written, and
+    the ids the page shows (``shows``). A NamedTuple: read back from the store for every page."""
 
-    That is the entry itself (its id, its file's path and hash, its state), what the page says
-    of its status (its ``repr``, and the titles and captions of its figures), each neighbour
-    (an entry it cites or mentions, or that cites or mentions it: by its id, file and state,
-    which fix its title, citations and mentions; an id not in the record by its id alone), and
-    whether each id named by a sentence quoted from a backlink is in the record. The output
-    folder, the configuration's relations and kinds, and recordtool's code are in every key."""
-    ctx = plan.context
+    stat: tuple[int, int]
+    shows: tuple[str, ...]
+
+
+def faces(ctx: Context) -> dict[str, str]:
+    """Each entry's face: a hash of what any page may show of it, as it is now. That is its id,
+    its file's path and hash (which fix its title, prose, citations and mentions), its state and
+    what its page says of its status (its ``repr``, and the titles and captions of its
+    figures); and what every page depends on: the output folder, the configuration's relations
+    and kinds, and recordtool's code. An entry's page is composed again when its entry's face
+    or the face of an id it shows changes (``dirty``)."""
     project = ctx.project
-    record, graph, config = project.record, project.graph, project.config
-    entries, places, states = record.entries, record.places, ctx.states
+    record, config = project.record, project.config
+    places, states = record.places, ctx.states
     shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(config.relations.items()),
                    [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
-    faces = {i: f"{i} {where.path} {where.digest} {states.get(i)}" for i, where in places.items() if i in entries}
     said = _status_said(ctx)
+    return {i: hashlib.blake2b(f"{shared}\0{i} {places[i].path} {places[i].digest} {states.get(i)} {said.get(i, '')}"
+                               .encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+            for i in record.entries}
+
+
+def shows(ctx: Context, entry_id: str) -> tuple[str, ...]:
+    """The ids whose face (``faces``) ``entry_id``'s page shows, whether in the record or not:
+    each entry it cites or mentions, or that cites or mentions it, and each id named by a
+    sentence it quotes from a backlink (linked or not, as the id is in the record or not)."""
+    graph = ctx.project.graph
+    near = {cited for cited, _relation in ctx.project.record.cites(entry_id)}
+    near.update(m.target for m in graph.mentions_out.get(entry_id, ()))
+    for sources in graph.cited_by.get(entry_id, {}).values():
+        near.update(sources)
     findall = ctx.pattern.findall
-    keys: dict[str, str] = {}
-    for rel, entry_id in plan.owners.items():
-        near = {cited for cited, _relation in record.cites(entry_id)}
-        near.update(m.target for m in graph.mentions_out.get(entry_id, ()))
-        for sources in graph.cited_by.get(entry_id, {}).values():
-            near.update(sources)
-        parts = [shared, faces[entry_id], said.get(entry_id, "")]
-        for mention in graph.mentions_in.get(entry_id, ()):
-            near.add(mention.source)
-            parts += [i if i in entries else f"!{i}" for i in findall(mention.sentence)]
-        parts += sorted(faces.get(i, f"!{i}") for i in near)
-        keys[rel] = _hash(parts)
-    return keys
+    for mention in graph.mentions_in.get(entry_id, ()):
+        near.add(mention.source)
+        near.update(findall(mention.sentence))
+    near.discard(entry_id)
+    return tuple(sorted(near))
+
+
+def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> set[str]:
+    """The entries whose page may show something else than when it was written: given each
+    entry's face ``now`` and, for each entry's page kept, its entry's face then and what it
+    showed then. That is each entry whose face changed (or that is new), each page that showed
+    an id whose face changed (an entry edited, added or deleted), and each entry that a changed
+    entry cites or mentions now (the page shows it as a backlink)."""
+    changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
+    changed.update(i for i in kept if i not in now)
+    found = {i for i in changed if i in now}
+    for entry_id, (_face, shown) in kept.items():
+        if entry_id in now and not changed.isdisjoint(shown.shows):
+            found.add(entry_id)
+    graph, record = ctx.project.graph, ctx.project.record
+    for entry_id in changed & now.keys():
+        found.update(cited for cited, _relation in record.cites(entry_id) if cited in now)
+        found.update(m.target for m in graph.mentions_out.get(entry_id, ()) if m.target in now)
+    return found
 
 
 def _status_said(ctx: Context) -> dict[str, str]:
@@ -132,14 +154,6 @@ def _status_said(ctx: Context) -> dict[str, str]:
             figures = [caption(ctx, figure) for figure in status.verdict.figures] if status.verdict else []
             said[claim] = f"{status!r} {figures!r}"
     return said
-
-
-def _hash(parts: list[str]) -> str:
-    hasher = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        hasher.update(part.encode("utf-8", "surrogatepass"))
-        hasher.update(b"\0")
-    return hasher.hexdigest()
 
 
 def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:

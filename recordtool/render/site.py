@@ -9,12 +9,13 @@ one render that composes every page and still writes only those whose bytes chan
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import recordtool
-from recordtool.render import linkcheck
+from recordtool.render import manifest
 from recordtool.render.plan import context, plan_site
+from recordtool.render.sitemap import FIGURES, entry_page
 from recordtool.render.write import check_output_folder, write_site
 from recordtool.store import Store
 from recordtool.verify.status import assess
@@ -40,6 +41,9 @@ class RenderReport:
     broken: list[BrokenLink] | None = None  # None when links were not checked
     errors: int = 0  # problems of the record (entries that could not be loaded)
     refused: list[str] = field(default_factory=list)  # figures not copied, and why
+    # entries whose file is there but does not load: id -> the file's first error
+    unloaded: dict[str, str] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)  # the pages of those kept as they were
 
     def summary(self, where: str) -> str:
         return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
@@ -58,15 +62,47 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     target = check_output_folder(config, out if out is not None else config.pages)
     if meter is not None:
         meter.stage("planning the pages")
-    plan = plan_site(context(project, statuses if statuses is not None else assess(project), target))
-    store = Store(config.cache, recordtool.__version__)
+    ctx = context(project, statuses if statuses is not None else assess(project), target)
+    unloaded = unloaded_entries(project)
+    written = manifest.read(target)
+    ctx.stale = {entry_id: why for entry_id, why in unloaded.items() if entry_page(entry_id) in written}
+    # A stale entry's page and figures stay, and while there is one, every tag's and kind's
+    # page that would go (its entry may be the one that listed it)
+    keep = [rel for rel in written for entry_id in ctx.stale
+            if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
+    if ctx.stale:
+        keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
+    store = ctx.store = Store(config.cache, recordtool.__version__)
     try:
-        report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, meter=meter)
+        plan = plan_site(ctx)
+        report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)
     finally:
         store.close()
     broken = None
     if check:
+        from recordtool.render import (
+            linkcheck,  # (only here: its parser costs a render without --check a tenth of a second)
+        )
+
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
         broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
     return RenderReport(target, len(project.record.entries), len(plan.pages), report.written, report.unchanged,
-                        report.removed, report.missing, broken, len(project.errors), report.refused)
+                        report.removed, report.missing, broken, len(project.errors), report.refused, unloaded,
+                        sorted(entry_page(entry_id) for entry_id in ctx.stale))
+
+
+def unloaded_entries(project: Project) -> dict[str, str]:
+    """The entries whose file is there but does not load (its id: the file's name), each with
+    the file's first error. Their pages are never removed: only an entry whose file is gone
+    loses its page."""
+    config = project.config
+    folders = tuple(f"{config.relative(config.record / kind.folder)}/" for kind in config.kinds.values())
+    found: dict[str, str] = {}
+    for problem in project.errors:
+        path = PurePosixPath(problem.path)
+        if path.suffix not in (".yaml", ".yml") or not problem.path.startswith(folders):
+            continue
+        entry_id = path.stem
+        if entry_id not in project.record.entries and entry_id not in found and (config.root / path).is_file():
+            found[entry_id] = str(problem)
+    return found

@@ -1,13 +1,13 @@
 """Writing the site: the pages that may have changed composed, and every file written
 atomically, only when its bytes differ from the file there.
 
-``write_site`` decides which pages to compose from their keys (``plan.page_keys``): a page is
-left as it is when the store keeps, under its key now, the size and time of its file as
-written, and the file is still so (the one rule of ``recordtool.store``; in the table
-``PAGES``, by the file's path). Every other page is composed (the entries' pages shared by
-forked workers when they are many: ``recordtool.parallel.map_items``) and written when its
-bytes differ; the index pages are composed every time. A figure is copied again when its
-source or its copy is not as the last render left them. The files recordtool wrote before and
+``write_site`` decides which entries' pages to compose (``plan.dirty``) from what the store
+keeps of each page written (in the table ``PAGES``, by the file's path: its entry's face then,
+the size and time of the file as written, and the ids it shows): the pages whose entry or an id
+they show changed since, and those whose file is not as written. Those are composed (shared by
+forked workers when they are many: ``recordtool.parallel.map_items``) and written when their
+bytes differ; the index pages are composed every time. A figure is copied again when its source
+or its copy is not as the last render left them (the table ``FILES``). The files recordtool wrote before and
 no longer writes are removed: only files the manifest lists (``recordtool.render.manifest``),
 and never the page of an entry whose file is there but does not load (``keep``). Nothing is
 written outside the output folder, which may not be the project root or one of the record's
@@ -28,7 +28,7 @@ from recordtool.atomic import sweep, temporary_name
 from recordtool.record.confine import Refused, read_inside, refused
 from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
-from recordtool.render.plan import Plan, page_keys
+from recordtool.render.plan import Plan, Shown, dirty, faces, shows
 from recordtool.safetext import some
 from recordtool.snapshot import stat_file
 
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.store import Store
 
-PAGES = "pages"  # the store's table: a file's path -> (the key of its inputs, its (size, mtime_ns) as written)
+PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
+FILES = "files"  # and a figure copied (its path) -> (its source's path, size and time, its (size, mtime_ns))
 PARALLEL_MIN = 200  # pages to compose; below this a pool costs more than it saves
 
 
@@ -127,26 +128,42 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     folders = _Folders(base)
     old = manifest.read(Path(base))
     listed = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
-    keys = page_keys(plan)
-    paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}
-    kept = {} if fresh else store.get_many(PAGES, {paths[rel]: key for rel, key in keys.items()})
-    todo = [rel for rel in plan.pages if kept.get(paths[rel]) is None or stat_file(paths[rel]) != list(kept[paths[rel]])]
+    paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}  # (to stat; written through ``inside``)
+    now = faces(plan.context)
+    mine = base + "\0"  # (the keys of this folder's pages in ``PAGES``: the folder and the entry's id)
+    kept = {key[len(mine):]: found for key, found in store.items(PAGES).items() if key.startswith(mine)}
+    todo = _todo(plan, paths, kept, now, fresh)
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
     done = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
     done.update((rel, _put(folders, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
-    rows = [(paths[rel], keys[rel], put.stat) for rel, put in done.items() if rel in keys]
-    rows += _copy_figures(plan, folders, root, store, fresh, report, done)
+    shown = [(mine + plan.owners[rel], now[plan.owners[rel]], Shown(put.stat, shows(plan.context, plan.owners[rel])))
+             for rel, put in done.items() if rel in plan.owners]
+    copied = _copy_figures(plan, folders, root, store, fresh, report, done)
     _count(report, done)
     gone = sorted(old - {*plan.pages, *plan.assets} - set(keep))
     _remove(folders, gone, report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
     if files != listed or not os.path.exists(os.path.join(base, MANIFEST)):
         manifest.write(Path(base), files)
-    store.put_many(PAGES, rows, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
+    store.put_many(PAGES, shown, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
+    store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
     return report
+
+
+def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]], now: dict[str, str],
+          fresh: bool) -> list[str]:
+    """The pages to compose: the entries' pages that may have changed (``plan.dirty``, given
+    each entry's face ``now`` and what was ``kept`` of each page written) or whose file is not
+    as written, and the index pages; every page when ``fresh``."""
+    if fresh:
+        return list(plan.pages)
+    owners = plan.owners
+    changed = dirty(plan.context, now, kept)
+    return [rel for rel in plan.pages if rel not in owners or owners[rel] in changed
+            or stat_file(paths[rel]) != list(kept[owners[rel]][1].stat)]
 
 
 def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Put]:
@@ -177,7 +194,7 @@ def _copy_figures(plan: Plan, folders: _Folders, root: Path, store: Store, fresh
     for rel, source in plan.assets.items():
         stat = stat_file(os.path.join(root, source))
         keys[folders.inside(rel)] = f"{source} {stat}"
-    kept = {} if fresh else store.get_many(PAGES, keys)
+    kept = {} if fresh else store.get_many(FILES, keys)
     rows = []
     for (rel, source), (path, key) in zip(plan.assets.items(), keys.items(), strict=True):
         stat = kept.get(path)

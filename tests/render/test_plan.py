@@ -1,4 +1,4 @@
-"""Page keys: a page is composed again exactly when what it shows may have changed."""
+"""Which pages a render composes: exactly those that may show something else now."""
 
 from __future__ import annotations
 
@@ -73,15 +73,15 @@ def test_index_pages_follow_what_they_list(project: ProjectBuilder) -> None:
     assert not (project.root / "record" / "pages" / "tags" / "beta.md").exists()
 
 
-def test_a_claims_key_follows_what_its_page_shows_of_its_status(project: ProjectBuilder) -> None:
-    """The key of a claim's page changes with its state, its reasons and its dependencies; an
-    equal status gives the same key."""
+def test_a_claims_face_follows_what_its_page_shows_of_its_status(project: ProjectBuilder) -> None:
+    """A claim's face changes with its state, its reasons and its dependencies; an equal status
+    gives the same face."""
     small_record(project)
     record = open_project(root=project.root)
     claim = "THEORY-1"
 
     def key(status: ClaimStatus) -> str:
-        return plan.page_keys(plan.plan_site(plan.context(record, statuses(record, THEORY_1=status))))[f"{claim}.md"]
+        return plan.faces(plan.context(record, statuses(record, THEORY_1=status)))[claim]
 
     shown = [ClaimStatus(claim, "unchecked", None), ClaimStatus(claim, "stale", None),
              ClaimStatus(claim, "stale", None, reasons=["statement changed"]),
@@ -93,7 +93,7 @@ def test_a_claims_key_follows_what_its_page_shows_of_its_status(project: Project
     assert key(ClaimStatus(claim, "stale", None, reasons=["statement changed"])) == keys[2]
 
 
-def test_each_output_folder_keeps_its_own_page_keys(project: ProjectBuilder, tmp_path: Path,
+def test_each_output_folder_keeps_what_its_pages_show(project: ProjectBuilder, tmp_path: Path,
                                                      composed: list[str]) -> None:
     """A render into another folder (``render -o``) keeps its page keys apart: back in the
     usual folder, an edit composes only the pages that may have changed."""

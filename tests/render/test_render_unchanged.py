@@ -107,16 +107,19 @@ def test_unchanged_render_says_unchanged(project: ProjectBuilder) -> None:
 @pytest.mark.parametrize("broken", [1, 7])
 def test_every_render_says_the_records_errors(project: ProjectBuilder, broken: int) -> None:
     """Entries with errors are left out of the pages, which a render says on stderr, each
-    error with its place (the first five) and how many there are; with nothing changed it
-    says exactly that again."""
+    error with its place (the first five) and how many there are, then which entry files do
+    not load (exit 1); with nothing changed it says exactly that again."""
     small_record(project)
     for n in range(broken):
         project.add(f"NOTE-{50 + n}", "title: T\ntitel: U\n")
     root = str(project.root)
     code, _out, said = run("render", "--root", root)
-    assert said.count(": error: ") == min(broken, 5)
-    assert said.splitlines()[-1] == (f"warning: {broken} error{'s' if broken > 1 else ''} in the record"
+    assert code == 1 and said.count(": error: ") == min(broken, 5)
+    assert said.splitlines()[-2] == (f"warning: {broken} error{'s' if broken > 1 else ''} in the record"
                                      f"{' (2 more not shown)' if broken > 5 else ''}; run `recordtool validate`")
+    ids = ", ".join(f"NOTE-{50 + n}" for n in range(min(broken, 5))) + (" and 2 more" if broken > 5 else "")
+    assert said.splitlines()[-1] == (f"error: {broken} entry file{'s do' if broken > 1 else ' does'} not load ({ids}); "
+                                     f"fix {'them' if broken > 1 else 'it'} and render again")
     again = run("render", "--root", root)
     assert again[2] == said and again[0] == code
 
