@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool.render import index, page, sitemap
 from recordtool.render.figures import caption
+from recordtool.render.rows import rows
 from recordtool.render.sitemap import Context, entry_page, figure_file
 
 if TYPE_CHECKING:
@@ -83,11 +84,22 @@ def plan_site(ctx: Context) -> Plan:
 
 
 class Shown(NamedTuple):
-    """What a render keeps of an entry's page: the size and time of its file as written, and
-    the ids the page shows (``shows``). A NamedTuple: read back from the store for every page."""
+    """What a render keeps of an entry's page, as it composed it: the size and time of its file
+    as written, the ids the page shows (``shows``), and what other pages showed of the entry
+    (``seen``) and what the index pages did (``listed``). A NamedTuple: read back from the
+    store for every page."""
 
     stat: tuple[int, int]
     shows: tuple[str, ...]
+    seen: str
+    listed: str
+
+
+class Dirty(NamedTuple):
+    """What a render composes again: the entries' pages (by id), and whether the index pages."""
+
+    entries: set[str]
+    indexes: bool
 
 
 def faces(ctx: Context) -> dict[str, str]:
@@ -97,15 +109,26 @@ def faces(ctx: Context) -> dict[str, str]:
     figures); and what every page depends on: the output folder, the configuration's relations
     and kinds, and recordtool's code. An entry's page is composed again when its entry's face
     or the face of an id it shows changes (``dirty``)."""
-    project = ctx.project
-    record, config = project.record, project.config
+    record = ctx.project.record
     places, states = record.places, ctx.states
-    shared = repr((code_version(), ctx.out, ctx.verdicts, sorted(config.relations.items()),
-                   [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
+    shared = _shared(ctx)
     said = _status_said(ctx)
-    return {i: hashlib.blake2b(f"{shared}\0{i} {places[i].path} {places[i].digest} {states.get(i)} {said.get(i, '')}"
-                               .encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return {i: _hash(f"{shared}\0{i} {places[i].path} {places[i].digest} {states.get(i)} {said.get(i, '')}")
             for i in record.entries}
+
+
+def index_key(ctx: Context) -> str:
+    """What the index pages show beyond what each entry's ``listed`` says: what every page
+    depends on (``faces``), and the pages kept stale."""
+    return _hash(f"{_shared(ctx)}\0{sorted(ctx.stale.items())!r}")
+
+
+def _shared(ctx: Context) -> str:
+    """What every page depends on: the output folder, the configuration's relations and kinds,
+    and recordtool's code."""
+    config = ctx.project.config
+    return repr((code_version(), ctx.out, ctx.verdicts, sorted(config.relations.items()),
+                 [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
 
 
 def shows(ctx: Context, entry_id: str) -> tuple[str, ...]:
@@ -125,23 +148,48 @@ def shows(ctx: Context, entry_id: str) -> tuple[str, ...]:
     return tuple(sorted(near))
 
 
-def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> set[str]:
-    """The entries whose page may show something else than when it was written: given each
-    entry's face ``now`` and, for each entry's page kept, its entry's face then and what it
-    showed then. That is each entry whose face changed (or that is new), each page that showed
-    an id whose face changed (an entry edited, added or deleted), and each entry that a changed
-    entry cites or mentions now (the page shows it as a backlink)."""
+def seen(ctx: Context, entry_id: str) -> str:
+    """A hash of what other entries' pages show of ``entry_id``: its title, state, citations
+    and mentions (their sentences are quoted as backlinks)."""
+    mentions = [(m.target, m.field, m.sentence) for m in ctx.project.graph.mentions_out.get(entry_id, ())]
+    return _hash(repr((ctx.title(entry_id), ctx.states.get(entry_id), ctx.project.record.cites(entry_id), mentions)))
+
+
+def listed(ctx: Context, entry_id: str) -> str:
+    """A hash of what the index pages show of ``entry_id``: its row, its state and status, a
+    claim's citations (``graph.md``), and its mentions of ids not in the record (``wanted.md``)."""
+    record, entries = ctx.project.record, ctx.project.record.entries
+    row = rows(ctx)[entry_id]
+    wanted = [(m.target, m.field, m.sentence) for m in ctx.project.graph.mentions_out.get(entry_id, ())
+              if m.target not in entries]
+    return _hash(repr((row, ctx.states.get(entry_id), ctx.statuses.get(entry_id),
+                       record.cites(entry_id) if row.claim else (), wanted)))
+
+
+def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> Dirty:
+    """What may show something else than when it was written, given each entry's face ``now``
+    and, for each entry's page kept, its entry's face then and ``Shown``. The pages of the
+    entries whose face changed (or that are new); where what other pages show of such an entry
+    changed (``seen``; it came or went), the pages that showed it and those of the entries it
+    cites or mentions now (they show it as a backlink); and the index pages when what they show
+    of a changed entry changed (``listed``; it came or went)."""
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
-    changed.update(i for i in kept if i not in now)
-    found = {i for i in changed if i in now}
+    gone = {i for i in kept if i not in now}
+    reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone
+    found = set(changed)
     for entry_id, (_face, shown) in kept.items():
-        if entry_id in now and not changed.isdisjoint(shown.shows):
+        if entry_id in now and not reshown.isdisjoint(shown.shows):
             found.add(entry_id)
     graph, record = ctx.project.graph, ctx.project.record
-    for entry_id in changed & now.keys():
+    for entry_id in reshown - gone:
         found.update(cited for cited, _relation in record.cites(entry_id) if cited in now)
         found.update(m.target for m in graph.mentions_out.get(entry_id, ()) if m.target in now)
-    return found
+    indexes = bool(gone) or any(i not in kept or kept[i][1].listed != listed(ctx, i) for i in changed)
+    return Dirty(found, indexes)
+
+
+def _hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _status_said(ctx: Context) -> dict[str, str]:

@@ -28,7 +28,7 @@ from recordtool.atomic import sweep, temporary_name
 from recordtool.record.confine import Refused, read_inside, refused
 from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
-from recordtool.render.plan import Plan, Shown, dirty, faces, shows
+from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
 from recordtool.snapshot import stat_file
 
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from recordtool.store import Store
 
 PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
-FILES = "files"  # and a figure copied (its path) -> (its source's path, size and time, its (size, mtime_ns))
+# and an index page or a figure copied (its path) -> (``plan.index_key``, or its source's path,
+# size and time; its (size, mtime_ns) as written)
+FILES = "files"
 PARALLEL_MIN = 200  # pages to compose; below this a pool costs more than it saves
 
 
@@ -117,8 +119,8 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
                keep: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write what may
     have changed, copy the figures, remove what recordtool wrote before and no longer writes
-    (but the files of ``keep``), keep the manifest. ``store``: where the pages' keys are kept;
-    ``fresh``: trust none of them (compose every page). ``jobs``: how many processes may
+    (but the files of ``keep``), keep the manifest. ``store``: where what each page showed is
+    kept; ``fresh``: trust none of it (compose every page). ``jobs``: how many processes may
     compose pages (None: every core). ``meter``: the command's progress line."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
@@ -127,26 +129,29 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
         sweep(folder)
     folders = _Folders(base)
     old = manifest.read(Path(base))
-    listed = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
+    on_disk = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
+    ctx = plan.context
     paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}  # (to stat; written through ``inside``)
-    now = faces(plan.context)
+    now, indexed = faces(ctx), index_key(ctx)
     mine = base + "\0"  # (the keys of this folder's pages in ``PAGES``: the folder and the entry's id)
     kept = {key[len(mine):]: found for key, found in store.items(PAGES).items() if key.startswith(mine)}
-    todo = _todo(plan, paths, kept, now, fresh)
+    todo = list(plan.pages) if fresh else _todo(plan, paths, kept, now, store.get_many(
+        FILES, {paths[rel]: indexed for rel in plan.indexes}))
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
     done = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
     done.update((rel, _put(folders, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
-    shown = [(mine + plan.owners[rel], now[plan.owners[rel]], Shown(put.stat, shows(plan.context, plan.owners[rel])))
-             for rel, put in done.items() if rel in plan.owners]
+    shown = [(mine + entry_id, now[entry_id], Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id),
+                                                    listed(ctx, entry_id)))
+             for rel, put in done.items() if (entry_id := plan.owners.get(rel)) is not None]
     copied = _copy_figures(plan, folders, root, store, fresh, report, done)
+    copied += [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     _count(report, done)
-    gone = sorted(old - {*plan.pages, *plan.assets} - set(keep))
-    _remove(folders, gone, report)
+    _remove(folders, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
-    if files != listed or not os.path.exists(os.path.join(base, MANIFEST)):
+    if files != on_disk or not os.path.exists(os.path.join(base, MANIFEST)):
         manifest.write(Path(base), files)
     store.put_many(PAGES, shown, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
     store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
@@ -154,16 +159,19 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
 
 
 def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]], now: dict[str, str],
-          fresh: bool) -> list[str]:
-    """The pages to compose: the entries' pages that may have changed (``plan.dirty``, given
-    each entry's face ``now`` and what was ``kept`` of each page written) or whose file is not
-    as written, and the index pages; every page when ``fresh``."""
-    if fresh:
-        return list(plan.pages)
+          indexes: dict[str, tuple[int, int]]) -> list[str]:
+    """The pages to compose: the entries' pages that may show something else now
+    (``plan.dirty``, given each entry's face ``now`` and what was ``kept`` of each page
+    written) or whose file is not as written, and the index pages when they may show something
+    else or one of their files is not as written (``indexes``: their (size, time) as written,
+    kept under the ``index_key`` now)."""
     owners = plan.owners
-    changed = dirty(plan.context, now, kept)
-    return [rel for rel in plan.pages if rel not in owners or owners[rel] in changed
-            or stat_file(paths[rel]) != list(kept[owners[rel]][1].stat)]
+    found = dirty(plan.context, now, kept)
+    todo = [rel for rel, entry_id in owners.items()
+            if entry_id in found.entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
+    if found.indexes or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
+        todo += plan.indexes
+    return sorted(todo)
 
 
 def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Put]:

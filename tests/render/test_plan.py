@@ -40,24 +40,47 @@ def test_a_body_edit_writes_the_entrys_page_and_the_page_that_quotes_it(project:
     assert written == ["LIT-1.md", "NOTE-1.md"]  # NOTE-1 quotes the sentence that mentions it
 
 
-def test_an_edit_composes_the_entrys_page_and_its_neighbours_and_writes_what_changed(
+def test_an_edit_of_prose_that_mentions_nothing_composes_the_entrys_own_page_only(
         project: ProjectBuilder, composed: list[str]) -> None:
-    """An edit composes the edited entry's page and its neighbours' (what they show of it may
-    have changed) and no other; of those, only the pages whose bytes changed are written."""
+    """A neighbour's page shows of an entry its title, state, citations and mentions
+    (``plan.seen``), not the rest of its prose: an edit there composes the entry's own page,
+    not its neighbours'; an edit of a sentence that mentions an id composes them all, and
+    writes the one that quotes it. Nothing changed: nothing composed."""
     small_record(project)
     record = open_project(root=project.root)
     render(record, statuses=statuses(record))
     composed.clear()
     # NOTE-1 cites LIT-1 and mentions THEORY-1 (THEORY-2 only in code, which is not a mention)
     assert _edit(project, "NOTE-1", "`THEORY-2` in code.", "`THEORY-2` in a code span.") == ["NOTE-1.md"]
-    assert sorted(composed) == ["LIT-1", "NOTE-1", "THEORY-1"]
+    assert composed == ["NOTE-1"]
     composed.clear()
     assert _edit(project, "NOTE-1", "Its claim is THEORY-1.", "Its main claim is THEORY-1.") == [
         "NOTE-1.md", "THEORY-1.md"]  # THEORY-1's page quotes the sentence
+    assert sorted(composed) == ["LIT-1", "NOTE-1", "THEORY-1"]
     composed.clear()
     record = open_project(root=project.root)
     assert render(record, statuses=statuses(record)).written == []
     assert composed == []
+
+
+def test_index_pages_are_composed_when_what_they_show_changes(project: ProjectBuilder,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index pages are composed together, when what they show of an entry changed
+    (``plan.listed``), an entry came or went, or one of their files is not as written."""
+    from recordtool.render import index
+
+    record = small_record(project)
+    render(record, statuses=statuses(record))
+    made: list[str] = []
+    real = index.index_page
+    monkeypatch.setattr(index, "index_page", lambda ctx, path: made.append(path) or real(ctx, path))
+    _edit(project, "NOTE-1", "Read LIT-1 in full.", "Read LIT-1 in full, twice.")  # a body: none
+    assert made == []
+    _edit(project, "NOTE-1", "title: Notes on the paper", "title: Notes, revised")  # a title: all
+    assert len(made) == 8
+    made.clear()
+    (project.root / "record" / "pages" / "wanted.md").unlink()
+    assert _edit(project, "NOTE-1", "Notes, revised", "Notes, revised") == ["wanted.md"] and len(made) == 8
 
 
 def test_index_pages_follow_what_they_list(project: ProjectBuilder) -> None:
