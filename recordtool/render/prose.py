@@ -194,17 +194,6 @@ def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     return _inline(token.children or _NONE, 0, style, one_line, cell)[0]
 
 
-def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> str | None:
-    """The inline Markdown of the block opened at ``tokens[i]`` (a paragraph, a heading, a
-    table cell), written: its first child's children; None when it has no child."""
-    child = tokens[i + 1]
-    if child.nesting == 0:
-        return _run(child, style, one_line, cell)
-    if child.nesting == 1:  # not markdown-it's: the child's own children, as the tree held them
-        return _inline(tokens, i + 2, style, one_line, cell)[0]
-    return None
-
-
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
             after: str | None = None) -> tuple[list[str], int, str | None]:
     """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
@@ -218,22 +207,17 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
         token = tokens[i]
         kind = token.type
         listed = None  # the marker of the list this block is, if it is one
+        # (a paragraph, a heading and a table cell hold one inline token each)
         if kind == "paragraph_open":
-            child = tokens[i + 1]
-            if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
-                lines = _run(child, style, False, False).split("\n")
-                i += 3
-            else:
-                text = _first_inline(tokens, i, style, False, False)
-                lines = text.split("\n") if text is not None else []
-                i = _end(tokens, i)
+            lines = _run(tokens[i + 1], style, False, False).split("\n")
+            i += 3
             if lines == [""]:  # of white space alone, but not of spaces or tabs (a no-break space): kept
                 lines = ["\u00a0"]
         elif kind == "heading_open":
             level = max(int(token.tag[1:]), style.min_heading)
-            text = _first_inline(tokens, i, style, True, False) or ""
+            text = _run(tokens[i + 1], style, True, False)
             lines = ["#" * level + (" " + text if text else "")]
-            i = _end(tokens, i)
+            i += 3
         elif kind == "bullet_list_open" or kind == "ordered_list_open":
             lines, i, listed = _list(tokens, i, style, tail)
         elif kind == "blockquote_open":
@@ -294,14 +278,9 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     items: list[list[str]] = []
     i += 1
     source = tokens[i].markup if tokens[i].nesting != -1 else ""
-    while tokens[i].nesting != -1:
-        item = tokens[i]
-        if item.nesting == 1:
-            lines, i, _tail = _blocks(tokens, i + 1, style, tight)
-            i += 1
-        else:  # not markdown-it's: its children as blocks, as the tree held them
-            lines = _blocks(item.children or _NONE, 0, style, tight)[0]
-            i += 1
+    while tokens[i].nesting != -1:  # list_item_open ... list_item_close
+        lines, i, _tail = _blocks(tokens, i + 1, style, tight)
+        i += 1
         items.append(lines)
     char = list_marker(ordered, source, before, any(map(marker_alone, items)))
     out: list[str] = []
@@ -396,18 +375,11 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
         while tokens[i].nesting != -1:  # tr
             i += 1
             cells = []
-            while tokens[i].nesting != -1:  # th, td
-                cell = tokens[i]
-                child = tokens[i + 1]
-                if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
-                    cells.append(_run(child, style, True, True))
-                    end = i + 3
-                else:
-                    cells.append(_first_inline(tokens, i, style, True, True) or "")
-                    end = _end(tokens, i)
+            while tokens[i].nesting != -1:  # th, td: each an open, an inline and a close token
+                cells.append(_run(tokens[i + 1], style, True, True))
                 if head:
-                    aligns.append(str(cell.attrs.get("style", "")).removeprefix("text-align:"))
-                i = end
+                    aligns.append(str(tokens[i].attrs.get("style", "")).removeprefix("text-align:"))
+                i += 3
             rows.append(cells)
             i += 1
         i += 1
