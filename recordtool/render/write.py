@@ -21,7 +21,7 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name
@@ -59,8 +59,7 @@ class WriteReport:
     refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
 
 
-@dataclass(frozen=True, slots=True)
-class Put:
+class Put(NamedTuple):
     """A file put in place: its (size, mtime_ns) as it is now, and whether it was written."""
 
     stat: tuple[int, int]
@@ -139,13 +138,12 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
         FILES, {paths[rel]: indexed for rel in plan.indexes}))
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
-    done = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
+    composed = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
+    done = {rel: shown.put for rel, shown in composed.items()}
     done.update((rel, _put(folders, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
-    shown = [(mine + entry_id, now[entry_id], Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id),
-                                                    listed(ctx, entry_id)))
-             for rel, put in done.items() if (entry_id := plan.owners.get(rel)) is not None]
+    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
     copied = _copy_figures(plan, folders, root, store, fresh, report, done)
     copied += [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     _count(report, done)
@@ -153,7 +151,7 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
     if files != on_disk or not os.path.exists(os.path.join(base, MANIFEST)):
         manifest.write(Path(base), files)
-    store.put_many(PAGES, shown, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
+    store.put_many(PAGES, kept_now, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
     store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
     return report
 
@@ -174,15 +172,30 @@ def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]],
     return sorted(todo)
 
 
-def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Put]:
-    """Compose and put the entries' pages ``rels``: shared by forked workers when they are
-    many (each worker writes the pages it composes)."""
+class Composed(NamedTuple):
+    """An entry's page composed and put, and what to keep of it (``plan.Shown``)."""
 
-    def work(chunk: list[str]) -> list[Put]:
-        return [_put(folders, rel, plan.compose(rel).encode("utf-8")) for rel in chunk]
+    put: Put
+    kept: Shown
 
-    puts = parallel.map_items(work, rels, jobs=jobs) if len(rels) >= PARALLEL_MIN else work(rels)
-    return dict(zip(rels, puts, strict=True))
+
+def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Composed]:
+    """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
+    by forked workers when they are many (each worker writes the pages it composes)."""
+    ctx = plan.context
+    if len(rels) >= PARALLEL_MIN:
+        ctx.project.graph.backlinks(plan.owners[rels[0]])  # (the graph's indexes made here, not in each worker)
+
+    def work(chunk: list[str]) -> list[Composed]:
+        out = []
+        for rel in chunk:
+            entry_id = plan.owners[rel]
+            put = _put(folders, rel, plan.compose(rel).encode("utf-8"))
+            out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
+        return out
+
+    results = parallel.map_items(work, rels, jobs=jobs) if len(rels) >= PARALLEL_MIN else work(rels)
+    return dict(zip(rels, results, strict=True))
 
 
 def _count(report: WriteReport, done: dict[str, Put]) -> None:
