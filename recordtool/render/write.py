@@ -1,23 +1,24 @@
 """Writing the site: the pages that may have changed composed, and every file written
 atomically, only when its bytes differ from the file there.
 
-``write_site`` decides which entries' pages to compose (``plan.dirty``) from what the store
-keeps of each page written (in the table ``PAGES``, by the file's path: its entry's face then,
-the size and time of the file as written, and the ids it shows): the pages whose entry or an id
-they show changed since, and those whose file is not as written. Those are composed (shared by
-forked workers when they are many: ``recordtool.parallel.map_items``) and written when their
-bytes differ; the index pages are composed every time. A figure is copied again when its source
-or its copy is not as the last render left them (the table ``FILES``). The files recordtool wrote before and
-no longer writes are removed: only files the manifest lists (``recordtool.render.manifest``),
-and never the page of an entry whose file is there but does not load (``keep``). Nothing is
-written outside the output folder, which may not be the project root or one of the record's
-entry folders.
+``write_site`` decides which pages to compose (``plan.dirty``) from what the store keeps of
+each entry's page written (the table ``PAGES``: its entry's face then, the size and time of the
+file as written, the ids it showed, what other pages and the index pages showed of its entry)
+and of each index page (the table ``FILES``): the pages that may show something else now, and
+those whose file is not as written. Those are composed (the entries' pages shared by forked
+workers when they are many: ``recordtool.parallel.map_items``) and written when their bytes
+differ. A figure is copied again when its source or its copy is not as the last render left
+them (``FILES`` too). The files recordtool wrote before and no longer writes are removed: only
+files the manifest lists (``recordtool.render.manifest``), and never the page of an entry
+whose file is there but does not load (``keep``). Nothing is written outside the output
+folder, which may not be the project root or one of the record's entry folders.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
-from recordtool.snapshot import stat_file
+from recordtool.snapshot import RACY_NS, stat_file
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
@@ -212,14 +213,15 @@ def _copy_figures(plan: Plan, folders: _Folders, root: Path, store: Store, fresh
     """Copy each figure of ``plan`` whose source or copy is not as the last render left them
     (its key: the source's path, size and time), noting each in ``done``; the rows to keep."""
     keys: dict[str, str] = {}
+    recent = time.time_ns() - RACY_NS  # (a file changed since may change again unseen: read it)
     for rel, source in plan.assets.items():
         stat = stat_file(os.path.join(root, source))
-        keys[folders.inside(rel)] = f"{source} {stat}"
+        keys[folders.inside(rel)] = f"{source} {stat}" if stat is not None and stat[1] < recent else ""
     kept = {} if fresh else store.get_many(FILES, keys)
     rows = []
     for (rel, source), (path, key) in zip(plan.assets.items(), keys.items(), strict=True):
         stat = kept.get(path)
-        if stat is not None and stat_file(path) == list(stat):
+        if key and stat is not None and stat_file(path) == list(stat):
             done[rel] = Put(stat, False)
             continue
         why, data = read_figure(root, source, rel)
