@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import recordtool
-from recordtool.render import manifest
+from recordtool.render import linkcheck, manifest
 from recordtool.render.plan import context, plan_site
 from recordtool.render.sitemap import FIGURES, entry_page
 from recordtool.render.write import check_output_folder, write_site
@@ -80,10 +80,6 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
         store.close()
     broken = None
     if check:
-        from recordtool.render import (
-            linkcheck,  # (only here: its parser costs a render without --check a tenth of a second)
-        )
-
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
         broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
     return RenderReport(target, len(project.record.entries), len(plan.pages), report.written, report.unchanged,
