@@ -23,11 +23,8 @@ from recordtool.meter import Meter
 from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
-    from recordtool.record.cache import EntryCache
-    from recordtool.record.graph import Compose
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
-    from recordtool.snapshot import Stats
     from recordtool.verify.snapshot import Inputs
 
 _said: list[tuple[str, bool]] | None = None  # what a command has printed, while it is being kept
@@ -71,25 +68,17 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     _said = None
 
 
-def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
-          keep_later: bool = False, meter: Meter | None = None) -> Project:
-    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
-    ``compose``: what else to make of each body it parses (``build_graph``); without it, the few
-    bodies read after an edit are composed for render's pages all the same, and kept
-    (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
-    them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
-    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``),
-    else one of its own, on stderr and erased before this returns: every command that reads the
-    record shows what it is doing when reading takes a while (a cold run on a large record)."""
+def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True, meter: Meter | None = None) -> Project:
+    """The project, read with the store (``recordtool.store``) unless ``cache`` is off;
+    ``meter``: the command's progress line (``recordtool.meter``), else one of its own, on
+    stderr and erased before this returns: every command that reads the record shows what it
+    is doing when reading takes a while (a cold run on a large record)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
-    from recordtool.render.prose import compose_body
 
     with contextlib.nullcontext(meter) if meter is not None else Meter(sys.stderr) as shown:
         try:
-            return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                                keep_later=keep_later, compose_few=compose_body, meter=shown)
+            return open_project(root=root, jobs=jobs, cache=cache, meter=shown)
         except ConfigError as exc:
             raise click.UsageError(terminal(str(exc))) from None
 
@@ -109,7 +98,7 @@ jobs_option = click.option(
 no_cache_option = click.option(
     "--no-cache", is_flag=True,
     help="Read every entry file again instead of using what the last run kept in the cache folder "
-         "(.recordtool-cache/entries/) for the files unchanged since; the results are the same.",
+         "(.recordtool-cache/store.sqlite) for the files unchanged since; the results are the same.",
 )
 
 
@@ -461,7 +450,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     from recordtool.render.write import RenderError
 
     project: Project | None = None
-    opened = None
     try:
         # (a progress line on a terminal, erased before anything else is printed)
         with Meter(sys.stderr) as meter:
@@ -469,34 +457,16 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             # that is decided from file sizes and times, without opening the project. On a large
             # record a worker decides it, while this process reads the entry cache meanwhile.
             taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
-            # meanwhile, what opening the project needs: its modules, the entry cache
-            if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
-                from recordtool.record.project import open_entry_cache
-
-                opened = open_entry_cache(root)
-                if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
-                    from recordtool.render.site import reads_ahead
-
-                    for read in reads_ahead(opened, taking.found[1], taking.found[2]):
-                        if taking.answered():
-                            break
-                        read()
             inputs, report = taking.result()
             if report is not None and inputs is not None:
                 config = load_config(Path(inputs.root))
                 for line in report.errors_said:  # as the render that wrote the pages said it
                     echo(line, err=True)
             else:
-                from recordtool.render.prose import compose_body
-
                 outputs = inputs.outputs() if inputs is not None else None
                 if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
                     outputs.stat_ahead(inputs.out, jobs)
-                # each body parsed once, for its mentions and its page
-                project = _open(root, jobs, cache=not no_cache, compose=compose_body,
-                                stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
-                                opened=opened, keep_later=True,  # the entry cache written while pages are composed
-                                meter=meter)
+                project = _open(root, jobs, cache=not no_cache, meter=meter)
                 meter.erase()
                 _report_errors(project)
                 config = project.config
@@ -514,11 +484,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         sys.exit(_interrupted_code())
     except OSError as exc:
         _storage_error(exc, "cannot write the pages")
-    finally:
-        if opened is not None:  # (what was read ahead and not taken: nothing, once the pages are written)
-            from recordtool.record.cache import forget_ahead
-
-            forget_ahead()
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:

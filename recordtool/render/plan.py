@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import operator
 import os
 import time
@@ -232,11 +231,6 @@ def entry_keys_in_steps(ctx: Context, shared: str,
     elif kept.shared != shared:  # other code, configuration or output folder: every key afresh
         kept.clear(shared)
     else:
-        # Who cites or mentions an id is among the entries that watched it at the last render
-        # (each named then what it names now, unless its file changed since: ``kept.moved``),
-        # so the graph's indexes are worked out for the ids asked about only (``Graph.narrow``).
-        if not kept.fresh:  # (nothing kept from before: every entry's file counts as changed)
-            ctx.project.graph.narrow(lambda i: itertools.chain(kept.watched_by(i), kept.moved))
         todo = kept.stale(ctx, faces, said)
     # What the page shows of its neighbours enters its key as the sum of their hashes (a set
     # has no order to keep, and a sum of 128-bit hashes changes with any one of them): no

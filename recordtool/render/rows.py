@@ -273,7 +273,7 @@ def tags_in_use(ctx: Context) -> set[str]:
     entries' pages, not before the pages begin, when one process works alone)."""
     found: Listed | None = ctx.memo(LISTED).get("")
     record = ctx.project.record
-    if found is None and record.all_made():
+    if found is None:
         return {tag for entry in record.entries.values() for tag in entry.tags}
     return listed(ctx).tags()
 

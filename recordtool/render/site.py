@@ -14,10 +14,8 @@ bytes changed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +27,6 @@ from recordtool.render.write import check_output_folder, write_site
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
-    from recordtool.record.cache import EntryCache
     from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.render.linkcheck import BrokenLink
@@ -66,65 +63,48 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     ``inputs``: the snapshot of the inputs taken before ``project`` was opened
     (``snapshot_inputs``); when given (and ``statuses`` is not), the snapshot is kept for
     ``unchanged``. Without it, any snapshot in the output folder is removed. ``jobs``: how many
-    processes may compose and write pages (None: every core). What the entry cache has left to
-    keep of opening ``project`` (``open_project``'s ``keep_later``) is written while workers
-    compose pages, and in any case before this returns or raises (but on Ctrl-C). ``meter``:
+    processes may compose and write pages (None: every core). ``meter``:
     the command's progress line (``recordtool.meter``), told what it is doing.
     """
-    try:
-        result = _render(project, out, check, statuses, inputs, jobs, meter)
-    except Exception:  # (not on Ctrl-C: that stops at once) what the entry cache learnt is kept all the same
-        project.keep_cache()
-        raise
-    project.keep_cache()
-    return result
+    return _render(project, out, check, statuses, inputs, jobs, meter)
 
 
 def _render(project: Project, out: Path | None, check: bool, statuses: dict[str, ClaimStatus] | None,
             inputs: snapshot.Inputs | None, jobs: int | None, meter: Meter | None) -> RenderReport:
-    from recordtool.record.project import FREEZE_MIN, GcPause
-
     config = project.config
     folder = out if out is not None else config.pages
     target = check_output_folder(config, folder)
-    # Planning makes small objects for every entry that live until the pages are written (the
-    # statuses, the kept page keys, the rows): made without the cyclic collector going over
-    # them again and again (at 100,000 entries, 0.2 s of a render after one edit), and on a
-    # large record then kept out of its sight, as what the project built is (``GcPause``).
     if meter is not None:
         meter.stage("planning the pages")
-    with GcPause(keep_frozen=True) as pause:
-        own_statuses = statuses is None
-        if statuses is None:
-            from recordtool.verify.status import assess
+    own_statuses = statuses is None
+    if statuses is None:
+        from recordtool.verify.status import assess
 
-            statuses = assess(project)
-        base = os.path.realpath(target)
-        mine = inputs is not None and inputs.out == base
-        kept = inputs.last() if inputs is not None and mine else snapshot.read_snapshot(base)
-        last = inputs.outputs() if inputs is not None and mine else snapshot.outputs(kept)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
-        trust = keys_code(config, base) == code_version()
-        forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
-        # (imported here: figures imports pydantic, which a render with nothing to do never does)
-        from recordtool.render import figures
-        from recordtool.verify.context import SIDECAR
+        statuses = assess(project)
+    base = os.path.realpath(target)
+    mine = inputs is not None and inputs.out == base
+    kept = inputs.last() if inputs is not None and mine else snapshot.read_snapshot(base)
+    last = inputs.outputs() if inputs is not None and mine else snapshot.outputs(kept)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(base, snapshot.SNAPSHOT))  # from now on, it no longer holds
+    trust = keys_code(config, base) == code_version()
+    forget_keys_code(config, base)  # until this render has finished, its keys are not trusted
+    # (imported here: figures imports pydantic, which a render with nothing to do never does)
+    from recordtool.render import figures
+    from recordtool.verify.context import SIDECAR
 
-        ctx = context(project, statuses, target)
-        # The figures the verdicts name and their sidecars, as the last render found them: a copy
-        # still as written is not read again, nor a title and caption (kept in its snapshot).
-        named = figures.named(ctx)
-        left = snapshot.as_left(inputs, config.root, [*named, *(f + SIDECAR for f in named)]) \
-            if inputs is not None and mine else set()
-        if inputs is not None and left:
-            figures.kept(ctx, snapshot.kept_captions(inputs, named, left))
-        plan = plan_site(ctx)
-        if trust and plan.pages:
-            plan.key(plan.pages[0])  # (the first key asked for works out every page's: ``plan_site``)
-        pause.freeze = len(project.record.places) >= FREEZE_MIN
-    # (the entry cache written while workers compose pages, when the project left it to us)
-    report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust, meanwhile=project.unkept,
+    ctx = context(project, statuses, target)
+    # The figures the verdicts name and their sidecars, as the last render found them: a copy
+    # still as written is not read again, nor a title and caption (kept in its snapshot).
+    named = figures.named(ctx)
+    left = snapshot.as_left(inputs, config.root, [*named, *(f + SIDECAR for f in named)]) \
+        if inputs is not None and mine else set()
+    if inputs is not None and left:
+        figures.kept(ctx, snapshot.kept_captions(inputs, named, left))
+    plan = plan_site(ctx)
+    if trust and plan.pages:
+        plan.key(plan.pages[0])  # (the first key asked for works out every page's: ``plan_site``)
+    report = write_site(plan, target, config.root, last, jobs=jobs, trust_keys=trust,
                         sources_as_left=left, meter=meter)
     remember_keys_code(config, base)
     broken = None
@@ -173,20 +153,6 @@ def remember_keys_code(config: Config, base: str) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, f"{base}\n{code_version()}\n".encode("utf-8", "surrogateescape"))
-
-
-def reads_ahead(cache: EntryCache, config: Config, out: Path) -> list[Callable[[], None]]:
-    """Reading each of the kept files a render into ``out`` reads after an edit (what spans the
-    record, the index pages' rows, the page keys), for ``cache.read_plain`` to take later: done
-    by ``render`` while a worker takes the snapshot of its inputs, which is otherwise a wait
-    (on 100,000 entries, these reads take about 0.4 s of it). The page keys, most of that,
-    come last."""
-    from recordtool.record.cache import read_ahead
-    from recordtool.render import plan, rows
-
-    # (each module names the files it keeps: ``kept_reads``)
-    files = [*cache.kept_reads(), *rows.kept_reads(config), *plan.kept_reads(config, plan.out_name(config, out))]
-    return [functools.partial(read_ahead, path, cache.key, form) for path, form in files]
 
 
 def unchanged(inputs: snapshot.Inputs) -> RenderReport | None:

@@ -364,10 +364,6 @@ KEYS_STEP = 500  # pages whose keys are worked out in one step of this process's
 FIGURES_STEP = 16  # figures copied in one step of it
 
 
-# Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
-# made whole (``Graph.whole``: about 16 µs an id of the record, against about 250 µs an id asked
-# for by itself, so the two cross near one page in 16; below WHOLE_MIN, at most about 12 ms).
-WHOLE_SHARE, WHOLE_MIN = 16, 50
 
 
 def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
@@ -427,10 +423,6 @@ def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
         report.unchanged += unchanged
     else:
         todo = list(plan.pages)
-    if plan.context is not None and len(todo) >= WHOLE_MIN and len(todo) * WHOLE_SHARE > len(plan.pages):
-        # Many pages to compose: the graph's indexes whole (the keys may have narrowed them,
-        # which suits a few pages only: ``Graph.whole``), before any worker is given a slice.
-        plan.context.project.graph.whole()
 
     def work_out_keys() -> Iterator[None]:
         yield from plan.work_out_keys()  # (every key, in steps)
