@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterable
-from concurrent import futures
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent import futures
+
+# ``multiprocessing`` and ``concurrent.futures`` (some 20 ms to import) are imported where a
+# pool starts: a command on a small record, or after an edit, starts none.
 
 T = TypeVar("T")
 Progress = Callable[[int], None]  # told how many more items are done
@@ -90,6 +94,9 @@ def _map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, 
         for _step in meanwhile:
             pass
         return [result for chunk in chunks for result in _done_here(work, chunk, progress)]
+    import multiprocessing
+    from concurrent import futures
+
     _job, _parent = (work, shared), os.getpid()
     pool = futures.ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
     try:
@@ -131,7 +138,7 @@ def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: future
 def _forkable() -> bool:
     """Whether this process may fork workers: not inside a worker, ``fork`` offered, and no
     other thread running (forking one is unsafe)."""
-    return not _in_worker and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return not _in_worker and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _start_worker() -> None:

@@ -605,7 +605,7 @@ def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch:
     monkeypatch.undo()
     # any command may keep what loading gave, and the verdicts it read and judged; render also
     # which code made its pages' keys
-    kept = [".recordtool-cache/entries", ".recordtool-cache/verdicts.bin",
+    kept = [".recordtool-cache/store.sqlite", ".recordtool-cache/store.sqlite-wal", ".recordtool-cache/store.sqlite-shm",
             *([".recordtool-cache/pages"] if setup.argv[0] == "render" else [])]
     assert [p for p in changed(before, snapshot(setup.root))
             if not p.startswith(setup.allowed) and p != ".recordtool-cache"
