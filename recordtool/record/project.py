@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 # validating): with recordtool's own code, the store's version (``open_store``).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
 SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
+# Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``):
+# else its next passes go over every object of it, three times (on 10,000 entries, as long again
+# as reading what the store keeps). Reference counting still frees what is dropped; only garbage
+# in cycles at that moment stays until the process ends. Below, the passes cost next to nothing.
+FREEZE_MIN = 2_000
 
 
 @dataclass
@@ -81,6 +86,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
         finally:
             if store is not None:
                 store.close()
+        if len(record.entries) >= FREEZE_MIN:
+            gc.freeze()
     problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))
     return Project(config, record, graph, problems, cached=cache)
 
@@ -88,8 +95,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while a record is built: many small objects that all
-    live on, which it would otherwise go over again and again (as long again as reading what
-    the store keeps of 10,000 entries). Reference counting still frees what is dropped."""
+    live on, which it would otherwise go over again and again."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -58,3 +58,17 @@ def test_errors_come_first_then_warnings_each_in_file_order(project: ProjectBuil
     problems = open_project(root=project.root).problems
     assert [(p.severity, Path(p.path).name) for p in problems] == [
         ("error", "NOTE-3.yaml"), ("warning", "NOTE-2.yaml")]
+
+
+def test_a_large_record_is_moved_out_of_the_collectors_sight_once_built(
+        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    import recordtool.record.project as project_module
+
+    request.addfinalizer(gc.unfreeze)  # (the next tests' objects stay collectable)
+    minimal_record(project)
+    monkeypatch.setattr(project_module, "FREEZE_MIN", 3)
+    gc.collect()
+    before = gc.get_freeze_count()
+    opened = open_project(root=project.root)
+    assert gc.get_freeze_count() > before and gc.isenabled()
+    assert list(opened.record.entries) == ["LIT-1", "NOTE-1", "THEORY-1"]
