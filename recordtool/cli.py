@@ -455,8 +455,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         with Meter(sys.stderr) as meter:
             # What the last render read and wrote, if all still as it was, means nothing to do:
             # that is decided from file sizes and times, without opening the project. On a large
-            # record a worker decides it, while this process reads the entry cache meanwhile.
+            # record a worker decides it, while this process imports what opening the project needs.
             taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
+            if taking.ahead:
+                _imported_until(taking.answered, AHEAD_IMPORTS)
             inputs, report = taking.result()
             if report is not None and inputs is not None:
                 config = load_config(Path(inputs.root))
@@ -502,7 +504,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
 
 # What opening the project imports, the largest first, imported one by one while a worker takes
 # the snapshot of a render's inputs: once the worker has answered, what is left is not imported
-# (nor the entry cache opened) before its answer is read, so that "nothing changed" waits only
+# before its answer is read, so that "nothing changed" waits only
 # for what was imported before the answer came. (At 10,000 entries the worker answers in about
 # 0.15 s; these take about 0.2 s.)
 AHEAD_IMPORTS = ("pydantic", "markdown_it", "yaml", "recordtool.record.project")

@@ -34,9 +34,8 @@ Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
 @dataclass
 class Stats:
-    """Files as a snapshot stat-ed them (``walk``), for a stage that would stat them again (the
-    entry cache compares each entry file's size, times and inode): ``files`` by path, and
-    ``taken``, the time before the first of them was stat-ed (a file changed within
+    """Files as a snapshot stat-ed them (``walk``): ``files`` by path (size, times and inode),
+    and ``taken``, the time before the first of them was stat-ed (a file changed within
     ``RACY_NS`` of it may change again unseen)."""
 
     files: dict[str, Stat]
