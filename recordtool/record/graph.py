@@ -122,7 +122,8 @@ def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list
     def scan(ids: list[str]) -> list[list[Mention]]:
         return [scan_mentions(record.entries[i], record.places[i], pattern) for i in ids]
 
-    record.mentions.update(zip(todo, parallel.map_items(scan, todo, jobs=jobs), strict=True))
+    if todo:
+        record.mentions.update(zip(todo, parallel.map_items(scan, todo, jobs=jobs), strict=True))
     entries, failed = record.entries, record.failed
     cited_by: dict[str, dict[str, list[str]]] = {}
     mentions_out: dict[str, list[Mention]] = {}
