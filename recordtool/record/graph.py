@@ -191,12 +191,12 @@ def uses_cycles(record: Record) -> list[list[str]]:
     around it from its first id in record order, one cycle per strongly connected group."""
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
-    out = {}
-    uses = {i: [c.id for c in entry.cites if c.as_ == "uses"] for i, entry in entries.items()
-            if any(c.as_ == "uses" for c in entry.cites)}
-    for i, targets in uses.items():
-        out[i] = {t for t in targets if t in entries and t != i}
-    order = {entry_id: n for n, entry_id in enumerate(entries)}  # the record is in id order (``id_sort_key``)
+    out: dict[str, set[str]] = {}
+    for i, entry in entries.items():
+        targets = {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries}
+        if targets:
+            out[i] = targets
+    order = {entry_id: n for n, entry_id in enumerate(entries) if entry_id in out}  # (the record is in id order)
     edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
     cycles = []
     for group in _strongly_connected(edges):
