@@ -388,7 +388,7 @@ def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: in
         cold_rendered = invoke("render", "--root", str(cold), "--no-cache")
         assert rendered.code == cold_rendered.code == 0, f"seed {seed}, step {step}: {done}"
         assert _pages(pages) == _pages(cold / "record" / "pages"), f"seed {seed}, step {step}: {done}"
-        assert (root / ".recordtool-cache" / "entries").is_dir()
+        assert (root / ".recordtool-cache" / "store.sqlite").is_file()
         same_as_afresh(root)  # the index pages' rows and tallies, kept and brought up to date
     assert set(CHANGES) <= set(done)
     assert seed not in (1, 2) or sum(ahead) >= 20, ahead  # (a worker stat-ed the inputs, or the pages, of most renders)

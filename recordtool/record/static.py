@@ -255,16 +255,17 @@ def package_state(config: Config) -> str:
 
 def static_problems(config: Config, record: Record, store: Store | None = None) -> list[Problem]:
     """Every problem of the record's checks and placeholders that reading the sources shows.
-    ``store``: what was found in each entry before, kept under the hash of its file, of the
-    checks package (``package_state``) and of the configuration: an entry whose inputs are as
-    they were gives what it gave."""
+    ``store``: what was found in each entry before, kept under its file's path and hash, the
+    checks package's state (``package_state``) and the configuration's hash: an entry whose
+    inputs are as they were gives what it gave."""
     modules = Modules(config)
     # Without a checks package there is nothing to read (a record of notes, a test's record):
     # `verify` says so for each check it cannot load.
     readable = (config.root / config.checks).is_dir()
     looked = [entry_id for entry_id, entry in record.entries.items() if looked_at(entry)]
     inputs = f"{package_state(config)}:{config_digest(config)}"
-    digests = {entry_id: f"{record.places[entry_id].digest}:{inputs}" for entry_id in looked}
+    digests = {entry_id: f"{record.places[entry_id].path}:{record.places[entry_id].digest}:{inputs}"
+               for entry_id in looked}  # (its problems name its file)
     kept: dict[str, list[Problem]] = store.get_many(STATIC, digests) if store is not None else {}
     problems: list[Problem] = []
     new = []

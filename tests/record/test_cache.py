@@ -216,3 +216,15 @@ def test_render_s_kept_values_are_given_back_only_for_their_key_and_format(tmp_p
     assert cache_module.read_plain(path, b"x" * 16, form) is None  # another key
     assert cache_module.read_plain(path, key, b"recordtool-test 2\n") is None  # another format
     assert cache_module.read_plain(path.with_name("other.bin"), key, form) is None
+
+
+def test_an_entry_moved_to_another_file_has_its_static_problems_placed_in_it(project: ProjectBuilder) -> None:
+    """What the static checks found is kept with the file it was found in: the same bytes under
+    another name are placed in the new file."""
+    project.add("NOTE-3", "title: A new note\nbody: Write the body here, in Markdown.\n")
+    open_project(root=project.root, cache=True)
+    old = project.path("NOTE-3")
+    old.rename(old.with_name("NOTE-4.yaml"))
+    warm = open_project(root=project.root, cache=True)
+    _same(warm, open_project(root=project.root))
+    assert [p.path for p in warm.problems if p.code == "template-placeholder"] == ["record/notes/NOTE-4.yaml"]
