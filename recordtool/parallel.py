@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from concurrent import futures
 
-# ``multiprocessing`` and ``concurrent.futures`` (some 20 ms to import) are imported where a
-# pool starts: a command on a small record, or after an edit, starts none.
+# ``multiprocessing`` and ``concurrent.futures`` are imported where a pool starts: a command on
+# a small record, or after an edit, starts none, and does without them.
 
 T = TypeVar("T")
 Progress = Callable[[int], None]  # told how many more items are done
