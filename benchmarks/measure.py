@@ -40,22 +40,18 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
     on our machines) an editable install never gets any, and every command compiled
     recordtool's modules again: 0.13 s of a render after one edit of 10,000 entries (0.70 s
     instead of 0.57 s), which a recordtool installed from a wheel, or a second run where Python
-    writes bytecode, does not pay. The line also says whether the parser and the prose writer
-    run compiled with mypyc (``recordtool.compiled.state``)."""
+    writes bytecode, does not pay."""
     import compileall
 
     folders: list[Path] = []
-    state = ""  # of the recordtool that ``python -m recordtool`` runs here (the first folder)
     for here in (cwd or Path.cwd(), Path(tempfile.gettempdir())):
-        where = subprocess.run([sys.executable, "-c", "import os, recordtool; print(os.path.dirname(recordtool.__file__)); "
-                                "from recordtool import compiled; print(compiled.state())"],
+        where = subprocess.run([sys.executable, "-c", "import os, recordtool; print(os.path.dirname(recordtool.__file__))"],
                                cwd=here, env=env, capture_output=True, text=True, check=False)
         if where.returncode != 0:
             continue
-        folder, said = where.stdout.splitlines()[:2]
+        folder = where.stdout.splitlines()[0]
         if Path(folder) not in folders:
             folders.append(Path(folder))
-            state = state or said
     if not folders:
         raise SystemExit("recordtool is not importable here; install it first (see the README)")
     folders += more
@@ -63,7 +59,7 @@ def compiled(env: dict[str, str] | None = None, cwd: Path | None = None, more: t
         compileall.compile_dir(str(folder), quiet=1)
     written = "does not write" if sys.flags.dont_write_bytecode else "writes"
     return (f"modules compiled to bytecode first, as an install does ({', '.join(map(str, folders))}; "
-            f"Python here {written} bytecode itself); the parser, prose writer and entry pages: {state}")
+            f"Python here {written} bytecode itself)")
 
 
 @dataclass

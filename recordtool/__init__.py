@@ -19,10 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from recordtool import compiled as _compiled
-
-_compiled.install()  # the compiled modules run only when they were built from these sources
-
 __version__ = "0.1.0"
 
 __all__ = ["CheckContext", "__version__", "kernel_probe", "write_atomic"]

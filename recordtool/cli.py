@@ -119,16 +119,13 @@ class _Commands(click.Group):
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from recordtool import compiled
-
     echo(f"recordtool, version {__version__}")
-    echo(f"the Markdown parser, prose writer and entry pages: {compiled.state()}")
     ctx.exit()
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
-              help="Show the version, and whether the parser runs compiled (and if not, why), and exit.")
+              help="Show the version and exit.")
 def cli() -> None:
     """A knowledge record whose claims check themselves.
 

@@ -93,32 +93,6 @@ def test_mermaid_labels_cannot_end_their_node() -> None:
     assert escape.mermaid('a "b" [c] <d> `e` #f') == "a #quot;b#quot; #91;c#93; #lt;d#gt; #96;e#96; #35;f"
 
 
-def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
-    """``block`` skips the parser for plain paragraphs: the same Markdown either way."""
-    import random
-
-    from recordtool.render.prose import _blocks, plain_paragraphs
-
-    def parsed(source: str) -> str:
-        return "\n".join(_blocks(markdown().parse(source), 0, style())[0]).rstrip("\n")
-
-    pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
-              "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
-              "`", "|", "\\", "[", "\t", "\r", "    ", "   ", "a.\n2) b", "NOTE-12a", "%", "^", "@",
-              "`code`", "`LIT-1`", "` a `", "`  `", "`#`", "``x``", "`a\nb`"]
-    rng = random.Random(7)
-    plain = code = 0
-    for _ in range(20_000):
-        source = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
-        if not source.strip():
-            continue
-        plain += plain_paragraphs(source) is not None
-        code += plain_paragraphs(source) is not None and "`" in source
-        assert block(source, style()) == parsed(source), repr(source)
-    assert plain > 2_000  # the fast path was taken, and often
-    assert code > 300  # with code spans too
-
-
 # Composing a body while the graph is built (``compose_body``) and filling its links on the
 # page (``fill``) must give the bytes ``block`` gives, and the mentions ``find_mentions`` gives.
 _PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY-9", "word", "x", " ", "\n", "\n\n", "  \n", "\t", "_", "__", "*",
