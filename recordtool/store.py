@@ -64,10 +64,12 @@ class Store:
         db = sqlite3.connect(self.path, timeout=TIMEOUT_S, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose the last commit, never corrupt
-        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
-        row = db.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
-        if row is None or row[0] != self._version:
-            with _transaction(db):
+        # (in one transaction: a second process opening the store at once waits, then finds the
+        # version this one wrote, and leaves what it keeps meanwhile alone)
+        with _transaction(db):
+            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+            row = db.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
+            if row is None or row[0] != self._version:
                 for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall():
                     db.execute(f'DROP TABLE "{name}"')
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
