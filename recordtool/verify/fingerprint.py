@@ -9,8 +9,8 @@ A claim's fingerprint is a flat mapping, one key per thing that produced its ver
     check:<name>:expect            its expectations
     check:<name>:controls          its controls (names and params)
     check:<name>:seeds, :threads   how many seeds it ran on, and its threads per run (numbers)
-    check:<name>:observe, ...      its observe, degenerate, positives, quorum and tolerance,
-                                   when given
+    check:<name>:observe, ...      its observe, degenerate, positives, setting, analogue,
+                                   quorum and tolerance, when given
     source:checks/circuits.py      hash of each source file the check module runs: the module,
                                    every module inside checks/ it imports (transitively, found
                                    by reading ``import`` statements with ``ast``, never by
@@ -242,6 +242,10 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
         parts[f"check:{check.name}:quorum"] = str(check.quorum)
     if check.positives:
         parts[f"check:{check.name}:positives"] = digest(canonical([[c.name, c.params] for c in check.all_positives]))
+    if check.setting:  # shown beside the verdict, and held to it when the verdict is read
+        parts[f"check:{check.name}:setting"] = digest(check.setting)
+    if check.analogue:
+        parts[f"check:{check.name}:analogue"] = "true"
     if check.keep:
         parts[f"check:{check.name}:keep"] = digest(canonical(sorted(check.keep)))
     if "tolerance" in check.model_fields_set:

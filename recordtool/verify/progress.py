@@ -15,7 +15,7 @@ import time
 from typing import TextIO
 
 from recordtool.safetext import one_line, terminal
-from recordtool.verify.judge import short_error
+from recordtool.verify.rules import short_error
 from recordtool.verify.runner import Job, JobResult
 
 REDRAW_S = 0.1

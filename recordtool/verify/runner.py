@@ -62,7 +62,7 @@ class Job:
 
     claim: str
     check: str
-    variant: str  # "" for the check itself, else the control's name
+    variant: str  # "" for the check itself, else the name of the control or positive control
     seed: int
     module: str
     function: str
@@ -72,10 +72,11 @@ class Job:
     expected_s: float = math.inf  # last duration, for ordering (unknown first)
     threads: int = 1  # the check's ``threads:``, fixed whatever -j is
     needs: tuple[str, ...] = ()  # what the run needs from where it runs ("gpu")
+    positive: bool = False  # the variant is a positive control
 
     @property
     def label(self) -> str:
-        control = f" [control {self.variant}]" if self.variant else ""
+        control = f" [{'positive' if self.positive else 'control'} {self.variant}]" if self.variant else ""
         return f"{self.claim} {self.check}{control} seed {self.seed}"
 
 
@@ -401,7 +402,10 @@ class Runner:
             "threads": job.threads,
             "progress": str(files["progress"]),
         }
-        files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
+        try:
+            files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
+        except OSError as exc:  # (a full disk: named by the folder of the runs; its own name is the run's pid)
+            raise OSError(exc.errno, exc.strerror, str(self.workdir.parent)) from None
         now = time.monotonic()
         return _Live(job, number, files, now, now)
 

@@ -28,7 +28,9 @@ from recordtool.record.schema import CheckSpec, Theory
 from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import environment
-from recordtool.verify.judge import (
+from recordtool.verify.judge import as_judged_now
+from recordtool.verify.progress import PlainDisplay
+from recordtool.verify.rules import (
     claim_result,
     judge_check,
     judge_clauses,
@@ -36,9 +38,7 @@ from recordtool.verify.judge import (
     judge_run,
     last_successful,
     skipped_check,
-    unsupported,
 )
-from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import (
     add_dependencies,
@@ -67,7 +67,7 @@ from recordtool.verify.verdict import (
     worst,
 )
 
-FAILED_OUTCOMES = ("fail", "error", "timeout", "no-power")
+FAILED_OUTCOMES = ("fail", "not-reproduced", "error", "timeout", "no-power")
 SHOWN_UNCHECKED = 20  # claims named in the note on those without checks (a large record has thousands)
 
 
@@ -93,7 +93,7 @@ class Options:
 
 # How good a claim's result is, for telling whether a run left it worse off than the verdict
 # it replaces (higher is better).
-RANK = {"verified": 5, "partly-verified": 4, "skipped": 3, "no-power": 2, "contradicted": 1,
+RANK = {"verified": 6, "partly-verified": 5, "skipped": 4, "no-power": 3, "not-reproduced": 2, "contradicted": 1,
         "error": 0, "timeout": 0}
 
 
@@ -238,7 +238,7 @@ def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int
             continue
         runs = verdict.runs
         if variant:
-            runs = next((c.runs for c in verdict.controls if c.name == variant), [])
+            runs = next((c.runs for c in [*verdict.controls, *verdict.positives] if c.name == variant), [])
         for run in runs:
             if run.seed == seed:
                 return run.duration_s
@@ -376,8 +376,10 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
         for claim in to_run:
             fp, packages = prints[claim.id]
             prev = previous.get(claim.id)
-            if prev is not None and prev.fingerprint == fp and unsupported(claim, prev) is not None:
-                prev = None  # its numbers do not give what it says (edited?): nothing to compare with, or keep
+            if prev is not None and prev.fingerprint == fp:
+                prev, why = as_judged_now(claim, prev)  # (an older format: as today's rules judge its numbers)
+                if why is not None:
+                    prev = None  # its numbers do not give what it says (edited?): nothing to compare with, or keep
             comparable = set()
             if prev is not None:
                 for check in claim.checks:
@@ -392,15 +394,17 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
                 if "gpu" in check.needs and no_gpu:
                     continue
                 timeout = check_timeout(config, check, options)
-                variants = [("", check.params)] + [(c.name, {**check.params, **c.params}) for c in check.all_controls]
-                for variant, params in variants:
+                variants = [("", check.params, False)] + [
+                    (c.name, {**check.params, **c.params}, kind) for kind, group in
+                    enumerate((check.all_controls, check.all_positives)) for c in group]
+                for variant, params, positive in variants:
                     for seed in seeds_of(check, options):
                         plan.jobs.append(Job(
                             claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                             function=check.function, params=params, timeout=timeout,
                             figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, 0),
                             expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
-                            needs=tuple(check.needs)))
+                            needs=tuple(check.needs), positive=bool(positive)))
             plans[claim.id] = plan
             jobs.extend(plan.jobs)
 
@@ -495,6 +499,8 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
         controls: list[ControlResult] = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name))
                                          for c in check.all_controls]
+        positives = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name), positive=True)
+                     for c in check.all_positives]
         staged = workdir / "figures" / claim.id / check.name
         final = figures_dir(config, claim.id) / (kept or "") / check.name
         # the check's own figures first, then those of other seeds and of controls
@@ -515,7 +521,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
                                   figures=figures, duration_s=duration, previous=prev_check,
                                   clause_ids=clause_ids, last_ok=last_successful(last),
-                                  previous_elsewhere=elsewhere))
+                                  previous_elsewhere=elsewhere, positives=positives))
     outcome = worst([c.outcome for c in checks])
     clauses = judge_clauses(claim, checks)
     result = claim_result(clauses, checks)

@@ -65,7 +65,7 @@ def test_a_verdict_of_format_1_is_read() -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ('{"claim": "THEORY-1"', "not valid JSON"),
     ("[]", "not a verdict: the file does not hold a JSON object"),
-    ('{"claim": "THEORY-1"}', "not a verdict: missing field 'fingerprint'"),
+    ('{"claim": "THEORY-1"}', "not a verdict: missing field 'outcome'"),
 ])
 def test_damage_is_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(VerdictError) as info:
@@ -76,7 +76,7 @@ def test_damage_is_a_clear_error(text: str, message: str) -> None:
 def test_bad_outcome_is_named() -> None:
     data = json.loads(sample().to_json())
     data["outcome"] = "great"
-    with pytest.raises(VerdictError, match="outcome 'great' is not one of pass, fail"):
+    with pytest.raises(VerdictError, match="outcome 'great': Input should be 'pass', 'fail'"):
         ClaimVerdict.from_json(json.dumps(data))
 
 
