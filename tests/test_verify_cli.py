@@ -135,7 +135,7 @@ def test_fresh_verify_starts_no_process_and_never_imports_torch(tmp_path: Path) 
     # torch runs with the check's threads (forked from a server that has one), whatever -j is
     assert verdict["checks"][0]["runs"][0]["metrics"]["threads"] == 2.0 and verdict["checks"][0]["threads"] == 2
     # the verdict names the CPU, the kernels torch picked and their probe, at the run's 2 threads:
-    # a trained model's numbers depend on them (recordtool.kernels)
+    # a trained model's numbers depend on them (recordtool.verify.kernels)
     assert re.fullmatch(r"cpu \(.+, \w+, kernels [0-9a-f]{8}\)", verdict["device"]), verdict["device"]
     again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert again.stdout.split() == ["True", "0", "False", "0"]

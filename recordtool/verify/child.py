@@ -262,7 +262,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
 
 def _device(request: dict[str, Any]) -> str:
     """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
-    kernels and their probe (``recordtool.kernels``); plain ``cpu`` when the check did not load
+    kernels and their probe (``recordtool.verify.kernels``); plain ``cpu`` when the check did not load
     torch."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
@@ -273,7 +273,7 @@ def _device(request: dict[str, Any]) -> str:
             return f"cuda ({torch.cuda.get_device_name(0)})"
         except Exception:
             return device
-    from recordtool.kernels import describe
+    from recordtool.verify.kernels import describe
 
     try:
         return f"{device} ({describe(torch)})"

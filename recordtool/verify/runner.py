@@ -40,8 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from recordtool.safetext import one_line
 from recordtool.verify import reaper
 from recordtool.verify.child import FIXED_THREADS
+from recordtool.verify.rules import short_error
 from recordtool.verify.verdict import RunOutcome
 
 LOG_TAIL = 4000
@@ -90,6 +92,14 @@ class JobResult:
     log: str = ""
     device: str = ""
     host: str = ""  # the machine that ran it, when not this one (a cluster's worker)
+
+    @property
+    def line(self) -> str:
+        """How the run ended, as the progress display says it: "THEORY-1 small seed 0: done (0.1 s)"."""
+        line = f"{self.job.label}: {'done' if self.outcome == 'ok' else self.outcome} ({self.duration_s:.1f} s)"
+        if self.error and self.outcome != "ok":
+            line += f" — {one_line(short_error(self.error)[:160])}"
+        return line
 
 
 class Executor(Protocol):

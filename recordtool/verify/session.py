@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from recordtool.atomic import sweep
+from recordtool.meter import PlainDisplay
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
@@ -29,7 +30,6 @@ from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import environment
 from recordtool.verify.judge import as_judged_now
-from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.rules import (
     claim_result,
     judge_check,
@@ -550,7 +550,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
 
 def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
     """The devices the runs say they ran on (``cpu (Intel(R) Xeon(R) Processor, AVX512, kernels
-    52b68cb2)``: ``recordtool.kernels``), sorted; ``device`` when none says. A plain ``cpu``
+    52b68cb2)``: ``recordtool.verify.kernels``), sorted; ``device`` when none says. A plain ``cpu``
     (a run that never loaded torch) is left out beside a CPU that is named."""
     named = sorted({r.device for r in results if r.device})
     if any(d.startswith(f"{device} (") for d in named):
