@@ -344,7 +344,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             "strict": strict})
     from recordtool.meter import make_display
     from recordtool.verify.cluster import ClusterError
-    from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
+    from recordtool.verify.report import format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, select
     from recordtool.verify.session import verify as run_verify
     from recordtool.verify.store import StoreError
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -372,3 +373,32 @@ def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) 
         elif canonical(before[key]) != canonical(after[key]):
             changes.append(f"{key} {canonical(before[key])} -> {canonical(after[key])}")
     return "param " + ", ".join(changes) if changes else "params changed"
+
+
+# Provenance: the commit a verdict was measured at, and whether what its fingerprint covers
+# differed from it.
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at ``root`` (None: no git)."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit or None
+
+
+def git_dirty(root: Path, paths: Iterable[str]) -> bool | None:
+    """Whether any of ``paths`` (relative to ``root``) differs from the commit: modified,
+    staged, deleted or untracked (None: no git)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *sorted(set(paths))],
+                             cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out)
+
+
+def covered_paths(claim_file: str, fingerprint: dict[str, str]) -> list[str]:
+    """The files a claim's fingerprint covers: the claim's own file and every source file."""
+    return [claim_file, *(key[len("source:"):] for key in fingerprint if key.startswith("source:"))]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
 
-from recordtool.verify import runner as runner_module
+from recordtool.verify import child as child_module
 from recordtool.verify.reaper import running
 from recordtool.verify.runner import Job, JobResult, Runner, exit_message
 
@@ -239,7 +239,7 @@ def test_forked_runs_share_neither_memory_nor_output(root: Path) -> None:
 @pytest.mark.parametrize("server", ["raise SystemExit(1)", "import os, time; os.close(0); time.sleep(1)"],
                          ids=["exits", "deaf"])
 def test_without_a_server_runs_start_fresh(root: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> None:
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(2)]
                       + [job("boom", "boom")], workers=2)
     assert {r.metrics["ppid"] for r in results.values() if r.outcome == "ok"} == {os.getpid()}
@@ -335,7 +335,7 @@ def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_a
         child.Server.child = early
         child.main(["--serve"])
     """)
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     go = tmp_path / "go"
     jobs = in_order(job("sibling", "waitfor", path=str(go)), job("victim", "victim"))
     for j in jobs:
