@@ -175,10 +175,10 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
                         _tail(run_.error)]
         if verdict.controls:
             out += ["", *_controls(verdict.controls, verdict.expectations)]
-        if verdict.positives:
-            out += ["", *_controls(verdict.positives, verdict.expectations, positive=True)]
         elif spec is not None and spec.all_controls:
             out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
+        if verdict.positives:
+            out += ["", *_controls(verdict.positives, verdict.expectations, positive=True)]
         out += figure_lines(ctx, verdict, claim, page, numbers)
     elif spec is not None and spec.all_controls:
         out += ["", "Controls: " + ", ".join(

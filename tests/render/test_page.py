@@ -425,5 +425,6 @@ def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectB
     # without a positive control that passes it, the test was never shown able to pass
     v = page([])
     assert v.split("\n\n")[1].startswith("**❔ not reproduced**")
+    assert "(not run)" not in v and "Positive controls" not in v  # its controls ran; it has no positive
     assert ("`lab`: `err` \\< 0.5: ❔ not reproduced (never shown able to pass): holds on 1 of 2 seeds, measured "
             "0.3 / 0.5 / 0.7; power: control 'untrained'") in v
