@@ -54,17 +54,37 @@ ControlOutcome = Literal["failed-as-required", "passed", "held", "not-held", "er
 ExpectationState = Literal["holds", "fails", "not-reproduced", "no-power", "error", "timeout", "skipped"]
 ClauseState = Literal["verified", "contradicted", "not-reproduced", "observed", "untested", "error", "timeout",
                       "skipped"]
-# a number of a verdict file: strict JSON writes NaN and the infinities as strings
-Number = Annotated[float, BeforeValidator(lambda v: _non_finite(v))]
-Spread = Annotated[list[Number], BeforeValidator(lambda v: v if not isinstance(v, list) or len(v) == 3 else
-                                                 _raise("spread is not [min, median, max]"))]
-Metrics = Annotated[dict[str, Any], BeforeValidator(lambda v: {k: _numbers(x) for k, x in v.items()}
-                                                    if isinstance(v, dict) else v)]
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _numbers(value: Any) -> Any:
+    """A value read back from strict JSON: ``"nan"``, ``"inf"``, ``"-inf"`` as the floats
+    they stand for (in lists too)."""
+    if isinstance(value, str) and value in NON_FINITE:
+        return NON_FINITE[value]
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value
+
+
+def _spread(value: Any) -> Any:
+    if isinstance(value, list) and len(value) != 3:
+        raise ValueError("spread is not [min, median, max]")
+    return _numbers(value)
+
+
+def _metrics(value: Any) -> Any:
+    return {key: _numbers(v) for key, v in value.items()} if isinstance(value, dict) else value
+
+
+# The numbers of a verdict file, for its pydantic model: strict JSON writes NaN and the
+# infinities as strings.
+Number = Annotated[float, BeforeValidator(_numbers)]
+Spread = Annotated[list[float], BeforeValidator(_spread)]
+Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 RESULTS: tuple[str, ...] = get_args(Result)
-NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power says the check cannot tell.
 # not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
@@ -380,24 +400,6 @@ def json_ready(value: Any) -> Any:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
-
-
-def _numbers(value: Any) -> Any:
-    """A metric's value read back: ``"nan"``, ``"inf"``, ``"-inf"`` as floats (in lists too)."""
-    if isinstance(value, str) and value in NON_FINITE:
-        return NON_FINITE[value]
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    return value
-
-
-def _non_finite(value: Any) -> Any:
-    """``"nan"``, ``"inf"``, ``"-inf"`` as the floats they stand for (strict JSON)."""
-    return NON_FINITE[value] if isinstance(value, str) and value in NON_FINITE else value
-
-
-def _raise(why: str) -> Any:
-    raise ValueError(why)
 
 
 def _format_1(data: dict[str, Any]) -> dict[str, Any]:
