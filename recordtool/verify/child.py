@@ -75,6 +75,7 @@ from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
 from recordtool.verify import reaper
+from recordtool.verify.limits import metric_problem
 from recordtool.verify.loading import (
     CheckLoadError,
     check_function,
@@ -160,7 +161,10 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             return {"status": "error", "duration_s": duration,
                     "error": f"{request['module']}:{request['function']} returned {type(value).__name__}, "
                              "not a mapping of metric name to number"}
-        metrics = {str(k): plain(v) for k, v in value.items()}
+        metrics = {k: plain(v) for k, v in value.items()}
+        problems = [why for k, v in metrics.items() if (why := metric_problem(k, v)) is not None]
+        if problems:  # checked here, at the boundary: only names, numbers, lists of them and text go on
+            return {"status": "error", "duration_s": duration, "error": "; ".join(problems[:3])}
         return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request)}
     except CheckLoadError as exc:
         return {"status": "error", "error": str(exc), "duration_s": time.perf_counter() - start}

@@ -106,6 +106,7 @@ RESULT_OF_OUTCOME: dict[str, Result] = {
 # positive controls) are still read, and judged again from their numbers under today's rules.
 FORMAT = 3
 FORMATS = (1, 2, 3)
+MAX_DEPTH = 32  # a verdict nests about ten levels deep; a file nested deeper is damaged (issue 66, class 6)
 
 
 class VerdictError(ValueError):
@@ -341,7 +342,9 @@ class ClaimVerdict:
         except ValueError as exc:
             raise VerdictError(f"not valid JSON ({exc})") from None
         except RecursionError:
-            raise VerdictError("nested too deep to be a verdict") from None
+            raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
+        if _deeper(data, MAX_DEPTH):
+            raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
         try:
             return _claim_verdict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -400,6 +403,18 @@ def json_ready(value: Any) -> Any:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return value
+
+
+def _deeper(data: Any, limit: int) -> bool:
+    """Whether ``data`` (parsed JSON) nests deeper than ``limit`` levels; walked without
+    recursion, so that no file can make reading it recurse."""
+    level: list[Any] = [data]
+    for _ in range(limit):
+        level = [v for item in level if isinstance(item, (dict, list))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return any(isinstance(item, (dict, list)) for item in level)
 
 
 def _format_1(data: dict[str, Any]) -> dict[str, Any]:
