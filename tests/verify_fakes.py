@@ -78,6 +78,23 @@ def hog(ctx):
     return {"err": float(len(blocks))}
 
 
+def limits(ctx):
+    """The limits the run is held to (RLIMIT_AS in bytes, RLIMIT_CPU in seconds; -1: none)."""
+    import resource
+    return {"as": float(resource.getrlimit(resource.RLIMIT_AS)[0]), "as_hard": float(resource.getrlimit(resource.RLIMIT_AS)[1]),
+            "cpu": float(resource.getrlimit(resource.RLIMIT_CPU)[0])}
+
+
+def grab(ctx, mb=0):
+    block = bytearray(mb * 1024 * 1024)
+    return {"err": float(len(block))}
+
+
+def spin(ctx):
+    while True:
+        pass
+
+
 def random(ctx, broken=False):
     return {"err": int.from_bytes(os.urandom(4), "little") / 2**40 + (1.0 if broken else 0.0)}
 

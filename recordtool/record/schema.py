@@ -159,6 +159,14 @@ class Tolerance(_Strict):
     abs: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
 
 
+class Limits(_Strict):
+    """What one run of a check may use (docs/checks.md, "Limits"): its address space in MiB and
+    its CPU time in seconds; unset, the defaults that ``verify`` gives."""
+
+    memory_mb: int | None = Field(default=None, gt=0)
+    cpu_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
 class Citation(_Strict):
     """A typed citation, declared on the citing side: ``{id: LIT-1534, as: source}``."""
 
@@ -245,6 +253,7 @@ class CheckSpec(_Strict):
     setting: str = ""  # one line: what the check runs on, shown beside the verdict
     analogue: bool = False  # the check measures an analogue of the model the claim is about
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    limits: Limits = Field(default_factory=Limits)  # address space and CPU time of each run
     needs: list[Literal["gpu"]] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)

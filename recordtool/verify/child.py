@@ -75,7 +75,7 @@ from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
 from recordtool.verify import reaper
-from recordtool.verify.limits import metric_problem
+from recordtool.verify.limits import hold_to_limits, metric_problem, plain
 from recordtool.verify.loading import (
     CheckLoadError,
     check_function,
@@ -98,27 +98,6 @@ STOP_S = 5.0  # how long the server gets to end at the end of its input
 Loader = Callable[[Path, str, str, str], Any]
 
 
-def plain(value: Any, depth: int = 0) -> Any:
-    """A returned metric as JSON: numbers, lists of numbers (arrays and tensors via
-    ``tolist``), or a short string for anything else (the judge reports it)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if depth < 8 and hasattr(value, "tolist"):
-        try:
-            return plain(value.tolist(), depth + 1)
-        except Exception:
-            pass
-    if depth < 8 and isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1) for v in value]
-    if hasattr(value, "item"):
-        try:
-            return plain(value.item(), depth + 1)
-        except Exception:
-            pass
-    text = repr(value)
-    return {"__type__": type(value).__name__, "repr": text[:200]}
-
-
 def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
     """Run the requested check; never raises (errors go into the result). ``load`` returns
     the check function (``load_check``, or the fork server's view of its imported modules)."""
@@ -136,6 +115,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
                 handle.write(line + "\n")
 
     try:
+        hold_to_limits(request)  # before the check's module loads: its imports count too
         fn = load(root, request["package"], request["module"], request["function"])
         ctx = CheckContext(
             seed=int(request["seed"]),
@@ -168,6 +148,10 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
         return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request)}
     except CheckLoadError as exc:
         return {"status": "error", "error": str(exc), "duration_s": time.perf_counter() - start}
+    except MemoryError:
+        return {"status": "error", "duration_s": time.perf_counter() - start,
+                "error": f"MemoryError: ran out of memory within its limit of {request.get('memory_mb')} MiB of "
+                         "address space; raise 'limits: {memory_mb: ...}' in the check's YAML if it needs more"}
     except BaseException:
         text = traceback.format_exc()
         if len(text) > TRACEBACK_CHARS:

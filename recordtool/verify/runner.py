@@ -72,6 +72,8 @@ class Job:
     threads: int = 1  # the check's ``threads:``, fixed whatever -j is
     needs: tuple[str, ...] = ()  # what the run needs from where it runs ("gpu")
     positive: bool = False  # the variant is a positive control
+    memory_mb: int | None = None  # the run's address space (RLIMIT_AS), None: not limited
+    cpu_s: float | None = None  # the run's CPU time (RLIMIT_CPU), None: not limited
 
     @property
     def label(self) -> str:
@@ -318,6 +320,8 @@ class Runner:
             "cache_dir": str(self.cache_dir),
             "figures_dir": str(job.figures_dir),
             "threads": job.threads,
+            "memory_mb": job.memory_mb,
+            "cpu_s": job.cpu_s,
             "progress": str(files["progress"]),
         }
         try:
@@ -401,7 +405,9 @@ def exit_message(code: int | None, log: str = "") -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+        hint = " (out of memory?)" if -code == signal.SIGKILL else (
+            " (past its CPU-time limit: raise 'limits: {cpu_s: ...}' in the check's YAML)"
+            if -code == signal.SIGXCPU else "")
         text = f"killed by signal {name} ({-code}){hint}"
     else:
         text = f"the check's process exited with code {code} before returning"

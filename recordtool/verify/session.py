@@ -29,6 +29,7 @@ from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import covered_paths, environment, git_commit, git_dirty
 from recordtool.verify.judge import as_judged_now
+from recordtool.verify.limits import run_limits
 from recordtool.verify.report import ClaimResult, Report
 from recordtool.verify.rules import (
     claim_result,
@@ -346,7 +347,8 @@ class _Session:
                         function=check.function, params=params, timeout=timeout,
                         figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed, 0),
                         expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
-                        needs=tuple(check.needs), positive=bool(positive)))
+                        needs=tuple(check.needs), positive=bool(positive),
+                        **run_limits(check, timeout, self.options.device)))
         return plan
 
     def finish(self, plan: _Plan) -> None:

@@ -12,11 +12,18 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
+from pydantic import ValidationError
+from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT, check, one_claim
 
+from recordtool.record.config import load_config
+from recordtool.record.project import open_project
+from recordtool.record.schema import CheckSpec
 from recordtool.verify import child as child_module
+from recordtool.verify.limits import MIN_MEMORY_MB, physical_memory_mb, run_limits
 from recordtool.verify.reaper import running
 from recordtool.verify.runner import Job, JobResult, Runner, exit_message
+from recordtool.verify.session import Options, verify
+from recordtool.verify.store import read_store
 
 
 @pytest.fixture
@@ -383,3 +390,43 @@ def test_class_6_numbers_nan_lists_and_text_are_results(tmp_path: Path) -> None:
     assert result["status"] == "ok", result
     metrics = result["metrics"]
     assert isinstance(metrics, dict) and sorted(metrics) == sorted(value)
+
+
+@pytest.mark.parametrize("serve", [True, False], ids=["forked", "fresh"])
+def test_class_7_each_run_is_held_to_its_memory_and_cpu_time(root: Path, serve: bool) -> None:
+    """Issue 66, class 7: a check ran without limits and reserved 20 GB. Each run now has an
+    address space and a CPU time, soft and hard alike (the check cannot raise them); past
+    them the run is an error that says which limit and how to raise it."""
+    jobs = [job("limits", "limits"), job("grab", "grab", mb=2048), job("spin", "spin", timeout=60)]
+    jobs[0].memory_mb, jobs[0].cpu_s = 3000, 50.5
+    jobs[1].memory_mb = 1500  # (the server's own address space, torch-free here, fits well below)
+    jobs[2].cpu_s = 1
+    results = run_all(root, jobs, workers=3, serve=serve)
+    assert results["limits"].metrics == {"as": 3000 * 2**20, "as_hard": 3000 * 2**20, "cpu": 51.0}
+    assert results["grab"].outcome == "error"
+    assert (results["grab"].error or "").startswith(
+        "MemoryError: ran out of memory within its limit of 1500 MiB of address space; raise 'limits: "
+        "{memory_mb: ...}' in the check's YAML if it needs more")
+    assert results["spin"].outcome == "error"
+    assert (results["spin"].error or "").startswith(
+        "killed by signal SIGXCPU (24) (past its CPU-time limit: raise 'limits: {cpu_s: ...}' in the check's YAML)")
+
+
+def test_class_7_the_limits_a_run_gets_by_default_and_from_the_yaml() -> None:
+    spec = {"name": "small", "run": "checks.fake:ok", "expect": {"err": "< 0.5"}, "threads": 2}
+    plain = CheckSpec.model_validate(spec)
+    assert run_limits(plain, 30.0, "cpu") == {"memory_mb": max(MIN_MEMORY_MB, physical_memory_mb() // 2),
+                                              "cpu_s": 120.0}
+    assert run_limits(plain, 30.0, "cuda")["memory_mb"] is None  # the GPU driver maps far more than it uses
+    given = CheckSpec.model_validate({**spec, "limits": {"memory_mb": 512, "cpu_s": 7.5}})
+    assert run_limits(given, 30.0, "cuda") == {"memory_mb": 512, "cpu_s": 7.5}
+    with pytest.raises(ValidationError, match="greater than 0"):
+        CheckSpec.model_validate({**spec, "limits": {"memory_mb": 0}})
+
+
+def test_class_7_verify_holds_each_run_to_the_limits_its_yaml_gives(tmp_path: Path) -> None:
+    root = one_claim(tmp_path, check("lim", "limits", expect='{cpu: "> 0"}', more="limits: {memory_mb: 3000, cpu_s: 40}"))
+    verify(open_project(root=root), Options())
+    verdict = read_store(load_config(root)).verdicts["THEORY-1"]
+    assert {k: v for k, v in verdict.checks[0].runs[0].metrics.items() if k in ("as", "cpu")} == {
+        "as": 3000 * 2**20, "cpu": 40.0}
