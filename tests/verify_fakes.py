@@ -90,7 +90,7 @@ def grab(ctx, mb=0):
     return {"err": float(len(block))}
 
 
-def spin(ctx):
+def burn(ctx):
     while True:
         pass
 

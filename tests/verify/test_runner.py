@@ -397,7 +397,7 @@ def test_class_7_each_run_is_held_to_its_memory_and_cpu_time(root: Path, serve: 
     """Issue 66, class 7: a check ran without limits and reserved 20 GB. Each run now has an
     address space and a CPU time, soft and hard alike (the check cannot raise them); past
     them the run is an error that says which limit and how to raise it."""
-    jobs = [job("limits", "limits"), job("grab", "grab", mb=2048), job("spin", "spin", timeout=60)]
+    jobs = [job("limits", "limits"), job("grab", "grab", mb=2048), job("burn", "burn", timeout=60)]
     jobs[0].memory_mb, jobs[0].cpu_s = 3000, 50.5
     jobs[1].memory_mb = 1500  # (the server's own address space, torch-free here, fits well below)
     jobs[2].cpu_s = 1
@@ -407,8 +407,8 @@ def test_class_7_each_run_is_held_to_its_memory_and_cpu_time(root: Path, serve: 
     assert (results["grab"].error or "").startswith(
         "MemoryError: ran out of memory within its limit of 1500 MiB of address space; raise 'limits: "
         "{memory_mb: ...}' in the check's YAML if it needs more")
-    assert results["spin"].outcome == "error"
-    assert (results["spin"].error or "").startswith(
+    assert results["burn"].outcome == "error"
+    assert (results["burn"].error or "").startswith(
         "killed by signal SIGXCPU (24) (past its CPU-time limit: raise 'limits: {cpu_s: ...}' in the check's YAML)")
 
 
