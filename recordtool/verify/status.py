@@ -3,7 +3,7 @@
 ``assess`` reads the verdict store and the check sources (never running or importing them,
 never importing torch) and gives each claim of the record a ``ClaimStatus``: ``unchecked``
 when it has no verdict, ``stale`` with the reasons when its fingerprint changed, otherwise
-the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``no-power``,
+the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``not-reproduced``, ``no-power``,
 ``error``, ``timeout``, ``skipped``; docs/verdicts.md).
 """
 
