@@ -9,10 +9,14 @@ Measured on a random model in float64, at one head (``layer``, ``head``):
   pattern and the layer's input ``X`` (``layer_output_error``; biases or layer norm make it
   miss, which is what the controls show);
 - perturbing the head's own W_V and W_O leaves its pattern bit-for-bit unchanged
-  (``pattern_shift_ov``) while its output moves (``output_shift_ov``, observed);
-- the gauge changes ``(W_Q R, W_K R^-T)`` and ``(W_V R, R^-1 W_O)`` leave the pattern and the
-  output unchanged (``qk_gauge_error``, ``ov_gauge_error``): the pattern depends on W_Q, W_K
-  only through ``W_Q W_K^T``, the output on W_V, W_O only through ``W_V W_O``;
+  (``pattern_shift_ov``) while its output moves (``output_shift_ov``); both are observations:
+  the forward pass computes the pattern before the values, so the first cannot fail here;
+- the gauge changes ``(W_Q R, W_K R^-T)`` and ``(W_V R, R^-1 W_O)``, with the biases
+  ``b_Q``, ``b_K``, ``b_V`` changed with them, leave the pattern and the output unchanged
+  (``qk_gauge_error``, ``ov_gauge_error``): the pattern depends on the query and key sides
+  only through their product, the output on the value and output sides only through
+  theirs. Their nulls (``*_gauge_error_null``) change the basis of one side only, which
+  moves the product: what the errors would be if the separation did not hold;
 - perturbing the OV circuits of every other head moves the head's pattern when earlier layers
   are among them (``pattern_shift_other_ov``): their outputs are the head's input.
 
@@ -42,6 +46,8 @@ class SeparationMetrics(TypedDict):
     pattern_shift_other_ov: float
     qk_gauge_error: float
     ov_gauge_error: float
+    qk_gauge_error_null: float
+    ov_gauge_error_null: float
     output_scale: float
 
 
@@ -57,6 +63,27 @@ def _copy(model: AttnOnlyTransformer) -> AttnOnlyTransformer:
     copy = AttnOnlyTransformer(model.config, generator=torch.Generator())
     copy.load_state_dict(model.state_dict())
     return copy
+
+
+def _gauged(model: AttnOnlyTransformer, layer: int, head: int, R: Tensor, S: Tensor) -> AttnOnlyTransformer:
+    """A copy of ``model`` with the head's query and value sides in the basis ``R`` and its key
+    and output sides in ``S``: ``(W_Q R, W_K S^-T)``, ``(W_V R, S^-1 W_O)``, and the biases
+    ``b_Q R``, ``b_K S^-T``, ``b_V R`` with them (queries, keys and values are affine maps of
+    the input; ``b_O`` is added after the heads and stays). With ``S = R`` this is a gauge
+    change, which leaves ``W_Q W_K^T``, ``W_V W_O``, the scores and the output as they were;
+    with ``S = I`` it is not (the null)."""
+    gauged = _copy(model)
+    g = gauged.attention(layer)
+    key_side, out_side = torch.linalg.inv(S).T, torch.linalg.inv(S)
+    with torch.no_grad():
+        g.W_Q[head] = g.W_Q[head] @ R
+        g.W_K[head] = g.W_K[head] @ key_side
+        g.W_V[head] = g.W_V[head] @ R
+        g.W_O[head] = out_side @ g.W_O[head]
+        for bias, basis in ((g.b_Q, R), (g.b_K, key_side), (g.b_V, R)):
+            if bias is not None:
+                bias[head] = bias[head] @ basis
+    return gauged
 
 
 def _head(model: AttnOnlyTransformer, tokens: Tensor, layer: int, head: int) -> tuple[Tensor, Tensor]:
@@ -131,14 +158,9 @@ def measure(
     A_other, _ = perturbed(("W_V", "W_O"), others)
 
     R = _random_invertible(config.d_head, gen, dt)
-    gauged = _copy(model)
-    g = gauged.attention(layer)
-    with torch.no_grad():
-        g.W_Q[head] = g.W_Q[head] @ R
-        g.W_K[head] = g.W_K[head] @ torch.linalg.inv(R).T
-        g.W_V[head] = g.W_V[head] @ R
-        g.W_O[head] = torch.linalg.inv(R) @ g.W_O[head]
-    A_g, out_g = _head(gauged, tokens, layer, head)
+    A_g, out_g = _head(_gauged(model, layer, head, R, R), tokens, layer, head)
+    # the null: the same change of basis on one side only, which moves W_Q W_K^T and W_V W_O
+    A_n, out_n = _head(_gauged(model, layer, head, R, torch.eye(config.d_head, dtype=dt)), tokens, layer, head)
 
     return {
         "layer_output_error": float((layer_output - by_formula).abs().max()) / layer_scale,
@@ -149,5 +171,7 @@ def measure(
         "pattern_shift_other_ov": float((A_other - A).abs().max()),
         "qk_gauge_error": float((A_g - A).abs().max()),
         "ov_gauge_error": float((out_g - out).abs().max()) / scale,
+        "qk_gauge_error_null": float((A_n - A).abs().max()),
+        "ov_gauge_error_null": float((out_n - out).abs().max()) / scale,
         "output_scale": scale,
     }
