@@ -31,7 +31,7 @@ from typing import TypedDict
 import torch
 from torch import Tensor
 
-from checks.model import AttnOnlyTransformer, ModelConfig
+from checks.model import AttnOnlyTransformer, ModelConfig, ModelOutput
 from recordtool import CheckContext
 
 Heads = list[tuple[int, int]]
@@ -86,6 +86,34 @@ def _gauged(model: AttnOnlyTransformer, layer: int, head: int, R: Tensor, S: Ten
     return gauged
 
 
+def _layer_output_error(model: AttnOnlyTransformer, base: ModelOutput, layer: int) -> float:
+    """The layer's output from the forward pass (the stream after it minus before it) against
+    ``sum_h A^h X W_V^h W_O^h``, relative to the output's largest entry."""
+    X = base.residuals[layer]  # (batch, pos, d_model): the stream entering the layer
+    layer_output = base.residuals[layer + 1] - X  # (batch, pos, d_model)
+    attn = model.attention(layer)
+    with torch.no_grad():
+        by_formula = sum(
+            (base.patterns[layer][:, h] @ (X @ attn.W_V[h]) @ attn.W_O[h] for h in range(model.config.n_heads)),
+            torch.zeros_like(X),
+        )  # (batch, pos, d_model)
+    return float((layer_output - by_formula).abs().max()) / float(layer_output.abs().max())
+
+
+def _perturbed(model: AttnOnlyTransformer, names: tuple[str, ...], heads: Heads, epsilon: float,
+               gen: torch.Generator) -> AttnOnlyTransformer:
+    """A copy of ``model`` with the weights ``names`` of ``heads`` moved by ``epsilon`` times
+    their spread, in random directions drawn from ``gen``."""
+    copy = _copy(model)
+    with torch.no_grad():
+        for at_layer, h in heads:
+            block = copy.attention(at_layer)
+            for name in names:
+                W: Tensor = getattr(block, name)
+                W[h] += epsilon * W[h].std() * torch.randn(W[h].shape, generator=gen, dtype=W.dtype)
+    return copy
+
+
 def _head(model: AttnOnlyTransformer, tokens: Tensor, layer: int, head: int) -> tuple[Tensor, Tensor]:
     """(pattern, output) of one head: (batch, query_pos, key_pos), (batch, pos, d_model)."""
     with torch.no_grad():
@@ -128,26 +156,9 @@ def measure(
     out = base.head_outputs[layer][:, head]  # (batch, pos, d_model)
     scale = float(out.abs().max())
 
-    # The layer's output from the forward pass, against the sum of A X W_V W_O over its heads.
-    X = base.residuals[layer]  # (batch, pos, d_model): the stream entering the layer
-    layer_output = base.residuals[layer + 1] - X  # (batch, pos, d_model)
-    attn = model.attention(layer)
-    with torch.no_grad():
-        by_formula = sum(
-            (base.patterns[layer][:, h] @ (X @ attn.W_V[h]) @ attn.W_O[h] for h in range(config.n_heads)),
-            torch.zeros_like(X),
-        )  # (batch, pos, d_model)
-    layer_scale = float(layer_output.abs().max())
 
     def perturbed(names: tuple[str, ...], heads: Heads) -> tuple[Tensor, Tensor]:
-        copy = _copy(model)
-        with torch.no_grad():
-            for at_layer, h in heads:
-                block = copy.attention(at_layer)
-                for name in names:
-                    W: Tensor = getattr(block, name)
-                    W[h] += epsilon * W[h].std() * torch.randn(W[h].shape, generator=gen, dtype=dt)
-        return _head(copy, tokens, layer, head)
+        return _head(_perturbed(model, names, heads, epsilon, gen), tokens, layer, head)
 
     ov_layer = layer if perturb_layer is None else perturb_layer
     own: Heads = [(layer, head)] if ov_layer == layer else [(ov_layer, h) for h in range(config.n_heads)]
@@ -163,7 +174,7 @@ def measure(
     A_n, out_n = _head(_gauged(model, layer, head, R, torch.eye(config.d_head, dtype=dt)), tokens, layer, head)
 
     return {
-        "layer_output_error": float((layer_output - by_formula).abs().max()) / layer_scale,
+        "layer_output_error": _layer_output_error(model, base, layer),
         "pattern_shift_ov": float((A_ov - A).abs().max()),
         "output_shift_ov": float((out_ov - out).abs().max()) / scale,
         "pattern_shift_qk": float((A_qk - A).abs().max()),
