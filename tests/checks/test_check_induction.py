@@ -117,3 +117,13 @@ def test_a_model_with_layer_0_frozen_learns_but_does_not_k_compose(tmp_path: Pat
     assert m["training_steps"] == 300 and m["loss_below_uniform"] > 0.02
     assert m["previous_token_score"] < 0.4 and m["n_induction_heads"] == 0
     assert m["k_comp_over_baseline"] < 2 and m["k_over_qv"] < 1
+
+
+def test_the_natural_text_setting_measures_the_same_things(tmp_path: Path) -> None:
+    """A short run on pydoc_data.topics (20 steps; the record runs 1500): characters are
+    learned at once, the whole budget is used, and the partner test reports on it."""
+    m: dict[str, Any] = induction.measure(CheckContext.for_testing(tmp_path), data="text", max_steps=20)
+    assert m["training_steps"] == 20 and not m["training_stopped_early"]
+    assert m["loss_below_uniform"] > 0.3
+    assert len(m["recent_mass_L0"]) == 4 and m["recent_partner_head"] in (-1, 0, 1, 2, 3)
+    assert set(m) <= set(induction.METRICS)
