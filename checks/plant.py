@@ -14,9 +14,11 @@ model, leaving every other weight as it was:
   trained model's positions are whatever training made them, so no closed form writes a
   rank-``d_head`` positional pattern into them.
 - ``previous_token``: every other layer-0 head made a copy of the previous-token head (all
-  four matrices), the look-alike the audit found the old partner test passing.
+  four matrices, each W_O divided by the number of heads, so that together they write what
+  the one head wrote), the look-alike the audit found the old partner test passing.
 - ``v_composition``: a layer-1 head whose W_V reads what the previous-token head writes
-  (``W_V := W_O^prev T``, scaled to W_V's norm), so that it V-composes with it.
+  (``W_V := W_O^prev T``, scaled to W_V's norm), so that it V-composes with it; its W_O is
+  scaled down (``V_OUTPUT_SCALE``) so that the model stays about as good a predictor.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from torch import Tensor
 from checks.model import AttnOnlyTransformer
 
 PLANTS = ("recent_tokens", "previous_token", "v_composition")
+# The V-composing head's output is scaled down so that the model still predicts about as well
+# as before (a control that ruined the model would be degenerate); composition scores do not
+# depend on a matrix's scale.
+V_OUTPUT_SCALE = 0.1
 
 
 def planted(model: AttnOnlyTransformer, plant: str, previous: int, into: int, tokens: Tensor,
@@ -46,13 +52,16 @@ def planted(model: AttnOnlyTransformer, plant: str, previous: int, into: int, to
         if plant == "recent_tokens":
             _copy_ov(copy, previous, into)
         elif plant == "previous_token":
+            layer = copy.attention(0)
             for h in range(model.config.n_heads):
                 if h != previous:
                     _copy_head(copy, previous, h)
+            layer.W_O /= model.config.n_heads  # together the copies write what the one head wrote
         else:
             reader, writer = copy.attention(1), copy.attention(0)
             W_V = writer.W_O[previous].T.clone()  # (d_model, d_head): reads what the head writes
             reader.W_V[into] = W_V * (reader.W_V[into].norm() / W_V.norm())
+            reader.W_O[into] *= V_OUTPUT_SCALE
     if plant == "recent_tokens":
         fit_pattern(copy, into, recent_pattern(tokens.shape[1], window, model.W_E.dtype), tokens)
     return copy
