@@ -53,7 +53,8 @@ Metrics = dict[str, float | int | bool | list[float]]
 
 # Every metric measure() may return (recordtool validate reads this; docs/checks.md).
 METRICS = (
-    "training_steps", "training_stopped_early", "final_train_loss", "final_eval_loss", "loss_curve",
+    "training_steps", "training_stopped_early", "final_train_loss", "final_eval_loss",
+    "final_eval_repeat_loss", "loss_curve",
     "loss", "loss_below_uniform", "previous_token_score", "previous_token_head", "n_induction_heads",
     "max_induction_score", "previous_scores_L0", "duplicate_scores_L0", "induction_scores_L0",
     "induction_scores_L1", "recent_mass_L0", "recent_peak_share_L0", "copying", "copying_top1",
@@ -164,6 +165,7 @@ def _model(ctx: CheckContext, train: bool, model_config: ModelConfig,
         "training_stopped_early": log.stopped_early,
         "final_train_loss": log.loss[-1],
         "final_eval_loss": log.eval_loss[-1] if log.eval_loss else math.nan,
+        "final_eval_repeat_loss": log.eval_repeat_loss[-1] if log.eval_repeat_loss else math.nan,
         "loss_curve": log.loss,
     }
 

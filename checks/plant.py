@@ -56,7 +56,7 @@ def planted(model: AttnOnlyTransformer, plant: str, previous: int, into: int, to
             for h in range(model.config.n_heads):
                 if h != previous:
                     _copy_head(copy, previous, h)
-            layer.W_O /= model.config.n_heads  # together the copies write what the one head wrote
+            layer.W_O.mul_(1 / model.config.n_heads)  # together the copies write what the one head wrote
         else:
             reader, writer = copy.attention(1), copy.attention(0)
             W_V = writer.W_O[previous].T.clone()  # (d_model, d_head): reads what the head writes
