@@ -342,9 +342,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
             "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
             "strict": strict})
+    from recordtool.meter import make_display
     from recordtool.verify.cluster import ClusterError
-    from recordtool.verify.progress import make_display
-    from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
+    from recordtool.verify.report import format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, select
     from recordtool.verify.session import verify as run_verify
     from recordtool.verify.store import StoreError
 

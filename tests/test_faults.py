@@ -912,8 +912,8 @@ FULL_DISK_CASES = [
              "NOTE-1.md: No space left on device; nothing half-written is left", pages="disk/pages"),
     FullDisk("verify-verdicts", full_verdicts, 1, f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: "
              f"No space left on device; {KEPT}"),
-    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify.lock: No space left "
-             "on device; nothing half-written is left"),
+    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify-runs: No space "
+             "left on device; nothing half-written is left"),
 ]
 
 

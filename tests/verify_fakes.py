@@ -16,9 +16,11 @@ import time
 from checks import helper
 
 
-def ok(ctx, scale=1.0, broken=False):
+def ok(ctx, scale=1.0, broken=False, planted=False):
     ctx.progress("measuring")
     ctx.figure("plot.png", title="A plot", caption="What it shows.").write_bytes(b"png")
+    if planted:  # a positive control: the effect planted, the expectation met
+        return {"err": 0.0, "curve": [1.0, 2.0]}
     return {"err": helper.small() * scale + (1.0 if broken else 0.0), "curve": [1.0, 2.0]}
 
 
@@ -26,12 +28,12 @@ def always(ctx, broken=False):
     return {"err": 0.0}
 
 
-def fail(ctx, broken=False):
-    return {"err": 0.9}
+def fail(ctx, broken=False, planted=False):
+    return {"err": 0.0 if planted else 0.9}
 
 
-def nan(ctx, broken=False):
-    return {"err": 1.0 if broken else float("nan")}  # the control fails on a number: power
+def nan(ctx, broken=False, planted=False):
+    return {"err": 1.0 if broken else 0.0 if planted else float("nan")}  # the control fails on a number: power
 
 
 def text(ctx):
@@ -179,6 +181,10 @@ def claim_yaml(claim_id: str, checks: str, statement: str = "The error is small.
 
 POWER = "control: {params: {broken: true}}"
 """A control under which the fake checks that take ``broken`` fail ``err < 0.5``: power."""
+
+VALIDATED = POWER + "\npositives: [{name: planted, params: {planted: true}}]"
+"""Power, and a positive control under which the fake checks that take ``planted`` (ok, fail,
+nan) meet their expectations: sensitivity, so that a failing expectation contradicts."""
 
 
 def check(name: str, run: str, expect: str = '{err: "< 0.5"}', more: str = "") -> str:

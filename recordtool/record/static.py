@@ -375,6 +375,10 @@ def _check_problems(modules: Modules, config: Config, i: int, check: CheckSpec) 
         field_ = f"{where}.control" if check.control is not None else f"{where}.controls[{j}]"
         found += _param_problems(name, module.rel, signature, control.params, (*loc, "params"),
                                  f"{field_}.params", loc, field_, control=True)
+    for j, positive in enumerate(check.positives):  # (merged over the check's params, as a control's)
+        loc, field_ = (*at, "positives", j), f"{where}.positives[{j}]"
+        found += _param_problems(name, module.rel, signature, positive.params, (*loc, "params"),
+                                 f"{field_}.params", loc, field_, control=True)
     found += _metric_problems(modules, module, signature, check, at, where)
     return found
 

@@ -6,6 +6,12 @@ count, min, median and max (``{"summary": "list", "count": ..., ...}``), which t
 as such, unless the check's ``keep:`` names it: then up to ``MAX_KEPT_VALUES`` values are kept
 as they are (more is an error). Text is cut to ``MAX_TEXT`` characters, an error's lines to
 twice that and the error to its last ``MAX_ERROR``. So one run of one check adds at most about 100 kB to its verdict.
+
+What a check may return at all is checked where it returns, in its own process
+(``metric_problem``): a mapping whose keys are names (strings) and whose values are numbers
+(NaN included: a value undefined in that setting, which never meets an expectation; not an
+infinity), lists of numbers, or strings. Anything else (an infinity, a function, ``None``, a
+mapping) makes the run an error that names the metric (issue 66, class 6).
 """
 
 from __future__ import annotations
@@ -20,6 +26,30 @@ MAX_VALUES = 50
 MAX_KEPT_VALUES = 10_000
 MAX_TEXT = 200
 MAX_ERROR = 4_000
+
+
+def metric_problem(key: Any, value: Any) -> str | None:
+    """What is wrong with the metric ``key`` of value ``value`` (as ``child.plain`` made it
+    plain), or None when it is a name with a number, a list of numbers or a string."""
+    if not isinstance(key, str):
+        return f"metric key {key!r} is a {type(key).__name__}, not a name; return a mapping of metric names (strings)"
+    if _number(value) or isinstance(value, str):
+        return None
+    if isinstance(value, list) and all(_number(v) or (isinstance(v, list) and all(map(_number, v))) for v in value):
+        return None
+    if isinstance(value, float) or (isinstance(value, list) and any(isinstance(v, float) for v in value)):
+        what = f"{value}" if isinstance(value, float) else "a list holding something other than finite numbers"
+    elif isinstance(value, dict) and "__type__" in value:
+        what = f"a {value['__type__']}"
+    else:
+        what = "None" if value is None else f"a {type(value).__name__}"
+    return (f"metric '{key}' is {what}, not a finite number (or NaN), a list of numbers or a string; "
+            "return one of those")
+
+
+def _number(value: Any) -> bool:
+    """A number a verdict keeps: a bool, an int, or a float that is not infinite."""
+    return isinstance(value, (bool, int)) or (isinstance(value, float) and not math.isinf(value))
 
 
 def bound_metrics(metrics: Mapping[str, Any], named: Collection[str], keep: Collection[str]

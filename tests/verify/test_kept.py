@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
-from verify_fakes import POWER, check, claim_yaml, edit_to_verified, make_project
+from verify_fakes import POWER, VALIDATED, check, claim_yaml, edit_to_verified, make_project
 
 from recordtool.record.cache import write_plain
 from recordtool.record.load import Entries
 from recordtool.record.project import open_project
 from recordtool.verify import judge, kept, verdict
-from recordtool.verify.session import Options, Report, verify
+from recordtool.verify.report import Report
+from recordtool.verify.session import Options, verify
 from recordtool.verify.status import assess
 
-FAILING = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
+FAILING = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=VALIDATED))
 PASSING = claim_yaml("THEORY-2", check("small", "ok", more=POWER))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
 
-from recordtool.verify import runner as runner_module
+from recordtool.verify import child as child_module
 from recordtool.verify.reaper import running
 from recordtool.verify.runner import Job, JobResult, Runner, exit_message
 
@@ -239,7 +239,7 @@ def test_forked_runs_share_neither_memory_nor_output(root: Path) -> None:
 @pytest.mark.parametrize("server", ["raise SystemExit(1)", "import os, time; os.close(0); time.sleep(1)"],
                          ids=["exits", "deaf"])
 def test_without_a_server_runs_start_fresh(root: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> None:
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(2)]
                       + [job("boom", "boom")], workers=2)
     assert {r.metrics["ppid"] for r in results.values() if r.outcome == "ok"} == {os.getpid()}
@@ -335,7 +335,7 @@ def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_a
         child.Server.child = early
         child.main(["--serve"])
     """)
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     go = tmp_path / "go"
     jobs = in_order(job("sibling", "waitfor", path=str(go)), job("victim", "victim"))
     for j in jobs:
@@ -348,3 +348,38 @@ def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_a
     assert (results["sibling"].outcome, results["sibling"].error, results["sibling"].metrics) == (
         "ok", None, {"err": 0.0})
     assert (results["victim"].outcome, results["victim"].error) == ("error", "killed by signal SIGTERM (15)")
+
+
+def _returning(value: object, tmp_path: Path) -> dict[str, object]:
+    """What a run of a check that returns ``value`` gives, as the check's process says it."""
+    request = {"root": str(tmp_path), "package": "checks", "module": "checks.fake", "function": "f", "seed": 0,
+               "device": "cpu", "cache_dir": str(tmp_path / "cache"), "figures_dir": str(tmp_path / "figures"),
+               "threads": 1, "params": {}}
+    return child_module.run(request, load=lambda *_: lambda ctx: value)
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    ({"gain": float("inf")}, "metric 'gain' is inf, not a finite number (or NaN), a list of numbers or a string"),
+    ({"gain": -float("inf")}, "metric 'gain' is -inf, not a finite number (or NaN)"),
+    ({"curve": [1.0, float("inf")]}, "metric 'curve' is a list holding something other than finite numbers"),
+    ({"f": lambda: 1}, "metric 'f' is a function, not a finite number (or NaN)"),
+    ({"nothing": None}, "metric 'nothing' is None, not a finite number (or NaN)"),
+    ({"nested": {"a": 1.0}}, "metric 'nested' is a dict, not a finite number (or NaN)"),
+    ({3: 1.0}, "metric key 3 is a int, not a name; return a mapping of metric names (strings)"),
+])
+def test_class_6_hostile_or_odd_results_are_an_error_that_names_the_metric(
+        value: object, error: str, tmp_path: Path) -> None:
+    """Issue 66, class 6: a result is checked where the check returns it; an infinity (which
+    would pass '> 0'), a function (kept as its repr, then flagged nondeterministic), an int
+    key, ``None`` or a mapping are an error naming the metric, never evidence."""
+    result = _returning(value, tmp_path)
+    assert result["status"] == "error" and str(result["error"]).startswith(error), result
+
+
+def test_class_6_numbers_nan_lists_and_text_are_results(tmp_path: Path) -> None:
+    value = {"err": 0.1, "n": 3, "ok": True, "undefined": float("nan"), "curve": [1.0, 2.5], "grid": [[1, 2], [3, 4]],
+             "note": "text"}
+    result = _returning(value, tmp_path)
+    assert result["status"] == "ok", result
+    metrics = result["metrics"]
+    assert isinstance(metrics, dict) and sorted(metrics) == sorted(value)
