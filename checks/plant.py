@@ -35,6 +35,7 @@ PLANTS = ("recent_tokens", "previous_token", "v_composition")
 # as before (a control that ruined the model would be degenerate); composition scores do not
 # depend on a matrix's scale.
 V_OUTPUT_SCALE = 0.1
+FIT_BATCH = 16  # sequences a planted pattern is fitted on: it is positional, so a few do
 
 
 def planted(model: AttnOnlyTransformer, plant: str, previous: int, into: int, tokens: Tensor,
@@ -63,7 +64,7 @@ def planted(model: AttnOnlyTransformer, plant: str, previous: int, into: int, to
             reader.W_V[into] = W_V * (reader.W_V[into].norm() / W_V.norm())
             reader.W_O[into] *= V_OUTPUT_SCALE
     if plant == "recent_tokens":
-        fit_pattern(copy, into, recent_pattern(tokens.shape[1], window, model.W_E.dtype), tokens)
+        fit_pattern(copy, into, recent_pattern(tokens.shape[1], window, model.W_E.dtype), tokens[:FIT_BATCH])
     return copy
 
 
