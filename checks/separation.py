@@ -114,6 +114,15 @@ def _perturbed(model: AttnOnlyTransformer, names: tuple[str, ...], heads: Heads,
     return copy
 
 
+def _perturbed_heads(config: ModelConfig, layer: int, head: int, perturb_layer: int | None) -> tuple[Heads, Heads]:
+    """The heads whose OV circuits the two OV perturbations change: the head's "own" (itself,
+    or every head of ``perturb_layer``), and every other head of the model."""
+    ov_layer = layer if perturb_layer is None else perturb_layer
+    own = [(layer, head)] if ov_layer == layer else [(ov_layer, h) for h in range(config.n_heads)]
+    others = [(lay, h) for lay in range(config.n_layers) for h in range(config.n_heads) if (lay, h) != (layer, head)]
+    return own, others
+
+
 def _head(model: AttnOnlyTransformer, tokens: Tensor, layer: int, head: int) -> tuple[Tensor, Tensor]:
     """(pattern, output) of one head: (batch, query_pos, key_pos), (batch, pos, d_model)."""
     with torch.no_grad():
@@ -148,8 +157,6 @@ def measure(
     model = AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed))
     gen = torch.Generator().manual_seed(ctx.seed + 1)
     tokens = torch.randint(0, config.d_vocab, (batch, config.n_ctx), generator=gen)
-    dt = config.torch_dtype
-
     with torch.no_grad():
         base = model(tokens, per_head=True)
     A = base.patterns[layer][:, head]  # (batch, query_pos, key_pos)
@@ -160,18 +167,15 @@ def measure(
     def perturbed(names: tuple[str, ...], heads: Heads) -> tuple[Tensor, Tensor]:
         return _head(_perturbed(model, names, heads, epsilon, gen), tokens, layer, head)
 
-    ov_layer = layer if perturb_layer is None else perturb_layer
-    own: Heads = [(layer, head)] if ov_layer == layer else [(ov_layer, h) for h in range(config.n_heads)]
-    others: Heads = [(lay, h) for lay in range(n_layers) for h in range(config.n_heads)
-                     if (lay, h) != (layer, head)]
+    own, others = _perturbed_heads(config, layer, head, perturb_layer)
     A_ov, out_ov = perturbed(("W_V", "W_O"), own)
     A_qk, out_qk = perturbed(("W_Q", "W_K"), [(layer, head)])
     A_other, _ = perturbed(("W_V", "W_O"), others)
 
-    R = _random_invertible(config.d_head, gen, dt)
+    R = _random_invertible(config.d_head, gen, config.torch_dtype)
     A_g, out_g = _head(_gauged(model, layer, head, R, R), tokens, layer, head)
     # the null: the same change of basis on one side only, which moves W_Q W_K^T and W_V W_O
-    A_n, out_n = _head(_gauged(model, layer, head, R, torch.eye(config.d_head, dtype=dt)), tokens, layer, head)
+    A_n, out_n = _head(_gauged(model, layer, head, R, torch.eye(config.d_head, dtype=R.dtype)), tokens, layer, head)
 
     return {
         "layer_output_error": _layer_output_error(model, base, layer),
