@@ -119,7 +119,7 @@ def test_repeated_random_tokens() -> None:
 def test_the_text_corpus_is_english_by_characters() -> None:
     ids, symbols, digest = corpus(64)
     assert len(symbols) == 63 and symbols[0] == " " and set("etaoinsr") < set(symbols)
-    assert 400_000 < len(ids) and int(ids.max()) == 63 and int(ids.min()) == 0
+    assert len(ids) > 400_000 and int(ids.max()) == 63 and int(ids.min()) == 0
     assert float((ids == 63).double().mean()) < 1e-3  # the shared token for rare characters is rare
     assert len(digest) == 64 and corpus(64) is corpus(64)  # read once
 
