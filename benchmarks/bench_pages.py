@@ -87,12 +87,11 @@ def main() -> None:
     from recordtool.record.project import open_project
     from recordtool.render import page
     from recordtool.render.plan import context
-    from recordtool.render.prose import compose_body
     from recordtool.verify.status import assess
 
     with tempfile.TemporaryDirectory(prefix="bench-pages-") as scratch:
         root, what = record_or_synthetic(args.record, Path(scratch), args.entries, args.plain)
-        project = open_project(root=root, compose=compose_body)
+        project = open_project(root=root)
         statuses = assess(project)
         entries = project.record.entries
         ids = list(entries)

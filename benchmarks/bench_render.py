@@ -62,7 +62,6 @@ from synthetic import generate_record  # noqa: E402
 
 def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, float]:
     from recordtool.record.project import open_project
-    from recordtool.render.prose import compose_body
     from recordtool.render.site import render
     from recordtool.verify.status import assess
 
@@ -70,7 +69,7 @@ def measure(n: int, folder: Path, jobs: int, plain: bool = False) -> dict[str, f
     generate_record(root, n, plain=plain)
     out = folder / f"out-{n}-inprocess-{os.getpid()}"  # never used before (see main)
     t0 = time.perf_counter()
-    project = open_project(root=root, jobs=jobs, compose=compose_body)  # as the command does, cold
+    project = open_project(root=root, jobs=jobs)  # as the command does, cold
     t1 = time.perf_counter()
     statuses = assess(project)
     t2 = time.perf_counter()

@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import compiled
 from verify_fakes import check, claim_yaml, make_project
 
+from recordtool.meter import PlainDisplay
 from recordtool.record.project import open_project
-from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import JobResult
 from recordtool.verify.session import Options, verify
 

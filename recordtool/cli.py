@@ -23,11 +23,8 @@ from recordtool.meter import Meter
 from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
-    from recordtool.record.cache import EntryCache
-    from recordtool.record.graph import Compose
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
-    from recordtool.snapshot import Stats
     from recordtool.verify.snapshot import Inputs
 
 _said: list[tuple[str, bool]] | None = None  # what a command has printed, while it is being kept
@@ -71,25 +68,17 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     _said = None
 
 
-def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
-          keep_later: bool = False, meter: Meter | None = None) -> Project:
-    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
-    ``compose``: what else to make of each body it parses (``build_graph``); without it, the few
-    bodies read after an edit are composed for render's pages all the same, and kept
-    (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
-    them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
-    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``),
-    else one of its own, on stderr and erased before this returns: every command that reads the
-    record shows what it is doing when reading takes a while (a cold run on a large record)."""
+def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True, meter: Meter | None = None) -> Project:
+    """The project, read with the store (``recordtool.store``) unless ``cache`` is off;
+    ``meter``: the command's progress line (``recordtool.meter``), else one of its own, on
+    stderr and erased before this returns: every command that reads the record shows what it
+    is doing when reading takes a while (a cold run on a large record)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
-    from recordtool.render.prose import compose_body
 
     with contextlib.nullcontext(meter) if meter is not None else Meter(sys.stderr) as shown:
         try:
-            return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                                keep_later=keep_later, compose_few=compose_body, meter=shown)
+            return open_project(root=root, jobs=jobs, cache=cache, meter=shown)
         except ConfigError as exc:
             raise click.UsageError(terminal(str(exc))) from None
 
@@ -109,7 +98,7 @@ jobs_option = click.option(
 no_cache_option = click.option(
     "--no-cache", is_flag=True,
     help="Read every entry file again instead of using what the last run kept in the cache folder "
-         "(.recordtool-cache/entries/) for the files unchanged since; the results are the same.",
+         "(.recordtool-cache/store.sqlite) for the files unchanged since; the results are the same.",
 )
 
 
@@ -339,9 +328,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
             "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
             "strict": strict})
+    from recordtool.meter import make_display
     from recordtool.verify.cluster import ClusterError
-    from recordtool.verify.progress import make_display
-    from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
+    from recordtool.verify.report import format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, select
     from recordtool.verify.session import verify as run_verify
     from recordtool.verify.store import StoreError
 

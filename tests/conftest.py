@@ -242,8 +242,9 @@ def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any, *, forked: b
     process (``parallel.fork_fits``: which one would otherwise depend on this process's memory)."""
     from recordtool import parallel
 
-    monkeypatch.setattr(parallel, "FORK_BUDGET", 1 << 62 if forked else 0)
-    monkeypatch.setattr(module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "FORK_BUDGET", 1 << 62 if forked else 0, raising=False)
+    monkeypatch.setattr(module, "PARALLEL_MIN", 1, raising=False)
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 8)
 

@@ -606,11 +606,9 @@ def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch:
     assert case.out_has in outcome.out
     assert not any(c in outcome.out + outcome.err for c in "\x1b\x07\u202e"), "a control character reached the terminal"
     monkeypatch.undo()
-    # any command may keep what loading gave, and the verdicts it read and judged; render also
-    # which code made its pages' keys
-    kept = [".recordtool-cache/entries", ".recordtool-cache/verdicts.bin",
-            *([".recordtool-cache/pages", ".recordtool-cache/store.sqlite", ".recordtool-cache/store.sqlite-wal",
-               ".recordtool-cache/store.sqlite-shm"] if setup.argv[0] == "render" else [])]
+    # any command may keep what loading gave, the verdicts it read and judged, and what render
+    # kept of its pages: all in the store
+    kept = [".recordtool-cache/store.sqlite", ".recordtool-cache/store.sqlite-wal", ".recordtool-cache/store.sqlite-shm"]
     assert [p for p in changed(before, snapshot(setup.root))
             if not p.startswith(setup.allowed) and p != ".recordtool-cache"
             and not any(p == k or p.startswith(k + "/") for k in kept)] == []
@@ -916,8 +914,8 @@ FULL_DISK_CASES = [
              "LIT-1.md: No space left on device; nothing half-written is left", pages="disk/pages"),
     FullDisk("verify-verdicts", full_verdicts, 1, f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: "
              f"No space left on device; {KEPT}"),
-    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify.lock: No space left "
-             "on device; nothing half-written is left"),
+    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify-runs: No space "
+             "left on device; nothing half-written is left"),
 ]
 
 

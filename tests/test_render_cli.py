@@ -89,7 +89,7 @@ def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilde
     from recordtool import parallel
 
     small_record(project)
-    monkeypatch.setattr(write, "PARALLEL_MIN", 1)  # (even these few pages composed by a pool)
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # (even these few pages composed by a pool)
     seen: list[tuple[str, int | None]] = []
     real_open, real_map, real_forked = recordtool.record.project.open_project, parallel.map_shipped, parallel.map_chunks
 
@@ -105,7 +105,14 @@ def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilde
         seen.append(("pool", jobs))
         return real_forked(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
+    real_items = parallel.map_items
+
+    def map_items(*args: object, jobs: int | None, **kwargs: object) -> object:  # reading and scanning the record
+        seen.append(("pool", jobs))
+        return real_items(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
+    monkeypatch.setattr(parallel, "map_items", map_items)
     monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
     monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
     assert run("render", "--root", str(project.root), "-j", "3", "--check")[0] == 0

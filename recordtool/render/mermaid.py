@@ -44,6 +44,7 @@ CLASSES: dict[str, str] = {
     "partly-verified": "fill:#fff9c4,stroke:#9e9d24,color:#3e3c00",
     "contradicted": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
     "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
+    "not-reproduced": "fill:#e3f2fd,stroke:#546e7a,color:#263238",
     "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
     "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",
     "skipped": "fill:#eceff1,stroke:#607d8b,color:#263238",
@@ -53,7 +54,8 @@ CLASSES: dict[str, str] = {
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
     "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
-COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow", "error": "purple", "timeout": "orange",
+COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow",
+           "not-reproduced": "pale blue", "error": "purple", "timeout": "orange",
            "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
            "entry": "blue", "missing": "white, dashed border"}
 WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)
@@ -346,8 +348,8 @@ def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
 WHOLE_MAX = 60
 MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
 MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
-STATE_WORSE = ("contradicted", "error", "timeout", "no-power", "stale", "skipped", "unchecked", "partly-verified",
-               "verified")
+STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
+               "partly-verified", "verified")
 
 
 def whole_graph(ctx: Context, page: str) -> str:
@@ -465,12 +467,14 @@ def _tag_table(ctx: Context, claims: int, tag_groups: list[str], members: dict[s
            + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
               if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
               if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")
-    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in STATE_WORSE) + " |",
-             "| --- | ---: | " + " | ".join("---:" for _ in STATE_WORSE) + " |"]
+    # (the column of the newest state only where a claim is in it: the others' pages stay as they were)
+    columns = [s for s in STATE_WORSE if s != "not-reproduced" or s in ctx.states.values()]
+    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in columns) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in columns) + " |"]
     for g in tag_groups:
         states = [ctx.states.get(c) or "unchecked" for c in members[g]]
         cell = f"[{escape.cell(g[1:])}]({relative(page, tag_page(g[1:]))})" if g != "#" else "no tag"
-        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in STATE_WORSE) + " |")
+        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in columns) + " |")
     return out + "\n\n" + "\n".join(table)
 
 

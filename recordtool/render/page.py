@@ -11,7 +11,7 @@ import posixpath
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Entry, Literature, Reference, Theory
 from recordtool.render import escape
-from recordtool.render.evidence import verdict_section
+from recordtool.render.evidence import verdict_badge, verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
 from recordtool.render.prose import Style, block, block_tail, inline
@@ -19,7 +19,6 @@ from recordtool.render.sitemap import (
     INDEX,
     WANTED,
     Context,
-    badge,
     entry_page,
     kind_page,
     reading_time,
@@ -44,7 +43,7 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     meta = [f"[The record]({relative(page, INDEX)})", reading_time(words)]
     state = ctx.state(entry_id)
     if state is not None:
-        meta.append(badge(state))
+        meta.append(verdict_badge(ctx, entry_id, state))
     lines += [" · ".join(meta), ""]
 
     lines += _properties(ctx, entry, page, style)
@@ -100,7 +99,7 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     rows.append(("Version", str(entry.version)))
     state = ctx.state(entry.id)
     if state is not None:
-        rows.append(("Verdict", badge(state)))
+        rows.append(("Verdict", verdict_badge(ctx, entry.id, state)))
     if entry.tags:
         rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
     if entry.created:

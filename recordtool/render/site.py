@@ -8,16 +8,16 @@ one render that composes every page and still writes only those whose bytes chan
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-import recordtool
+from recordtool.record.project import open_store
 from recordtool.render import linkcheck, manifest
 from recordtool.render.plan import context, plan_site
 from recordtool.render.sitemap import FIGURES, entry_page
 from recordtool.render.write import check_output_folder, write_site
-from recordtool.store import Store
 from recordtool.verify.status import assess
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
             if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
     if ctx.stale:
         keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
-    store = ctx.store = Store(config.cache, recordtool.__version__)
+    store = ctx.store = open_store(config)
     try:
         plan = plan_site(ctx)
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)
@@ -88,17 +88,18 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
 
 def unloaded_entries(project: Project) -> dict[str, str]:
-    """The entries whose file is there but does not load (its id: the file's name), each with
-    the file's first error. Their pages are never removed: only an entry whose file is gone
-    loses its page."""
-    config = project.config
+    """The entries whose file is there but does not load, each with the file's first error:
+    those loading names (``Record.failed``), and any other file of an entry folder with an
+    error that is named after an id not loaded (a link out of the record, say). Their pages are
+    never removed: only an entry whose file is gone loses its page."""
+    config, record = project.config, project.record
     folders = tuple(f"{config.relative(config.record / kind.folder)}/" for kind in config.kinds.values())
-    found: dict[str, str] = {}
+    files = dict(record.failed)  # id -> its file
+    why: dict[str, str] = {}  # path -> its first error
     for problem in project.errors:
+        why.setdefault(problem.path, str(problem))
         path = PurePosixPath(problem.path)
-        if path.suffix not in (".yaml", ".yml") or not problem.path.startswith(folders):
-            continue
-        entry_id = path.stem
-        if entry_id not in project.record.entries and entry_id not in found and (config.root / path).is_file():
-            found[entry_id] = str(problem)
-    return found
+        if path.suffix in (".yaml", ".yml") and problem.path.startswith(folders):
+            files.setdefault(path.stem, problem.path)
+    return {entry_id: why.get(path, path) for entry_id, path in files.items()
+            if entry_id not in record.entries and os.path.lexists(config.root / path)}

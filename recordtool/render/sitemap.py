@@ -38,6 +38,7 @@ BADGES: dict[str, str] = {
     "verified": "✅ verified",
     "partly-verified": "🟡 partly verified",
     "contradicted": "❌ contradicted",
+    "not-reproduced": "❔ not reproduced",  # neither ✅ nor ❌: the test was never shown able to pass
     "no-power": "➖ no power",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
@@ -45,11 +46,12 @@ BADGES: dict[str, str] = {
     "stale": "⚠️ stale",
     "unchecked": "⚪ unchecked",
 }
-STATE_ORDER = ("verified", "partly-verified", "contradicted", "no-power", "error", "timeout", "skipped", "stale",
+STATE_ORDER = ("verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout", "skipped", "stale",
                "unchecked")
 OUTCOME_BADGES: dict[str, str] = {
     "pass": "✅ pass",
     "fail": "❌ fail",
+    "not-reproduced": "❔ not reproduced",
     "no-power": "➖ no power",
     "error": "💥 error",
     "timeout": "⏱️ timeout",

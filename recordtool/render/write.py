@@ -42,7 +42,6 @@ PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its en
 # and an index page or a figure copied (its path) -> (``plan.index_key``, or its source's path,
 # size and time; its (size, mtime_ns) as written)
 FILES = "files"
-PARALLEL_MIN = 200  # pages to compose; below this a pool costs more than it saves
 
 
 class RenderError(Exception):
@@ -184,8 +183,6 @@ def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -
     """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
     by forked workers when they are many (each worker writes the pages it composes)."""
     ctx = plan.context
-    if len(rels) >= PARALLEL_MIN:
-        ctx.project.graph.backlinks(plan.owners[rels[0]])  # (the graph's indexes made here, not in each worker)
 
     def work(chunk: list[str]) -> list[Composed]:
         out = []
@@ -195,7 +192,7 @@ def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -
             out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
         return out
 
-    results = parallel.map_items(work, rels, jobs=jobs) if len(rels) >= PARALLEL_MIN else work(rels)
+    results = parallel.map_items(work, rels, jobs=jobs)  # (a pool only for many: ``parallel.MIN_ITEMS``)
     return dict(zip(rels, results, strict=True))
 
 
