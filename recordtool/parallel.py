@@ -28,7 +28,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -158,45 +158,3 @@ def _run(number: int) -> list[Any]:
     assert _job is not None
     work, chunks = _job
     return work(chunks[number])
-
-
-# Render's calls from before it moved to ``map_items``: the same work, without steps or
-# fresh interpreters. Delete with render's last caller.
-STEP_SECONDS = 0.01
-
-
-def finished(steps: Generator[object, None, T]) -> T:
-    """What the generator ``steps`` gives when it is done, its steps all taken at once."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            made: T = done.value
-            return made
-
-
-def map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-               min_items: int, meanwhile: Iterable[object] = (), progress: Progress | None = None,
-               own: int = 0) -> list[Any]:
-    """``work`` of every chunk, the results one after the other (``_map_chunks``)."""
-    return _map_chunks(work, chunks, jobs=jobs, min_items=min_items, progress=progress, meanwhile=meanwhile, own=own)
-
-
-def fork_fits(jobs: int | None) -> bool:
-    """Always: every pool forks."""
-    del jobs
-    return True
-
-
-def roomy_results(pool: Any) -> None:
-    """Nothing: the pool's pipe as it comes."""
-    del pool
-
-
-def map_shipped(local: Callable[[list[T]], list[Any]], remote: Callable[[Any, Any], list[Any]],
-                pack: Callable[[list[T]], Any], shared: Callable[[], Any], chunks: list[list[T]], *,
-                jobs: int | None, min_items: int, meanwhile: Iterable[object] = (),
-                progress: Progress | None = None, own: int = 0) -> list[Any]:
-    """``map_chunks`` of ``local``: every pool forks."""
-    del remote, pack, shared
-    return _map_chunks(local, chunks, jobs=jobs, min_items=min_items, progress=progress, meanwhile=meanwhile, own=own)

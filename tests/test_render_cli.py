@@ -85,25 +85,16 @@ def test_help_is_the_docstring() -> None:
 
 def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.record.project
-    import recordtool.render.write as write
     from recordtool import parallel
 
     small_record(project)
     monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # (even these few pages composed by a pool)
     seen: list[tuple[str, int | None]] = []
-    real_open, real_map, real_forked = recordtool.record.project.open_project, parallel.map_shipped, parallel.map_chunks
+    real_open = recordtool.record.project.open_project
 
     def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
         seen.append(("open", jobs))
         return real_open(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
-
-    def map_shipped(*args: object, jobs: int | None, **kwargs: object) -> object:
-        seen.append(("pool", jobs))
-        return real_map(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
-
-    def map_chunks(*args: object, jobs: int | None, **kwargs: object) -> object:  # pages by forked workers
-        seen.append(("pool", jobs))
-        return real_forked(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
     real_items = parallel.map_items
 
@@ -113,8 +104,6 @@ def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilde
 
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
     monkeypatch.setattr(parallel, "map_items", map_items)
-    monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
-    monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
     assert run("render", "--root", str(project.root), "-j", "3", "--check")[0] == 0
     assert run("render", "--root", str(project.root), "--check", "--no-cache")[0] == 0  # (every page composed)
     # opening (then scanning mentions), writing pages and checking their links: None is every core

@@ -82,17 +82,6 @@ def find_mentions(text: str, pattern: re.Pattern[str]) -> list[Found]:
     return mentions_in(scanner().parse(text), pattern)
 
 
-def mentions_and_tokens(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], list[Token] | None]:
-    """``find_mentions(text, pattern)``, and the tokens of ``markdown().parse(text)`` when the
-    same parse gave them (None otherwise), so that what renders the prose can use that parse.
-    Without ``![`` in ``text`` the two parsers give the same tokens (they differ only by the
-    image rule, which fires only there): one parse serves both."""
-    if "![" in text:
-        return find_mentions(text, pattern), None
-    tokens = markdown().parse(text)
-    return mentions_in(tokens, pattern), tokens
-
-
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # a link to elsewhere: https:, mailto:, ...
 
 

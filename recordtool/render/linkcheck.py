@@ -130,5 +130,5 @@ def check_folder(out: Path, pages: Iterable[str] | None = None, *, jobs: int | N
                 found.append(_check_page(page, handle.read(), known, exists))
         return found
 
-    found = parallel.map_chunks(check, parallel.chunked(names, jobs=jobs), jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
+    found = parallel.map_items(check, names, jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
     return [broken for page in found for broken in page]

@@ -18,13 +18,12 @@ Pure: no disk, no clock.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from recordtool.record.mentions import SCHEME, Found, link_target_id, markdown, mentions_and_tokens
+from recordtool.record.mentions import SCHEME, link_target_id, markdown
 from recordtool.render import escape
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
@@ -61,95 +60,6 @@ def block_tail(source: str, style: Style, tokens: list[Token] | None = None, *,
         return "", after
     lines, _end, tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style, after=after)
     return "\n".join(lines).rstrip("\n"), tail
-
-
-def begins_list(written: str, marker: str) -> bool:
-    """Whether ``written`` (prose as ``block`` writes it) begins with a list of ``marker``."""
-    first = written.split("\n", 1)[0]
-    if marker in ".)":
-        digits = len(first) - len(first.lstrip("0123456789"))
-        return 0 < digits <= 9 and first[digits:digits + 1] == marker and first[digits + 1:digits + 2] in ("", " ")
-    return first[:1] == marker and first[1:2] in ("", " ")
-
-
-# Prose composed before the pages are planned -------------------------------------------------
-#
-# A page's prose depends on the rest of the record only through the links of its ids (to
-# the id's page, or to the page of wanted entries with the title "not in the record"). So a
-# body can be composed once, from the parse that found its mentions (``compose_body``, while
-# the graph is built), with a slot for each id's link, and the slots filled on its page
-# (``fill``): the same bytes as ``block``, one parse instead of two. Prose with a link that
-# the page rewrites (a relative destination) or a link to an id with no text of its own is
-# composed on the page as before.
-
-_SLOT = re.compile("\x00([^\x00]*)\x00( \")?")  # the parser turns NUL into U+FFFD: no prose holds one
-
-
-class _NotComposed(Exception):
-    """The prose needs the page to be composed (see above)."""
-
-
-def _slot(target: str) -> tuple[str, str | None]:
-    return f"\x00{target}\x00", None
-
-
-def _on_the_page(href: str) -> str:
-    raise _NotComposed
-
-
-def compose_body(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], bytes | None]:
-    """The mentions of ``text`` (``find_mentions``) and, from the same parse where there is
-    one (``mentions_and_tokens``), the prose composed for any page with its links left as
-    slots (``fill``), packed against ``text`` (``unpack(packed, text)`` gives it); None when
-    the page has to compose it (``block``)."""
-    found, tokens = mentions_and_tokens(text, pattern)
-    try:
-        return found, pack(block(text, Style(pattern, _slot, _on_the_page), tokens), text)
-    except _NotComposed:
-        return found, None
-
-
-def pack(composed: str, body: str) -> bytes:
-    """``composed``, prose written back from ``body``, kept small until its page is written:
-    compressed by zlib with ``body`` as its preset dictionary. Most of it is the body's own
-    text, so it takes about a twelfth of its size. ``unpack`` with the same body gives it back.
-    The compressor's window is the smallest that holds the body and the prose (a zlib stream
-    names its window, and ``unpack`` takes any): setting up zlib's default window of 32 KB
-    costs more than packing a body of a few KB."""
-    zdict = body.encode("utf-8", "surrogatepass")
-    data = composed.encode("utf-8", "surrogatepass")
-    window = max(9, min(15, (len(zdict) + len(data)).bit_length()))
-    packer = zlib.compressobj(1, zlib.DEFLATED, window, zdict=zdict)
-    return packer.compress(data) + packer.flush()
-
-
-def unpack(packed: bytes, body: str) -> str:
-    """The prose ``pack(composed, body)`` packed: ``composed``."""
-    unpacker = zlib.decompressobj(zdict=body.encode("utf-8", "surrogatepass"))
-    return (unpacker.decompress(packed) + unpacker.flush()).decode("utf-8", "surrogatepass")
-
-
-def fill(composed: str, style: Style) -> str | None:
-    """``block(text, style)`` from ``composed = compose_body(text, style.pattern)[1]``: each
-    slot becomes the id's link on the page; None when ``style`` leaves an id unlinked (a
-    slot cannot stand for that: compose with ``block``)."""
-    if "\x00" not in composed:
-        return composed
-    out: list[str] = []
-    last = 0
-    for match in _SLOT.finditer(composed):
-        target = style.link(match[1])
-        if target is None:
-            return None
-        href, title = target
-        out.append(composed[last:match.start()])
-        if match[2]:  # the link has a title of its own
-            out.append(escape.href(href) + ' "')
-        else:
-            out.append(escape.href(href) + (f' "{escape.title(title)}"' if title else ""))
-        last = match.end()
-    out.append(composed[last:])
-    return "".join(out)
 
 
 def inline(source: str, style: Style) -> str:
@@ -520,8 +430,6 @@ def _link(token: Token, href: str, target: str | None, text: str, style: Style) 
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
-    if not text and "\x00" in href:
-        raise _NotComposed  # its text would be the link's destination, which only the page knows
     return f"[{text or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 

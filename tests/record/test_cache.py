@@ -15,7 +15,6 @@ import recordtool.record.load as load
 import recordtool.record.project as project_module
 import recordtool.record.static as static
 from recordtool import parallel
-from recordtool.record import cache as cache_module
 from recordtool.record.entry import Loaded
 from recordtool.record.project import Project, open_project, open_store
 from recordtool.store import FILE
@@ -205,17 +204,6 @@ def test_the_static_checks_results_are_kept_while_the_entry_and_the_package_are_
     assert same_as_cold() == []  # its placeholder gone: nothing to look at
     shutil.rmtree(root / "checks")
     assert same_as_cold() == ["THEORY-2"]  # no package: the claim looked at again
-
-
-def test_render_s_kept_values_are_given_back_only_for_their_key_and_format(tmp_path: Path) -> None:
-    path = tmp_path / "cache" / "rows.bin"
-    key, form = b"k" * 16, b"recordtool-test 1\n"
-    assert cache_module.read_plain(path, key, form) is None
-    cache_module.write_plain(path, key, form, {"a": [1, 2]})
-    assert cache_module.read_plain(path, key, form) == {"a": [1, 2]}
-    assert cache_module.read_plain(path, b"x" * 16, form) is None  # another key
-    assert cache_module.read_plain(path, key, b"recordtool-test 2\n") is None  # another format
-    assert cache_module.read_plain(path.with_name("other.bin"), key, form) is None
 
 
 def test_an_entry_moved_to_another_file_has_its_static_problems_placed_in_it(project: ProjectBuilder) -> None:

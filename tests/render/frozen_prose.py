@@ -28,7 +28,7 @@ from markdown_it.token import Token
 
 from recordtool.record.mentions import SCHEME, link_target_id, markdown
 from recordtool.render import escape
-from recordtool.render.prose import Style, _NotComposed, list_item, list_marker, marker_alone
+from recordtool.render.prose import Style, list_item, list_marker, marker_alone
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
@@ -306,8 +306,6 @@ def _link(node: Item, style: Style, one_line: bool, cell: bool, state: _State) -
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
-    if not inner and "\x00" in href:
-        raise _NotComposed  # its text would be the link's destination, which only the page knows
     return f"[{inner or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 

@@ -1,10 +1,10 @@
 """Prose written straight from markdown-it's token stream, held byte for byte to the writer it
 replaced: a frozen copy of that writer, which built a syntax tree first (``frozen_prose``);
-and the mentions ``compose_body`` finds while it writes, held to a full scan of the parse.
+
 
 Compared on realistic bodies (``benchmarks/synthetic.py``), on bodies with edge cases spliced
 in, on hand-written edge cases, and on Markdown generated from pieces; with every kind of
-``Style`` a page or ``compose_body`` uses.
+``Style`` a page uses.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it.token import Token
 
-from recordtool.record.mentions import find_mentions, markdown
+from recordtool.record.mentions import markdown
 from recordtool.render import prose
 from recordtool.render.prose import Style
 from tests.render import frozen_prose
@@ -44,16 +44,12 @@ STYLES = {
     "linked": Style(PATTERN, _linked),
     "page": Style(PATTERN, _page, lambda href: f"../up/{href}"),
     "some ids left as text": Style(PATTERN, _some, lambda href: f"<{href}>", min_heading=1),
-    "composed with slots": Style(PATTERN, prose._slot, prose._on_the_page),  # as compose_body does
     "headings kept": Style(PATTERN, _linked, min_heading=1),
 }
 
 
 def _written(write: Callable[..., str], text: str, style: Style, tokens: list[Token] | None = None) -> str:
-    try:
-        return write(text, style, tokens)
-    except prose._NotComposed:
-        return "<composed on the page>"
+    return write(text, style, tokens)
 
 
 def _inline(module: object) -> Callable[..., str]:
@@ -66,14 +62,10 @@ def assert_as_frozen(text: str) -> None:
     for name, style in STYLES.items():
         assert _written(prose.block, text, style, tokens) == _written(frozen_prose.block, text, style, tokens), (
             name, text)
-        if name in ("linked", "composed with slots"):  # what parses again: the same for every style
+        if name == "linked":  # what parses again: the same for every style
             assert _written(prose.block, text, style) == _written(frozen_prose.block, text, style), (name, text)
             assert _written(_inline(prose), text, style) == _written(_inline(frozen_prose), text, style), (
                 name, text)
-    found, packed = prose.compose_body(text, PATTERN)
-    assert found == find_mentions(text, PATTERN), text
-    composed = _written(frozen_prose.block, text, STYLES["composed with slots"])
-    assert (prose.unpack(packed, text) if packed is not None else "<composed on the page>") == composed, text
 
 
 EDGES = [
