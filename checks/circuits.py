@@ -212,30 +212,32 @@ def same_matching(
     return eigenvalue_positivity(qk @ ov.T @ model.W_E.T @ model.W_E), diagonal_top1(full)
 
 
-def repeat_scores(patterns: list[Tensor], length: int, window: int = 4) -> dict[str, Tensor]:
+def repeat_scores(patterns: list[Tensor], length: int) -> dict[str, Tensor]:
     """Attention scores on ``[r, r]`` sequences (|r| = ``length``): name -> (layer, head).
 
     previous:  mean attention from t to t-1, over t >= 1
     duplicate: mean attention from t to t-length (the same token earlier), over t >= length
     induction: mean attention from t to t-length+1 (the token after the earlier occurrence)
-    recent:    mean attention mass on t-1 .. t-window, over t >= window (a head that attends
-               "over the last several tokens", the paper's correction)
     Sec. "Induction Heads" (and Olsson et al. 2022 for the repeated-random-token probe).
     """
     P = torch.stack(patterns, dim=0)  # (layer, batch, head, query_pos, key_pos)
     T = P.shape[-1]
     t = torch.arange(1, T)
     s = torch.arange(length, T)
-    recent = sum(
-        (P[..., torch.arange(window, T), torch.arange(window, T) - j] for j in range(1, window + 1)),
-        torch.zeros(()),
-    )
     return {
         "previous": P[..., t, t - 1].mean(dim=(1, 3)),
         "duplicate": P[..., s, s - length].mean(dim=(1, 3)),
         "induction": P[..., s, s - length + 1].mean(dim=(1, 3)),
-        "recent": recent.mean(dim=(1, 3)),
     }
+
+
+def offset_profile(pattern: Tensor, max_offset: int) -> Tensor:
+    """How much attention a layer's heads put ``d`` tokens back, for d = 0 .. max_offset: the
+    mean over the batch and over queries t >= max_offset of A[t, t-d]. pattern: (batch,
+    head, query_pos, key_pos) -> (head, max_offset + 1); column 1 is the previous-token
+    score, columns 2.. the mass a head spreads over the tokens before that."""
+    t = torch.arange(max_offset, pattern.shape[-1])
+    return torch.stack([pattern[..., t, t - d].mean(dim=(0, 2)) for d in range(max_offset + 1)], dim=-1)
 
 
 def next_token_loss(logits: Tensor, tokens: Tensor) -> float:

@@ -1,4 +1,7 @@
-"""Sequences of random tokens with a repeated stretch, the data on which induction heads form.
+"""The lab's data: random tokens with repeated stretches, on which induction heads form, and
+natural text (``TextData``).
+
+Random tokens with a repeated stretch:
 
 A model trained on ``[r, r]`` with a fixed ``|r|`` can predict the second half by position
 alone (attend ``|r| - 1`` tokens back), with no previous-token head: not the mechanism under
@@ -8,7 +11,11 @@ find the earlier occurrence is by content.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
+import pydoc_data.topics
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -93,3 +100,56 @@ def repeated_random_tokens(
     """
     r = torch.randint(0, d_vocab, (batch_size, length), generator=generator)
     return torch.cat([r, r], dim=1)
+
+
+def _folded(text: str) -> str:
+    """Lower case, typographic quotes as plain ones: the text the tokenizer reads."""
+    return text.lower().translate(str.maketrans("\u2019\u2018\u201c\u201d", "''\"\""))
+
+
+@functools.lru_cache(maxsize=4)
+def corpus(n_symbols: int) -> tuple[Tensor, str, str]:
+    """The standard library's ``pydoc_data.topics`` (about 465 KB of English documentation,
+    on every machine with Python) as characters: (token ids int64, the symbols, the text's
+    sha256).
+
+    The tokenizer is the simplest that keeps the lab's model shape: the text lower-cased, its
+    ``n_symbols - 1`` most frequent characters one token each (ties by code point), every
+    other character (under 200 of them: ``9``, ``^``, ``@``, dashes, ...) one shared token,
+    the last. The topics are joined in the order of their names.
+    """
+    topics = pydoc_data.topics.topics
+    text = _folded("".join(topics[name] for name in sorted(topics)))
+    counts = Counter(text)
+    symbols = "".join(sorted(counts, key=lambda c: (-counts[c], ord(c)))[: n_symbols - 1])
+    index = {c: i for i, c in enumerate(symbols)}
+    ids = torch.tensor([index.get(c, n_symbols - 1) for c in text], dtype=torch.int64)
+    return ids, symbols, hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TextData:
+    """Windows of ``n_ctx`` characters of English documentation (``corpus``), drawn at random
+    places: the natural-text setting, where nothing is planted and nothing recurs by
+    construction. ``repeated`` is all False (no token is known to copy an earlier one).
+
+    The first ``1 - eval_fraction`` of the text gives the training windows, the rest the
+    evaluation ones (``split``), so a model is never evaluated on what it trained on.
+    """
+
+    d_vocab: int = 64
+    n_ctx: int = 64
+    eval_fraction: float = 0.1
+    split: str = "train"
+
+    def batch(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        ids, _, _ = corpus(self.d_vocab)
+        cut = int(len(ids) * (1 - self.eval_fraction))
+        lo, hi = (0, cut) if self.split == "train" else (cut, len(ids))
+        starts = torch.randint(lo, hi - self.n_ctx, (batch_size,), generator=generator)
+        tokens = ids[starts[:, None] + torch.arange(self.n_ctx)]  # (batch, n_ctx)
+        return tokens, torch.zeros_like(tokens, dtype=torch.bool)
+
+    def digest(self) -> str:
+        """The corpus text's sha256: another Python's documentation trains another model."""
+        return corpus(self.d_vocab)[2]

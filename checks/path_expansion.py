@@ -11,7 +11,7 @@ expansion, which has no place for them, then misses by far.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import torch
 
@@ -60,7 +60,7 @@ def measure(
         net = AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed))
         steps = 0
     elif model == "trained":
-        overrides: dict[str, object] = {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases}
+        overrides: dict[str, Any] = {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases}
         if max_steps is not None:
             overrides["max_steps"] = max_steps
         trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir,

@@ -45,7 +45,7 @@ from torch import Tensor
 
 from checks import data as data_module
 from checks import model as model_module
-from checks.data import RepeatData
+from checks.data import RepeatData, TextData
 from checks.model import AttnOnlyTransformer, ModelConfig
 from recordtool import kernel_probe, write_atomic
 from recordtool.atomic import sweep
@@ -53,7 +53,7 @@ from recordtool.atomic import sweep
 
 @dataclass(frozen=True)
 class TrainConfig:
-    data: RepeatData = field(default_factory=RepeatData)
+    data: RepeatData | TextData = field(default_factory=RepeatData)
     batch_size: int = 64
     lr: float = 1e-2
     weight_decay: float = 0.01
@@ -62,6 +62,7 @@ class TrainConfig:
     eval_batch_size: int = 256
     target_repeat_loss: float = 1.6  # stop when the predictable repeated tokens cost less (nats)
     log_every: int = 10
+    frozen_layer0: bool = False  # leave layer 0 at its initialisation (a control: nothing to compose with)
 
 
 @dataclass
@@ -88,32 +89,42 @@ class TrainedModel:
     key: str
 
 
-def lab_configs(**overrides: Any) -> tuple[ModelConfig, TrainConfig]:
+def lab_configs(data: str = "repeat", **overrides: Any) -> tuple[ModelConfig, TrainConfig]:
     """The lab's standard two-layer model and its training, with ``overrides`` applied.
 
+    data: "repeat", random tokens with recurring stretches (``RepeatData``), or "text", the
+          natural-text windows of ``TextData`` (trained for its whole budget: nothing in it
+          is a predictable repeat to stop on)
     Overrides name fields of ModelConfig (``n_layers``, ``layer_norm``, ...), of TrainConfig
-    (``max_steps``, ...) or of RepeatData (``repeat_prob``, ...). Every check builds its
+    (``max_steps``, ...) or of the data (``repeat_prob``, ...). Every check builds its
     configs here, so the same settings give the same cache key across checks.
     """
+    if data not in ("repeat", "text"):
+        raise ValueError(f"data must be 'repeat' or 'text', not {data!r}")
+    data_class = RepeatData if data == "repeat" else TextData
     model_fields = set(ModelConfig.__dataclass_fields__)
     train_fields = set(TrainConfig.__dataclass_fields__) - {"data"}
-    data_fields = set(RepeatData.__dataclass_fields__) - {"d_vocab", "n_ctx"}
+    data_fields = set(data_class.__dataclass_fields__) - {"d_vocab", "n_ctx"}
     unknown = set(overrides) - model_fields - train_fields - data_fields
     if unknown:
         raise TypeError(f"unknown lab settings: {sorted(unknown)}")
     mc = replace(ModelConfig(), **{k: v for k, v in overrides.items() if k in model_fields})
-    rd = RepeatData(d_vocab=mc.d_vocab, n_ctx=mc.n_ctx)
+    rd = data_class(d_vocab=mc.d_vocab, n_ctx=mc.n_ctx)
     rd = replace(rd, **{k: v for k, v in overrides.items() if k in data_fields})
     tc = replace(TrainConfig(data=rd), **{k: v for k, v in overrides.items() if k in train_fields})
+    if data == "text" and "target_repeat_loss" not in overrides:
+        tc = replace(tc, target_repeat_loss=-math.inf)
     return mc, tc
 
 
 def cache_key(model_config: ModelConfig, train_config: TrainConfig, seed: int, threads: int) -> str:
     """A hash of the configs, the seed, the thread count, torch's version and what the CPU's
-    kernels compute (both change the arithmetic) and the source of the model, data and
-    training code."""
+    kernels compute (both change the arithmetic), the source of the model, data and
+    training code, and for natural text the text's digest."""
     h = hashlib.sha256()
     recipe = [asdict(model_config), asdict(train_config), seed, threads, torch.__version__, kernel_probe(torch)]
+    if isinstance(train_config.data, TextData):
+        recipe.append(train_config.data.digest())
     h.update(json.dumps(recipe, sort_keys=True).encode())
     for module in (model_module, data_module):
         h.update(Path(str(module.__file__)).read_bytes())
@@ -234,8 +245,10 @@ def _train(
     eval_gen = torch.Generator().manual_seed(seed + 2)
     eval_tokens, eval_repeated = data.batch(train_config.eval_batch_size, eval_gen)
     eval_mask = predictable_repeat_mask(eval_repeated)
+    if train_config.frozen_layer0:
+        model.attention(0).requires_grad_(False)
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=train_config.lr, weight_decay=train_config.weight_decay
+        [p for p in model.parameters() if p.requires_grad], lr=train_config.lr, weight_decay=train_config.weight_decay
     )
     log, first = TrainingLog(), 1
     if resume is not None:

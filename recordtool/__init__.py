@@ -10,7 +10,7 @@ Check authors import only from here, the one stable surface for them::
 
     from recordtool import CheckContext, kernel_probe, write_atomic
 
-``kernel_probe(torch)`` hashes what this CPU's kernels compute (``recordtool.kernels``): a
+``kernel_probe(torch)`` hashes what this CPU's kernels compute (``recordtool.verify.kernels``): a
 cache of trained models keys by it. All three are loaded on first use, so ``import recordtool``
 stays cheap for the CLI.
 """
@@ -19,18 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from recordtool import compiled as _compiled
-
-_compiled.install()  # the compiled modules run only when they were built from these sources
-
 __version__ = "0.1.0"
 
 __all__ = ["CheckContext", "__version__", "kernel_probe", "write_atomic"]
 
 if TYPE_CHECKING:
     from recordtool.atomic import write_atomic
-    from recordtool.kernels import probe as kernel_probe
     from recordtool.verify.context import CheckContext
+    from recordtool.verify.kernels import probe as kernel_probe
 
 
 def __getattr__(name: str) -> Any:
@@ -43,7 +39,7 @@ def __getattr__(name: str) -> Any:
 
         return write_atomic
     if name == "kernel_probe":
-        from recordtool.kernels import probe
+        from recordtool.verify.kernels import probe
 
         return probe
     raise AttributeError(f"module 'recordtool' has no attribute {name!r}")

@@ -1,8 +1,12 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either.
+"""Atomic file writes: a reader sees the old file or the new one, never half of either; and
+the one file lock.
 
 A temporary file is named after the process that writes it (``.NAME.recordtool-PID-XXXX.tmp``)
 and created with mode 0666 less the umask, like any file the user makes. One left behind by a
 process that died (SIGKILL, a power cut) is removed by the next run: ``sweep``.
+
+``exclusive`` holds an ``fcntl`` lock on a file for a block: the kernel releases it when the
+process dies, however it dies, so a crash never leaves it stuck.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ import contextlib
 import os
 import re
 import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 _TEMPORARY = re.compile(r"^\..*recordtool-(\d+)(?:-[0-9a-f]+)?\.tmp$")
 
@@ -85,3 +91,50 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+@contextlib.contextmanager
+def exclusive(path: Path, busy: Callable[[str], Exception]) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` for the block, with this process named in it; when
+    another process holds it, raise ``busy(holder)`` at once (``holder``: "pid 1234", as that
+    process wrote it). The file is made for the block and removed when it ends (one left by a
+    process that was killed is harmless: the kernel released its lock). Put it where nothing
+    deletes it while it is held: not in a folder users are told to delete (issue 66, class 4)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = _lock(path, busy)
+    try:
+        try:  # unbuffered: nothing is left to flush when the handle closes
+            os.write(handle.fileno(), f"pid {os.getpid()}".encode())
+        except OSError as exc:  # a full disk
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # (still held: a process that opened it meanwhile finds it gone, and opens anew)
+        handle.close()
+
+
+def _lock(path: Path, busy: Callable[[str], Exception]) -> TextIO:
+    """``path`` opened and locked, emptied; the file that is at ``path`` now, not one that
+    its last holder removed after this process opened it."""
+    import fcntl  # (POSIX only: imported here so that the atomic writes above work everywhere)
+
+    while True:
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise busy(holder) from None
+        mine = os.fstat(handle.fileno())
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            handle.seek(0)
+            handle.truncate()
+            return handle
+        handle.close()  # removed by its last holder after this process opened it: open the new one

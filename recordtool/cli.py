@@ -12,7 +12,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,11 +23,8 @@ from recordtool.meter import Meter
 from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
-    from recordtool.record.cache import EntryCache
-    from recordtool.record.graph import Compose
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
-    from recordtool.snapshot import Stats
     from recordtool.verify.snapshot import Inputs
 
 _said: list[tuple[str, bool]] | None = None  # what a command has printed, while it is being kept
@@ -71,25 +68,17 @@ def _keep(project: Project, inputs: Inputs | None, code: int) -> None:
     _said = None
 
 
-def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True,
-          compose: Compose | None = None, stats: Stats | None = None, opened: EntryCache | None = None,
-          keep_later: bool = False, meter: Meter | None = None) -> Project:
-    """The project, read with the entry cache (``recordtool.record.cache``) unless ``cache`` is off;
-    ``compose``: what else to make of each body it parses (``build_graph``); without it, the few
-    bodies read after an edit are composed for render's pages all the same, and kept
-    (``open_project``'s ``compose_few``); ``stats``: the entry files as a snapshot just stat-ed
-    them; ``opened``: the entry cache, read already; ``keep_later``: the entry cache written by
-    the caller (``open_project``); ``meter``: the command's progress line (``recordtool.meter``),
-    else one of its own, on stderr and erased before this returns: every command that reads the
-    record shows what it is doing when reading takes a while (a cold run on a large record)."""
+def _open(root: Path | None, jobs: int | None = None, *, cache: bool = True, meter: Meter | None = None) -> Project:
+    """The project, read with the store (``recordtool.store``) unless ``cache`` is off;
+    ``meter``: the command's progress line (``recordtool.meter``), else one of its own, on
+    stderr and erased before this returns: every command that reads the record shows what it
+    is doing when reading takes a while (a cold run on a large record)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
-    from recordtool.render.prose import compose_body
 
     with contextlib.nullcontext(meter) if meter is not None else Meter(sys.stderr) as shown:
         try:
-            return open_project(root=root, jobs=jobs, cache=cache, compose=compose, stats=stats, opened=opened,
-                                keep_later=keep_later, compose_few=compose_body, meter=shown)
+            return open_project(root=root, jobs=jobs, cache=cache, meter=shown)
         except ConfigError as exc:
             raise click.UsageError(terminal(str(exc))) from None
 
@@ -109,7 +98,7 @@ jobs_option = click.option(
 no_cache_option = click.option(
     "--no-cache", is_flag=True,
     help="Read every entry file again instead of using what the last run kept in the cache folder "
-         "(.recordtool-cache/entries/) for the files unchanged since; the results are the same.",
+         "(.recordtool-cache/store.sqlite) for the files unchanged since; the results are the same.",
 )
 
 
@@ -130,16 +119,13 @@ class _Commands(click.Group):
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from recordtool import compiled
-
     echo(f"recordtool, version {__version__}")
-    echo(f"the Markdown parser, prose writer and entry pages: {compiled.state()}")
     ctx.exit()
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
-              help="Show the version, and whether the parser runs compiled (and if not, why), and exit.")
+              help="Show the version and exit.")
 def cli() -> None:
     """A knowledge record whose claims check themselves.
 
@@ -342,9 +328,10 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
             "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
             "strict": strict})
+    from recordtool.meter import make_display
     from recordtool.verify.cluster import ClusterError
-    from recordtool.verify.progress import make_display
-    from recordtool.verify.session import Options, VerifyError, format_report, report_json, select
+    from recordtool.verify.report import format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, select
     from recordtool.verify.session import verify as run_verify
     from recordtool.verify.store import StoreError
 
@@ -449,59 +436,26 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     Each page shows the entry's properties, typed citations both ways, a graph view, its
     body with every id linked, and its backlinks; a claim's page shows its verdict and the
     evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed. A file recordtool did not write is never written over (render names
-    it and writes nothing). With --site, also the configuration of a static site made of the
-    pages (MkDocs with the Material theme). Exits 0 when done, 1 when --check finds a broken
-    link (each printed as page:line), 2 on a usage error (or such a file), 130 on Ctrl-C.
+    entries are removed, while an entry whose file is there but does not load keeps its last
+    page, marked stale on the index page. A file recordtool did not write is never written
+    over (render names it and writes nothing). With --site, also the configuration of a
+    static site made of the pages (MkDocs with the Material theme). Exits 0 when done, 1 when
+    --check finds a broken link (each printed as page:line) or an entry file does not load,
+    2 on a usage error (or such a file), 130 on Ctrl-C.
     """
-    from recordtool.record.config import load_config
     from recordtool.render.site import render as render_site
-    from recordtool.render.site import unchanged
-    from recordtool.render.snapshot import Taking
     from recordtool.render.write import RenderError
 
     project: Project | None = None
-    opened = None
     try:
         # (a progress line on a terminal, erased before anything else is printed)
         with Meter(sys.stderr) as meter:
-            # What the last render read and wrote, if all still as it was, means nothing to do:
-            # that is decided from file sizes and times, without opening the project. On a large
-            # record a worker decides it, while this process reads the entry cache meanwhile.
-            taking = Taking(root, output, jobs, (lambda _inputs: None) if check else unchanged)
-            # meanwhile, what opening the project needs: its modules, the entry cache
-            if taking.ahead and _imported_until(taking.answered, AHEAD_IMPORTS) and not no_cache:
-                from recordtool.record.project import open_entry_cache
-
-                opened = open_entry_cache(root)
-                if opened is not None and taking.found is not None:  # and, until the worker answers, kept files
-                    from recordtool.render.site import reads_ahead
-
-                    for read in reads_ahead(opened, taking.found[1], taking.found[2]):
-                        if taking.answered():
-                            break
-                        read()
-            inputs, report = taking.result()
-            if report is not None and inputs is not None:
-                config = load_config(Path(inputs.root))
-                for line in report.errors_said:  # as the render that wrote the pages said it
-                    echo(line, err=True)
-            else:
-                from recordtool.render.prose import compose_body
-
-                outputs = inputs.outputs() if inputs is not None else None
-                if inputs is not None and outputs is not None:  # the pages checked by a worker while the project opens
-                    outputs.stat_ahead(inputs.out, jobs)
-                # each body parsed once, for its mentions and its page
-                project = _open(root, jobs, cache=not no_cache, compose=compose_body,
-                                stats=inputs.stats() if inputs is not None else None,  # not stat-ed twice
-                                opened=opened, keep_later=True,  # the entry cache written while pages are composed
-                                meter=meter)
-                meter.erase()
-                _report_errors(project)
-                config = project.config
-                with _terminate_as_interrupt():
-                    report = render_site(project, output, check=check, inputs=inputs, jobs=jobs, meter=meter)
+            project = _open(root, jobs, cache=not no_cache, meter=meter)
+            meter.erase()
+            _report_errors(project)
+            config = project.config
+            with _terminate_as_interrupt():
+                report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 
@@ -514,11 +468,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         sys.exit(_interrupted_code())
     except OSError as exc:
         _storage_error(exc, "cannot write the pages")
-    finally:
-        if opened is not None:  # (what was read ahead and not taken: nothing, once the pages are written)
-            from recordtool.record.cache import forget_ahead
-
-            forget_ahead()
     for figure in report.missing:
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:
@@ -532,26 +481,15 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         echo(f"site: mkdocs build -f {config.relative(site_config)} --strict")
     if report.broken:
         echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
+    if report.unloaded:  # (each file's error said above: ``_report_errors``)
+        count = len(report.unloaded)
+        kept = (f"; {'its page is' if count == 1 else 'their pages are'} kept as the last render wrote "
+                f"{'it' if count == 1 else 'them'}, marked stale on the index page" if report.stale else "")
+        echo(f"error: {count} entry file{'s' if count != 1 else ''} {'does' if count == 1 else 'do'} not load "
+             f"({some(sorted(report.unloaded), 5)}){kept}; fix {'it' if count == 1 else 'them'} and render again",
+             err=True)
+    if report.broken or report.unloaded:
         sys.exit(1)
-
-
-# What opening the project imports, the largest first, imported one by one while a worker takes
-# the snapshot of a render's inputs: once the worker has answered, what is left is not imported
-# (nor the entry cache opened) before its answer is read, so that "nothing changed" waits only
-# for what was imported before the answer came. (At 10,000 entries the worker answers in about
-# 0.15 s; these take about 0.2 s.)
-AHEAD_IMPORTS = ("pydantic", "markdown_it", "yaml", "recordtool.record.project")
-
-
-def _imported_until(answered: Callable[[], bool], modules: Iterable[str]) -> bool:
-    """Import each of ``modules`` in turn until ``answered()``; whether all were, unanswered."""
-    import importlib
-
-    for name in modules:
-        if answered():
-            return False
-        importlib.import_module(name)
-    return not answered()
 
 
 def _storage_error(exc: OSError, doing: str) -> NoReturn:

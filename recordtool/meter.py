@@ -1,28 +1,43 @@
-"""A line on the terminal that says where a long command is: "reading the entry files: 41,216 of 100,000".
+"""Progress on the terminal: one module for every long command.
 
-Every command that reads the record reads every entry file the first time (later, only those
-that changed), and ``render`` composes every page: on 100,000 entries a cold run takes one to
-two minutes, silent until its summary. On a terminal (the command's stderr) a ``Meter`` keeps one line up to date with the
-stage and, where the stage counts items, how many are done. It draws nothing before the
-command has run ``DELAY_S`` (a run after one edit never shows it), redraws at most every
-``EVERY_S``, and erases its line before anything else is printed and when the command is done,
-so that what a command prints is what it printed without it. Off a terminal (a pipe, a log, CI)
-it writes nothing at all, nor on a dumb terminal (``TERM=dumb``).
+``Meter``: the line that says where a long command is ("reading the entry files: 41,216 of
+100,000"). Every command that reads the record reads every entry file the first time (later,
+only those that changed), and ``render`` composes every page: on 100,000 entries a cold run
+takes one to two minutes, silent until its summary. On a terminal (the command's stderr) a
+``Meter`` keeps one line up to date with the stage and, where the stage counts items, how many
+are done. It draws nothing before the command has run ``DELAY_S`` (a run after one edit never
+shows it), redraws at most every ``EVERY_S``, and erases its line before anything else is
+printed and when the command is done, so that what a command prints is what it printed
+without it. Off a terminal (a pipe, a log, CI) it writes nothing at all, nor on a dumb terminal
+(``TERM=dumb``). Counting costs a call per chunk of work (``recordtool.parallel``), made in the
+command's own process as each chunk is done there or its results come back from a worker.
 
-Counting costs a call per chunk of work (64 files or pages: ``recordtool.parallel``), made in
-the command's own process as each chunk is done there or its results come back from a worker.
+``make_display``: the runs of ``verify``. On a terminal, finished runs scroll up as lines and
+the running ones stay at the bottom, redrawn a few times a second (name, state, elapsed, the
+check's last progress line). Off a terminal (CI, a pipe, ``nohup``), each run is a plain line
+when it starts and one when it ends, and a run still going says so every ``HEARTBEAT_S``
+seconds with what the check last reported (``ctx.progress``: "step 300/1000, loss 2.31"), so a
+log is never silent for long. What a check says is shown with its control characters escaped.
+A run is anything with a ``label``, and its end anything with the run and a ``line`` saying how
+it ended (``recordtool.verify.runner``'s ``Job`` and ``JobResult``): this module imports no stage.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import time
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import Protocol, TextIO
+
+from recordtool.safetext import one_line, terminal
 
 DELAY_S = 1.0  # nothing is drawn before the command has run this long
 EVERY_S = 0.2  # the line is redrawn at most this often
 ERASE = "\r\x1b[K"  # to the start of the line, and erase it
+REDRAW_S = 0.1  # the running runs of verify are redrawn at most this often
+HEARTBEAT_S = 30.0  # at most this long between two lines about a running run, off a terminal
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -86,3 +101,104 @@ class Meter:
 
     def __exit__(self, *_exc: object) -> None:
         self.erase()
+
+
+class Run(Protocol):
+    """A run of a check, as a display shows it."""
+
+    @property
+    def label(self) -> str: ...
+
+
+class Ended(Protocol):
+    """How a run ended: ``line``, e.g. "THEORY-1 small seed 0: done (0.1 s)"."""
+
+    @property
+    def job(self) -> Run: ...
+
+    @property
+    def line(self) -> str: ...
+
+
+class PlainDisplay:
+    """For logs and pipes: a line when a run starts, one when it ends, a heartbeat between."""
+
+    def __init__(self, stream: TextIO | None = None, heartbeat_s: float = HEARTBEAT_S) -> None:
+        self.stream = stream or sys.stderr
+        self.heartbeat_s = heartbeat_s
+        self.beats: dict[str, float] = {}  # a running run's label -> the elapsed time it last said so at
+
+    def started(self, job: Run) -> None:
+        self.beats[job.label] = 0.0
+        print(f"{job.label}: started", file=self.stream, flush=True)
+
+    def finished(self, result: Ended) -> None:
+        self.beats.pop(result.job.label, None)
+        print(result.line, file=self.stream, flush=True)
+
+    def tick(self, running: Sequence[tuple[Run, float, str]]) -> None:
+        for job, elapsed, progress in running:
+            if elapsed - self.beats.get(job.label, 0.0) >= self.heartbeat_s:
+                self.beats[job.label] = elapsed
+                said = f", {one_line(progress)}" if progress else ", nothing reported yet"
+                print(f"{job.label}: running {elapsed:.0f} s{said}", file=self.stream, flush=True)
+
+    def claim(self, line: str) -> None:
+        print(terminal(line), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class LiveDisplay(PlainDisplay):
+    """Running checks redrawn in place at the bottom of the terminal."""
+
+    def started(self, job: Run) -> None:
+        pass  # shown among the running ones at the next redraw
+
+    def __init__(self, stream: TextIO | None = None, width: int = 100) -> None:
+        super().__init__(stream)
+        self.drawn = 0
+        self.last = 0.0
+        self.width = width
+
+    def _clear(self) -> None:
+        if self.drawn:
+            self.stream.write(f"\x1b[{self.drawn}F\x1b[J")
+            self.drawn = 0
+
+    def finished(self, result: Ended) -> None:
+        self._clear()
+        super().finished(result)
+        self.last = 0.0
+
+    def claim(self, line: str) -> None:
+        self._clear()
+        super().claim(line)
+
+    def tick(self, running: Sequence[tuple[Run, float, str]]) -> None:
+        now = time.monotonic()
+        if now - self.last < REDRAW_S:
+            return
+        self.last = now
+        self._clear()
+        lines = []
+        for job, elapsed, progress in running:
+            line = f"  {job.label}: running {elapsed:5.1f} s" + (f"  {one_line(progress)}" if progress else "")
+            lines.append(line[: self.width])
+        if lines:
+            self.stream.write("\n".join(lines) + "\n")
+            self.drawn = len(lines)
+        self.stream.flush()
+
+    def close(self) -> None:
+        self._clear()
+        self.stream.flush()
+
+
+def make_display(stream: TextIO | None = None) -> PlainDisplay:
+    """A live display when ``stream`` (stderr by default) is a terminal, plain lines otherwise."""
+    stream = stream or sys.stderr
+    if stream.isatty():
+        return LiveDisplay(stream, width=max(40, shutil.get_terminal_size().columns - 1))
+    return PlainDisplay(stream)

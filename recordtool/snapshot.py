@@ -34,9 +34,8 @@ Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
 @dataclass
 class Stats:
-    """Files as a snapshot stat-ed them (``walk``), for a stage that would stat them again (the
-    entry cache compares each entry file's size, times and inode): ``files`` by path, and
-    ``taken``, the time before the first of them was stat-ed (a file changed within
+    """Files as a snapshot stat-ed them (``walk``): ``files`` by path (size, times and inode),
+    and ``taken``, the time before the first of them was stat-ed (a file changed within
     ``RACY_NS`` of it may change again unseen)."""
 
     files: dict[str, Stat]
@@ -140,7 +139,7 @@ def code_version(dists: tuple[str, ...] = ()) -> str:
     of the distributions ``dists`` (read from their metadata, never by importing them). Worked
     out once a process (``cache_clear`` to forget it): the code that runs is what the process
     imported, and a process that opens projects again and again (tests, ``mkdocs serve``)
-    would read every module each time (7 ms)."""
+    would read every module each time."""
     import hashlib
 
     import recordtool
@@ -163,7 +162,7 @@ def dist_versions(dists: Iterable[str]) -> dict[str, str | None]:
     folder in the first folder of ``sys.path`` that holds it (where ``importlib.metadata``
     finds it too). A distribution installed otherwise (an ``.egg-info`` met first, a zip) is
     asked of ``importlib.metadata`` itself. Importing that module imports ``email``,
-    ``zipfile`` and ``csv``: 30 ms, more than the rest of a render's "nothing changed"."""
+    ``zipfile`` and ``csv``: more than the rest of a render's "nothing changed" costs."""
     import re
 
     def normal(name: str) -> str:

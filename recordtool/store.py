@@ -44,11 +44,18 @@ class Store:
         self._tables: set[str] = set()
 
     def _connect(self) -> sqlite3.Connection:
+        """The open database; sqlite3.OperationalError when the folder cannot hold one (a file
+        where it would be, no permission), which every caller takes as an empty store."""
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise sqlite3.OperationalError(f"cannot make {self.path.parent}: {exc}") from exc
             try:
                 self._db = self._open()
-            except sqlite3.DatabaseError:  # damaged: start again
+            except sqlite3.OperationalError:
+                raise
+            except sqlite3.DatabaseError:  # damaged: set aside, start again
                 self._set_aside()
                 self._db = self._open()
         return self._db
@@ -57,10 +64,12 @@ class Store:
         db = sqlite3.connect(self.path, timeout=TIMEOUT_S, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose the last commit, never corrupt
-        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
-        row = db.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
-        if row is None or row[0] != self._version:
-            with _transaction(db):
+        # (in one transaction: a second process opening the store at once waits, then finds the
+        # version this one wrote, and leaves what it keeps meanwhile alone)
+        with _transaction(db):
+            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+            row = db.execute("SELECT value FROM meta WHERE name = 'version'").fetchone()
+            if row is None or row[0] != self._version:
                 for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall():
                     db.execute(f'DROP TABLE "{name}"')
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self._version,))
@@ -87,33 +96,40 @@ class Store:
 
     def get_many(self, table: str, digests: dict[str, str]) -> dict[str, Any]:
         """The values kept for the keys of ``digests`` under the digest given for each."""
+        if len(digests) > 500:  # (one pass over the table beats a query per key)
+            rows = self._rows("SELECT key, digest, value FROM {}", table, ())
+        else:
+            rows = [row for key in digests for row in self._rows(
+                "SELECT key, digest, value FROM {} WHERE key = ?", table, (key,))]
         found: dict[str, Any] = {}
-        try:
-            name = self._table(table)
-            rows = self._connect().execute(f"SELECT key, digest, value FROM {name}").fetchall() if len(digests) > 500 \
-                else [row for key in digests for row in self._connect().execute(
-                    f"SELECT key, digest, value FROM {name} WHERE key = ?", (key,))]
-        except sqlite3.DatabaseError:
-            self._reset()
-            return found
         for key, digest, value in rows:
             if digests.get(key) == digest:
                 with contextlib.suppress(Exception):  # a value that no longer unpickles is a miss
                     found[key] = pickle.loads(value)
         return found
 
+    def keys(self, table: str) -> set[str]:
+        """Every key kept in ``table``."""
+        return {key for (key,) in self._rows("SELECT key FROM {}", table, ())}
+
     def items(self, table: str) -> dict[str, tuple[str, Any]]:
         """Every ``key -> (digest, value)`` kept in ``table``."""
-        try:
-            rows = self._connect().execute(f"SELECT key, digest, value FROM {self._table(table)}").fetchall()
-        except sqlite3.DatabaseError:
-            self._reset()
-            return {}
         kept: dict[str, tuple[str, Any]] = {}
-        for key, digest, value in rows:
+        for key, digest, value in self._rows("SELECT key, digest, value FROM {}", table, ()):
             with contextlib.suppress(Exception):
                 kept[key] = (digest, pickle.loads(value))
         return kept
+
+    def _rows(self, query: str, table: str, args: tuple[Any, ...]) -> list[Any]:
+        """The rows ``query`` (with ``{}`` for the table) gives; none when the store cannot be
+        read (then a damaged file is set aside, a busy or unreadable one left as it is)."""
+        try:
+            return self._connect().execute(query.format(self._table(table)), args).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        except sqlite3.DatabaseError:
+            self._reset()
+            return []
 
     def put_many(self, table: str, items: Iterable[tuple[str, str, Any]], *, drop: Iterable[str] = ()) -> None:
         """Keep each ``(key, digest, value)`` and forget the keys in ``drop``, in one transaction.
@@ -160,6 +176,7 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        db.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")

@@ -19,12 +19,6 @@ from typing import Any
 
 import pytest
 
-# The suite runs recordtool's pure Python modules, in this process and in every process it
-# starts: tests replace module functions with ``monkeypatch``, which calls made inside compiled
-# modules would not see. tests/test_compiled.py runs the compiled ones against them.
-# (RECORDTOOL_PURE_PYTHON=0 runs the suite compiled: the tests that monkeypatch those fail.)
-os.environ.setdefault("RECORDTOOL_PURE_PYTHON", "1")
-
 REPO = Path(__file__).resolve().parents[1]
 # For tests of what recordtool does with a check that uses torch (the checks extra installs it;
 # CI always has it): without torch they skip, found without importing it.
@@ -205,29 +199,6 @@ def record_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return made
 
 
-def _listed(root: Path, *, cache: bool) -> Any:
-    """What ``rows.listed`` gives for the project at ``root`` as it is (with the cache: brought
-    up to date from what the last render kept, which it keeps again; without: worked out afresh)."""
-    from recordtool.record.project import open_project
-    from recordtool.render import rows
-    from recordtool.render.plan import context
-    from recordtool.verify.status import assess
-
-    project = open_project(root=root, cache=cache)
-    return rows.listed(context(project, assess(project), root / "record" / "pages"))
-
-
-def same_as_afresh(root: Path) -> None:
-    """What the last render kept for the index pages (``recordtool.render.rows``), brought up
-    to date, is what working it out afresh gives: the rows, files, looks and hashes of every
-    entry, and every tally."""
-    kept, afresh = _listed(root, cache=True), _listed(root, cache=False)
-    assert kept.ids == afresh.ids
-    assert kept.rows() == afresh.rows()
-    assert (kept.files, kept.looks, kept.hashes) == (afresh.files, afresh.looks, afresh.hashes)
-    assert kept.tallies == afresh.tallies
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> ProjectBuilder:
     return ProjectBuilder(tmp_path)
@@ -265,8 +236,9 @@ def share_with_a_pool(monkeypatch: pytest.MonkeyPatch, module: Any, *, forked: b
     process (``parallel.fork_fits``: which one would otherwise depend on this process's memory)."""
     from recordtool import parallel
 
-    monkeypatch.setattr(parallel, "FORK_BUDGET", 1 << 62 if forked else 0)
-    monkeypatch.setattr(module, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "FORK_BUDGET", 1 << 62 if forked else 0, raising=False)
+    monkeypatch.setattr(module, "PARALLEL_MIN", 1, raising=False)
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
     monkeypatch.setattr(parallel, "CHUNK", 1)
     monkeypatch.setattr(parallel, "cores", lambda: 8)
 

@@ -293,7 +293,7 @@ OUTSIDE_CASES = [
     Fault("entry-link-out-list", entry_link_out_list, 0,
           "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
           "file inside the record (copy it in instead of linking): it is not read"),
-    Fault("entry-link-out-render", entry_link_out_render, 0,
+    Fault("entry-link-out-render", entry_link_out_render, 1,  # (an entry file that does not load: exit 1)
           "record/notes/NOTE-2.yaml: error: is a link to {tmp}/outside/secret.yaml, outside record/; an entry must be a "
           "file inside the record (copy it in instead of linking): it is not read"),
     Fault("folder-link-out", folder_link_out, 1,
@@ -350,7 +350,7 @@ OUTSIDE_CASES = [
           0, f"warning: figure {OWN}b.txt is not an image file (.png, .jpg, .gif, .webp); it is not copied"),
     Fault("entry-swapped-for-a-link-validate", entry_swapped("validate"), 1, SWAPPED_ENTRY,
           patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
-    Fault("entry-swapped-for-a-link-render", entry_swapped("render"), 0, SWAPPED_ENTRY,
+    Fault("entry-swapped-for-a-link-render", entry_swapped("render"), 1, SWAPPED_ENTRY,
           patch=swapped_after("recordtool.record.load", "entry_files", "record/notes/NOTE-2.yaml", "s.yaml", SECRET)),
     Fault("verdict-link-out-render", verdict_link_out("render"), 0, ""),
     Fault("verdict-link-out-status", verdict_link_out("status"), 0, "",
@@ -375,11 +375,14 @@ OUTSIDE_CASES = [
 
 # Faults of the machine ------------------------------------------------------------------------
 
-def rendered(tmp: Path) -> Setup:
-    """A record rendered once, then changed (so that a render has pages to write)."""
+def rendered(tmp: Path, *, new: bool = False) -> Setup:
+    """A record rendered once, then changed (so that a render has pages to write; ``new``: an
+    entry added, so that it has a manifest to write)."""
     project = record(tmp)
     assert invoke("render", "--root", str(project.root)).code == 0
     project.add("NOTE-1", "title: Changed\ncites: [{id: LIT-1, as: paper}]\n")
+    if new:
+        project.add("NOTE-7", "title: New\n")
     return Setup(project.root, ["render"], allowed=("record/pages/.recordtool-snapshot.json",))
 
 
@@ -502,7 +505,7 @@ MACHINE_CASES = [
     Fault("render-output-missing", render_to("/proc/nope"), 1,
           "error: cannot write the pages: /proc/nope: No such file or directory; nothing half-written is left"),
     Fault("render-output-under-a-file", render_to("{root}/pyproject.toml/pages"), 1,
-          "error: cannot write the pages: {root}/pyproject.toml/pages/.recordtool-snapshot.json: Not a directory; "
+          "error: cannot write the pages: {root}/pyproject.toml/pages: Not a directory; "
           "nothing half-written is left"),
     Fault("render-pages-read-only", rendered, 1,
           "error: cannot write the pages: {root}/record/pages/LIT-1.md: Read-only file system; nothing "
@@ -510,7 +513,7 @@ MACHINE_CASES = [
     Fault("render-disk-full", rendered, 1,
           "error: cannot write the pages: {root}/record/pages/LIT-1.md: No space left on device; nothing "
           "half-written is left", patch=failing("write", ENOSPC, "record/pages")),
-    Fault("render-manifest-disk-full", lambda tmp: dataclasses.replace(rendered(tmp), allowed=("record/pages",)), 1,
+    Fault("render-manifest-disk-full", lambda tmp: dataclasses.replace(rendered(tmp, new=True), allowed=("record/pages",)), 1,
           "error: cannot write the pages: {root}/record/pages/.recordtool-manifest.json: No space left on device; "
           "nothing half-written is left", patch=failing("open", ENOSPC, "record/pages/..recordtool-manifest")),
     Fault("render-sigterm", lambda tmp: dataclasses.replace(rendered(tmp), allowed=("record/pages",)), 143,
@@ -603,10 +606,9 @@ def test_one_clear_message_and_nothing_else_changed(tmp_path: Path, monkeypatch:
     assert case.out_has in outcome.out
     assert not any(c in outcome.out + outcome.err for c in "\x1b\x07\u202e"), "a control character reached the terminal"
     monkeypatch.undo()
-    # any command may keep what loading gave, and the verdicts it read and judged; render also
-    # which code made its pages' keys
-    kept = [".recordtool-cache/entries", ".recordtool-cache/verdicts.bin",
-            *([".recordtool-cache/pages"] if setup.argv[0] == "render" else [])]
+    # any command may keep what loading gave, the verdicts it read and judged, and what render
+    # kept of its pages: all in the store
+    kept = [".recordtool-cache/store.sqlite", ".recordtool-cache/store.sqlite-wal", ".recordtool-cache/store.sqlite-shm"]
     assert [p for p in changed(before, snapshot(setup.root))
             if not p.startswith(setup.allowed) and p != ".recordtool-cache"
             and not any(p == k or p.startswith(k + "/") for k in kept)] == []
@@ -906,14 +908,14 @@ class FullDisk:
 FULL_DISK_CASES = [
     FullDisk("new", full_new, 1, "error: cannot write the entry: {root}/record/notes/NOTE-2.yaml: No space left on "
              "device; nothing half-written is left"),
-    FullDisk("render", full_render, 1, "error: cannot write the pages: {root}/record/pages/NOTE-1.md: No space "
+    FullDisk("render", full_render, 1, "error: cannot write the pages: {root}/record/pages/LIT-1.md: No space "
              "left on device; nothing half-written is left", pages="project/record/pages"),
     FullDisk("render-elsewhere", full_render_elsewhere, 1, "error: cannot write the pages: {tmp}/disk/pages/"
-             "NOTE-1.md: No space left on device; nothing half-written is left", pages="disk/pages"),
+             "LIT-1.md: No space left on device; nothing half-written is left", pages="disk/pages"),
     FullDisk("verify-verdicts", full_verdicts, 1, f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: "
              f"No space left on device; {KEPT}"),
-    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify.lock: No space left "
-             "on device; nothing half-written is left"),
+    FullDisk("verify-cache", full_cache, 1, "error: cannot verify: {root}/.recordtool-cache/verify-runs: No space "
+             "left on device; nothing half-written is left"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""recordtool.kernels: the CPU kernels a run's numbers came from, named and probed."""
+"""recordtool.verify.kernels: the CPU kernels a run's numbers came from, named and probed."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from recordtool.kernels import describe, probe  # noqa: E402
+from recordtool.verify.kernels import describe, probe  # noqa: E402
 
-PROBE = "import sys, torch; from recordtool.kernels import describe; sys.stdout.write(describe(torch))"
+PROBE = "import sys, torch; from recordtool.verify.kernels import describe; sys.stdout.write(describe(torch))"
 
 
 @functools.cache

@@ -22,7 +22,7 @@ ALLOWED = {
     "cli": {"shared", "record", "verify", "render", "cli"},
     "surface": {"shared", "record", "verify", "render"},  # the package's __init__: re-exports, lazily
 }
-TOP_LEVEL = {"__init__": "surface", "atomic": "shared", "compiled": "shared", "fresh": "shared", "kernels": "shared", "meter": "shared", "parallel": "shared", "safetext": "shared", "snapshot": "shared",
+TOP_LEVEL = {"__init__": "surface", "atomic": "shared", "compiled": "shared", "meter": "shared", "parallel": "shared", "safetext": "shared", "snapshot": "shared", "store": "shared",
              "cli": "cli", "terminal": "cli", "__main__": "cli"}
 
 

@@ -85,30 +85,27 @@ def test_help_is_the_docstring() -> None:
 
 def test_jobs_reach_reading_scanning_writing_and_checking(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
     import recordtool.record.project
-    import recordtool.render.write as write
     from recordtool import parallel
 
     small_record(project)
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 1)  # (even these few pages composed by a pool)
     seen: list[tuple[str, int | None]] = []
-    real_open, real_map, real_forked = recordtool.record.project.open_project, parallel.map_shipped, parallel.map_chunks
+    real_open = recordtool.record.project.open_project
 
     def open_project(*args: object, jobs: int | None = None, **kwargs: object) -> object:
         seen.append(("open", jobs))
         return real_open(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
-    def map_shipped(*args: object, jobs: int | None, **kwargs: object) -> object:
-        seen.append(("pool", jobs))
-        return real_map(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+    real_items = parallel.map_items
 
-    def map_chunks(*args: object, jobs: int | None, **kwargs: object) -> object:  # pages by forked workers
+    def map_items(*args: object, jobs: int | None, **kwargs: object) -> object:  # reading and scanning the record
         seen.append(("pool", jobs))
-        return real_forked(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+        return real_items(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recordtool.record.project, "open_project", open_project)
-    monkeypatch.setattr(write.parallel, "map_shipped", map_shipped)
-    monkeypatch.setattr(write.parallel, "map_chunks", map_chunks)
+    monkeypatch.setattr(parallel, "map_items", map_items)
     assert run("render", "--root", str(project.root), "-j", "3", "--check")[0] == 0
-    assert run("render", "--root", str(project.root), "--check")[0] == 0
+    assert run("render", "--root", str(project.root), "--check", "--no-cache")[0] == 0  # (every page composed)
     # opening (then scanning mentions), writing pages and checking their links: None is every core
     assert seen == [("open", 3), ("pool", 3), ("pool", 3), ("pool", 3),
                     ("open", None), ("pool", None), ("pool", None), ("pool", None)]
@@ -141,5 +138,40 @@ def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
     assert left == said  # what is printed comes after the line is erased, and nothing is left of it
     assert [line for line in drawn if line] == [
         "reading the entry files: 0 of 5", "reading the entry files: 5 of 5", "linking the record…",
-        "planning the pages…", "composing the pages: 0 of 1", "composing the pages: 1 of 1",
+        "planning the pages…", "composing the pages: 0 of 13", "composing the pages: 13 of 13",
         "checking the links: 0 of 13", "checking the links: 13 of 13"]
+
+
+def test_broken_entry_keeps_its_page(project: ProjectBuilder) -> None:
+    """Issue 66, class 1: an entry whose file is there but does not load keeps its last good
+    page (and the page of a tag only it had), marked stale on the index page; render exits 1
+    with the file's error. Mended, it is rendered as before; only an entry whose file is gone
+    loses its page."""
+    small_record(project)
+    root, pages = str(project.root), project.root / "record" / "pages"
+    path = project.path("THEORY-1")
+    good = path.read_text(encoding="utf-8").replace("title: The claim\n", "title: The claim\ntags: [gamma]\n")
+    path.write_text(good, encoding="utf-8")
+    assert run("render", "--root", root)[0] == 0
+    before = {rel: (pages / rel).read_bytes() for rel in ("THEORY-1.md", "tags/gamma.md")}
+    path.write_text(good.replace("    expect:", "     expect:"), encoding="utf-8")  # one space too many
+    code, out, err = run("render", "--root", root, "--check")
+    assert code == 1
+    assert out == "rendered 3 entries into record/pages: 7 written, 4 unchanged, 0 removed\n"
+    lines = err.splitlines()
+    assert lines[0].startswith("record/theory/THEORY-1.yaml:") and ": error: " in lines[0]
+    assert lines[-1] == ("error: 1 entry file does not load (THEORY-1); its page is kept as the last render wrote it, "
+                         "marked stale on the index page; fix it and render again")
+    assert {rel: (pages / rel).read_bytes() for rel in before} == before
+    index = (pages / "index.md").read_text(encoding="utf-8")
+    assert "## Stale pages" in index and "- [THEORY-1](THEORY-1.md) ⚠️ stale: record/theory/THEORY-1.yaml:" in index
+    assert run("render", "--root", root)[:2] == (1, "rendered 3 entries into record/pages: 0 written, 11 unchanged, "
+                                                 "0 removed\n")  # (nothing changed: the same)
+    path.write_text(good, encoding="utf-8")
+    code, out, err = run("render", "--root", root)
+    assert (code, err) == (0, "") and "## Stale pages" not in (pages / "index.md").read_text(encoding="utf-8")
+    assert {rel: (pages / rel).read_bytes() for rel in before} == before
+    path.unlink()  # gone: its page goes, and its tag's
+    code, out, _err = run("render", "--root", root)
+    assert code == 0 and out.endswith(" 2 removed\n") and not (pages / "THEORY-1.md").exists()
+    assert not (pages / "tags" / "gamma.md").exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project, one_claim
+from verify_fakes import CHECKS, POWER, VALIDATED, check, claim_yaml, make_project, one_claim
 
 from recordtool.cli import cli
 from recordtool.verify.reaper import running
@@ -40,9 +40,9 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     control = "control: {params: {broken: true}}"
     claims = {
         "THEORY-1": claim_yaml("THEORY-1", check("small", "ok", more=control)),
-        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=POWER)),
+        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=VALIDATED)),
         "THEORY-3": claim_yaml("THEORY-3", check("small", "always", more=control)),
-        "THEORY-4": claim_yaml("THEORY-4", check("boom", "boom") + check("nan", "nan", more=POWER)),
+        "THEORY-4": claim_yaml("THEORY-4", check("boom", "boom") + check("nan", "nan", more=VALIDATED)),
         "THEORY-5": claim_yaml("THEORY-5", check("hang", "hang", more="timeout: 1")),
         "THEORY-6": claim_yaml("THEORY-6", check("exit", "exit3") + check("signal", "killed")),
         "THEORY-7": claim_yaml("THEORY-7", check("text", "text") + check("missing", "nothing")),
@@ -69,7 +69,7 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
                            "missing: error: metric 'err' missing (the check returned: other)")
     assert got[7].endswith(" — gpu: skipped: needs a GPU; run with --device cuda on a machine with one")
     assert got[8].startswith("verified 1 of 8 selected claims (2 contradicted, 2 error, 1 no-power, 1 skipped, "
-                             "1 timeout); ran 16 check runs in ")
+                             "1 timeout); ran 18 check runs in ")
     assert "THEORY-5 hang seed 0: timeout" in err
     verdict = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
     kept = verdict["checks"][0]["figures"][0].split("/")[4]  # the folder this verdict's figures are kept in
@@ -135,7 +135,7 @@ def test_fresh_verify_starts_no_process_and_never_imports_torch(tmp_path: Path) 
     # torch runs with the check's threads (forked from a server that has one), whatever -j is
     assert verdict["checks"][0]["runs"][0]["metrics"]["threads"] == 2.0 and verdict["checks"][0]["threads"] == 2
     # the verdict names the CPU, the kernels torch picked and their probe, at the run's 2 threads:
-    # a trained model's numbers depend on them (recordtool.kernels)
+    # a trained model's numbers depend on them (recordtool.verify.kernels)
     assert re.fullmatch(r"cpu \(.+, \w+, kernels [0-9a-f]{8}\)", verdict["device"]), verdict["device"]
     again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert again.stdout.split() == ["True", "0", "False", "0"]
@@ -237,7 +237,7 @@ def test_record_errors_refuse_to_verify(tmp_path: Path) -> None:
 def test_junit_and_tag_selection(tmp_path: Path) -> None:
     root = make_project(tmp_path, {
         "THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER), extra="tags: [fast]\n"),
-        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=POWER)),
+        "THEORY-2": claim_yaml("THEORY-2", check("small", "fail", more=VALIDATED)),
     })
     report = tmp_path / "junit.xml"
     code, out, _ = invoke(root, "verify", "--tag", "fast", "--junit-xml", str(report))
@@ -478,7 +478,7 @@ def test_a_scheduler_without_the_dask_extra_is_a_clear_error(tmp_path: Path) -> 
 
 
 def test_a_try_runs_and_judges_but_keeps_the_committed_verdict_and_figures(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("small", "ok", more=POWER))
+    root = one_claim(tmp_path, check("small", "ok", more=VALIDATED))
     assert invoke(root, "verify")[0] == 0
     verdict = root / "record" / "verdicts" / "THEORY-1.json"
     figure = root / json.loads(verdict.read_text())["checks"][0]["figures"][0]  # record/verdicts/figures/THEORY-1/...
@@ -516,13 +516,13 @@ def test_a_verdict_the_machine_spoilt_is_rerun_by_a_plain_verify_and_status_says
 
 
 def test_the_committed_verdicts_are_the_baseline_of_the_exit_code(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("small", "ok", more=POWER))
+    root = one_claim(tmp_path, check("small", "ok", more=VALIDATED))
     code, out, _ = invoke(root, "verify")
     assert code == 0 and lines(out)[0].split()[:3] == ["THEORY-1", "verified", "ran"]
 
     # The check now measures a larger error: the rerun is worse than the committed verdict.
     path = root / "record" / "theory" / "THEORY-1.yaml"
-    path.write_text(claim_yaml("THEORY-1", check("small", "ok", more=POWER + "\nparams: {scale: 1000}")),
+    path.write_text(claim_yaml("THEORY-1", check("small", "ok", more=VALIDATED + "\nparams: {scale: 1000}")),
                     encoding="utf-8")
     code, out, _ = invoke(root, "verify")
     assert code == 1 and lines(out)[0].split()[:3] == ["THEORY-1", "contradicted", "ran"]
@@ -538,7 +538,7 @@ def test_the_committed_verdicts_are_the_baseline_of_the_exit_code(tmp_path: Path
 
 
 def test_a_new_claim_that_does_not_hold_fails_the_run(tmp_path: Path) -> None:
-    root = one_claim(tmp_path, check("small", "fail", more=POWER))
+    root = one_claim(tmp_path, check("small", "fail", more=VALIDATED))
     code, out, _ = invoke(root, "verify")
     assert code == 1
     assert lines(out)[-1] == "worse than committed: THEORY-1: contradicted, with no verdict before"

@@ -16,9 +16,11 @@ import time
 from checks import helper
 
 
-def ok(ctx, scale=1.0, broken=False):
+def ok(ctx, scale=1.0, broken=False, planted=False):
     ctx.progress("measuring")
     ctx.figure("plot.png", title="A plot", caption="What it shows.").write_bytes(b"png")
+    if planted:  # a positive control: the effect planted, the expectation met
+        return {"err": 0.0, "curve": [1.0, 2.0]}
     return {"err": helper.small() * scale + (1.0 if broken else 0.0), "curve": [1.0, 2.0]}
 
 
@@ -26,12 +28,12 @@ def always(ctx, broken=False):
     return {"err": 0.0}
 
 
-def fail(ctx, broken=False):
-    return {"err": 0.9}
+def fail(ctx, broken=False, planted=False):
+    return {"err": 0.0 if planted else 0.9}
 
 
-def nan(ctx, broken=False):
-    return {"err": 1.0 if broken else float("nan")}  # the control fails on a number: power
+def nan(ctx, broken=False, planted=False):
+    return {"err": 1.0 if broken else 0.0 if planted else float("nan")}  # the control fails on a number: power
 
 
 def text(ctx):
@@ -74,6 +76,23 @@ def hog(ctx):
     resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
     blocks = [bytearray(256 * 1024**2) for _ in range(64)]
     return {"err": float(len(blocks))}
+
+
+def limits(ctx):
+    """The limits the run is held to (RLIMIT_AS in bytes, RLIMIT_CPU in seconds; -1: none)."""
+    import resource
+    return {"as": float(resource.getrlimit(resource.RLIMIT_AS)[0]), "as_hard": float(resource.getrlimit(resource.RLIMIT_AS)[1]),
+            "cpu": float(resource.getrlimit(resource.RLIMIT_CPU)[0])}
+
+
+def grab(ctx, mb=0):
+    block = bytearray(mb * 1024 * 1024)
+    return {"err": float(len(block))}
+
+
+def burn(ctx):
+    while True:
+        pass
 
 
 def random(ctx, broken=False):
@@ -179,6 +198,10 @@ def claim_yaml(claim_id: str, checks: str, statement: str = "The error is small.
 
 POWER = "control: {params: {broken: true}}"
 """A control under which the fake checks that take ``broken`` fail ``err < 0.5``: power."""
+
+VALIDATED = POWER + "\npositives: [{name: planted, params: {planted: true}}]"
+"""Power, and a positive control under which the fake checks that take ``planted`` (ok, fail,
+nan) meet their expectations: sensitivity, so that a failing expectation contradicts."""
 
 
 def check(name: str, run: str, expect: str = '{err: "< 0.5"}', more: str = "") -> str:

@@ -174,19 +174,8 @@ def load_config(root: Path) -> Config:
 
 
 def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.recordtool]") -> Config:
-    known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "scheduler", "kinds", "relations"}
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: must be a table of settings (record = \"record\", ...), not {table!r}")
-    for name, example in (("kinds", 'NOTE = { kind = "note", folder = "notes" }'), ("relations", 'uses = "Used by"')):
-        if not isinstance(table.get(name, {}), dict):
-            raise ConfigError(f"{where}: '{name}' must be a table ([tool.recordtool.{name}], with lines such as "
-                              f"{example}), not {table[name]!r}")
-    if table.get("kinds") == {}:
-        raise ConfigError(f"{where}.kinds: no kind of entry; give at least one, such as "
-                          'NOTE = { kind = "note", folder = "notes" }')
-    for key in table:
-        if key not in known:
-            raise ConfigError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(known))}")
+    """The configuration ``table`` (``[tool.recordtool]``, read from ``where``) gives for ``root``."""
+    _check_keys(table, where)
 
     def folder(key: str, default: str) -> Path:
         value = table.get(key, default)
@@ -204,9 +193,45 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
         raise ConfigError(f"{where}: 'scheduler' must be a Dask scheduler's address such as "
                           f"\"tcp://host:8786\" or \"local:4\", not {scheduler!r}")
+    kinds = _kinds(table.get("kinds", DEFAULT_KINDS), where)
+    relations = _relations(table.get("relations", DEFAULT_RELATIONS), where)
+    config = Config(
+        root=root,
+        record=folder("record", "record"),
+        checks=checks,
+        verdicts=folder("verdicts", DEFAULT_PLACES["verdicts"]),
+        pages=folder("pages", DEFAULT_PLACES["pages"]),
+        cache=folder("cache", DEFAULT_PLACES["cache"]),
+        timeout=float(timeout),
+        scheduler=scheduler.strip() if scheduler is not None else None,
+        kinds=kinds,
+        relations=relations,
+    )
+    _check_places(config, table, where)
+    return config
 
+
+def _check_keys(table: Any, where: str) -> None:
+    """The table and its tables are tables, and hold only keys that are known."""
+    known = {"record", "checks", "verdicts", "pages", "cache", "timeout", "scheduler", "kinds", "relations"}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of settings (record = \"record\", ...), not {table!r}")
+    for name, example in (("kinds", 'NOTE = { kind = "note", folder = "notes" }'), ("relations", 'uses = "Used by"')):
+        if not isinstance(table.get(name, {}), dict):
+            raise ConfigError(f"{where}: '{name}' must be a table ([tool.recordtool.{name}], with lines such as "
+                              f"{example}), not {table[name]!r}")
+    if table.get("kinds") == {}:
+        raise ConfigError(f"{where}.kinds: no kind of entry; give at least one, such as "
+                          'NOTE = { kind = "note", folder = "notes" }')
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(known))}")
+
+
+def _kinds(table: dict[str, Any], where: str) -> dict[str, Kind]:
+    """The kinds of entry ``[tool.recordtool.kinds]`` names, each with a name and folder of its own."""
     kinds: dict[str, Kind] = {}
-    for prefix, spec in table.get("kinds", DEFAULT_KINDS).items():
+    for prefix, spec in table.items():
         if not _PREFIX.match(prefix):
             raise ConfigError(f"{where}.kinds: '{prefix}' is not an id prefix; use capitals, e.g. LIT")
         if not isinstance(spec, dict) or not isinstance(spec.get("kind"), str):
@@ -234,38 +259,32 @@ def config_from_table(root: Path, table: dict[str, Any], where: str = "[tool.rec
                 raise ConfigError(f"{where}.kinds: {other.prefix} and {prefix} both keep their entries in "
                                   f"'{folder_name}'; give each kind a folder of its own")
         kinds[prefix] = Kind(prefix, name, folder_name, schema)
+    return kinds
 
+
+def _relations(table: dict[str, Any], where: str) -> dict[str, str]:
+    """The relations ``[tool.recordtool.relations]`` names, each with its inverse label."""
     relations: dict[str, str] = {}
-    for name, inverse in table.get("relations", DEFAULT_RELATIONS).items():
+    for name, inverse in table.items():
         if not _RELATION.match(name):
             raise ConfigError(f"{where}.relations: '{name}' must be one lowercase word")
         if not isinstance(inverse, str) or not inverse:
             raise ConfigError(f"{where}.relations.{name}: give the inverse label, e.g. \"Cited as '{name}' by\"")
         relations[name] = inverse
+    return relations
 
-    config = Config(
-        root=root,
-        record=folder("record", "record"),
-        checks=checks,
-        verdicts=folder("verdicts", DEFAULT_PLACES["verdicts"]),
-        pages=folder("pages", DEFAULT_PLACES["pages"]),
-        cache=folder("cache", DEFAULT_PLACES["cache"]),
-        timeout=float(timeout),
-        scheduler=scheduler.strip() if scheduler is not None else None,
-        kinds=kinds,
-        relations=relations,
-    )
-    # What recordtool writes is never a kind's folder, and the pages (each render rewrites and
-    # removes them) never inside one; the verdicts and the cache may be (never read as entries).
-    for kind in kinds.values():
+
+def _check_places(config: Config, table: dict[str, Any], where: str) -> None:
+    """What recordtool writes is never a kind's folder, and the pages (each render rewrites and
+    removes them) never inside one; the verdicts and the cache may be (never read as entries)."""
+    for kind in config.kinds.values():
         entries = os.path.normpath(config.record / kind.folder)
         for key, path in (("pages", config.pages), ("verdicts", config.verdicts), ("cache", config.cache)):
             place = os.path.normpath(path)
             if place == entries or (key == "pages" and place.startswith(entries + os.sep)):
                 default = DEFAULT_PLACES[key]
-                instead = default if os.path.normpath(root / default) != entries else key
+                instead = default if os.path.normpath(config.root / default) != entries else key
                 raise ConfigError(f"{where}: '{key}' ({table.get(key, default)}) is "
                                   f"{'' if place == entries else 'inside '}the folder of kind {kind.prefix} "
                                   f"({kind.name}), which holds entries; give the {key} a folder of "
                                   f"{'its' if key == 'cache' else 'their'} own, such as \"{instead}\"")
-    return config

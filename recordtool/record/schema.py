@@ -159,6 +159,14 @@ class Tolerance(_Strict):
     abs: float = Field(default=1e-9, ge=0, allow_inf_nan=False)
 
 
+class Limits(_Strict):
+    """What one run of a check may use (docs/checks.md, "Limits"): its address space in MiB and
+    its CPU time in seconds; unset, the defaults that ``verify`` gives."""
+
+    memory_mb: int | None = Field(default=None, gt=0)
+    cpu_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
 class Citation(_Strict):
     """A typed citation, declared on the citing side: ``{id: LIT-1534, as: source}``."""
 
@@ -215,7 +223,9 @@ def _safe_link(value: str) -> bool:
 
 
 class Control(_Strict):
-    """A setting under which the claim must NOT hold: the check's params updated by these."""
+    """A setting under which the claim must NOT hold (a negative control), or, under
+    ``positives:``, one where it is known to hold (a positive control): the check's params
+    updated by these."""
 
     name: str = ""
     params: dict[str, Any] = Field(default_factory=dict)
@@ -237,7 +247,13 @@ class CheckSpec(_Strict):
     keep: list[str] = Field(default_factory=list)  # list metrics kept in full (else summarized when long)
     control: Control | None = None
     controls: list[Control] = Field(default_factory=list)
+    # settings where the clause is known to hold (a planted circuit, say): an expectation that
+    # holds on every seed of one has sensitivity (docs/verdicts.md)
+    positives: list[Control] = Field(default_factory=list)
+    setting: str = ""  # one line: what the check runs on, shown beside the verdict
+    analogue: bool = False  # the check measures an analogue of the model the claim is about
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    limits: Limits = Field(default_factory=Limits)  # address space and CPU time of each run
     needs: list[Literal["gpu"]] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -290,7 +306,21 @@ class CheckSpec(_Strict):
         names = [c.name for c in self.all_controls]
         if len(set(names)) != len(names):
             raise ValueError("controls need distinct names")
+        positives = [c.name for c in self.all_positives]
+        if len(set(positives)) != len(positives):
+            raise ValueError("positives need distinct names")
+        if set(positives) & set(names):
+            raise ValueError(f"'{sorted(set(positives) & set(names))[0]}' names both a control and a positive; "
+                             "give them distinct names")
         return self
+
+    @field_validator("setting")
+    @classmethod
+    def _setting(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("the setting is one line: what the check runs on, e.g. 'two-layer attention-only "
+                             "toy, d_model 64, trained on repeated random tokens'")
+        return " ".join(value.split())
 
     def required(self, seeds: int) -> int:
         """How many of ``seeds`` seeds an expectation must hold on: the quorum (at most
@@ -303,6 +333,12 @@ class CheckSpec(_Strict):
         if self.control is not None:
             return [self.control if self.control.name else self.control.model_copy(update={"name": "control"})]
         return [c if c.name else c.model_copy(update={"name": f"control-{i + 1}"}) for i, c in enumerate(self.controls)]
+
+    @property
+    def all_positives(self) -> list[Control]:
+        """Every positive control, each with a name (``positive-1``, ... when it has none)."""
+        return [c if c.name else c.model_copy(update={"name": f"positive-{i + 1}"})
+                for i, c in enumerate(self.positives)]
 
     @property
     def module(self) -> str:

@@ -11,10 +11,9 @@ module-level ``METRICS = ("a", "b")``; a check that declares none gets a warning
 Entries still holding the placeholders of ``recordtool new`` are warned about here too.
 Problems are placed at their line in the YAML; only files with a problem are read again.
 
-What an entry gives depends only on its file and on the checks package, so with the entry
-cache (``KeptStatic``) the problems found in each entry are kept by its file's hash and the
-package's state (``package_state``: every file's and folder's name, every link, every module's
-bytes), and an entry whose file and package are as they were is not made nor looked at again.
+What an entry gives depends only on its file and on the checks package, so with the store the
+problems found in each entry are kept by its file's hash and the package's state
+(``package_state``: every file's and folder's name, every link, every module's bytes).
 """
 
 from __future__ import annotations
@@ -29,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from recordtool.record.config import Config
 from recordtool.record.confine import refused
+from recordtool.record.load import Record, config_digest
 from recordtool.record.problems import Problem, did_you_mean
 from recordtool.record.schema import CheckSpec, Entry, Literature, Theory
 from recordtool.record.source import Loc, SourceError, read_source
 
 if TYPE_CHECKING:
-    from recordtool.record.load import Record
+    from recordtool.store import Store
 
 # What `recordtool new` writes for the author to replace (recordtool/record/template.py).
 PLACEHOLDER_AUTHOR = "Surname, I."
@@ -222,29 +222,7 @@ class _Found:
     key: bool = False
 
 
-Found = tuple[str, str, list[tuple[Any, ...]]]  # an entry's file and its hash, the fields of each problem found
-
-
-@dataclass
-class KeptStatic:
-    """What ``static_problems`` found in each entry it looked at, by id, for the checks package
-    in the state ``state`` (``package_state``); kept between runs in the entry cache
-    (``recordtool.record.cache.EntryCache.static``). ``changed``: whether a run changed it."""
-
-    state: str
-    found: dict[str, Found] = field(default_factory=dict)
-    changed: bool = False
-
-    def plain(self) -> tuple[str, dict[str, Found]]:
-        """As plain data (``recordtool.record.cache.write_plain``)."""
-        return self.state, self.found
-
-    @classmethod
-    def from_plain(cls, value: Any, state: str) -> KeptStatic:
-        """What ``plain`` gave, if it was for the package in ``state``; else nothing kept."""
-        if type(value) is tuple and len(value) == 2 and value[0] == state and type(value[1]) is dict:
-            return cls(state, value[1])
-        return cls(state, {}, changed=True)
+STATIC = "static"  # the store's table: entry id -> (its file, package and configuration, its problems)
 
 
 def package_state(config: Config) -> str:
@@ -275,40 +253,42 @@ def package_state(config: Config) -> str:
     return digest.hexdigest()
 
 
-def static_problems(config: Config, record: Record, kept: KeptStatic | None = None) -> list[Problem]:
+def static_problems(config: Config, record: Record, store: Store | None = None) -> list[Problem]:
     """Every problem of the record's checks and placeholders that reading the sources shows.
-    ``kept``: what the last run found (``KeptStatic``): an entry whose file has the hash kept,
-    with the package in the state kept, gives what it gave, unmade; ``kept`` is brought up to date."""
+    ``store``: what was found in each entry before, kept under its file's path and hash, the
+    checks package's state (``package_state``) and the configuration's hash: an entry whose
+    inputs are as they were gives what it gave."""
     modules = Modules(config)
-    problems: list[Problem] = []
     # Without a checks package there is nothing to read (a record of notes, a test's record):
     # `verify` says so for each check it cannot load.
     readable = (config.root / config.checks).is_dir()
-    looked = record.looked
-    before = kept.found if kept is not None else {}
-    now: dict[str, Found] = {}
-    for entry_id in record.entries:
-        if looked is not None and entry_id not in looked:
-            continue  # nothing here to look at (``looked_at``): its entry is not made
-        places = record.places[entry_id]
-        was = before.get(entry_id)
-        if was is not None and was[0] == places.path and was[1] == places.digest:
-            problems += [Problem(*fields) for fields in was[2]]
-            now[entry_id] = was
-            continue
-        entry = record.entries[entry_id]
-        found = list(_placeholders(entry))
-        if readable and isinstance(entry, Theory):
-            for i, check in enumerate(entry.checks):
-                found += _check_problems(modules, config, i, check)
-        placed = _placed(config, places.path, found) if found else []
+    looked = [entry_id for entry_id, entry in record.entries.items() if looked_at(entry)]
+    inputs = f"{package_state(config)}:{config_digest(config)}"
+    digests = {entry_id: f"{record.places[entry_id].path}:{record.places[entry_id].digest}:{inputs}"
+               for entry_id in looked}  # (its problems name its file)
+    kept: dict[str, list[Problem]] = store.get_many(STATIC, digests) if store is not None else {}
+    problems: list[Problem] = []
+    new = []
+    for entry_id in looked:
+        placed = kept.get(entry_id)
+        if placed is None:
+            placed = _entry_problems(modules, config, record, entry_id, readable)
+            new.append((entry_id, digests[entry_id], placed))
         problems += placed
-        now[entry_id] = (places.path, places.digest, [(p.path, p.line, p.col, p.message, p.field, p.severity, p.code)
-                                                     for p in placed])
-    if kept is not None:
-        kept.changed = kept.changed or now.keys() != before.keys() or any(now[i] is not before[i] for i in now)
-        kept.found = now
+    if store is not None:
+        store.put_many(STATIC, new, drop=store.keys(STATIC) - digests.keys())
     return problems
+
+
+def _entry_problems(modules: Modules, config: Config, record: Record, entry_id: str, readable: bool
+                    ) -> list[Problem]:
+    """The problems ``static_problems`` finds in one entry, placed."""
+    entry = record.entries[entry_id]
+    found = list(_placeholders(entry))
+    if readable and isinstance(entry, Theory):
+        for i, check in enumerate(entry.checks):
+            found += _check_problems(modules, config, i, check)
+    return _placed(config, record.places[entry_id].path, found) if found else []
 
 
 def looked_at(entry: Entry) -> bool:
@@ -374,6 +354,10 @@ def _check_problems(modules: Modules, config: Config, i: int, check: CheckSpec) 
         loc = (*at, "control") if check.control is not None else (*at, "controls", j)
         field_ = f"{where}.control" if check.control is not None else f"{where}.controls[{j}]"
         found += _param_problems(name, module.rel, signature, control.params, (*loc, "params"),
+                                 f"{field_}.params", loc, field_, control=True)
+    for j, positive in enumerate(check.positives):  # (merged over the check's params, as a control's)
+        loc, field_ = (*at, "positives", j), f"{where}.positives[{j}]"
+        found += _param_problems(name, module.rel, signature, positive.params, (*loc, "params"),
                                  f"{field_}.params", loc, field_, control=True)
     found += _metric_problems(modules, module, signature, check, at, where)
     return found

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from recordtool.atomic import temporary_name
 from recordtool.record.config import Config, Kind
-from recordtool.record.load import _ID, entry_files, load_entry
+from recordtool.record.entry import ID, load_entry
+from recordtool.record.load import entry_files
 from recordtool.record.source import parse_source
 from recordtool.record.static import PLACEHOLDER_AUTHOR, PLACEHOLDER_BODY, PLACEHOLDER_STATEMENT
 
@@ -25,7 +26,7 @@ def next_id(config: Config, kind: Kind) -> str:
     highest = 0
     files, _ = entry_files(config)
     for path, file_kind in files:
-        match = _ID.match(Path(path).stem)
+        match = ID.match(Path(path).stem)
         if match and match["prefix"] == kind.prefix and file_kind == kind:
             highest = max(highest, int(match["number"]))
     return f"{kind.prefix}-{highest + 1}"

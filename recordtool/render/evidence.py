@@ -3,9 +3,10 @@
 A badge (verified, partly verified, contradicted, no power, error, timeout, skipped, stale,
 unchecked); for a stale verdict, why; first the clause table (each clause, its verdict, and
 the expectations and observations that decide it, with their values over the seeds); then
-per check its expectations judged over the seeds (spread, quorum, what gives each power), a
-table of what was measured under each seed (observations included), the controls and how
-they came out (degenerate runs flagged), the figures the check made, the end of the
+per check its setting (what it ran on), its expectations judged over the seeds (spread,
+quorum, what gives each power, next to what gives it sensitivity), a table of what was
+measured under each seed (observations included), the controls and the positive controls and
+how they came out (degenerate runs flagged), the figures the check made, the end of the
 traceback of an error; then where the numbers came from (when, commit, versions, device,
 duration). The rules: docs/verdicts.md.
 """
@@ -35,6 +36,8 @@ TRACEBACK_LINES = 15
 CONTROL_OUTCOMES = {
     "failed-as-required": "fails an expectation on every seed",
     "passed": "meets every expectation on some seed",
+    "held": "meets every expectation on every seed",
+    "not-held": "fails an expectation on some seed",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
 }
@@ -42,6 +45,7 @@ CONTROL_OUTCOMES = {
 CLAUSE_BADGES = {
     "verified": "✅ verified",
     "contradicted": "❌ contradicted",
+    "not-reproduced": "❔ not reproduced (the test was never shown able to pass)",
     "observed": "👁️ observed only",
     "untested": "⚪ untested",
     "error": "💥 error",
@@ -52,11 +56,23 @@ CLAUSE_BADGES = {
 EXPECTATION_BADGES = {
     "holds": "✅ holds",
     "fails": "❌ fails",
+    "not-reproduced": "❔ not reproduced (never shown able to pass)",
     "no-power": "➖ no power (decides nothing)",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
     "skipped": "⏭️ skipped",
 }
+
+
+ANALOGUE = " in the lab's analogue"
+
+
+def verdict_badge(ctx: Context, claim_id: str, state: str) -> str:
+    """The badge of a claim's state, ``✅ verified in the lab's analogue`` when a check of its
+    verdict measured an analogue of the model the claim is about."""
+    status = ctx.statuses.get(claim_id)
+    analogue = status is not None and status.verdict is not None and status.verdict.analogue
+    return badge(state) + (ANALOGUE if analogue and state in ("verified", "partly-verified") else "")
 
 
 def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
@@ -90,6 +106,8 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
 
 def _headline(state: str, verdict: ClaimVerdict | None, label: str, *, noted: bool = False) -> str:
     shown = badge(state)
+    if verdict is not None and verdict.analogue and state in ("verified", "partly-verified"):
+        shown += ANALOGUE
     if label != state.replace("-", " ") and ":" in label:  # "partly verified: 4 of 5 clauses"
         shown = f"{shown}{escape.line(label[label.index(':'):])}"
     line = f"**{shown}**"
@@ -132,6 +150,11 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     elif spec is None:
         facts.append("no longer declared by the claim")
     out.append("; ".join(facts) + ".")
+    setting = verdict.setting if verdict is not None else spec.setting if spec is not None else ""
+    if setting:
+        analogue = verdict.analogue if verdict is not None else spec is not None and spec.analogue
+        out += ["", f"Setting: {escape.line(setting)}" + (" (an analogue of the model the claim is about)."
+                                                           if analogue else ".")]
     if verdict is not None and verdict.message:
         out += ["", escape.line(verdict.message)]
     if verdict is not None and verdict.expectations:
@@ -154,6 +177,8 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
             out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:
             out += ["", "Controls: " + ", ".join(escape.code(c.name) for c in spec.all_controls) + " (not run)."]
+        if verdict.positives:
+            out += ["", *_controls(verdict.positives, verdict.expectations, positive=True)]
         out += figure_lines(ctx, verdict, claim, page, numbers)
     elif spec is not None and spec.all_controls:
         out += ["", "Controls: " + ", ".join(
@@ -212,12 +237,16 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
                     "</details>"]
 
 
-def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdict]) -> list[str]:
+def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdict], *,
+              positive: bool = False) -> list[str]:
+    """The table of the controls (or, ``positive``, of the positive controls): how each came
+    out, and what it gives power (sensitivity) to."""
     rows = []
     for control in controls:
         measured = "; ".join(_control_run(r) for r in control.runs) or "—"
         outcome = CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome))
-        gives = [escape.code(e.metric) for e in expectations if f"control '{control.name}'" in e.power]
+        gives = [escape.code(e.metric) for e in expectations
+                 if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
         degenerate = [r for r in control.runs if r.degenerate]
         if degenerate:
             seeds = ", ".join(str(r.seed) for r in degenerate)
@@ -225,6 +254,9 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
             outcome += f"; ⚠️ degenerate on seed{'s' if len(degenerate) != 1 else ''} {seeds} ({why}): it learned nothing"
         rows.append([escape.code(control.name), _params(control.params) or "—", outcome,
                      ", ".join(gives) or "none", measured])
+    if positive:
+        return ["Positive controls, where the claim is known to hold:", "",
+                *_table(["Positive control", "Params", "Outcome", "Gives sensitivity to", "Measured"], rows)]
     return ["Controls, where the claim must not hold:", "",
             *_table(["Control", "Params", "Outcome", "Gives power to", "Measured"], rows)]
 
@@ -257,14 +289,19 @@ def _held(e: ExpectationVerdict) -> str:
 
 
 def _expectations(verdict: CheckVerdict) -> list[str]:
-    """Each expectation over the seeds: where it holds, its spread, what gives it power."""
+    """Each expectation over the seeds: where it holds, its spread, what gives it power (a
+    control or its null failing it) and sensitivity (a positive control holding it)."""
     rows = []
     for e in verdict.expectations:
         power = ", ".join(escape.cell(p) for p in e.power) or "none"
+        if e.degenerate_power:
+            power += f" ({', '.join(escape.cell(p) for p in e.degenerate_power)}: degenerate, no power)"
+        sensitivity = ", ".join(escape.cell(p) for p in e.sensitivity) or "none"
         rows.append([escape.code(e.metric).replace("|", "\\|"), escape.cell(e.expect),
                      ", ".join(escape.code(c) for c in e.clauses), _held(e), spread(e.spread, e.nans, e.seeds), power,
-                     EXPECTATION_BADGES.get(e.state, escape.cell(e.state))])
-    header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Verdict"]
+                     sensitivity, EXPECTATION_BADGES.get(e.state, escape.cell(e.state))])
+    header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Sensitivity",
+              "Verdict"]
     return ["Over the seeds:", "", *_table(header, rows)]
 
 
@@ -298,15 +335,17 @@ def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:
         text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES.get(e.state, escape.cell(e.state))}"
         if e.state == "no-power":
             text = f"{where} {escape.cell(e.expect)}: ➖ no power, decides nothing; holds"
-        elif e.state in ("holds", "fails"):
+        elif e.state in ("holds", "fails", "not-reproduced"):
             text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES[e.state]}"
-        if e.state in ("holds", "fails", "no-power"):
-            text += ((": holds" if e.state == "fails" else "")  # "❌ fails: holds on 0 of 3 seeds"
+        if e.state in ("holds", "fails", "not-reproduced", "no-power"):
+            text += ((": holds" if e.state in ("fails", "not-reproduced") else "")  # "❌ fails: holds on 0 of 3 seeds"
                      + f" on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
                      + (f" (quorum {e.required})" if e.required < e.seeds else "")
                      + f", measured {spread(e.spread, e.nans, e.seeds)}")
             if e.power:
                 text += f"; power: {', '.join(escape.cell(p) for p in e.power)}"
+            if e.sensitivity:
+                text += f"; sensitivity: {', '.join(escape.cell(p) for p in e.sensitivity)}"
         parts.append(text)
     return "<br>".join(parts)
 

@@ -20,7 +20,7 @@ from recordtool.render.sitemap import Context
 # Characters YAML does not allow raw in a double-quoted scalar, or reads as line breaks
 # (NEL, the line and paragraph separators), or drops (the byte-order mark); json.dumps with
 # ensure_ascii=False escapes only the C0 controls, quotes and backslashes.
-_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")  # (raw: mypyc writes no lone surrogate)
+_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _NUMERIC_TAG = re.compile(r"^[0-9/-]+$")
 
 

@@ -3,15 +3,8 @@
 Pages are parsed with the shared markdown-it parser, so what is checked is what a Markdown
 viewer sees as a link (not a regex's guess); the ``click`` lines of Mermaid graph views are
 checked too. A relative destination is resolved against its page's folder; URLs (``https:``,
-``mailto:``) and same-page anchors are not followed.
-
-Parsing is most of the cost (a page of a research record is about 10 KB: at 10,000 pages the
-check took two to three times a cold render). So each page is parsed as ``mentions.parse`` does,
-which gives markdown-it's tokens, and only the inline runs that hold a ``[`` or a ``<``
-(``_MAY_LINK``) are parsed inline: with the parser's rules (``mentions.markdown``: no
-linkify) a link or an image starts at ``[`` (``![``) and an autolink at ``<``, so the other
-runs hold none (a randomised test compares the links found with a full parse's). The pages
-are shared by ``-j`` processes (``recordtool.parallel``), each reading its own.
+``mailto:``) and same-page anchors are not followed. The pages are shared by ``-j`` processes
+(``recordtool.parallel``), each reading its own.
 """
 
 from __future__ import annotations
@@ -24,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from markdown_it.token import Token
+
 from recordtool import parallel
-from recordtool.record.mentions import SCHEME, parse
-from recordtool.record.token import Token
+from recordtool.record.mentions import SCHEME, markdown
 from recordtool.render.frontmatter import blanked
 
 _CLICK = re.compile(r'^\s*click\s+\S+\s+(?:href\s+)?"([^"]*)"')
-_MAY_LINK = re.compile(r"[\[<]")  # what an inline run holding a link, an image or an autolink has
 PARALLEL_MIN = 1_000  # pages; below this starting workers costs more than they save
 
 
@@ -49,7 +42,7 @@ class BrokenLink:
 
 def links(text: str) -> list[tuple[int, str]]:
     """Every (line, destination) of links, images and Mermaid clicks in ``text`` (1-based lines)."""
-    return links_in(parse(blanked(text), only=_MAY_LINK)[0])
+    return links_in(markdown().parse(blanked(text)))
 
 
 def links_in(tokens: list[Token]) -> list[tuple[int, str]]:
@@ -137,5 +130,5 @@ def check_folder(out: Path, pages: Iterable[str] | None = None, *, jobs: int | N
                 found.append(_check_page(page, handle.read(), known, exists))
         return found
 
-    found = parallel.map_chunks(check, parallel.chunked(names, jobs=jobs), jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
+    found = parallel.map_items(check, names, jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
     return [broken for page in found for broken in page]

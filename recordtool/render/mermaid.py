@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 
 from recordtool.render import escape
+from recordtool.render.rows import rows
 from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative, tag_page
 
 # At most this many neighbours, plus the entry, one node for the ids not in the record and one
@@ -43,6 +44,7 @@ CLASSES: dict[str, str] = {
     "partly-verified": "fill:#fff9c4,stroke:#9e9d24,color:#3e3c00",
     "contradicted": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
     "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
+    "not-reproduced": "fill:#e3f2fd,stroke:#546e7a,color:#263238",
     "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
     "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",
     "skipped": "fill:#eceff1,stroke:#607d8b,color:#263238",
@@ -52,7 +54,8 @@ CLASSES: dict[str, str] = {
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
     "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
-COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow", "error": "purple", "timeout": "orange",
+COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow",
+           "not-reproduced": "pale blue", "error": "purple", "timeout": "orange",
            "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
            "entry": "blue", "missing": "white, dashed border"}
 WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)
@@ -73,33 +76,13 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     ``page``, and the legend under it."""
     graph = ctx.project.graph
     entries = ctx.project.record.entries
-    entry = entries[entry_id]
     neighbours = graph.neighbours(entry_id)
-    mentions_out = graph.mentions_out.get(entry_id, ())
-    mentions_in = graph.mentions_in.get(entry_id, ())
-    inverse = graph.inverse(entry_id)
-
-    # Nearest first: typed citations either way, then what this entry mentions, then what
-    # mentions it; each group in the record's order. The nodes are drawn in the record's order.
-    if len(neighbours) > MAX_NEIGHBOURS:
-        cited = {c.id for c in entry.cites}
-        citing = {s for _relation, _label, sources in inverse for s in sources}
-        mentioned = {m.target for m in mentions_out}
-
-        def distance(n: str) -> int:
-            return 0 if n in cited or n in citing else 1 if n in mentioned else 2
-        order = {n: i for i, n in enumerate(neighbours)}
-        nearest = set(sorted(neighbours, key=lambda n: (distance(n), order[n]))[:MAX_NEIGHBOURS])
-        shown = [n for n in neighbours if n in nearest]
-    else:
-        shown = neighbours
-    dangling = sorted({m.target for m in mentions_out if m.target not in entries})
+    shown = _nearest(ctx, entry_id, neighbours)
+    dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries})
 
     # Each node's line is worked out once per entry (``node_line``): the node's name is the
-    # start of it, up to its label's bracket. Here, on every page, the memos of ``node_line``
-    # and ``citation_arrow`` are read first and the functions called only for what they lack:
-    # calling them for every node and arrow made the graph views of 10,000 pages about 0.1 s
-    # slower (``bench_pages.py``, 1.14 and 1.21 s against 1.03 and 1.10 s, turn about).
+    # start of it, up to its label's bracket. Here, on every page, the memo of ``node_line``
+    # is read first and the function called only for what it lacks.
     lines = ["```mermaid", "graph LR"]
     drawn = ctx.memo("mermaid.node")
     names: dict[str, str] = {}
@@ -115,54 +98,13 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     hidden = len(neighbours) - len(shown)
     if hidden:
         lines.append(f'  {MORE_NODE}["{hidden} more linked<br/>entries: see Backlinks"]')
-
-    # Each pair of nodes gets one arrow, the first found in this order (a citation over a
-    # mention the other way: so each neighbour is on one side of the entry); mentions both
-    # ways are one arrow with two heads.
-    edges: dict[tuple[str, str], str] = {}
-
-    def add(source: str, target: str, arrow: str) -> None:
-        if (source, target) in edges:
-            return
-        back = edges.get((target, source))
-        if back is None:
-            edges[(source, target)] = arrow
-        elif back == "-.->" and arrow == "-.->":
-            edges[(target, source)] = "<-.->"
-
-    arrows = ctx.memo("mermaid.arrow")  # relation -> its solid arrow (a vocabulary's few)
-    for citation in entry.cites:
-        if citation.id in names:
-            add(entry_id, citation.id, arrows.get(citation.as_) or citation_arrow(ctx, citation.as_))
-    for relation, _label, sources in inverse:
-        arrow = arrows.get(relation) or citation_arrow(ctx, relation)
-        for source in sources:
-            if source in names:  # most of a much-cited entry's sources are not shown
-                add(source, entry_id, arrow)
-    for mention in mentions_out:
-        if mention.target in names:
-            add(entry_id, mention.target, "-.->")
-    for mention in mentions_in:
-        if mention.source in names:
-            add(mention.source, entry_id, "-.->")
+    edges = _edges(ctx, entry_id, names)
     among, dropped = _among(ctx, entry_id, shown, names, edges, bool(dangling))
     edges.update(among)
     lines.extend(f"  {names[source]} {arrow} {names[target]}" for (source, target), arrow in edges.items())
     if dangling:
         lines.append(f"  {center} -.-> {WANTED_NODE}")
-
-    used: dict[str, list[str]] = {}
-    nested = "/" in page
-    states = ctx.states
-    for n, name in names.items():
-        href = relative(page, entry_page(n)) if nested else entry_page(n)
-        lines.append(f'  click {name} "{href}"')
-        used.setdefault(states.get(n) or "entry", []).append(name)
-    if dangling:
-        lines.append(f'  click {WANTED_NODE} "{relative(page, WANTED)}"')
-        used["missing"] = [WANTED_NODE]
-    if hidden:
-        used["more"] = [MORE_NODE]
+    used = _clicks(ctx, names, page, lines, bool(dangling), bool(hidden))
     lines += _classes(used)  # a line per node: a new node adds one
     lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
@@ -177,6 +119,77 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
                 "left out to keep the graph three columns wide; the citing entries' pages show "
                 f"{'them' if dropped > 1 else 'it'}.")
     return out
+
+
+def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
+    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, nearest first (typed citations either
+    way, then what this entry mentions, then what mentions it; each group in the record's
+    order), drawn in the record's order."""
+    if len(neighbours) <= MAX_NEIGHBOURS:
+        return neighbours
+    graph = ctx.project.graph
+    cited = {c.id for c in ctx.project.record.entries[entry_id].cites}
+    citing = {s for _relation, _label, sources in graph.inverse(entry_id) for s in sources}
+    mentioned = {m.target for m in graph.mentions_out.get(entry_id, ())}
+
+    def distance(n: str) -> int:
+        return 0 if n in cited or n in citing else 1 if n in mentioned else 2
+    order = {n: i for i, n in enumerate(neighbours)}
+    nearest = set(sorted(neighbours, key=lambda n: (distance(n), order[n]))[:MAX_NEIGHBOURS])
+    return [n for n in neighbours if n in nearest]
+
+
+def _edges(ctx: Context, entry_id: str, names: dict[str, str]) -> dict[tuple[str, str], str]:
+    """The arrows between the entry and the neighbours drawn (``names``). Each pair of nodes
+    gets one arrow, the first found in this order (a citation over a mention the other way: so
+    each neighbour is on one side of the entry); mentions both ways are one arrow with two heads."""
+    graph = ctx.project.graph
+    edges: dict[tuple[str, str], str] = {}
+
+    def add(source: str, target: str, arrow: str) -> None:
+        if (source, target) in edges:
+            return
+        back = edges.get((target, source))
+        if back is None:
+            edges[(source, target)] = arrow
+        elif back == "-.->" and arrow == "-.->":
+            edges[(target, source)] = "<-.->"
+
+    arrows = ctx.memo("mermaid.arrow")  # relation -> its solid arrow (a vocabulary's few)
+    for citation in ctx.project.record.entries[entry_id].cites:
+        if citation.id in names:
+            add(entry_id, citation.id, arrows.get(citation.as_) or citation_arrow(ctx, citation.as_))
+    for relation, _label, sources in graph.inverse(entry_id):
+        arrow = arrows.get(relation) or citation_arrow(ctx, relation)
+        for source in sources:
+            if source in names:  # most of a much-cited entry's sources are not shown
+                add(source, entry_id, arrow)
+    for mention in graph.mentions_out.get(entry_id, ()):
+        if mention.target in names:
+            add(entry_id, mention.target, "-.->")
+    for mention in graph.mentions_in.get(entry_id, ()):
+        if mention.source in names:
+            add(mention.source, entry_id, "-.->")
+    return edges
+
+
+def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], dangling: bool,
+            hidden: bool) -> dict[str, list[str]]:
+    """Add a click line per node to ``lines`` (each node's page, relative to ``page``); the
+    nodes by class (their state, or what else they are)."""
+    used: dict[str, list[str]] = {}
+    nested = "/" in page
+    states = ctx.states
+    for n, name in names.items():
+        href = relative(page, entry_page(n)) if nested else entry_page(n)
+        lines.append(f'  click {name} "{href}"')
+        used.setdefault(states.get(n) or "entry", []).append(name)
+    if dangling:
+        lines.append(f'  click {WANTED_NODE} "{relative(page, WANTED)}"')
+        used["missing"] = [WANTED_NODE]
+    if hidden:
+        used["more"] = [MORE_NODE]
+    return used
 
 
 def node_line(ctx: Context, entry_id: str) -> str:
@@ -335,8 +348,8 @@ def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
 WHOLE_MAX = 60
 MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
 MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
-STATE_WORSE = ("contradicted", "error", "timeout", "no-power", "stale", "skipped", "unchecked", "partly-verified",
-               "verified")
+STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
+               "partly-verified", "verified")
 
 
 def whole_graph(ctx: Context, page: str) -> str:
@@ -371,10 +384,7 @@ def whole_graph(ctx: Context, page: str) -> str:
 def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     """The summary: a node per tag (a claim counts under its first), its claims' verdicts,
     and arrows counting the citations between tags; what claims cite outside them by kind.
-    Each entry's tags and kind from its row, its citations from what loading kept
-    (``recordtool.render.rows``, ``Record.cites``): no entry made."""
-    from recordtool.render.rows import KIND, TAGS, rows
-
+    Each entry's tags and kind from its row (``recordtool.render.rows``)."""
     record = ctx.project.record
     entries = record.entries
     config = ctx.project.config
@@ -383,10 +393,10 @@ def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     def group(entry_id: str) -> str:
         row = shown[entry_id]
         if entry_id in claim_set:
-            tags = row[TAGS]
+            tags = row.tags
             return "#" + tags[0] if tags else "#"
         kind = config.kind_of(entry_id)
-        return kind.name if kind is not None else row[KIND]
+        return kind.name if kind is not None else row.kind
 
     claim_set = set(claims)
     members: dict[str, list[str]] = {}
@@ -416,6 +426,23 @@ def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     groups = [g for g in [*tag_groups[:MAX_GROUPS], other] if g in members]
     names = {g: f"g{i}_" for i, g in enumerate(groups)}  # summary nodes: names of their own
     names.update({k: f"k{i}_" for i, k in enumerate(sorted(cited_kinds))})
+    lines, used = _group_nodes(ctx, groups, members, names, other, cited_kinds)
+    for g in groups:
+        strongest = sorted(((n, t) for (s, t), n in arrows.items() if s == g), key=lambda a: (-a[0], names[a[1]]))
+        lines.extend(f"  {names[g]} -->|{n}| {names[target]}" for n, target in strongest[:MAX_ARROWS])
+    for g in groups:
+        if g not in (other, "#"):
+            lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
+    lines += _classes(used)
+    lines.append("```")
+    out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
+                                            "tag's claims or to other kinds of entry, with their number")
+    return out + _tag_table(ctx, len(claims), tag_groups, members, page)
+
+
+def _group_nodes(ctx: Context, groups: list[str], members: dict[str, list[str]], names: dict[str, str], other: str,
+                 cited_kinds: dict[str, int]) -> tuple[list[str], dict[str, list[str]]]:
+    """The summary's first lines (a node per tag group and per kind cited), and its nodes by class."""
     lines = ["```mermaid", "graph LR"]
     used: dict[str, list[str]] = {}
     for g in groups:
@@ -429,31 +456,25 @@ def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     for kind, n in sorted(cited_kinds.items()):
         lines.append(f'  {names[kind]}["{escape.mermaid(kind)}<br/>cited {n} times"]')
         used.setdefault("entry", []).append(names[kind])
-    drawn = 0
-    for g in groups:
-        strongest = sorted(((n, t) for (s, t), n in arrows.items() if s == g), key=lambda a: (-a[0], names[a[1]]))
-        for n, target in strongest[:MAX_ARROWS]:
-            lines.append(f"  {names[g]} -->|{n}| {names[target]}")
-            drawn += 1
-    for g in groups:
-        if g not in (other, "#"):
-            lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
-    lines += _classes(used)
-    lines.append("```")
-    out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
-                                            "tag's claims or to other kinds of entry, with their number")
-    out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
-            "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
-            f"to the {MAX_ARROWS} it cites most"
-            + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
-               if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
-               if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")
-    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in STATE_WORSE) + " |",
-             "| --- | ---: | " + " | ".join("---:" for _ in STATE_WORSE) + " |"]
+    return lines, used
+
+
+def _tag_table(ctx: Context, claims: int, tag_groups: list[str], members: dict[str, list[str]], page: str) -> str:
+    """What the summary says under it, and its table of every tag with its claims' verdicts."""
+    out = (f"\n\n{claims} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
+           "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
+           f"to the {MAX_ARROWS} it cites most"
+           + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
+              if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
+              if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")
+    # (the column of the newest state only where a claim is in it: the others' pages stay as they were)
+    columns = [s for s in STATE_WORSE if s != "not-reproduced" or s in ctx.states.values()]
+    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in columns) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in columns) + " |"]
     for g in tag_groups:
         states = [ctx.states.get(c) or "unchecked" for c in members[g]]
         cell = f"[{escape.cell(g[1:])}]({relative(page, tag_page(g[1:]))})" if g != "#" else "no tag"
-        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in STATE_WORSE) + " |")
+        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in columns) + " |")
     return out + "\n\n" + "\n".join(table)
 
 

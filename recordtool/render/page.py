@@ -11,15 +11,14 @@ import posixpath
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Entry, Literature, Reference, Theory
 from recordtool.render import escape
-from recordtool.render.evidence import verdict_section
+from recordtool.render.evidence import verdict_badge, verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, begins_list, block, block_tail, fill, inline, unpack
+from recordtool.render.prose import Style, block, block_tail, inline
 from recordtool.render.sitemap import (
     INDEX,
     WANTED,
     Context,
-    badge,
     entry_page,
     kind_page,
     reading_time,
@@ -44,7 +43,7 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     meta = [f"[The record]({relative(page, INDEX)})", reading_time(words)]
     state = ctx.state(entry_id)
     if state is not None:
-        meta.append(badge(state))
+        meta.append(verdict_badge(ctx, entry_id, state))
     lines += [" · ".join(meta), ""]
 
     lines += _properties(ctx, entry, page, style)
@@ -55,10 +54,7 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     if isinstance(entry, Theory):
         statement, tail = block_tail(entry.statement, style)
         lines += ["", "## Statement", "", statement]
-    packed = ctx.project.graph.composed.get(entry_id)  # from the parse that found its mentions
-    body = fill(unpack(packed, entry.body), style) if packed is not None else None
-    if body is None or (tail is not None and begins_list(body, tail)):
-        body = block(entry.body, style, after=tail)
+    body = block(entry.body, style, after=tail)
     if body:
         lines += ["", body]
     if isinstance(entry, Theory):
@@ -103,7 +99,7 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     rows.append(("Version", str(entry.version)))
     state = ctx.state(entry.id)
     if state is not None:
-        rows.append(("Verdict", badge(state)))
+        rows.append(("Verdict", verdict_badge(ctx, entry.id, state)))
     if entry.tags:
         rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
     if entry.created:

@@ -18,21 +18,12 @@ Pure: no disk, no clock.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from recordtool.record.mentions import (
-    SCHEME,
-    Found,
-    find_mentions,
-    is_plain,
-    link_target_id,
-    mentions_in,
-    parse,
-    tokens_for_mentions,
-)
-from recordtool.record.token import Token
+from markdown_it.token import Token
+
+from recordtool.record.mentions import SCHEME, link_target_id, markdown
 from recordtool.render import escape
 
 Link = Callable[[str], "tuple[str, str | None] | None"]
@@ -50,10 +41,6 @@ class Style:
     link: Link  # where an id's link goes
     rewrite: Rewrite | None = None  # relative destinations (not ids) on the page
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
-    # When a set: gets id() of each ``inline`` token written whose prose names no id (no
-    # match of ``pattern`` in its text outside links, no link to an id): it holds no mention
-    # (``compose_body``).
-    unnamed: set[int] | None = None
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None, *, after: str | None = None) -> str:
@@ -71,171 +58,8 @@ def block_tail(source: str, style: Style, tokens: list[Token] | None = None, *,
     which CommonMark reads as more items of the same list (``block``'s ``after``)."""
     if not source.strip():
         return "", after
-    paragraphs = plain_paragraphs(source)
-    if paragraphs is not None:
-        return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs), None
-    lines, _end, tail = _blocks(tokens if tokens is not None else parse(source)[0], 0, style, after=after)
+    lines, _end, tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style, after=after)
     return "\n".join(lines).rstrip("\n"), tail
-
-
-def begins_list(written: str, marker: str) -> bool:
-    """Whether ``written`` (prose as ``block`` writes it) begins with a list of ``marker``."""
-    first = written.split("\n", 1)[0]
-    if marker in ".)":
-        digits = len(first) - len(first.lstrip("0123456789"))
-        return 0 < digits <= 9 and first[digits:digits + 1] == marker and first[digits + 1:digits + 2] in ("", " ")
-    return first[:1] == marker and first[1:2] in ("", " ")
-
-
-# Prose composed before the pages are planned -------------------------------------------------
-#
-# A page's prose depends on the rest of the record only through the links of its ids (to
-# the id's page, or to the page of wanted entries with the title "not in the record"). So a
-# body can be composed once, from the parse that found its mentions (``compose_body``, while
-# the graph is built), with a slot for each id's link, and the slots filled on its page
-# (``fill``): the same bytes as ``block``, one parse instead of two. Prose with a link that
-# the page rewrites (a relative destination) or a link to an id with no text of its own is
-# composed on the page as before.
-
-_SLOT = re.compile("\x00([^\x00]*)\x00( \")?")  # the parser turns NUL into U+FFFD: no prose holds one
-
-
-class _NotComposed(Exception):
-    """The prose needs the page to be composed (see above)."""
-
-
-def _slot(target: str) -> tuple[str, str | None]:
-    return f"\x00{target}\x00", None
-
-
-def _on_the_page(href: str) -> str:
-    raise _NotComposed
-
-
-def compose_body(text: str, pattern: re.Pattern[str]) -> tuple[list[Found], bytes | None]:
-    """The mentions of ``text`` (``find_mentions``) and, from the same parse, the prose
-    composed for any page with its links left as slots (``fill``), packed against ``text``
-    (``unpack(packed, text)`` gives it); None when the page has to compose it (``block``).
-
-    Writing the prose looks for ids in the same text the mentions are found in: the inline
-    runs it wrote without finding one (three in four of a research body's) are not scanned
-    for mentions again (``mentions_in``)."""
-    tokens = tokens_for_mentions(text, pattern)
-    if tokens is None:  # found without a parse
-        found = find_mentions(text, pattern)
-        try:
-            return found, pack(block(text, Style(pattern, _slot, _on_the_page)), text)
-        except _NotComposed:
-            return found, None
-    unnamed: set[int] = set()
-    try:
-        packed: bytes | None = pack(block(text, Style(pattern, _slot, _on_the_page, unnamed=unnamed), tokens), text)
-    except _NotComposed:  # the runs written before it still name no id
-        packed = None
-    return mentions_in(tokens, pattern, unnamed), packed
-
-
-def pack(composed: str, body: str) -> bytes:
-    """``composed``, prose written back from ``body``, kept small until its page is written:
-    compressed by zlib with ``body`` as its preset dictionary. Most of it is the body's own
-    text, so it takes about a twelfth of its size (the bodies of a 100,000-entry record,
-    composed, held while every page is planned: about 20 MB instead of 260 MB), for about
-    16 µs a body of research Markdown to pack and 8 µs to unpack. ``unpack`` with the same
-    body gives it back.
-
-    The compressor's window is the smallest that holds the body and the prose (a zlib stream
-    names its window, and ``unpack`` takes any): with zlib's default of 32 KB, setting up the
-    compressor took three quarters of packing a body of a few KB (65 µs), for the same size."""
-    zdict = body.encode("utf-8", "surrogatepass")
-    data = composed.encode("utf-8", "surrogatepass")
-    window = max(9, min(15, (len(zdict) + len(data)).bit_length()))
-    packer = zlib.compressobj(1, zlib.DEFLATED, window, zdict=zdict)
-    return packer.compress(data) + packer.flush()
-
-
-def unpack(packed: bytes, body: str) -> str:
-    """The prose ``pack(composed, body)`` packed: ``composed``."""
-    unpacker = zlib.decompressobj(zdict=body.encode("utf-8", "surrogatepass"))
-    return (unpacker.decompress(packed) + unpacker.flush()).decode("utf-8", "surrogatepass")
-
-
-def fill(composed: str, style: Style) -> str | None:
-    """``block(text, style)`` from ``composed = compose_body(text, style.pattern)[1]``: each
-    slot becomes the id's link on the page; None when ``style`` leaves an id unlinked (a
-    slot cannot stand for that: compose with ``block``)."""
-    if "\x00" not in composed:
-        return composed
-    out: list[str] = []
-    last = 0
-    for match in _SLOT.finditer(composed):
-        target = style.link(match[1])
-        if target is None:
-            return None
-        href, title = target
-        out.append(composed[last:match.start()])
-        if match[2]:  # the link has a title of its own
-            out.append(escape.href(href) + ' "')
-        else:
-            out.append(escape.href(href) + (f' "{escape.title(title)}"' if title else ""))
-        last = match.end()
-    out.append(composed[last:])
-    return "".join(out)
-
-
-# Beyond ``is_plain``: emphasis, and what CommonMark normalises (carriage returns, NUL).
-_NOT_PLAIN = re.compile(r"[*_\r\0]")
-_CODE_SPAN = re.compile(r"`([^`]+)`")
-
-
-def plain_paragraphs(source: str) -> list[list[str]] | None:
-    """The lines of each paragraph when ``source`` is nothing but plain paragraphs, which the
-    parser would turn into text, code spans and soft breaks only (no HTML, link, escape,
-    entity, emphasis or block marker, no line with white space around it, and code spans
-    only as single backticks paired within a line); None otherwise.
-
-    For such prose ``block`` writes each line without building a syntax tree: the same
-    Markdown as through the parser, several times faster.
-    """
-    if _NOT_PLAIN.search(source):
-        return None
-    if "`" in source:
-        if "``" in source or not is_plain(source.replace("`", "")):
-            return None
-    elif not is_plain(source):
-        return None
-    paragraphs: list[list[str]] = []
-    current: list[str] = []
-    for line in source.split("\n"):
-        if not line:
-            if current:
-                paragraphs.append(current)
-                current = []
-            continue
-        if line.strip() != line or line.count("`") % 2:
-            return None
-        current.append(line)
-    if current:
-        paragraphs.append(current)
-    return paragraphs
-
-
-def _plain_line(line: str, style: Style) -> str:
-    """A line of ``plain_paragraphs``: its text with ids linked, its code spans as code."""
-    if "`" not in line:
-        return _text(line, style, False, True, False)
-    out: list[str] = []
-    last = 0
-    for match in _CODE_SPAN.finditer(line):
-        if match.start() > last:
-            out.append(_text(line[last:match.start()], style, False, last == 0, False))
-        content = match.group(1)
-        if content[0] == " " and content[-1] == " " and content.strip(" "):
-            content = content[1:-1]  # CommonMark strips one space each side of such a span
-        out.append(escape.code(content))
-        last = match.end()
-    if last < len(line):
-        out.append(_text(line[last:], style, False, last == 0, False))
-    return "".join(out)
 
 
 def inline(source: str, style: Style) -> str:
@@ -243,7 +67,7 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_run(token, style, True, True) for token in parse(source)[0] if token.type == "inline"]
+    parts = [_run(token, style, True, True) for token in markdown().parse(source) if token.type == "inline"]
     return " ".join(p for p in parts if p)
 
 
@@ -276,32 +100,8 @@ def _end(tokens: Sequence[Token], i: int) -> int:
 
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
-    """The inline Markdown of ``token`` (an ``inline`` token's children), written; ``token``
-    added to ``style.unnamed`` when it names no id. Most runs of a body are one text (two in
-    three: a list item, a table cell, a heading)."""
-    children = token.children
-    if children and len(children) == 1 and children[0].type == "text" and "\n" not in children[0].content:
-        content = children[0].content
-        if style.pattern.search(content):
-            return _linked(content, style, True)
-        if style.unnamed is not None:
-            style.unnamed.add(id(token))
-        return escape.text(content)
-    text, _, named = _inline(children or _NONE, 0, style, one_line, cell)
-    if not named and style.unnamed is not None:
-        style.unnamed.add(id(token))
-    return text
-
-
-def _first_inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> str | None:
-    """The inline Markdown of the block opened at ``tokens[i]`` (a paragraph, a heading, a
-    table cell), written: its first child's children; None when it has no child."""
-    child = tokens[i + 1]
-    if child.nesting == 0:
-        return _run(child, style, one_line, cell)
-    if child.nesting == 1:  # not markdown-it's: the child's own children, as the tree held them
-        return _inline(tokens, i + 2, style, one_line, cell)[0]
-    return None
+    """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
+    return _inline(token.children or _NONE, 0, style, one_line, cell)[0]
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
@@ -317,22 +117,17 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
         token = tokens[i]
         kind = token.type
         listed = None  # the marker of the list this block is, if it is one
+        # (a paragraph, a heading and a table cell hold one inline token each)
         if kind == "paragraph_open":
-            child = tokens[i + 1]
-            if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
-                lines = _run(child, style, False, False).split("\n")
-                i += 3
-            else:
-                text = _first_inline(tokens, i, style, False, False)
-                lines = text.split("\n") if text is not None else []
-                i = _end(tokens, i)
+            lines = _run(tokens[i + 1], style, False, False).split("\n")
+            i += 3
             if lines == [""]:  # of white space alone, but not of spaces or tabs (a no-break space): kept
                 lines = ["\u00a0"]
         elif kind == "heading_open":
             level = max(int(token.tag[1:]), style.min_heading)
-            text = _first_inline(tokens, i, style, True, False) or ""
+            text = _run(tokens[i + 1], style, True, False)
             lines = ["#" * level + (" " + text if text else "")]
-            i = _end(tokens, i)
+            i += 3
         elif kind == "bullet_list_open" or kind == "ordered_list_open":
             lines, i, listed = _list(tokens, i, style, tail)
         elif kind == "blockquote_open":
@@ -393,14 +188,9 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     items: list[list[str]] = []
     i += 1
     source = tokens[i].markup if tokens[i].nesting != -1 else ""
-    while tokens[i].nesting != -1:
-        item = tokens[i]
-        if item.nesting == 1:
-            lines, i, _tail = _blocks(tokens, i + 1, style, tight)
-            i += 1
-        else:  # not markdown-it's: its children as blocks, as the tree held them
-            lines = _blocks(item.children or _NONE, 0, style, tight)[0]
-            i += 1
+    while tokens[i].nesting != -1:  # list_item_open ... list_item_close
+        lines, i, _tail = _blocks(tokens, i + 1, style, tight)
+        i += 1
         items.append(lines)
     char = list_marker(ordered, source, before, any(map(marker_alone, items)))
     out: list[str] = []
@@ -495,18 +285,11 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
         while tokens[i].nesting != -1:  # tr
             i += 1
             cells = []
-            while tokens[i].nesting != -1:  # th, td
-                cell = tokens[i]
-                child = tokens[i + 1]
-                if child.nesting == 0 and tokens[i + 2].nesting == -1:  # markdown-it's: one inline token
-                    cells.append(_run(child, style, True, True))
-                    end = i + 3
-                else:
-                    cells.append(_first_inline(tokens, i, style, True, True) or "")
-                    end = _end(tokens, i)
+            while tokens[i].nesting != -1:  # th, td: each an open, an inline and a close token
+                cells.append(_run(tokens[i + 1], style, True, True))
                 if head:
-                    aligns.append(str(cell.attrs.get("style", "")).removeprefix("text-align:"))
-                i = end
+                    aligns.append(str(tokens[i].attrs.get("style", "")).removeprefix("text-align:"))
+                i += 3
             rows.append(cells)
             i += 1
         i += 1
@@ -528,18 +311,16 @@ def _row(cells: list[str], width: int) -> str:
 # Inline -------------------------------------------------------------------------------------
 
 
-def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int, bool]:
+def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int]:
     """The inline tokens from ``tokens[i]`` up to the closing token of their parent (or the
-    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); that
-    closing token's index; and whether they may name an id (False: no match of the id
-    pattern in a text outside links, no link to an id). Emphasis and links are written as
-    their closing token comes: what was written since the opening one is their text."""
+    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); and that
+    closing token's index. Emphasis and links are written as their closing token comes: what
+    was written since the opening one is their text."""
     one_line = one_line or cell
     search = style.pattern.search
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
-    named = False
     at_line_start = True
     end = len(tokens)
     while i < end:
@@ -548,13 +329,11 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
         kind = token.type
         if kind == "text":
             content = token.content
-            if cell and "\n" in content:  # the id pattern is matched in what the mentions read
-                named = True
+            if cell and "\n" in content:
                 content = content.replace("\n", " ")
             if in_link or not search(content):
                 out.append(escape.text(content, line_start=at_line_start))
             else:
-                named = True
                 out.append(_linked(content, style, at_line_start))
         elif kind == "softbreak":
             out.append(" " if one_line else "\n")
@@ -577,7 +356,6 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 in_link = True
                 continue
             # not markdown-it's: written as text, its children left out
-            named = True
             out.append(escape.text(token.content, line_start=at_line_start))
             if cell:
                 out[-1] = out[-1].replace("\n", " ")
@@ -594,7 +372,6 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 del out[at:]
                 href = str(opener.attrs.get("href", ""))
                 target = link_target_id(href, style.pattern)
-                named = named or target is not None
                 if out:
                     out[-1] = escape.before_link(out[-1])
                 out.append(_link(opener, href, target, text, style))
@@ -609,7 +386,7 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
             if cell:
                 out[-1] = out[-1].replace("\n", " ")
         at_line_start = False
-    return "".join(out), i, named
+    return "".join(out), i
 
 
 def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
@@ -653,8 +430,6 @@ def _link(token: Token, href: str, target: str | None, text: str, style: Style) 
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
-    if not text and "\x00" in href:
-        raise _NotComposed  # its text would be the link's destination, which only the page knows
     return f"[{text or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 

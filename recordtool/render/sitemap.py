@@ -20,11 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recordtool import snapshot
 from recordtool.record.schema import Theory
 from recordtool.render import escape
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
+    from recordtool.store import Store
     from recordtool.verify.verdict import ClaimStatus
 
 INDEX = "index.md"
@@ -36,6 +38,7 @@ BADGES: dict[str, str] = {
     "verified": "✅ verified",
     "partly-verified": "🟡 partly verified",
     "contradicted": "❌ contradicted",
+    "not-reproduced": "❔ not reproduced",  # neither ✅ nor ❌: the test was never shown able to pass
     "no-power": "➖ no power",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
@@ -43,16 +46,28 @@ BADGES: dict[str, str] = {
     "stale": "⚠️ stale",
     "unchecked": "⚪ unchecked",
 }
-STATE_ORDER = ("verified", "partly-verified", "contradicted", "no-power", "error", "timeout", "skipped", "stale",
+STATE_ORDER = ("verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout", "skipped", "stale",
                "unchecked")
 OUTCOME_BADGES: dict[str, str] = {
     "pass": "✅ pass",
     "fail": "❌ fail",
+    "not-reproduced": "❔ not reproduced",
     "no-power": "➖ no power",
     "error": "💥 error",
     "timeout": "⏱️ timeout",
     "skipped": "⏭️ skipped",
 }
+
+
+# Distributions whose version can change what a page says (parsing YAML and Markdown).
+RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
+
+
+def code_version() -> str:
+    """A hash of recordtool's own code, its version, Python's and those of the packages that
+    parse and load the record: part of every page's key and every row's, so that new code
+    composes every page again (and rewrites only those whose bytes changed)."""
+    return snapshot.code_version(RENDER_DEPENDENCIES)
 
 
 def badge(state: str) -> str:
@@ -175,6 +190,10 @@ class Context:
     statuses: Mapping[str, ClaimStatus]
     out: str | None = "record/pages"
     verdicts: str = "record/verdicts"
+    # entries whose file is there but does not load, and whose page is kept as the last render
+    # wrote it: id -> the file's first error (the dashboard marks their pages stale)
+    stale: Mapping[str, str] = field(default_factory=dict)
+    store: Store | None = None  # where what a render works out of each entry is kept (``rows``)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
     _lines: dict[str, str] = field(default_factory=dict, repr=False)
     _states: dict[str, str | None] | None = field(default=None, repr=False)

@@ -1,178 +1,69 @@
-"""Writing the site: the pages of a plan composed and written incrementally and atomically.
+"""Writing the site: the pages that may have changed composed, and every file written
+atomically, only when its bytes differ from the file there.
 
-``write_site`` writes what changed into the output folder, copies the checks' figures, removes
-the pages it wrote before that are gone now (only files the manifest lists), and keeps the
-manifest. Nothing is written outside the output folder, which may not be the project root or
-one of the record's entry folders.
+``write_site`` decides which pages to compose (``plan.dirty``) from what the store keeps of
+each entry's page written (the table ``PAGES``: its entry's face then, the size and time of the
+file as written, the ids it showed, what other pages and the index pages showed of its entry)
+and of each index page (the table ``FILES``): the pages that may show something else now, and
+those whose file is not as written. Those are composed (the entries' pages shared by forked
+workers when they are many: ``recordtool.parallel.map_items``) and written when their bytes
+differ. A figure is copied again when its source or its copy is not as the last render left
+them (``FILES`` too). The files recordtool wrote before and no longer writes are removed: only
+files the manifest lists (``recordtool.render.manifest``), and never the page of an entry
+whose file is there but does not load (``keep``). Nothing is written outside the output
+folder, which may not be the project root or one of the record's entry folders.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-import threading
-from array import array
+import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool import parallel
-from recordtool.atomic import sweep, temporary_name, write_atomic
+from recordtool.atomic import sweep, temporary_name
 from recordtool.record.confine import Refused, read_inside, refused
 from recordtool.render import manifest
-from recordtool.render.manifest import MANIFEST, Manifest, Written
+from recordtool.render.manifest import MANIFEST
+from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
-from recordtool.snapshot import content_hash, stat_file
+from recordtool.snapshot import RACY_NS, stat_file
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Iterator
-
     from recordtool.meter import Meter
     from recordtool.record.config import Config
-    from recordtool.render.plan import Plan
-    from recordtool.render.slices import Memos, Packed, Shared
+    from recordtool.store import Store
+
+PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
+# and an index page or a figure copied (its path) -> (``plan.index_key``, or its source's path,
+# size and time; its (size, mtime_ns) as written)
+FILES = "files"
 
 
 class RenderError(Exception):
     """The site cannot be written where asked; the message says why."""
 
 
-class Outputs:
-    """The files the last render wrote, as its snapshot keeps them: their paths, the [size,
-    mtime_ns] of each as written packed in one array (two numbers a path), and the manifest's.
-    At 100,000 pages a dict of a list per file took a third of a second to make, and as long
-    again to write back."""
-
-    def __init__(self, paths: list[str], stats: array[int], manifest: list[int] | None = None) -> None:
-        assert len(stats) == 2 * len(paths)
-        self.paths, self.stats, self.manifest = paths, stats, manifest
-        self._where: dict[str, int] | None = None
-        # ``stat_ahead`` (or the worker that took the inputs: ``snapshot.Taking``): the folder, and
-        # what gives the worker's answer (waiting for it; raises if there is none)
-        self._ahead: tuple[str, Callable[[], bytes]] | None = None
-
-    def stat_ahead(self, base: str, jobs: int | None) -> None:
-        """Start stat-ing every file under ``base`` (``spoiled``) in a forked worker, while this
-        process goes on (opening the project takes seconds on a large record): at 100,000 pages
-        the stats take a quarter of a second. Only with more than one job, at least
-        ``AHEAD_MIN`` files, ``fork``, and no other thread (forking those is unsafe); not when a
-        worker is stat-ing them already (``given``)."""
-        global _ahead
-        if self._ahead is not None or parallel.workers(jobs) < 2 or len(self.paths) < AHEAD_MIN:
-            return
-        import multiprocessing  # (only here: a render that starts no worker does without it)
-        from concurrent.futures import ProcessPoolExecutor
-
-        if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
-            return
-        _ahead = (base, self.paths)  # the worker is forked with it: nothing to pickle
-        try:
-            pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            parallel.roomy_results(pool)  # (the states of 100,000 pages: 1.6 MB)
-            self._ahead = (base, pool.submit(_stat_ahead).result)  # (the worker is forked here)
-            pool.shutdown(wait=False)
-        except OSError:
-            self._ahead = None
-        finally:
-            _ahead = None
-
-    def given(self, base: str, answer: Callable[[], bytes]) -> None:
-        """The files are being stat-ed under ``base`` by a worker; ``answer`` waits for what
-        ``stat_all`` gives there, packed (or raises: they are stat-ed here then)."""
-        self._ahead = (base, answer)
-
-    def where(self) -> dict[str, int]:
-        """Each path's place in ``paths``."""
-        if self._where is None:
-            self._where = {rel: n for n, rel in enumerate(self.paths)}
-        return self._where
-
-    def get(self, rel: str) -> list[int] | None:
-        n = self.where().get(rel)
-        return None if n is None else [self.stats[2 * n], self.stats[2 * n + 1]]
-
-    def spoiled(self, base: str) -> set[str]:
-        """The files not as written now under ``base`` (changed, gone): every file stat-ed
-        (here, or ahead by a worker: ``stat_ahead``), and the states compared at once."""
-        current = None
-        if self._ahead is not None:
-            (folder, answer), self._ahead = self._ahead, None
-            with contextlib.suppress(Exception):  # a worker that failed: stat them here
-                if folder == base:
-                    current = array("q")
-                    current.frombytes(answer())
-        if current is None or len(current) != len(self.stats):
-            current = stat_all(base, self.paths)
-        stats = self.stats
-        if current == stats:
-            return set()
-        spoiled: set[str] = set()
-        step = 4096
-        for low in range(0, len(stats), step):
-            if current[low:low + step] != stats[low:low + step]:
-                spoiled.update(self.paths[n // 2] for n in range(low, min(low + step, len(stats)))
-                               if current[n] != stats[n])
-        return spoiled
-
-
-AHEAD_MIN = 20_000  # files written by the last render; below this, a worker saves little (10,000 pages: 25 ms)
-_ahead: tuple[str, list[str]] | None = None  # what a worker forked by ``Outputs.stat_ahead`` stats
-
-
-def _stat_ahead() -> bytes:
-    """In a worker forked by ``Outputs.stat_ahead``: the [size, mtime_ns] of each file, packed."""
-    assert _ahead is not None
-    return stat_all(*_ahead).tobytes()
-
-
-def stat_all(base: str, paths: list[str]) -> array[int]:
-    """The [size, mtime_ns] of each of ``paths`` under ``base`` ([-1, -1]: none), packed."""
-    current = array("q")
-    add, stat, sep = current.append, os.stat, os.sep
-    prefix = base + sep
-    for rel in paths:
-        try:
-            st = stat(prefix + (rel if sep == "/" else rel.replace("/", sep)))
-        except OSError:
-            add(-1)
-            add(-1)
-            continue
-        add(st.st_size)
-        add(st.st_mtime_ns)
-    return current
-
-
-@dataclass
+@dataclass(slots=True)
 class WriteReport:
+    """What writing the site did."""
+
     written: list[str] = field(default_factory=list)
-    files: Manifest = field(default_factory=Manifest)  # the new manifest
-    stats: dict[str, list[int]] = field(default_factory=dict)  # file -> [size, mtime_ns] as written
-    # the files of the last render found as it wrote them (those not in ``stats``): from its snapshot
-    kept: Outputs | None = None
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
     refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
 
-    def outputs(self) -> Outputs:
-        """Every file of the new manifest with its [size, mtime_ns] as written, in the order
-        of their paths (those of the last render's files left as they were taken from it)."""
-        paths = sorted(self.files.lines)
-        stats, kept = self.stats, self.kept
-        if kept is not None and kept.paths == paths:  # the same files: the states that changed
-            packed = array("q", kept.stats)
-            where = kept.where()
-            for rel, stat in stats.items():
-                n = where[rel]
-                packed[2 * n], packed[2 * n + 1] = stat
-            return Outputs(paths, packed)
-        packed = array("q")
-        for rel in paths:
-            state = stats.get(rel) or (kept.get(rel) if kept is not None else None)
-            assert state is not None, rel
-            packed.extend(state)
-        return Outputs(paths, packed)
+
+class Put(NamedTuple):
+    """A file put in place: its (size, mtime_ns) as it is now, and whether it was written."""
+
+    stat: tuple[int, int]
+    written: bool
 
 
 def check_output_folder(config: Config, out: Path) -> Path:
@@ -223,65 +114,125 @@ class _Folders:
             self._made.add(folder)
 
 
-
-def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *,
-               jobs: int | None = None, trust_keys: bool = True, meanwhile: Iterable[object] = (),
-               sources_as_left: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
-    """Write the pages of ``plan`` into ``out`` (already checked): compose and write only what
-    changed, copy figures, remove what recordtool wrote before and is gone, keep a manifest.
-
-    ``last``: the files the last render wrote, as its snapshot keeps them: a file still as
-    written (its size and time) is as written, and its hash in the manifest says whether it
-    changes; a manifest as written is read line by line (``manifest.read``).
-    ``jobs``: how many processes may compose and write pages (None: every core).
-    ``trust_keys``: whether the manifest's keys were made by this code; when not, every page
-    is composed (and written only when its bytes changed). ``meanwhile``: other work of this
-    process's own, in steps, done while workers compose pages (``parallel.map_shipped``), or
-    before the pages when none do. ``sources_as_left``: the figures (paths relative to ``root``)
-    whose files are as the last render found them (``snapshot.as_left``); the copy of such a
-    figure that is still as written is kept without reading, checking or hashing the figure
-    again (a verified record holds thousands: reading them took a quarter of a render after
-    one edit). ``meter``: the command's progress line (``recordtool.meter``), told of the pages
-    written."""
+def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | None = None, fresh: bool = False,
+               keep: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
+    """Write the pages of ``plan`` into ``out`` (already checked): compose and write what may
+    have changed, copy the figures, remove what recordtool wrote before and no longer writes
+    (but the files of ``keep``), keep the manifest. ``store``: where what each page showed is
+    kept; ``fresh``: trust none of it (compose every page). ``jobs``: how many processes may
+    compose pages (None: every core). ``meter``: the command's progress line."""
     report = WriteReport()
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
-    if last is None:  # the last render did not finish (or there was none): what it left half-done goes
-        for folder, _dirs, _files in os.walk(base):
-            sweep(folder)
+    for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
+        sweep(folder)
     folders = _Folders(base)
-    as_written = last is not None and last.manifest is not None and stat_file(os.path.join(base, MANIFEST)) == last.manifest
-    old = manifest.read(Path(base), as_written=as_written)
-    ahead = _own(base, old, [*plan.pages, *plan.assets])
-    new = report.files
-    copied: list[Copied] = []  # each figure's outcome, in the plan's order
+    old = manifest.read(Path(base))
+    on_disk = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
+    ctx = plan.context
+    paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}  # (to stat; written through ``inside``)
+    now, indexed = faces(ctx), index_key(ctx)
+    mine = base + "\0"  # (the keys of this folder's pages in ``PAGES``: the folder and the entry's id)
+    kept = {key[len(mine):]: found for key, found in store.items(PAGES).items() if key.startswith(mine)}
+    todo = list(plan.pages) if fresh else _todo(plan, paths, kept, now, store.get_many(
+        FILES, {paths[rel]: indexed for rel in plan.indexes}))
+    report.unchanged += len(plan.pages) - len(todo)
+    advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
+    composed = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
+    done = {rel: shown.put for rel, shown in composed.items()}
+    done.update((rel, _put(folders, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
+    if advance is not None:
+        advance(len(done))
+    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
+    copied = _copy_figures(plan, folders, root, store, fresh, report, done)
+    copied += [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
+    _count(report, done)
+    _remove(folders, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
+    files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
+    if files != on_disk or not os.path.exists(os.path.join(base, MANIFEST)):
+        manifest.write(Path(base), files)
+    store.put_many(PAGES, kept_now, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
+    store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
+    return report
 
-    def copy_figures(still_written: Callable[[str], bool]) -> Iterator[None]:
-        """Copy the figures, a step of ``FIGURES_STEP`` at a time: this process's own work while
-        workers compose the pages (a cold render of a verified record copies thousands)."""
-        for n, (rel, source) in enumerate(plan.assets.items(), 1):
-            kept = still_written(rel) and source in sources_as_left and old.copied(rel)
-            copied.append((True, None, None) if kept else
-                          _copy(folders, root, rel, source, old.get(rel), last.get(rel) if last is not None else None))
-            if n % FIGURES_STEP == 0:
-                yield
 
-    _write_pages(plan, base, folders, report, old, last, jobs, trust_keys, meanwhile, copy_figures, meter)
-    for (rel, source), (kept, why, written) in zip(plan.assets.items(), copied, strict=True):
-        if kept:
-            new.keep(rel, old)  # copied from the same file, and still as copied (its state: ``report.kept``)
-            report.unchanged += 1
-        elif written is None:
-            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
+def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]], now: dict[str, str],
+          indexes: dict[str, tuple[int, int]]) -> list[str]:
+    """The pages to compose: the entries' pages that may show something else now
+    (``plan.dirty``, given each entry's face ``now`` and what was ``kept`` of each page
+    written) or whose file is not as written, and the index pages when they may show something
+    else or one of their files is not as written (``indexes``: their (size, time) as written,
+    kept under the ``index_key`` now)."""
+    owners = plan.owners
+    found = dirty(plan.context, now, kept)
+    todo = [rel for rel, entry_id in owners.items()
+            if entry_id in found.entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
+    if found.indexes or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
+        todo += plan.indexes
+    return sorted(todo)
+
+
+class Composed(NamedTuple):
+    """An entry's page composed and put, and what to keep of it (``plan.Shown``)."""
+
+    put: Put
+    kept: Shown
+
+
+def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Composed]:
+    """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
+    by forked workers when they are many (each worker writes the pages it composes)."""
+    ctx = plan.context
+
+    def work(chunk: list[str]) -> list[Composed]:
+        out = []
+        for rel in chunk:
+            entry_id = plan.owners[rel]
+            put = _put(folders, rel, plan.compose(rel).encode("utf-8"))
+            out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
+        return out
+
+    results = parallel.map_items(work, rels, jobs=jobs)  # (a pool only for many: ``parallel.MIN_ITEMS``)
+    return dict(zip(rels, results, strict=True))
+
+
+def _count(report: WriteReport, done: dict[str, Put]) -> None:
+    for rel, put in done.items():
+        if put.written:
+            report.written.append(rel)
         else:
-            size, digest, stat, changed = written
-            new.put(rel, (None, size, digest))
-            report.stats[rel] = stat
-            if changed:
-                report.written.append(rel)
-            else:
-                report.unchanged += 1
-    for rel in sorted(old.lines.keys() - new.lines.keys()):
+            report.unchanged += 1
+    report.written.sort()
+
+
+def _copy_figures(plan: Plan, folders: _Folders, root: Path, store: Store, fresh: bool, report: WriteReport,
+                  done: dict[str, Put]) -> list[tuple[str, str, tuple[int, int]]]:
+    """Copy each figure of ``plan`` whose source or copy is not as the last render left them
+    (its key: the source's path, size and time), noting each in ``done``; the rows to keep."""
+    keys: dict[str, str] = {}
+    recent = time.time_ns() - RACY_NS  # (a file changed since may change again unseen: read it)
+    for rel, source in plan.assets.items():
+        stat = stat_file(os.path.join(root, source))
+        keys[folders.inside(rel)] = f"{source} {stat}" if stat is not None and stat[1] < recent else ""
+    kept = {} if fresh else store.get_many(FILES, keys)
+    rows = []
+    for (rel, source), (path, key) in zip(plan.assets.items(), keys.items(), strict=True):
+        stat = kept.get(path)
+        if key and stat is not None and stat_file(path) == list(stat):
+            done[rel] = Put(stat, False)
+            continue
+        why, data = read_figure(root, source, rel)
+        if data is None:
+            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
+            continue
+        done[rel] = _put(folders, rel, data)
+        rows.append((path, key, done[rel].stat))
+    return rows
+
+
+def _remove(folders: _Folders, gone: list[str], report: WriteReport) -> None:
+    """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them)."""
+    for rel in gone:
         try:
             path = folders.inside(rel)
         except RenderError:
@@ -289,281 +240,20 @@ def write_site(plan: Plan, out: Path, root: Path, last: Outputs | None = None, *
         if os.path.isfile(path) and not os.path.islink(path):
             os.unlink(path)
             report.removed.append(rel)
-            _prune(base, os.path.dirname(path))
-    if new != (ahead if ahead is not None else old) or not os.path.exists(os.path.join(base, MANIFEST)):
-        write_atomic(Path(base) / MANIFEST, new.text())
-    return report
+            _prune(folders.base, os.path.dirname(path))
 
 
-# What copying one figure came to: kept as the last render copied it; else why it was not
-# copied (None: not found) or, when it was, (size, hash, [size, mtime_ns], whether written).
-Copied = tuple[bool, "str | None", "tuple[int, str, list[int], bool] | None"]
-
-
-def _copy(folders: _Folders, root: Path, rel: str, source: str, before: Written | None,
-          last: list[int] | None) -> Copied:
-    """Copy the figure ``source`` (from ``root``) to ``rel``; ``before``: the manifest's line of
-    ``rel``. A figure whose file is as the last render found it, its copy still as written and
-    the manifest's line that of a figure copied (``Manifest.copied``) is kept without being read,
-    and never comes here."""
-    why, data = read_figure(root, source, rel)
-    if data is None:
-        return False, why, None
-    digest = content_hash(data)
-    stat, written = _put(folders, rel, data, digest, before, last)
-    return False, None, (len(data), digest, stat, written)
-
-
-PENDING: Written = (None, 0, "")  # a file about to be written for the first time (``_own``)
-SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
-
-
-def _own(base: str, old: Manifest, paths: list[str]) -> Manifest | None:
-    """Before a render writes into ``base``: RenderError when a file it is to write (a page or
-    a figure of ``paths``) is there but recordtool did not write it (the last render's
-    manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
-    never overwritten. The files to be written for the first time are then listed in the
-    manifest (``PENDING``) before any is written, so that a render stopped half-way (Ctrl-C, a
-    full disk) leaves only files the next render knows as its own: the manifest so written, or
-    None when there were none."""
-    kept = old.lines
-    fresh = [rel for rel in paths if rel not in kept]
-    if not fresh:
-        return None
-    if len(old) == 0 and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
-        there = _listed(base)
-        theirs = [rel for rel in fresh if rel in there]
-    else:
-        theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
-    if theirs:
-        shown = some(theirs, SHOWN_THEIRS)
-        raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
-                          f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
-                          "away, or render into a folder "
-                          f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
-                          "and render again)")
-    ahead = Manifest(dict(old.lines))
-    for rel in fresh:
-        ahead.put(rel, PENDING)
-    write_atomic(Path(base) / MANIFEST, ahead.text())
-    return ahead
-
-
-def _listed(base: str) -> set[str]:
-    """Every path under ``base`` (files, folders, links; relative, with '/'), links not followed."""
-    out: set[str] = set()
-    for folder, folders, files in os.walk(base):
-        rel = os.path.relpath(folder, base)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        out.update(prefix + name for name in (*folders, *files))
-    return out
-
-
-PARALLEL_MIN = 2_000  # pages; below this starting workers costs more than they save
-KEYS_STEP = 500  # pages whose keys are worked out in one step of this process's own work (``meanwhile``)
-FIGURES_STEP = 16  # figures copied in one step of it
-
-
-# Composing more than one page in WHOLE_SHARE, and at least WHOLE_MIN: the graph's indexes are
-# made whole (``Graph.whole``: about 16 µs an id of the record, against about 250 µs an id asked
-# for by itself, so the two cross near one page in 16; below WHOLE_MIN, at most about 12 ms).
-WHOLE_SHARE, WHOLE_MIN = 16, 50
-
-
-def _write_pages(plan: Plan, base: str, folders: _Folders, report: WriteReport,
-                 old: Manifest, last: Outputs | None, jobs: int | None,
-                 trust_keys: bool = True, meanwhile: Iterable[object] = (),
-                 then: Callable[[Callable[[str], bool]], Iterable[object]] | None = None,
-                 meter: Meter | None = None) -> None:
-    """Work out each page's key; compose and write the pages whose key changed (or whose
-    file is not as written). Deciding which is cheap and done here; when many pages are to be
-    composed, they are shared by a pool of workers (``recordtool.parallel``; pages are
-    independent, composing is pure), each giving back only what the manifest keeps of a page,
-    so that a render after a small edit starts no pool. Every page is still written
-    atomically; this process alone writes the manifest. ``then``: more work of this process's
-    own in steps (copying the figures), done after ``meanwhile``'s and the keys', given whether
-    a file of the last render (a figure copied) is as written, known from its snapshot
-    (``report.kept``; False for every file when that is not known)."""
-    todo: list[str] = []
-    keys: dict[str, str | None] = {}
-    new = report.files
-    as_written: Callable[[str], bool] = _nothing_known
-    # A page is left as it is only when its key is the one kept for it and its file is as
-    # written; when no key is trusted or kept (a first render, new code), every page is
-    # composed, and the keys (0.4 s for 10,000 entries) are worked out while the workers
-    # start (``meanwhile``).
-    if trust_keys and len(old):
-        spoiled: set[str] = set()
-        where: dict[str, int] = {}
-        if last is not None:  # the files the last render wrote: each stat-ed, compared at once
-            spoiled, where = last.spoiled(base), last.where()
-            report.kept = last
-            as_written = _as_written(where, spoiled)
-        # (one pass over every page, 100,000 at 100,000 entries: what it calls looked up once)
-        keep, has_key, kept_lines, plan_key = new.keep, old.has_key, old.lines, plan.key
-        quick = new.plain() and old.plain()  # a kept page's line copied as it is (``Manifest.keep``)
-        new_lines = new.lines
-        unchanged = 0
-        for rel in plan.pages:
-            key = keys[rel] = plan_key(rel)
-            if key is not None and has_key(rel, key):
-                if rel in where:
-                    if rel not in spoiled:
-                        if quick:
-                            new_lines[rel] = kept_lines[rel]
-                        else:
-                            keep(rel, old)
-                        unchanged += 1
-                        continue
-                else:  # not in the last render's snapshot: as written when of the size written
-                    stat = stat_file(os.path.join(base, *rel.split("/")))
-                    before = old.get(rel)
-                    if stat is not None and before is not None and stat[0] == before[1]:
-                        keep(rel, old)
-                        report.stats[rel] = stat
-                        unchanged += 1
-                        continue
-            todo.append(rel)
-        report.unchanged += unchanged
-    else:
-        todo = list(plan.pages)
-    if plan.context is not None and len(todo) >= WHOLE_MIN and len(todo) * WHOLE_SHARE > len(plan.pages):
-        # Many pages to compose: the graph's indexes whole (the keys may have narrowed them,
-        # which suits a few pages only: ``Graph.whole``), before any worker is given a slice.
-        plan.context.project.graph.whole()
-
-    def work_out_keys() -> Iterator[None]:
-        yield from plan.work_out_keys()  # (every key, in steps)
-        for n, rel in enumerate(plan.pages, 1):
-            if rel not in keys:
-                keys[rel] = plan.key(rel)
-            if n % KEYS_STEP == 0:
-                yield
-
-    # An index page whose key changed is made from the page as written, when the keys are
-    # trusted (the same code made them) and the file holds what the manifest says (``_spliced``).
-    splice = plan.splice if trust_keys and len(old) else None
-
-    def here(rel: str) -> Done:
-        before = old.get(rel)
-        text = _spliced(splice, folders.inside(rel), rel, before) if splice is not None and rel in indexes else None
-        data = (text if text is not None else plan.compose(rel)).encode("utf-8")
-        digest = content_hash(data)
-        stat, written = _put(folders, rel, data, digest, before, last.get(rel) if last is not None else None)
-        return len(data), digest, stat, written
-
-    def run(rels: list[str]) -> list[Done | None]:
-        return [here(rel) for rel in rels]
-
-    # The index pages are composed together (they share their tallies): one chunk of their own,
-    # the last, which this process does itself when workers share the pages (``own``: a worker,
-    # which holds only slices of the project, could not compose them).
-    indexes = set(plan.indexes)
-    last_chunk = [rel for rel in todo if rel in indexes]
-    chunks = [chunk for chunk in [*parallel.chunked([rel for rel in todo if rel not in indexes], jobs=jobs), last_chunk]
-              if chunk]
-    own = 1 if last_chunk else 0
-    order = [rel for chunk in chunks for rel in chunk]
-    after = then(as_written) if then is not None else ()
-    ctx = plan.context
-    wrote = meter.stage("composing the pages", len(order)) if meter is not None and order else None
-    if ctx is None or len(order) < PARALLEL_MIN or parallel.fork_fits(jobs):  # (too few pages: no pool either way)
-        # Workers forked from this process share the project as it is, copy-on-write: nothing
-        # packed, pickled or imported (at 10,000 entries and -j 2, the pages took 5.1 s of wall
-        # time against 6.7 s with slices shipped to a fresh interpreter).
-        done = parallel.map_chunks(run, chunks, jobs=jobs, min_items=PARALLEL_MIN,
-                                   meanwhile=itertools.chain(meanwhile, work_out_keys(), after), progress=wrote,
-                                   own=own)
-    else:
-        from recordtool.render import slices
-
-        def pack(rels: list[str]) -> Shipped:
-            entries = [plan.owners[rel] for rel in rels if rel in plan.owners]
-            return ([(rel, plan.owners.get(rel), old.get(rel), last.get(rel) if last is not None else None)
-                     for rel in rels],
-                    slices.pack(ctx, entries))
-
-        done = parallel.map_shipped(run, compose_shipped, pack, lambda: (slices.shared(ctx), base), chunks, jobs=jobs,
-                                    min_items=PARALLEL_MIN, meanwhile=itertools.chain(meanwhile, work_out_keys(), after),
-                                    progress=wrote, own=own)
-    for rel, result in zip(order, done, strict=True):
-        if result is None:  # a page its worker's slice could not compose
-            result = here(rel)
-        size, digest, stat, written = result
-        new.put(rel, (keys[rel], size, digest))
-        report.stats[rel] = stat
-        if written:
-            report.written.append(rel)
-        else:
-            report.unchanged += 1
-    report.written.sort()
-
-
-def _spliced(splice: Callable[[str, str, str], str | None], path: str, rel: str, before: Written | None) -> str | None:
-    """The index page ``rel`` made from its file at ``path`` as the last render wrote it
-    (``Plan.splice``, given the key it was written with), when the file holds what the manifest
-    says was written there (its size and hash); None: compose it."""
-    if before is None or before[0] is None:
-        return None
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    if len(data) != before[1] or content_hash(data) != before[2]:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return splice(rel, text, before[0])
-
-
-def _nothing_known(_rel: str) -> bool:
-    return False
-
-
-def _as_written(where: dict[str, int], spoiled: set[str]) -> Callable[[str], bool]:
-    """Whether a file of the last render is as written: among its files, and not spoiled since."""
-    return lambda rel: rel in where and rel not in spoiled
-
-
-Done = tuple[int, str, list[int], bool]  # a page composed and put: its size, hash, [size, mtime_ns], written?
-# What a worker gets for a chunk of pages: each page with its entry (None: not an entry page) and
-# what the manifest and the last render say of it, and the slice of the project they need.
-Shipped = tuple[list[tuple[str, "str | None", "Written | None", "list[int] | None"]], "Packed"]
-
-
-_kept: tuple[Shared, Memos] | None = None  # in a worker: the memos of its chunks' contexts (``slices.context``)
-
-
-def compose_shipped(common: tuple[Shared, str], shipped: Shipped) -> list[Done | None]:
-    """In a worker that does not hold the project (``parallel.map_shipped``): compose and put
-    the entry pages of one chunk from their slice of the project; None for a page that is
-    not an entry's or that needs more than its slice (it is composed by the caller)."""
-    from recordtool.render import slices
-    from recordtool.render.page import render_entry
-
-    global _kept
-    shared, base = common
-    pages, packed = shipped
-    ctx = slices.context(shared, packed, _kept[1] if _kept is not None and _kept[0] is shared else None)
-    _kept = (shared, slices.memos(ctx))
-    folders = _Folders(base)
-    out: list[Done | None] = []
-    for rel, entry_id, before, last in pages:
-        if entry_id is None:
-            out.append(None)
-            continue
-        try:
-            data = render_entry(ctx, entry_id).encode("utf-8")
-        except slices.Missing:
-            out.append(None)
-            continue
-        digest = content_hash(data)
-        stat, written = _put(folders, rel, data, digest, before, last)
-        out.append((len(data), digest, stat, written))
-    return out
+def _put(folders: _Folders, rel: str, data: bytes) -> Put:
+    """Write ``data`` to ``rel`` unless the file there holds it already."""
+    path = folders.inside(rel)
+    with contextlib.suppress(OSError):
+        st = os.stat(path)
+        if st.st_size == len(data):
+            with open(path, "rb") as handle:
+                if handle.read() == data:
+                    return Put((st.st_size, st.st_mtime_ns), False)
+    folders.make(os.path.dirname(path))
+    return Put(replace_file(path, data), True)
 
 
 # What an image file starts with: the only files copied from the verdict store into pages.
@@ -597,32 +287,9 @@ def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | 
     return None, data
 
 
-def _put(folders: _Folders, rel: str, data: bytes, digest: str, before: Written | None,
-         last: list[int] | None) -> tuple[list[int], bool]:
-    """Write ``data`` (whose hash is ``digest``) to ``rel`` unless the file already holds it:
-    its [size, mtime_ns] then, and whether it was written."""
-    path = folders.inside(rel)
-    stat = stat_file(path)
-    same = False
-    if stat is not None and stat[0] == len(data):
-        if before is not None and before[2] and stat == last:
-            same = before[2] == digest  # the file is as written: its hash says
-        else:
-            try:
-                with open(path, "rb") as handle:
-                    same = handle.read() == data
-            except OSError:
-                same = False
-    if same:
-        assert stat is not None
-        return stat, False
-    folders.make(os.path.dirname(path))
-    return replace_file(path, data), True
-
-
-def replace_file(path: str, data: bytes) -> list[int]:
+def replace_file(path: str, data: bytes) -> tuple[int, int]:
     """Write ``path`` atomically: a temporary file in the same folder, renamed over it; gives
-    the [size, mtime_ns] of what was written.
+    the (size, mtime_ns) of what was written.
 
     Unlike ``recordtool.atomic.write_atomic`` it does not fsync each file: pages are derived
     output, rewritten by the next render, and an fsync per page would cost seconds on a large
@@ -656,7 +323,7 @@ def replace_file(path: str, data: bytes) -> list[int]:
         if isinstance(exc, OSError) and exc.errno is not None:  # named after the page, not the temporary file
             raise OSError(exc.errno, exc.strerror, path) from None
         raise
-    return [st.st_size, st.st_mtime_ns]
+    return st.st_size, st.st_mtime_ns
 
 
 def _prune(base: str, folder: str) -> None:
@@ -667,4 +334,45 @@ def _prune(base: str, folder: str) -> None:
         except OSError:
             return
         folder = os.path.dirname(folder)
+
+
+
+SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
+
+
+def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
+    """Before a render writes into ``base``: RenderError when a file it is to write (a page or
+    a figure of ``paths``) is there but recordtool did not write it (the last render's
+    manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
+    never overwritten. The files to be written for the first time are then listed in the
+    manifest before any is written, so that a render stopped half-way (Ctrl-C, a full disk)
+    leaves only files the next render knows as its own. The files the manifest lists then."""
+    fresh = [rel for rel in paths if rel not in old]
+    if not fresh:
+        return old
+    if not old and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
+        there = _listed(base)
+        theirs = [rel for rel in fresh if rel in there]
+    else:
+        theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
+    if theirs:
+        shown = some(theirs, SHOWN_THEIRS)
+        raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
+                          f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
+                          "away, or render into a folder "
+                          f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
+                          "and render again)")
+    manifest.write(Path(base), old | set(fresh))
+    return old | set(fresh)
+
+
+def _listed(base: str) -> set[str]:
+    """Every path under ``base`` (files, folders, links; relative, with '/'), links not followed."""
+    out: set[str] = set()
+    for folder, folders, files in os.walk(base):
+        rel = os.path.relpath(folder, base)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out.update(prefix + name for name in (*folders, *files))
+    return out
+
 

@@ -41,20 +41,29 @@ Two ways to start a run, one contract:
     exact only while no local module from outside the checks package is loaded; once a
     failed import left one behind, modules not yet imported go to fresh interpreters. The
     server forks only while it has no other Python thread; otherwise runs go fresh too.
+
+Why a fork server of our own: each run must be isolated (a process, a session and a log of
+its own, ended with all it started) and yet cost at most 15 ms (issue 62's guard), and a fresh
+interpreter pays Python's start and the import of the check's libraries (torch) on every run,
+far more than that. Forking a process that has imported the check's module already is the
+simplest way to meet both. The standard library's ``forkserver`` start method forks warm too,
+but it imports only what ``set_forkserver_preload`` names when it starts, and it sends each run
+through pickling and its own pipes; this server imports a check's module the first time a run
+names it, under the confinement test above, and says the run's pid as soon as it forks, which
+the runner's timeouts and Ctrl-C need. The fresh interpreter stays the fallback and the
+reference behaviour (``RECORDTOOL_FORK_SERVER=0``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import random
 import select
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -65,8 +74,16 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
-from recordtool.record.confine import Refused, read_inside
 from recordtool.verify import reaper
+from recordtool.verify.limits import hold_to_limits, metric_problem, plain
+from recordtool.verify.loading import (
+    CheckLoadError,
+    check_function,
+    import_check,
+    load_check,
+    local_imports_outside,
+    refuse_outside,
+)
 
 # The thread count a run is given is the one its libraries use: oneMKL and OpenMP may otherwise
 # use fewer threads than asked at run time, which groups float sums differently (oneMKL's
@@ -75,136 +92,10 @@ from recordtool.verify import reaper
 FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
 
 TRACEBACK_CHARS = 6000
+SERVER_ARGS = ["-m", "recordtool.verify.child", "--serve"]  # how the runner starts the server
+STOP_S = 5.0  # how long the server gets to end at the end of its input
 
 Loader = Callable[[Path, str, str, str], Any]
-
-
-class CheckLoadError(Exception):
-    """The check cannot be loaded under the contract (outside checks/, no such function)."""
-
-
-def plain(value: Any, depth: int = 0) -> Any:
-    """A returned metric as JSON: numbers, lists of numbers (arrays and tensors via
-    ``tolist``), or a short string for anything else (the judge reports it)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if depth < 8 and hasattr(value, "tolist"):
-        try:
-            return plain(value.tolist(), depth + 1)
-        except Exception:
-            pass
-    if depth < 8 and isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1) for v in value]
-    if hasattr(value, "item"):
-        try:
-            return plain(value.item(), depth + 1)
-        except Exception:
-            pass
-    text = repr(value)
-    return {"__type__": type(value).__name__, "repr": text[:200]}
-
-
-def load_check(root: Path, package: str, module: str, function: str) -> Any:
-    """Import ``module`` (inside ``package``) and return its ``function``."""
-    refuse_outside(package, module, function)
-    return check_function(import_check(root, package, module)[0], module, function)
-
-
-def refuse_outside(package: str, module: str, function: str) -> None:
-    if module.split(".", 1)[0] != package or module == package:
-        raise CheckLoadError(f"'{module}:{function}' is outside {package}/; checks run only code inside {package}/")
-
-
-def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set[str]]:
-    """Import the check module ``module`` under the contract; returns it and the names of the
-    modules its import added to ``sys.modules``.
-
-    The test for local imports from outside ``package`` looks only at the modules this
-    import added: exact on a module's first import while no such module is loaded yet.
-    """
-    confine_imports(root, package)
-    before = set(sys.modules)
-    try:
-        mod = importlib.import_module(module)
-    except Refused as exc:
-        raise CheckLoadError(f"{exc.filename or module} {exc.why}; check modules must be files inside "
-                             f"{package}/ (copy it in instead): it is not run") from None
-    added = set(sys.modules) - before
-    package_dir = (root / package).resolve()
-    mod_file = Path(getattr(mod, "__file__", "") or "").resolve()
-    if not mod_file.is_relative_to(package_dir):
-        raise CheckLoadError(f"'{module}' was imported from {mod_file}, not from {package}/")
-    outside = _local_imports_outside(root, package_dir, added)
-    if outside:
-        names = ", ".join(f"'{name}' ({path})" for name, path in outside)
-        raise CheckLoadError(
-            f"'{module}' imports local code from outside {package}/: {names}; move it into {package}/ "
-            "so that its changes make verdicts stale"
-        )
-    return mod, added
-
-
-class _ConfinedLoader(importlib.machinery.SourceFileLoader):
-    """Reads a module of the checks package (its source, its cached bytecode) only as a
-    regular file inside the package, checked as it is opened (``confine.open_inside``): a
-    file swapped for a link out after ``validate`` or ``verify`` looked is never run."""
-
-    def __init__(self, fullname: str, path: str, folder: str, root: Path) -> None:
-        super().__init__(fullname, path)
-        self.folder, self.root = folder, root
-
-    def get_data(self, path: str) -> bytes:
-        try:
-            return read_inside(path, self.folder)
-        except Refused as exc:
-            exc.filename = os.path.relpath(path, self.root)
-            raise
-
-
-class _ConfinedFinder(importlib.abc.MetaPathFinder):
-    """Finds the checks package's modules as Python does, and has them read by ``_ConfinedLoader``."""
-
-    def __init__(self, root: Path, package: str) -> None:
-        self.root, self.package, self.folder = root, package, os.path.realpath(root / package)
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.package and not fullname.startswith(self.package + "."):
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin:
-            spec.loader = _ConfinedLoader(fullname, spec.origin, self.folder, self.root)
-        return spec
-
-
-def confine_imports(root: Path, package: str) -> None:
-    """Have the modules of ``package`` read only from inside it, from now on (once)."""
-    if not any(isinstance(f, _ConfinedFinder) and f.package == package for f in sys.meta_path):
-        sys.meta_path.insert(0, _ConfinedFinder(root, package))
-
-
-def check_function(mod: ModuleType, module: str, function: str) -> Any:
-    fn = getattr(mod, function, None)
-    if not callable(fn):
-        raise CheckLoadError(f"'{module}' has no function '{function}'")
-    return fn
-
-
-def _local_imports_outside(root: Path, package_dir: Path, names: set[str]) -> list[tuple[str, str]]:
-    root = root.resolve()
-    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix) if p}
-    tool = Path(__file__).resolve().parents[1]  # recordtool/
-    out = []
-    for name in sorted(names):
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if not file or not os.path.isabs(file) or not os.path.isfile(file):
-            continue  # built-in or synthetic modules (torch.ops reports a bare "_ops.py")
-        path = Path(file).resolve()
-        if not path.is_relative_to(root) or path.is_relative_to(package_dir) or path.is_relative_to(tool):
-            continue
-        if any(path.is_relative_to(p) for p in prefixes) or "site-packages" in path.parts:
-            continue
-        out.append((name, path.relative_to(root).as_posix()))
-    return out
 
 
 def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
@@ -224,6 +115,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
                 handle.write(line + "\n")
 
     try:
+        hold_to_limits(request)  # before the check's module loads: its imports count too
         fn = load(root, request["package"], request["module"], request["function"])
         ctx = CheckContext(
             seed=int(request["seed"]),
@@ -249,10 +141,17 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             return {"status": "error", "duration_s": duration,
                     "error": f"{request['module']}:{request['function']} returned {type(value).__name__}, "
                              "not a mapping of metric name to number"}
-        metrics = {str(k): plain(v) for k, v in value.items()}
+        metrics = {k: plain(v) for k, v in value.items()}
+        problems = [why for k, v in metrics.items() if (why := metric_problem(k, v)) is not None]
+        if problems:  # checked here, at the boundary: only names, numbers, lists of them and text go on
+            return {"status": "error", "duration_s": duration, "error": "; ".join(problems[:3])}
         return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request)}
     except CheckLoadError as exc:
         return {"status": "error", "error": str(exc), "duration_s": time.perf_counter() - start}
+    except MemoryError:
+        return {"status": "error", "duration_s": time.perf_counter() - start,
+                "error": f"MemoryError: ran out of memory within its limit of {request.get('memory_mb')} MiB of "
+                         "address space; raise 'limits: {memory_mb: ...}' in the check's YAML if it needs more"}
     except BaseException:
         text = traceback.format_exc()
         if len(text) > TRACEBACK_CHARS:
@@ -262,7 +161,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
 
 def _device(request: dict[str, Any]) -> str:
     """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
-    kernels and their probe (``recordtool.kernels``); plain ``cpu`` when the check did not load
+    kernels and their probe (``recordtool.verify.kernels``); plain ``cpu`` when the check did not load
     torch."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
@@ -273,7 +172,7 @@ def _device(request: dict[str, Any]) -> str:
             return f"cuda ({torch.cuda.get_device_name(0)})"
         except Exception:
             return device
-    from recordtool.kernels import describe
+    from recordtool.verify.kernels import describe
 
     try:
         return f"{device} ({describe(torch)})"
@@ -382,7 +281,7 @@ class Server:
         except BaseException as exc:
             self.modules[module] = exc
             package_dir = (self.root / package).resolve()
-            if _local_imports_outside(self.root, package_dir, set(sys.modules) - before):
+            if local_imports_outside(self.root, package_dir, set(sys.modules) - before):
                 self.tainted = module
 
     def loader(self, root: Path, package: str, module: str, function: str) -> Any:
@@ -454,6 +353,88 @@ class Server:
         self.kill_runs()
         reaper.end_children()
         self.children.clear()
+
+
+class ServerProcess:
+    """The runner's end of the fork server (``Server``, started as ``SERVER_ARGS``): requests
+    in, pids and exit statuses out."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.buffer = b""
+        self.alive = True
+        assert proc.stdout is not None
+        self.out = proc.stdout.fileno()
+        os.set_blocking(self.out, False)
+
+    @classmethod
+    def start(cls, python: str, root: Path, env: dict[str, str], log: Path) -> ServerProcess | None:
+        try:
+            with open(log, "wb") as errors:
+                proc = subprocess.Popen([python, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
+                                        bufsize=0)
+        except OSError:
+            return None
+        return cls(proc)
+
+    def submit(self, number: int, files: dict[str, Path]) -> bool:
+        """Ask for run ``number`` (its ``request``, ``result`` and ``log`` files) to be forked;
+        False when the server is gone."""
+        line = json.dumps({"id": number, "request": str(files["request"]),
+                           "result": str(files["result"]), "log": str(files["log"])}) + "\n"
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line.encode())
+        except OSError:
+            self.alive = False
+        return self.alive
+
+    def wait(self, timeout: float) -> None:
+        select.select([self.out], [], [], timeout)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """What the server said since last asked; at its end ``alive`` turns False."""
+        while True:
+            try:
+                data = os.read(self.out, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                self.alive = False
+                break
+            self.buffer += data
+        lines = self.buffer.split(b"\n")
+        self.buffer = lines.pop()
+        out = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if isinstance(message, dict):
+                    out.append(message)
+        return out
+
+    def kill(self) -> None:
+        """Kill the server and every process below it: its runs and what they started."""
+        if self.proc.poll() is None and reaper.end_tree(self.proc.pid):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """End the server: at the end of its input it kills and reaps its children."""
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=STOP_S)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        self.alive = False
 
 
 def _kill_group(pid: int) -> None:

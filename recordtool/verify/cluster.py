@@ -6,8 +6,8 @@ is a scheduler (``tcp://host:8786``) or ``local:N``, a local cluster of N worker
 that recordtool starts and stops (``local``: one per core). docs/cluster.md says how to start
 workers on one machine, on several and on Slurm, and what must be the same on all of them.
 
-The contract of the local runner holds on a worker, because the worker runs each task with
-that runner (``recordtool.verify.runner.Runner``, one job, a fresh interpreter): the run is a
+The contract of the local runner holds on a worker, because the worker runs each task
+(``recordtool.verify.task``) with that runner (``recordtool.verify.runner.Runner``, one job, a fresh interpreter): the run is a
 child process in a session of its own, its timeout kills its process group, its traceback or
 the signal that killed it is kept. What the task sends back is the run's result, its log's
 tail, the figures it wrote and, from a worker that does not share the model cache, the files
@@ -38,35 +38,27 @@ import contextlib
 import logging
 import math
 import os
-import platform
 import queue
-import shutil
-import socket
-import tempfile
 import time
 import uuid
-from collections.abc import Generator, Iterable
-from dataclasses import dataclass, field, replace
-from functools import cache
+from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from recordtool.atomic import write_atomic
-from recordtool.verify.fingerprint import Scanner, diff, digest, package_version
-from recordtool.verify.runner import Display, Job, JobResult, NoDisplay, Runner
+from recordtool.verify.runner import Display, Job, JobResult, NoDisplay
+from recordtool.verify.task import CACHE_ID, Setup, TaskResult, differences, identity, run_task
 from recordtool.verify.verdict import RunOutcome
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
 CONNECT_TIMEOUT_S = 5.0  # to reach a scheduler, before anything runs
-CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
 DRAIN_S = 10.0  # after Ctrl-C, how long workers get to stop their runs
 POLL_S = 0.05
 CAPACITY_S = 1.0  # how often the cluster's threads and GPUs are counted again
 GPU = "GPU"
-CACHE_ID = ".recordtool-cache-id"  # in the client's model cache: a worker that reads it shares it
-WORKER_CACHE_ENV = "RECORDTOOL_WORKER_CACHE"  # a worker's own model cache (not shared)
 EXTRA_HINT = 'install the dask extra: python3 -m pip install -e ".[dask]"'
 
 
@@ -87,188 +79,6 @@ def parse_address(address: str) -> tuple[str, int | None]:
                                "e.g. local:4")
         return "local", int(count)
     return text, None
-
-
-@cache
-def tool_digest() -> str:
-    """A digest of recordtool's own sources (on disk), which the runs on a worker use."""
-    package = Path(__file__).resolve().parents[1]
-    parts = [f"{path.relative_to(package).as_posix()}\0{digest(path.read_bytes())}"
-             for path in sorted(package.rglob("*.py"))]
-    return digest("\n".join(parts))
-
-
-def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]:
-    """What a run of ``modules`` depends on at ``root``, keyed as in a fingerprint: the
-    sources of the modules and of what they import, recordtool's, and the versions of Python
-    and of the third-party packages they import."""
-    from recordtool.record.config import load_config
-
-    config = load_config(root)
-    scanner = Scanner(replace(config, checks=package))
-    out = {"version:python": platform.python_version(), "source:recordtool/": tool_digest()}
-    for module in sorted(set(modules)):
-        scan = scanner.scan(module)
-        out.update({f"source:{rel}": scanner.digest(path) for rel, path in scan.files.items()})
-        out.update({f"source:{rel}": "missing" for rel in scan.missing})
-        for name in sorted(scan.packages):
-            out[f"version:{name}"] = package_version(name) or "absent"
-    return out
-
-
-def differences(setup: Setup) -> str | None:
-    """How this machine differs from what the client runs (``setup.expected``), or None."""
-    root, package, expected = setup.root, setup.package, setup.expected
-    if not (root / package).is_dir():
-        return f"no checkout at {root} (every worker needs the client's checkout at the same path)"
-    here = identity(root, package, setup.modules)
-    reasons = diff(expected, {k: v for k, v in here.items() if k in expected})
-    return "; ".join(reasons) if reasons else None
-
-
-@dataclass
-class Setup:
-    """What every task of a verify carries besides its job: where the project is and what
-    the client runs, so that the worker can refuse when it has something else."""
-
-    root: Path
-    package: str
-    cache_dir: Path
-    cache_id: str
-    device: str
-    topic: str = ""  # the Dask event topic on which runs say they started, and their progress
-    modules: tuple[str, ...] = ()  # the check modules that the tasks run
-    expected: dict[str, str] = field(default_factory=dict)  # their ``identity`` on the client
-
-
-@dataclass
-class TaskResult:
-    """What a task sends back: the run's result, where it ran, and the files it made."""
-
-    outcome: str
-    metrics: dict[str, Any]
-    duration_s: float
-    error: str | None
-    log: str
-    device: str
-    host: str
-    worker: str
-    figures: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes
-    models: dict[str, bytes] = field(default_factory=dict)  # new in a cache the client does not see
-
-
-class _Cancelled(Exception):
-    """The task was cancelled (Ctrl-C on the client, or the client went away)."""
-
-
-class _Watch(NoDisplay):
-    """The worker-side display of the runner: tells the client when the run starts and what
-    it last reported (Dask events on ``topic``), and ends the run when its task is cancelled."""
-
-    def __init__(self, worker: Any, key: Any, topic: str) -> None:
-        self.worker, self.key, self.topic = worker, key, topic
-        self.last, self.said = time.monotonic(), ""
-
-    def started(self, job: Job) -> None:
-        self.worker.log_event(self.topic, {"key": self.key, "started": True})
-
-    def tick(self, running: list[tuple[Job, float, str]]) -> None:
-        now = time.monotonic()
-        if now - self.last < CANCEL_POLL_S:
-            return
-        self.last = now
-        task = self.worker.state.tasks.get(self.key)
-        if task is None or task.state in ("cancelled", "released", "forgotten"):
-            raise _Cancelled()
-        progress = running[0][2] if running else ""
-        if progress and progress != self.said:
-            self.said = progress
-            self.worker.log_event(self.topic, {"key": self.key, "progress": progress})
-
-
-def run_task(job: Job, setup: Setup) -> TaskResult:
-    """On a worker: run ``job`` as the local runner would, in a child process of its own."""
-    from distributed import get_worker
-
-    worker = get_worker()
-    host = socket.gethostname()
-    where = f"worker {worker.address} ({host})"
-    start = time.perf_counter()
-    problem = differences(setup)
-    if problem is not None:
-        return TaskResult("error", {}, time.perf_counter() - start,
-                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host,
-                          worker.address)
-    _without_nanny_environ()
-    cache_dir, shared = _cache_dir(setup)
-    before = {} if shared else _listing(cache_dir)
-    gpu = "gpu" in job.needs
-    tmp = Path(tempfile.mkdtemp(prefix="recordtool-run-", dir=worker.local_directory))
-    try:
-        local = replace(job, figures_dir=tmp / "figures")
-        runner = Runner(root=setup.root, package=setup.package, workdir=tmp / "work", cache_dir=cache_dir,
-                        device="cuda" if gpu else setup.device, jobs=1,
-                        display=_Watch(worker, worker.get_current_task(), setup.topic), serve=False)
-        results = runner.run([local])
-        try:
-            result = next(results)
-        finally:
-            results.close()
-        models = {} if shared else {rel: (cache_dir / rel).read_bytes() for rel in _changed(cache_dir, before)}
-        return TaskResult(result.outcome, result.metrics, result.duration_s, result.error, result.log,
-                          result.device, host, worker.address, _files(local.figures_dir), models)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _without_nanny_environ() -> None:
-    """Runs get the worker's environment less what Dask's nanny set for the worker process
-    itself (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536``
-    makes PyTorch training about twice as slow, and the thread counts are the runner's to set.
-    Read once at the worker's start, they no longer matter to the worker itself."""
-    import dask
-
-    for name, value in (dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}).items():
-        if os.environ.get(name) == str(value):
-            os.environ.pop(name, None)
-
-
-def _cache_dir(setup: Setup) -> tuple[Path, bool]:
-    """The model cache this worker uses, and whether the client sees it too."""
-    own = os.environ.get(WORKER_CACHE_ENV)
-    if own:
-        path = Path(own)
-        return path, path.resolve() == setup.cache_dir.resolve()
-    with contextlib.suppress(OSError):
-        if (setup.cache_dir / CACHE_ID).read_text(encoding="utf-8").strip() == setup.cache_id:
-            return setup.cache_dir, True
-    return Path(tempfile.gettempdir()) / f"recordtool-cache-{setup.cache_id}", False
-
-
-def _listing(folder: Path) -> dict[str, tuple[int, int]]:
-    """Every file under ``folder`` (not temporary files or locks): its size and mtime."""
-    out: dict[str, tuple[int, int]] = {}
-    if not folder.is_dir():
-        return out
-    for path in folder.rglob("*"):
-        if path.name.startswith(".") or path.suffix in (".lock", ".tmp"):
-            continue
-        with contextlib.suppress(OSError):
-            stat = path.stat()
-            if path.is_file():
-                out[path.relative_to(folder).as_posix()] = (stat.st_size, stat.st_mtime_ns)
-    return out
-
-
-def _changed(folder: Path, before: dict[str, tuple[int, int]]) -> list[str]:
-    return sorted(rel for rel, stat in _listing(folder).items() if before.get(rel) != stat)
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    if not folder.is_dir():
-        return {}
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 def _write_under(folder: Path, files: dict[str, bytes], keep_existing: bool = False) -> None:
@@ -308,6 +118,7 @@ class ClusterRunner:
         self.client, self.cluster, self.address, self.setup, self.display = client, cluster, address, setup, display
         workers = client.scheduler_info().get("workers", {})
         self.gpus = sum(1 for w in workers.values() if (w.get("resources") or {}).get(GPU, 0) >= 1)
+        self._submitted = 0  # tasks submitted so far: their keys are numbered
 
     @classmethod
     def connect(cls, address: str, *, root: Path, package: str, cache_dir: Path, device: str = "cpu",
@@ -367,27 +178,15 @@ class ClusterRunner:
         by_key: dict[str, Job] = {}
         running: dict[str, list[Any]] = {}  # key -> [started (monotonic), last progress]
         done = as_completed()
-        counter, looked = 0, -math.inf
+        looked = -math.inf
         threads = gpus = 1
         try:
             while pending or futures:
                 if pending and time.monotonic() - looked > CAPACITY_S:
                     threads, gpus = self._capacity()
                     looked = time.monotonic()
-                gpu_busy = sum(1 for j in futures.values() if "gpu" in j.needs)
-                for job in list(pending):
-                    if len(futures) >= threads:
-                        break
-                    gpu = "gpu" in job.needs
-                    if gpu and gpu_busy >= gpus:
-                        continue
-                    pending.remove(job)
-                    key = f"recordtool-{batch}-{counter}"
-                    counter += 1
-                    future = self.client.submit(run_task, job, setup, key=key, pure=False, retries=1,
-                                                resources={GPU: 1} if gpu else None)
-                    futures[future], by_key[key] = job, job
-                    gpu_busy += gpu
+                for future, job in self._submit(pending, futures, threads, gpus, setup, batch):
+                    futures[future], by_key[future.key] = job, job
                     done.add(future)
                 while not events.empty():
                     self._event(events.get(), by_key, running)
@@ -410,6 +209,27 @@ class ClusterRunner:
                 self._cancel(list(futures))
             with contextlib.suppress(Exception):
                 self.client.unsubscribe_topic(setup.topic)
+
+    def _submit(self, pending: list[Job], futures: dict[Future, Job], threads: int, gpus: int, setup: Setup,
+                batch: str) -> list[tuple[Future, Job]]:
+        """Submit, from ``pending`` (removed from it), the jobs the cluster has room for now:
+        while fewer than ``threads`` run, and a job that needs a GPU while fewer than ``gpus``
+        such do; each a task of its own, keyed ``recordtool-<batch>-<n>``."""
+        submitted: list[tuple[Future, Job]] = []
+        gpu_busy = sum(1 for j in futures.values() if "gpu" in j.needs)
+        for job in list(pending):
+            if len(futures) + len(submitted) >= threads:
+                break
+            gpu = "gpu" in job.needs
+            if gpu and gpu_busy >= gpus:
+                continue
+            pending.remove(job)
+            self._submitted += 1
+            future = self.client.submit(run_task, job, setup, key=f"recordtool-{batch}-{self._submitted}", pure=False,
+                                        retries=1, resources={GPU: 1} if gpu else None)
+            submitted.append((future, job))
+            gpu_busy += gpu
+        return submitted
 
     def _capacity(self) -> tuple[int, int]:
         """How many runs the cluster can take at once (its workers' threads), and how many of

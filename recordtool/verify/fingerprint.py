@@ -9,7 +9,8 @@ A claim's fingerprint is a flat mapping, one key per thing that produced its ver
     check:<name>:expect            its expectations
     check:<name>:controls          its controls (names and params)
     check:<name>:seeds, :threads   how many seeds it ran on, and its threads per run (numbers)
-    check:<name>:observe, ...      its observe, degenerate, quorum and tolerance, when given
+    check:<name>:observe, ...      its observe, degenerate, positives, setting, analogue,
+                                   quorum and tolerance, when given
     source:checks/circuits.py      hash of each source file the check module runs: the module,
                                    every module inside checks/ it imports (transitively, found
                                    by reading ``import`` statements with ``ast``, never by
@@ -27,6 +28,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -239,6 +241,12 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
         parts[f"check:{check.name}:degenerate"] = digest(canonical({m: str(e) for m, e in check.degenerate.items()}))
     if check.quorum is not None:
         parts[f"check:{check.name}:quorum"] = str(check.quorum)
+    if check.positives:
+        parts[f"check:{check.name}:positives"] = digest(canonical([[c.name, c.params] for c in check.all_positives]))
+    if check.setting:  # shown beside the verdict, and held to it when the verdict is read
+        parts[f"check:{check.name}:setting"] = digest(check.setting)
+    if check.analogue:
+        parts[f"check:{check.name}:analogue"] = "true"
     if check.keep:
         parts[f"check:{check.name}:keep"] = digest(canonical(sorted(check.keep)))
     if "tolerance" in check.model_fields_set:
@@ -365,3 +373,32 @@ def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) 
         elif canonical(before[key]) != canonical(after[key]):
             changes.append(f"{key} {canonical(before[key])} -> {canonical(after[key])}")
     return "param " + ", ".join(changes) if changes else "params changed"
+
+
+# Provenance: the commit a verdict was measured at, and whether what its fingerprint covers
+# differed from it.
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at ``root`` (None: no git)."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit or None
+
+
+def git_dirty(root: Path, paths: Iterable[str]) -> bool | None:
+    """Whether any of ``paths`` (relative to ``root``) differs from the commit: modified,
+    staged, deleted or untracked (None: no git)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *sorted(set(paths))],
+                             cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out)
+
+
+def covered_paths(claim_file: str, fingerprint: dict[str, str]) -> list[str]:
+    """The files a claim's fingerprint covers: the claim's own file and every source file."""
+    return [claim_file, *(key[len("source:"):] for key in fingerprint if key.startswith("source:"))]

@@ -1,4 +1,11 @@
-"""Limits on what a check returns: a verdict is committed, so it stays small.
+"""Limits on what a run of a check may use, and on what it returns: a verdict is committed, so
+it stays small.
+
+Each run is held to an address space and a CPU time (issue 66, class 7): the check's
+``limits: {memory_mb: M, cpu_s: S}``, else half the machine's memory (at least
+``MIN_MEMORY_MB``; none on a GPU) and twice the CPU time its threads can use before its
+timeout (``run_limits``), set in the run's own process before the check's module loads
+(``hold_to_limits``).
 
 A run keeps at most ``MAX_METRICS`` metrics (more is an error that names the bound: return the
 few the claim is about). A list of more than ``MAX_VALUES`` values is kept as a summary, its
@@ -6,20 +13,116 @@ count, min, median and max (``{"summary": "list", "count": ..., ...}``), which t
 as such, unless the check's ``keep:`` names it: then up to ``MAX_KEPT_VALUES`` values are kept
 as they are (more is an error). Text is cut to ``MAX_TEXT`` characters, an error's lines to
 twice that and the error to its last ``MAX_ERROR``. So one run of one check adds at most about 100 kB to its verdict.
+
+What a check may return at all is checked where it returns, in its own process
+(``metric_problem``): a mapping whose keys are names (strings) and whose values are numbers
+(NaN included: a value undefined in that setting, which never meets an expectation; not an
+infinity), lists of numbers, or strings. Anything else (an infinity, a function, ``None``, a
+mapping) makes the run an error that names the metric (issue 66, class 6).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from recordtool.record.schema import CheckSpec
+
+MIN_MEMORY_MB = 4096  # the least address space a run gets by default: torch alone maps about 1 GiB
 MAX_METRICS = 100
 MAX_VALUES = 50
 MAX_KEPT_VALUES = 10_000
 MAX_TEXT = 200
 MAX_ERROR = 4_000
+
+
+def run_limits(check: CheckSpec, timeout: float, device: str) -> dict[str, Any]:
+    """Each run's limits (docs/checks.md, "Limits"): the check's ``limits:``, else an address
+    space of half the machine's memory (at least ``MIN_MEMORY_MB``; none on a GPU, whose driver
+    maps far more address space than it uses) and twice the CPU time its threads can use before
+    its timeout."""
+    memory = check.limits.memory_mb
+    if memory is None and not device.startswith("cuda"):
+        memory = max(MIN_MEMORY_MB, physical_memory_mb() // 2)
+    cpu = check.limits.cpu_s if check.limits.cpu_s is not None else 2 * timeout * check.threads
+    return {"memory_mb": memory, "cpu_s": cpu}
+
+
+def physical_memory_mb() -> int:
+    """This machine's memory in MiB (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def hold_to_limits(request: dict[str, Any]) -> None:
+    """Hold this process (the run's) to the run's limits: its address space (``memory_mb``)
+    and its CPU time (``cpu_s``; past it the kernel sends SIGXCPU, a second later SIGKILL).
+    Both the soft and the hard limit are set, so the check cannot raise them; what it starts
+    inherits them. Not a sandbox: docs/checks.md says what a check can still do."""
+    import resource
+
+    for name, key, scale, grace in (("RLIMIT_AS", "memory_mb", 2**20, 0), ("RLIMIT_CPU", "cpu_s", 1, 1)):
+        value = request.get(key)
+        if value is None or not hasattr(resource, name):
+            continue
+        which = getattr(resource, name)
+        _soft, hard = resource.getrlimit(which)
+        soft = math.ceil(float(value) * scale)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        top = soft + grace if hard == resource.RLIM_INFINITY else min(soft + grace, hard)
+        resource.setrlimit(which, (soft, top))
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """A returned metric as JSON: numbers, lists of numbers (arrays and tensors via
+    ``tolist``), or a short string for anything else (the judge reports it)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth < 8 and hasattr(value, "tolist"):
+        try:
+            return plain(value.tolist(), depth + 1)
+        except Exception:
+            pass
+    if depth < 8 and isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if hasattr(value, "item"):
+        try:
+            return plain(value.item(), depth + 1)
+        except Exception:
+            pass
+    text = repr(value)
+    return {"__type__": type(value).__name__, "repr": text[:200]}
+
+
+def metric_problem(key: Any, value: Any) -> str | None:
+    """What is wrong with the metric ``key`` of value ``value`` (as ``plain`` made it), or None
+    when it is a name with a number, a list of numbers or a string."""
+    if not isinstance(key, str):
+        return f"metric key {key!r} is a {type(key).__name__}, not a name; return a mapping of metric names (strings)"
+    if _number(value) or isinstance(value, str):
+        return None
+    if isinstance(value, list) and all(_number(v) or (isinstance(v, list) and all(map(_number, v))) for v in value):
+        return None
+    if isinstance(value, float) or (isinstance(value, list) and any(isinstance(v, float) for v in value)):
+        what = f"{value}" if isinstance(value, float) else "a list holding something other than finite numbers"
+    elif isinstance(value, dict) and "__type__" in value:
+        what = f"a {value['__type__']}"
+    else:
+        what = "None" if value is None else f"a {type(value).__name__}"
+    return (f"metric '{key}' is {what}, not a finite number (or NaN), a list of numbers or a string; "
+            "return one of those")
+
+
+def _number(value: Any) -> bool:
+    """A number a verdict keeps: a bool, an int, or a float that is not infinite."""
+    return isinstance(value, (bool, int)) or (isinstance(value, float) and not math.isinf(value))
 
 
 def bound_metrics(metrics: Mapping[str, Any], named: Collection[str], keep: Collection[str]

@@ -20,6 +20,11 @@ On Linux the processes of a local run are::
   (``end_tree``): it stops each process (SIGSTOP, so that none can fork or leave), walks the
   tree again until nothing new shows, then kills them all.
 
+Why not something simpler: killing the run's process group (``os.killpg``) is simpler, and is
+what happens where these calls are missing; but a process that a check starts in a session of
+its own (``start_new_session=True``, a daemon, a double fork) leaves the group and would outlive
+the run. A subreaper is the simplest hold the kernel offers on such a process: it cannot leave.
+
 Elsewhere (macOS has neither call) every function here does nothing and says so by its
 result: there a run's process group is killed, and what a check starts in a session of its
 own, or anything when ``verify`` is killed with SIGKILL, can outlive the run (docs/checks.md).

@@ -30,7 +30,6 @@ import contextlib
 import json
 import math
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -40,16 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from recordtool.safetext import one_line
 from recordtool.verify import reaper
-from recordtool.verify.child import FIXED_THREADS
+from recordtool.verify.child import FIXED_THREADS, ServerProcess
+from recordtool.verify.rules import short_error
 from recordtool.verify.verdict import RunOutcome
 
 LOG_TAIL = 4000
 KILL_GRACE_S = 1.0
 POLL_S = 0.01
-STOP_S = 5.0
 HASH_SEED = "0"
-SERVER_ARGS = ["-m", "recordtool.verify.child", "--serve"]
 
 
 def _serve_by_default() -> bool:
@@ -62,7 +61,7 @@ class Job:
 
     claim: str
     check: str
-    variant: str  # "" for the check itself, else the control's name
+    variant: str  # "" for the check itself, else the name of the control or positive control
     seed: int
     module: str
     function: str
@@ -72,10 +71,13 @@ class Job:
     expected_s: float = math.inf  # last duration, for ordering (unknown first)
     threads: int = 1  # the check's ``threads:``, fixed whatever -j is
     needs: tuple[str, ...] = ()  # what the run needs from where it runs ("gpu")
+    positive: bool = False  # the variant is a positive control
+    memory_mb: int | None = None  # the run's address space (RLIMIT_AS), None: not limited
+    cpu_s: float | None = None  # the run's CPU time (RLIMIT_CPU), None: not limited
 
     @property
     def label(self) -> str:
-        control = f" [control {self.variant}]" if self.variant else ""
+        control = f" [{'positive' if self.positive else 'control'} {self.variant}]" if self.variant else ""
         return f"{self.claim} {self.check}{control} seed {self.seed}"
 
 
@@ -89,6 +91,14 @@ class JobResult:
     log: str = ""
     device: str = ""
     host: str = ""  # the machine that ran it, when not this one (a cluster's worker)
+
+    @property
+    def line(self) -> str:
+        """How the run ended, as the progress display says it: "THEORY-1 small seed 0: done (0.1 s)"."""
+        line = f"{self.job.label}: {'done' if self.outcome == 'ok' else self.outcome} ({self.duration_s:.1f} s)"
+        if self.error and self.outcome != "ok":
+            line += f" — {one_line(short_error(self.error)[:160])}"
+        return line
 
 
 class Executor(Protocol):
@@ -166,86 +176,6 @@ class _Live:
             self.signal(signal.SIGKILL)
 
 
-class _Server:
-    """The parent's end of the fork server: requests in, pids and exit statuses out."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.buffer = b""
-        self.alive = True
-        assert proc.stdout is not None
-        self.out = proc.stdout.fileno()
-        os.set_blocking(self.out, False)
-
-    @classmethod
-    def start(cls, python: str, root: Path, env: dict[str, str], log: Path) -> _Server | None:
-        try:
-            with open(log, "wb") as errors:
-                proc = subprocess.Popen([python, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
-                                        bufsize=0)
-        except OSError:
-            return None
-        return cls(proc)
-
-    def submit(self, item: _Live) -> bool:
-        """Ask for ``item`` to be forked; False when the server is gone."""
-        line = json.dumps({"id": item.number, "request": str(item.files["request"]),
-                           "result": str(item.files["result"]), "log": str(item.files["log"])}) + "\n"
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(line.encode())
-        except OSError:
-            self.alive = False
-        return self.alive
-
-    def wait(self, timeout: float) -> None:
-        select.select([self.out], [], [], timeout)
-
-    def messages(self) -> list[dict[str, Any]]:
-        """What the server said since last asked; at its end ``alive`` turns False."""
-        while True:
-            try:
-                data = os.read(self.out, 65536)
-            except BlockingIOError:
-                break
-            if not data:
-                self.alive = False
-                break
-            self.buffer += data
-        lines = self.buffer.split(b"\n")
-        self.buffer = lines.pop()
-        out = []
-        for line in lines:
-            with contextlib.suppress(ValueError):
-                message = json.loads(line)
-                if isinstance(message, dict):
-                    out.append(message)
-        return out
-
-    def kill(self) -> None:
-        """Kill the server and every process below it: its runs and what they started."""
-        if self.proc.poll() is None and reaper.end_tree(self.proc.pid):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def stop(self) -> None:
-        """End the server: at the end of its input it kills and reaps its children."""
-        with contextlib.suppress(OSError):
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=STOP_S)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=STOP_S)
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        self.alive = False
-
-
 @dataclass
 class Runner:
     """Runs jobs in child processes, ``jobs`` at a time."""
@@ -267,7 +197,7 @@ class Runner:
         live: list[_Live] = []
         counter = 0
         self.workdir.mkdir(parents=True, exist_ok=True)
-        server = _Server.start(self.python, self.root, self._env(), self.workdir / "server.log") \
+        server = ServerProcess.start(self.python, self.root, self._env(), self.workdir / "server.log") \
             if jobs and self.serve else None
         try:
             while pending or live:
@@ -277,7 +207,7 @@ class Runner:
                         break
                     counter += 1
                     item = self._prepare(job, counter)
-                    if server is not None and server.alive and server.submit(item):
+                    if server is not None and server.alive and server.submit(item.number, item.files):
                         item.on_server = True
                     else:
                         self._spawn(item)
@@ -299,17 +229,8 @@ class Runner:
                         self.display.finished(result)
                         yield result
                         continue
-                    if any(item is other for other in waiting[1:]):
-                        pass  # queued behind the import the server is busy with
-                    elif item.killed_at is None and now - item.clock > item.job.timeout:
-                        item.timed_out = True
-                        item.killed_at = now
-                        if item.on_server and item.pid is None and server is not None:
-                            server.kill()  # its module's import hangs: the server is stuck
-                        else:
-                            item.signal(signal.SIGTERM)
-                    elif item.killed_at is not None and now - item.killed_at > KILL_GRACE_S:
-                        item.end(server.proc.pid if server is not None else None)
+                    if not any(item is other for other in waiting[1:]):  # (else queued behind an import)
+                        _enforce_timeout(item, now, server)
                     still.append(item)
                 live = still
                 self.display.tick([(i.job, now - i.started, self._progress(i)) for i in live])
@@ -338,7 +259,7 @@ class Runner:
                 return pending.pop(index)
         return None
 
-    def _listen(self, server: _Server, live: list[_Live]) -> None:
+    def _listen(self, server: ServerProcess, live: list[_Live]) -> None:
         """Apply the server's news; when it is gone, move its runs to fresh children."""
         by_number = {item.number: item for item in live if item.on_server}
         for message in server.messages():
@@ -399,9 +320,14 @@ class Runner:
             "cache_dir": str(self.cache_dir),
             "figures_dir": str(job.figures_dir),
             "threads": job.threads,
+            "memory_mb": job.memory_mb,
+            "cpu_s": job.cpu_s,
             "progress": str(files["progress"]),
         }
-        files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
+        try:
+            files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
+        except OSError as exc:  # (a full disk: named by the folder of the runs; its own name is the run's pid)
+            raise OSError(exc.errno, exc.strerror, str(self.workdir.parent)) from None
         now = time.monotonic()
         return _Live(job, number, files, now, now)
 
@@ -456,6 +382,20 @@ class Runner:
         return JobResult(job, "error", {}, elapsed, exit_message(code, log), log)
 
 
+def _enforce_timeout(item: _Live, now: float, server: ServerProcess | None) -> None:
+    """A run past its timeout gets SIGTERM, and ``KILL_GRACE_S`` later is killed with all it
+    started; one whose module's import hangs on the server stops the server (it is stuck)."""
+    if item.killed_at is None and now - item.clock > item.job.timeout:
+        item.timed_out = True
+        item.killed_at = now
+        if item.on_server and item.pid is None and server is not None:
+            server.kill()
+        else:
+            item.signal(signal.SIGTERM)
+    elif item.killed_at is not None and now - item.killed_at > KILL_GRACE_S:
+        item.end(server.proc.pid if server is not None else None)
+
+
 def exit_message(code: int | None, log: str = "") -> str:
     """Why a child ended without a result: its exit code or the signal that killed it."""
     if code is None:
@@ -465,7 +405,9 @@ def exit_message(code: int | None, log: str = "") -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+        hint = " (out of memory?)" if -code == signal.SIGKILL else (
+            " (past its CPU-time limit: raise 'limits: {cpu_s: ...}' in the check's YAML)"
+            if -code == signal.SIGXCPU else "")
         text = f"killed by signal {name} ({-code}){hint}"
     else:
         text = f"the check's process exited with code {code} before returning"

@@ -14,7 +14,6 @@ import contextlib
 import datetime as dt
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,13 +21,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from recordtool.atomic import sweep
+from recordtool.meter import PlainDisplay
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
 from recordtool.record.schema import CheckSpec, Theory
 from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
-from recordtool.verify.fingerprint import environment
-from recordtool.verify.judge import (
+from recordtool.verify.fingerprint import covered_paths, environment, git_commit, git_dirty
+from recordtool.verify.judge import as_judged_now
+from recordtool.verify.limits import run_limits
+from recordtool.verify.report import ClaimResult, Report
+from recordtool.verify.rules import (
     claim_result,
     judge_check,
     judge_clauses,
@@ -36,9 +39,7 @@ from recordtool.verify.judge import (
     judge_run,
     last_successful,
     skipped_check,
-    unsupported,
 )
-from recordtool.verify.progress import PlainDisplay
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import (
     add_dependencies,
@@ -48,6 +49,7 @@ from recordtool.verify.status import (
     run_failure,
 )
 from recordtool.verify.store import (
+    Store,
     StoreError,
     figures_dir,
     figures_id,
@@ -62,12 +64,11 @@ from recordtool.verify.verdict import (
     CheckVerdict,
     ClaimStatus,
     ClaimVerdict,
-    ControlResult,
     Run,
     worst,
 )
 
-FAILED_OUTCOMES = ("fail", "error", "timeout", "no-power")
+FAILED_OUTCOMES = ("fail", "not-reproduced", "error", "timeout", "no-power")
 SHOWN_UNCHECKED = 20  # claims named in the note on those without checks (a large record has thousands)
 
 
@@ -90,72 +91,6 @@ class Options:
     scheduler: str | None = None  # a Dask scheduler or local:N; None: the project's, "none": here
     trial: bool = False  # `--try`: run and judge, but keep the committed verdicts and figures as they are
 
-
-# How good a claim's result is, for telling whether a run left it worse off than the verdict
-# it replaces (higher is better).
-RANK = {"verified": 5, "partly-verified": 4, "skipped": 3, "no-power": 2, "contradicted": 1,
-        "error": 0, "timeout": 0}
-
-
-@dataclass
-class ClaimResult:
-    """One selected claim after the run: its status now, whether it was run, and the
-    committed verdict it was measured against (None: there was none)."""
-
-    claim: str
-    status: ClaimStatus
-    ran: bool
-    cut_short: bool = False  # it was to run, and Ctrl-C came first: its last verdict stands, not rechecked
-    before: ClaimVerdict | None = None
-
-    @property
-    def verified(self) -> bool:
-        return self.status.state in ("verified", "skipped")
-
-    @property
-    def regressed(self) -> str | None:
-        """Why this run leaves the claim worse off than its committed verdict (None: it does not).
-
-        The committed verdicts are the baseline: a claim that the record already shows as
-        contradicted is a finding, not a fault of this run. A broken check (error, timeout)
-        always counts; so does a claim run for the first time that is not verified, and one
-        whose result, or any clause that held, got worse."""
-        verdict = self.status.verdict
-        if self.status.state in ("error", "timeout"):
-            return f"its check ended in {self.status.state}"
-        if not self.ran or verdict is None:
-            return None
-        if self.before is None:
-            return None if self.verified else f"{self.status.label}, with no verdict before"
-        was, now = self.before.result, verdict.result
-        if RANK.get(now, 0) < RANK.get(was, 0):
-            return f"{self.before.summary} before, {verdict.summary} now"
-        held = {c.clause for c in self.before.clauses if c.state == "verified"}
-        lost = sorted(held - {c.clause for c in verdict.clauses if c.state == "verified"})
-        if lost:
-            return f"clause{'s' if len(lost) > 1 else ''} {', '.join(lost)} verified before, not now"
-        return None
-
-
-@dataclass
-class Report:
-    results: list[ClaimResult] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # damaged files set aside, claims without checks
-    interrupted: bool = False
-    written: list[str] = field(default_factory=list)  # claims whose verdict this run wrote
-    tried: list[str] = field(default_factory=list)  # claims run under --try (judged, nothing written)
-    duration_s: float = 0.0
-    checks_run: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """No claim left worse off than its committed verdict (``ClaimResult.regressed``)."""
-        return not self.interrupted and all(r.regressed is None for r in self.results)
-
-    @property
-    def all_verified(self) -> bool:
-        """Every selected claim verified (or skipped): what ``verify --strict`` asks."""
-        return not self.interrupted and all(r.verified for r in self.results)
 
 
 def now_iso() -> str:
@@ -187,32 +122,6 @@ def select(claims: list[Theory], options: Options) -> list[Theory]:
     return chosen
 
 
-def git_commit(root: Path) -> str | None:
-    """The commit checked out at ``root`` (None: no git)."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return commit or None
-
-
-def git_dirty(root: Path, paths: Iterable[str]) -> bool | None:
-    """Whether any of ``paths`` (relative to ``root``) differs from the commit: modified,
-    staged, deleted or untracked (None: no git)."""
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *sorted(set(paths))],
-                             cwd=root, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out)
-
-
-def covered_paths(claim_file: str, fingerprint: dict[str, str]) -> list[str]:
-    """The files a claim's fingerprint covers: the claim's own file and every source file."""
-    return [claim_file, *(key[len("source:"):] for key in fingerprint if key.startswith("source:"))]
-
-
 def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
     """``--timeout`` if given, else the check's ``timeout:``, else the project's default."""
     if options.timeout is not None:
@@ -238,7 +147,7 @@ def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int
             continue
         runs = verdict.runs
         if variant:
-            runs = next((c.runs for c in verdict.controls if c.name == variant), [])
+            runs = next((c.runs for c in [*verdict.controls, *verdict.positives] if c.name == variant), [])
         for run in runs:
             if run.seed == seed:
                 return run.duration_s
@@ -262,12 +171,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     t0 = time.perf_counter()
     if project.errors:
         raise RecordError(project.errors)
-    if options.jobs < 1:
-        raise VerifyError("-j must be at least 1")
-    if options.seeds is not None and options.seeds < 1:
-        raise VerifyError("--seeds must be at least 1")
-    if options.timeout is not None and options.timeout <= 0:
-        raise VerifyError("--timeout must be a positive number of seconds")
+    _refuse_bad(options)
     config: Config = project.config
     sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
     record = project.record
@@ -308,17 +212,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         chosen = [i for i in chosen if
                   (options.stale and statuses[i].state in ("stale", "unchecked"))
                   or (options.failed and statuses[i].outcome in FAILED_OUTCOMES)]
-
-    to_run: list[Theory] = []
-    for claim_id in chosen:
-        status = statuses[claim_id]
-        if not has_checks(claim_id):
-            continue
-        if (options.force or options.failed or options.trial or status.state in ("stale", "unchecked")
-                or (status.verdict is not None and run_failure(status.verdict) is not None)  # the machine, not the claim
-                or (status.state == "skipped" and (options.device == "cuda" or _scheduler(config, options)))):
-            to_run.append(claim(claim_id))
-
+    to_run = [claim(i) for i in chosen if has_checks(i) and _runs(statuses[i], config, options)]
     if to_run:
         report.interrupted, report.checks_run = _run(project, options, to_run, statuses, prints,
                                                      store.verdicts, report, display or PlainDisplay())
@@ -331,6 +225,25 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
                                           before=store.verdicts.get(claim_id)))
     report.duration_s = time.perf_counter() - t0
     return report
+
+
+def _refuse_bad(options: Options) -> None:
+    """A ``VerifyError`` for options out of range."""
+    if options.jobs < 1:
+        raise VerifyError("-j must be at least 1")
+    if options.seeds is not None and options.seeds < 1:
+        raise VerifyError("--seeds must be at least 1")
+    if options.timeout is not None and options.timeout <= 0:
+        raise VerifyError("--timeout must be a positive number of seconds")
+
+
+def _runs(status: ClaimStatus, config: Config, options: Options) -> bool:
+    """Whether a selected claim is run: when asked (``--force``, ``--failed``, ``--try``), when
+    its verdict is stale or missing, when its run failed on the machine (not on the claim), or
+    when it was skipped and can run now."""
+    return (options.force or options.failed or options.trial or status.state in ("stale", "unchecked")
+            or (status.verdict is not None and run_failure(status.verdict) is not None)
+            or (status.state == "skipped" and (options.device == "cuda" or bool(_scheduler(config, options)))))
 
 
 def _scheduler(config: Config, options: Options) -> str | None:
@@ -360,6 +273,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
          report: Report, display: PlainDisplay) -> tuple[bool, int]:
     """Run the claims' checks; returns (interrupted, number of runs finished)."""
     config: Config = project.config
+    config.cache.mkdir(parents=True, exist_ok=True)  # (the runs' folder is in it: a fault there is named by it)
     workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
     try:
         executor, no_gpu = _executor(config, options, workdir, display)
@@ -370,90 +284,21 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
         # Read again under the lock: another run may have written since.
         store = read_store(config, [c.id for c in to_run])
         previous = {**previous, **store.verdicts}
-        commit = git_commit(config.root)
-        plans: dict[str, _Plan] = {}
-        jobs: list[Job] = []
-        for claim in to_run:
-            fp, packages = prints[claim.id]
-            prev = previous.get(claim.id)
-            if prev is not None and prev.fingerprint == fp and unsupported(claim, prev) is not None:
-                prev = None  # its numbers do not give what it says (edited?): nothing to compare with, or keep
-            comparable = set()
-            if prev is not None:
-                for check in claim.checks:
-                    # the same check, code and environment; on as many seeds or not (compared seed by seed)
-                    keys = [k for k in set(fp) | set(prev.fingerprint)
-                            if (not k.startswith("check:") or k.startswith(f"check:{check.name}:"))
-                            and k != f"check:{check.name}:seeds"]
-                    if all(fp.get(k) == prev.fingerprint.get(k) for k in keys):
-                        comparable.add(check.name)
-            plan = _Plan(claim, fp, packages, prev, comparable)
-            for check in claim.checks:
-                if "gpu" in check.needs and no_gpu:
-                    continue
-                timeout = check_timeout(config, check, options)
-                variants = [("", check.params)] + [(c.name, {**check.params, **c.params}) for c in check.all_controls]
-                for variant, params in variants:
-                    for seed in seeds_of(check, options):
-                        plan.jobs.append(Job(
-                            claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
-                            function=check.function, params=params, timeout=timeout,
-                            figures_dir=_figure_stage(workdir, claim.id, check.name, variant, seed, 0),
-                            expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
-                            needs=tuple(check.needs)))
-            plans[claim.id] = plan
-            jobs.extend(plan.jobs)
-
-        def finish(plan: _Plan) -> None:
-            dirty = git_dirty(config.root, covered_paths(project.record.places[plan.claim.id].path,
-                                                         plan.fingerprint)) if commit else None
-            verdict = _judge(config, options, plan, workdir, commit, dirty, no_gpu)
-            claim_id = plan.claim.id
-            if options.trial:  # judged and shown; the committed verdict and its figures stay
-                tried = config.cache / "tried" / claim_id
-                shutil.rmtree(tried, ignore_errors=True)
-                if (workdir / "figures" / claim_id).is_dir():
-                    shutil.copytree(workdir / "figures" / claim_id, tried)
-                report.tried.append(claim_id)
-                status = claim_status(plan.claim, verdict, plan.fingerprint)
-                statuses[claim_id] = status
-                display.claim(f"{claim_id}: {status.label} (tried; {config.relative(verdict_path(config, claim_id))} "
-                              "left as it was)")
-                return
-            if claim_id in store.damaged:
-                aside = set_aside(config, claim_id)
-                if aside is not None:
-                    report.notes.append(
-                        f"{config.relative(verdict_path(config, claim_id))} was damaged "
-                        f"({store.damaged[claim_id]}); kept as {config.relative(aside)}")
-            try:
-                keep_verdict(config, verdict, workdir / "figures" / claim_id)
-            except OSError as exc:
-                raise StoreError(f"cannot keep the verdict of {claim_id} in {config.relative(config.verdicts)}/: "
-                                 f"{exc.strerror or exc}; its previous verdict and figures are kept as they were"
-                                 ) from None
-            report.written.append(claim_id)
-            status = claim_status(plan.claim, verdict, plan.fingerprint)
-            statuses[claim_id] = status
-            line = f"{claim_id}: {status.label}"
-            bad = [c for c in verdict.checks if c.outcome != "pass"]
-            if bad:
-                line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
-            display.claim(line)
-
+        run = _Session(project, options, workdir, no_gpu, git_commit(config.root), store, statuses, report, display)
+        plans = {claim.id: run.plan(claim, *prints[claim.id], previous.get(claim.id)) for claim in to_run}
         finished = 0
         try:
             for plan in plans.values():
                 if not plan.jobs:
-                    finish(plan)
-            results = executor.run(jobs)
+                    run.finish(plan)
+            results = executor.run([job for plan in plans.values() for job in plan.jobs])
             try:
                 for result in results:
                     finished += 1
                     plan = plans[result.job.claim]
                     plan.results[(result.job.check, result.job.variant, result.job.seed)] = result
                     if len(plan.results) == len(plan.jobs):
-                        finish(plan)
+                        run.finish(plan)
             finally:
                 results.close()
         except KeyboardInterrupt:
@@ -464,6 +309,98 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
     return False, finished
 
 
+@dataclass
+class _Session:
+    """What the claims of one verify run share while their checks run: the options, where the
+    runs write, the store as read under the lock, and what the run reports."""
+
+    project: Any
+    options: Options
+    workdir: Path
+    no_gpu: str | None
+    commit: str | None
+    store: Store
+    statuses: dict[str, ClaimStatus]
+    report: Report
+    display: PlainDisplay
+
+    def plan(self, claim: Theory, fp: dict[str, str], packages: set[str], prev: ClaimVerdict | None) -> _Plan:
+        """The claim's jobs: each check (not one that needs a GPU where there is none) on each
+        seed, and each control and positive control on the same seeds."""
+        if prev is not None and prev.fingerprint == fp:
+            prev, why = as_judged_now(claim, prev)  # (an older format: as today's rules judge its numbers)
+            if why is not None:
+                prev = None  # its numbers do not give what it says (edited?): nothing to compare with, or keep
+        plan = _Plan(claim, fp, packages, prev, _comparable(claim, fp, prev))
+        config = self.project.config
+        for check in claim.checks:
+            if "gpu" in check.needs and self.no_gpu:
+                continue
+            timeout = check_timeout(config, check, self.options)
+            variants = [("", check.params, False)] + [
+                (c.name, {**check.params, **c.params}, kind) for kind, group in
+                enumerate((check.all_controls, check.all_positives)) for c in group]
+            for variant, params, positive in variants:
+                for seed in seeds_of(check, self.options):
+                    plan.jobs.append(Job(
+                        claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
+                        function=check.function, params=params, timeout=timeout,
+                        figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed, 0),
+                        expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
+                        needs=tuple(check.needs), positive=bool(positive),
+                        **run_limits(check, timeout, self.options.device)))
+        return plan
+
+    def finish(self, plan: _Plan) -> None:
+        """Judge a claim whose runs are all done, and keep its verdict (under ``--try``: show it,
+        keep nothing)."""
+        config, claim_id = self.project.config, plan.claim.id
+        dirty = git_dirty(config.root, covered_paths(self.project.record.places[claim_id].path,
+                                                     plan.fingerprint)) if self.commit else None
+        verdict = _judge(config, self.options, plan, self.workdir, self.commit, dirty, self.no_gpu)
+        status = self.statuses[claim_id] = claim_status(plan.claim, verdict, plan.fingerprint)
+        staged = self.workdir / "figures" / claim_id
+        if self.options.trial:  # judged and shown; the committed verdict and its figures stay
+            tried = config.cache / "tried" / claim_id
+            shutil.rmtree(tried, ignore_errors=True)
+            if staged.is_dir():
+                shutil.copytree(staged, tried)
+            self.report.tried.append(claim_id)
+            self.display.claim(f"{claim_id}: {status.label} (tried; {config.relative(verdict_path(config, claim_id))} "
+                               "left as it was)")
+            return
+        if claim_id in self.store.damaged:
+            aside = set_aside(config, claim_id)
+            if aside is not None:
+                self.report.notes.append(f"{config.relative(verdict_path(config, claim_id))} was damaged "
+                                         f"({self.store.damaged[claim_id]}); kept as {config.relative(aside)}")
+        try:
+            keep_verdict(config, verdict, staged)
+        except OSError as exc:
+            raise StoreError(f"cannot keep the verdict of {claim_id} in {config.relative(config.verdicts)}/: "
+                             f"{exc.strerror or exc}; its previous verdict and figures are kept as they were"
+                             ) from None
+        self.report.written.append(claim_id)
+        bad = [c for c in verdict.checks if c.outcome != "pass"]
+        self.display.claim(f"{claim_id}: {status.label}"
+                           + (" — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad) if bad else ""))
+
+
+def _comparable(claim: Theory, fp: dict[str, str], prev: ClaimVerdict | None) -> set[str]:
+    """The checks whose last verdict came from the same spec, code and environment (on as
+    many seeds or not: compared seed by seed), so that their numbers are compared with it."""
+    if prev is None:
+        return set()
+    out = set()
+    for check in claim.checks:
+        keys = [k for k in set(fp) | set(prev.fingerprint)
+                if (not k.startswith("check:") or k.startswith(f"check:{check.name}:"))
+                and k != f"check:{check.name}:seeds"]
+        if all(fp.get(k) == prev.fingerprint.get(k) for k in keys):
+            out.add(check.name)
+    return out
+
+
 def seeds_of(check: CheckSpec, options: Options) -> list[int]:
     """The seeds a check runs on: 0..N-1, N from ``--seeds`` or else the check's ``seeds:``."""
     return list(range(options.seeds if options.seeds is not None else check.seeds))
@@ -471,80 +408,70 @@ def seeds_of(check: CheckSpec, options: Options) -> list[int]:
 
 def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
            commit: str | None, dirty: bool | None, no_gpu: str | None) -> ClaimVerdict:
+    """The claim's verdict from the results of its runs."""
     claim = plan.claim
     checks: list[CheckVerdict] = []
-    clause_ids = claim.clause_ids
     kept = figures_id(workdir / "figures" / claim.id)  # the folder the figures will be kept in
-    all_seeds: set[int] = set()
     for check in claim.checks:
         if "gpu" in check.needs and no_gpu:
-            checks.append(skipped_check(check, no_gpu, clause_ids))
-            continue
-        seeds = seeds_of(check, options)
-        all_seeds.update(seeds)
-
-        def runs_of(variant: str, check: CheckSpec = check, seeds: list[int] = seeds) -> list[Run]:
-            out = []
-            for seed in seeds:
-                r = plan.results[(check.name, variant, seed)]
-                out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
-                                     r.log if r.outcome != "ok" else "", main=not variant))
-            return out
-
-        runs = runs_of("")
-        check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
-        controls: list[ControlResult] = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name))
-                                         for c in check.all_controls]
-        staged = workdir / "figures" / claim.id / check.name
-        final = figures_dir(config, claim.id) / (kept or "") / check.name
-        # the check's own figures first, then those of other seeds and of controls
-        figures = sorted(
-            (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")
-             if p.is_file() and not is_sidecar(p)),  # a figure's title and caption stay beside it
-            key=lambda rel: (rel.count("/"), rel),
-        ) if staged.is_dir() else []
-        duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
-        prev_check = None
-        if plan.previous is not None and check.name in plan.comparable:
-            prev_check = next((c for c in plan.previous.checks if c.name == check.name), None)
-        last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
-        # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
-        # that is the machine's doing, not nondeterminism (docs/verdicts.md)
-        elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
-            and not set(check_devices) <= set(_devices_of(plan.previous.device)) else ""
-        checks.append(judge_check(check, runs, controls, timeout=check_timeout(config, check, options),
-                                  figures=figures, duration_s=duration, previous=prev_check,
-                                  clause_ids=clause_ids, last_ok=last_successful(last),
-                                  previous_elsewhere=elsewhere))
-    outcome = worst([c.outcome for c in checks])
+            checks.append(skipped_check(check, no_gpu, claim.clause_ids))
+        else:
+            checks.append(_check_verdict(config, options, plan, check, workdir, kept))
     clauses = judge_clauses(claim, checks)
     result = claim_result(clauses, checks)
     verified_at = now_iso()
-    since = verified_at
-    if plan.previous is not None and plan.previous.result == result:
-        since = plan.previous.since
+    since = plan.previous.since if plan.previous is not None and plan.previous.result == result else verified_at
     return ClaimVerdict(
-        claim=claim.id,
-        outcome=outcome,
-        statement=claim.statement,
-        checks=checks,
-        fingerprint=plan.fingerprint,
-        verified_at=verified_at,
-        since=since,
-        duration_s=round(sum(c.duration_s for c in checks), 3),
-        seeds=sorted(all_seeds),
-        git_commit=commit,
-        git_dirty=dirty,
-        versions=environment(plan.packages),
-        device=_where(options.device, plan.results.values()),
-        result=result,
-        clauses=clauses,
-    )
+        claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement, checks=checks,
+        fingerprint=plan.fingerprint, verified_at=verified_at, since=since,
+        duration_s=round(sum(c.duration_s for c in checks), 3), seeds=sorted({r.seed for c in checks for r in c.runs}),
+        git_commit=commit, git_dirty=dirty, versions=environment(plan.packages),
+        device=_where(options.device, plan.results.values()), result=result, clauses=clauses)
+
+
+def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSpec, workdir: Path,
+                   kept: str | None) -> CheckVerdict:
+    """One check judged from its runs, its controls' and its positives', with its figures
+    named where they will be kept, and compared with its last verdict where that came from the
+    same spec, code and environment."""
+    claim = plan.claim
+    seeds = seeds_of(check, options)
+
+    def runs_of(variant: str) -> list[Run]:
+        out = []
+        for seed in seeds:
+            r = plan.results[(check.name, variant, seed)]
+            out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
+                                 r.log if r.outcome != "ok" else "", main=not variant))
+        return out
+
+    controls = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name)) for c in check.all_controls]
+    positives = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name), positive=True)
+                 for c in check.all_positives]
+    staged = workdir / "figures" / claim.id / check.name
+    final = figures_dir(config, claim.id) / (kept or "") / check.name
+    # the check's own figures first, then those of other seeds and of controls
+    figures = sorted(
+        (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")
+         if p.is_file() and not is_sidecar(p)),  # a figure's title and caption stay beside it
+        key=lambda rel: (rel.count("/"), rel),
+    ) if staged.is_dir() else []
+    duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
+    last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
+    prev_check = last if check.name in plan.comparable else None
+    # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
+    # that is the machine's doing, not nondeterminism (docs/verdicts.md)
+    check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
+    elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
+        and not set(check_devices) <= set(_devices_of(plan.previous.device)) else ""
+    return judge_check(check, runs_of(""), controls, timeout=check_timeout(config, check, options), figures=figures,
+                       duration_s=duration, previous=prev_check, clause_ids=claim.clause_ids,
+                       last_ok=last_successful(last), previous_elsewhere=elsewhere, positives=positives)
 
 
 def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
     """The devices the runs say they ran on (``cpu (Intel(R) Xeon(R) Processor, AVX512, kernels
-    52b68cb2)``: ``recordtool.kernels``), sorted; ``device`` when none says. A plain ``cpu``
+    52b68cb2)``: ``recordtool.verify.kernels``), sorted; ``device`` when none says. A plain ``cpu``
     (a run that never loaded torch) is left out beside a CPU that is named."""
     named = sorted({r.device for r in results if r.device})
     if any(d.startswith(f"{device} (") for d in named):
@@ -566,65 +493,3 @@ def _where(device: str, results: Iterable[JobResult]) -> str:
     if not hosts:
         return where
     return f"{where}, worker{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}"
-
-
-
-def format_report(report: Report) -> str:
-    """One line per selected claim, then the counts with their denominators."""
-    width = max([len(r.claim) for r in report.results] + [8])
-    lines = []
-    for result in report.results:
-        status, verdict = result.status, result.status.verdict
-        how = "ran" if result.ran else ("fresh" if verdict is not None and status.state != "stale" else "not run")
-        if result.cut_short:
-            how = "not rerun: interrupted"
-        elif result.claim in report.tried:
-            how = "tried"
-        line = f"{result.claim:<{width}}  {status.label:<9}  {how}"
-        if verdict is not None and result.ran:
-            line += f" in {verdict.duration_s:.1f} s"
-        elif verdict is not None and status.state != "stale" and not result.cut_short:
-            line += f", since {verdict.since}"
-        bad = [c for c in verdict.checks if c.outcome != "pass"] if verdict is not None else []
-        if bad and status.state != "stale":
-            line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
-        if status.reasons:
-            line += " — " + ", ".join(status.reasons)
-        if status.depends:
-            line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
-        lines.append(line)
-    total = len(report.results)
-    verified = sum(1 for r in report.results if r.status.state == "verified")
-    others: dict[str, int] = {}
-    for r in report.results:
-        if r.status.state != "verified":
-            others[r.status.state] = others.get(r.status.state, 0) + 1
-    tail = f"verified {verified} of {total} selected claim{'s' if total != 1 else ''}"
-    if others:
-        tail += " (" + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) + ")"
-    tail += f"; ran {report.checks_run} check run{'s' if report.checks_run != 1 else ''} in {report.duration_s:.1f} s"
-    lines.append(tail)
-    for r in report.results:
-        why = r.regressed
-        if why is not None:
-            lines.append(f"worse than committed: {r.claim}: {why}")
-    if report.interrupted:
-        lines.append(f"interrupted: kept {len(report.written)} finished verdict{'s' if len(report.written) != 1 else ''}")
-    if report.tried:
-        lines.append("tried, not kept: the committed verdicts and figures are as they were "
-                     "(the figures of the try are in the cache's tried/ folder)")
-    return "\n".join(lines)
-
-
-def report_json(report: Report) -> dict[str, Any]:
-    from recordtool.verify.status import status_json
-
-    data = status_json({r.claim: r.status for r in report.results})
-    ran = {r.claim for r in report.results if r.ran}
-    for claim in data["claims"]:  # type: ignore[attr-defined]
-        claim["ran"] = claim["claim"] in ran
-    data.update({"ok": report.ok, "all_verified": report.all_verified,
-                 "worse": {r.claim: r.regressed for r in report.results if r.regressed is not None},
-                 "interrupted": report.interrupted, "notes": report.notes,
-                 "checks_run": report.checks_run, "duration_s": round(report.duration_s, 3)})
-    return data

@@ -3,7 +3,7 @@
 ``assess`` reads the verdict store and the check sources (never running or importing them,
 never importing torch) and gives each claim of the record a ``ClaimStatus``: ``unchecked``
 when it has no verdict, ``stale`` with the reasons when its fingerprint changed, otherwise
-the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``no-power``,
+the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``not-reproduced``, ``no-power``,
 ``error``, ``timeout``, ``skipped``; docs/verdicts.md).
 """
 
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, claim_parts, diff, with_sources
-from recordtool.verify.judge import unsupported
+from recordtool.verify.judge import as_judged_now, unsupported
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
+    FORMAT,
     CheckVerdict,
     ClaimStatus,
     ClaimVerdict,
@@ -135,8 +136,12 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
         status = statuses[claim_id] = _status(claim_id, claim, store.verdicts.get(claim_id), current,
                                               seeds is not None)
         if status.verdict is not None and status.state != "stale":
-            why = (unsupported(claim(), status.verdict) if kept is None  # judged again from its own numbers
-                   else kept.unsupported(claim_id, claim, status.verdict, digest))
+            if status.verdict.format < FORMAT:  # judged under today's rules (docs/verdicts.md §6)
+                status.verdict, why = as_judged_now(claim(), status.verdict)
+                status.state = status.verdict.result
+            else:
+                why = (unsupported(claim(), status.verdict) if kept is None  # judged again from its own numbers
+                       else kept.unsupported(claim_id, claim, status.verdict, digest))
             if why is not None:
                 where = config.relative(verdict_path(config, claim_id))
                 statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None, [
@@ -206,7 +211,9 @@ def spread_text(values: list[float] | None, nans: int, seeds: int) -> str:
 
 
 def expectation_line(e: ExpectationVerdict) -> str:
-    """``err < 0.5 [a]: holds on 3 of 3 seeds (quorum 3), power: control 'broken'; min ...``."""
+    """``err < 0.5 [a]: holds on 3 of 3 seeds (quorum 3); power: control 'broken'; sensitivity:
+    positive 'planted'; measured ...``: the state, then what shows it can fail (power) next to
+    what shows it can pass (sensitivity)."""
     clauses = ", ".join(e.clauses)
     line = f"{e.metric} {e.expect} [{clauses}]: "
     if e.state in ("error", "timeout", "skipped"):
@@ -217,9 +224,19 @@ def expectation_line(e: ExpectationVerdict) -> str:
     if e.state == "no-power":
         line += f"no power: {held}, but no control or null fails it on every seed"
     else:
-        line += f"{held}; power: {', '.join(e.power)}" if e.state == "holds" else \
-            f"fails: {held}; power: {', '.join(e.power)}"
-    return line + f"; measured {spread_text(e.spread, e.nans, e.seeds)}"
+        line += {"holds": held, "fails": f"fails: {held}", "not-reproduced": f"not reproduced: {held}"}[e.state]
+    return line + f"; {evidence_text(e)}; measured {spread_text(e.spread, e.nans, e.seeds)}"
+
+
+def evidence_text(e: ExpectationVerdict) -> str:
+    """``power: control 'broken'; sensitivity: positive 'planted'`` (``none`` where nothing
+    gives it; a degenerate control that fails it said as such)."""
+    power = ", ".join(e.power) or "none"
+    if e.degenerate_power:
+        power += f" (degenerate, no power: {', '.join(e.degenerate_power)})"
+    sensitivity = ", ".join(e.sensitivity) or ("none: the test was never shown able to pass"
+                                               if e.state == "not-reproduced" else "none")
+    return f"power: {power}; sensitivity: {sensitivity}"
 
 
 def observation_line(o: ObservationVerdict, seeds: int) -> str:
@@ -229,6 +246,8 @@ def observation_line(o: ObservationVerdict, seeds: int) -> str:
 def _check_lines(check: CheckVerdict) -> list[str]:
     flag = " [nondeterministic]" if check.nondeterministic else ""
     lines = [f"    check {check.name}: {check.outcome}{flag} — {check.message}"]
+    if check.setting:
+        lines.append(f"      setting: {check.setting}{' (an analogue of the model the claim is about)' if check.analogue else ''}")
     lines += [f"      {expectation_line(e)}" for e in check.expectations]
     lines += [f"      {observation_line(o, len(check.runs))}" for o in check.observations]
     return lines
@@ -297,6 +316,8 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
             "outcome": verdict.outcome if verdict else None,
             "since": verdict.since if verdict else None,
             "verified_at": verdict.verified_at if verdict else None,
+            "settings": sorted({c.setting for c in verdict.checks if c.setting}) if verdict else [],
+            "analogue": verdict.analogue if verdict else False,
             "reasons": status.reasons,
             "depends": [{"claim": d, "state": s} for d, s in status.depends],
             "clauses": [{"clause": c.clause, "state": c.state, "text": c.text,
@@ -304,10 +325,12 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
                                       for e in c.evidence]} for c in verdict.clauses] if verdict else [],
             "checks": [{"name": c.name, "outcome": c.outcome, "message": c.message,
                         "nondeterministic": c.nondeterministic, "seeds": c.seeds, "required": c.required,
-                        "threads": c.threads,
+                        "threads": c.threads, "setting": c.setting, "analogue": c.analogue,
                         "expectations": [{"metric": e.metric, "expect": e.expect, "clauses": e.clauses,
                                           "state": e.state, "holds_on": e.holds_on, "seeds": e.seeds,
-                                          "required": e.required, "power": e.power, "spread": e.spread,
+                                          "required": e.required, "power": e.power,
+                                          "degenerate_power": e.degenerate_power, "sensitivity": e.sensitivity,
+                                          "validated": e.validated, "spread": e.spread,
                                           "nans": e.nans} for e in c.expectations],
                         "observations": [{"metric": o.metric, "clauses": o.clauses, "spread": o.spread,
                                           "nans": o.nans} for o in c.observations]}
@@ -347,9 +370,10 @@ def run_failure(verdict: ClaimVerdict) -> str | None:
         return None
     causes: list[str] = []
     for check in verdict.checks:
-        for variant, runs in [("", check.runs), *((c.name, c.runs) for c in check.controls)]:
+        for variant, runs in [("", check.runs), *((f"control {c.name}", c.runs) for c in check.controls),
+                              *((f"positive {c.name}", c.runs) for c in check.positives)]:
             for run in runs:
-                where = f"{check.name}{f' [control {variant}]' if variant else ''} seed {run.seed}"
+                where = f"{check.name}{f' [{variant}]' if variant else ''} seed {run.seed}"
                 if run.outcome == "timeout":
                     causes.append(f"{where} timed out")
                 elif run.outcome == "error":

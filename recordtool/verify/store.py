@@ -1,8 +1,10 @@
 """The verdict store: one JSON file per claim in ``record/verdicts/``, meant to be committed.
 
 Writes are atomic (a reader sees the old verdict or the new one). One ``recordtool verify``
-at a time holds the store's lock (``<cache>/verify.lock``, an ``fcntl`` lock released by the
-kernel when the process dies, so a crash never leaves it stuck). A file that cannot be read
+at a time holds the store's lock (``.recordtool.lock`` at the project root, ignored by git:
+``atomic.exclusive``, released by the kernel when the process dies, so a crash never leaves it
+stuck; outside the cache folder, so a run that deletes the cache does not let a second verify
+run beside it). A file that cannot be read
 back is reported and, before a new verdict replaces it, moved aside to
 ``<ID>.json.damaged-<timestamp>``: never silently overwritten.
 """
@@ -14,12 +16,11 @@ import datetime as dt
 import hashlib
 import os
 import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recordtool.atomic import sweep, write_atomic
+from recordtool.atomic import exclusive, sweep, write_atomic
 from recordtool.record.config import Config
 from recordtool.record.confine import Refused, read_inside
 from recordtool.verify.verdict import ClaimVerdict, VerdictError
@@ -211,30 +212,14 @@ def sweep_store(config: Config) -> None:
                 shutil.rmtree(child, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def locked(config: Config) -> Iterator[None]:
-    """Hold the store's lock for a whole verify run; StoreError when another run holds it."""
-    import fcntl
+LOCK = ".recordtool.lock"  # at the project root: outside the cache folder, which users may delete
 
-    config.cache.mkdir(parents=True, exist_ok=True)
-    lock_path = config.cache / "verify.lock"
-    handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole block
-    try:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise StoreError(
-                f"another `recordtool verify` ({holder}) is writing {config.relative(config.verdicts)}; "
-                "wait for it to finish"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        try:  # unbuffered: nothing is left to flush when the handle closes
-            os.write(handle.fileno(), f"pid {os.getpid()}".encode())
-        except OSError as exc:  # a full disk
-            raise OSError(exc.errno, exc.strerror, str(lock_path)) from None
-        yield
-    finally:
-        handle.close()
+
+def locked(config: Config) -> contextlib.AbstractContextManager[None]:
+    """Hold the store's lock for a whole verify run; StoreError when another run holds it."""
+
+    def busy(holder: str) -> StoreError:
+        return StoreError(f"another `recordtool verify` ({holder}) is writing {config.relative(config.verdicts)}; "
+                          "wait for it to finish")
+
+    return exclusive(config.root / LOCK, busy)

@@ -6,27 +6,31 @@ without re-running anything. ``ClaimStatus`` is what holds *now*: the verdict, a
 anything that produced it has changed since (then ``stale``, with the reasons).
 
 The rules are in docs/verdicts.md. In short: each expectation is judged over the check's
-seeds (``holds`` on at least the quorum of them, or ``fails``) and counts only when it has
-power (some control, or its declared null, fails it on every seed; else ``no-power``).
-Outcome of one check:
+seeds (``holds`` on at least the quorum of them, or not) and counts only when it has power
+(some control that is not degenerate, or its declared null, fails it on every seed; else
+``no-power``); one that does not hold is ``fails`` when it also has sensitivity (a positive
+control holds it on every seed), else ``not-reproduced``. Outcome of one check:
 
-    pass      every expectation with power holds (and at least one has power)
-    fail      an expectation with power fails
-    no-power  no expectation has power: the check cannot tell
-    error     the check raised, crashed, or returned a missing / non-numeric metric
-              (or a control did, when nothing with power failed)
-    timeout   the check ran past its time
-    skipped   the check could not run here (e.g. it needs a GPU)
+    pass            every expectation with power holds (and at least one has power)
+    fail            an expectation with power and sensitivity fails
+    not-reproduced  an expectation with power but no sensitivity fails (and none validated does)
+    no-power        no expectation has power: the check cannot tell
+    error           the check raised, crashed, or returned a missing / non-numeric metric
+                    (or a control or positive did, when nothing validated failed)
+    timeout         the check ran past its time
+    skipped         the check could not run here (e.g. it needs a GPU)
 
 Each clause of the claim is ``verified`` (an expectation with power tests it, and every one
-that does holds), ``contradicted`` (one with power fails), ``observed`` (only observations or
-expectations without power speak of it), ``untested`` (nothing does), or the ``error``,
-``timeout`` or ``skipped`` of a check that tests it. The claim's result:
+that does holds), ``contradicted`` (a validated one fails), ``not-reproduced`` (one with power
+but no sensitivity fails), ``observed`` (only observations or expectations without power speak
+of it), ``untested`` (nothing does), or the ``error``, ``timeout`` or ``skipped`` of a check
+that tests it. The claim's result:
 
     verified         every clause verified
     partly-verified  some clauses verified, none contradicted ("partly verified: 4 of 5 clauses")
     contradicted     a clause contradicted
     error, timeout   a check broke (and no clause is contradicted)
+    not-reproduced   nothing verified, a clause not reproduced
     skipped          nothing verified, a check could not run here
     no-power         nothing verified: no expectation has power
 
@@ -39,36 +43,74 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, cast, get_args
+from typing import Annotated, Any, Literal, get_args
 
-Outcome = Literal["pass", "fail", "no-power", "error", "timeout", "skipped"]
-Result = Literal["verified", "partly-verified", "contradicted", "no-power", "error", "timeout", "skipped"]
-State = Literal["verified", "partly-verified", "contradicted", "no-power", "error", "timeout", "skipped",
-                "stale", "unchecked"]
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
+
+Outcome = Literal["pass", "fail", "not-reproduced", "no-power", "error", "timeout", "skipped"]
+Result = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
+                 "skipped"]
+State = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
+                "skipped", "stale", "unchecked"]
 RunOutcome = Literal["ok", "error", "timeout"]
-ControlOutcome = Literal["failed-as-required", "passed", "error", "timeout"]
-ExpectationState = Literal["holds", "fails", "no-power", "error", "timeout", "skipped"]
-ClauseState = Literal["verified", "contradicted", "observed", "untested", "error", "timeout", "skipped"]
+# a negative control: failed-as-required or passed; a positive one: held or not-held
+ControlOutcome = Literal["failed-as-required", "passed", "held", "not-held", "error", "timeout"]
+ExpectationState = Literal["holds", "fails", "not-reproduced", "no-power", "error", "timeout", "skipped"]
+ClauseState = Literal["verified", "contradicted", "not-reproduced", "observed", "untested", "error", "timeout",
+                      "skipped"]
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _numbers(value: Any) -> Any:
+    """A value read back from strict JSON: ``"nan"``, ``"inf"``, ``"-inf"`` as the floats
+    they stand for (in lists too)."""
+    if isinstance(value, str) and value in NON_FINITE:
+        return NON_FINITE[value]
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value
+
+
+def _spread(value: Any) -> Any:
+    if isinstance(value, list) and len(value) != 3:
+        raise ValueError("spread is not [min, median, max]")
+    return _numbers(value)
+
+
+def _metrics(value: Any) -> Any:
+    return {key: _numbers(v) for key, v in value.items()} if isinstance(value, dict) else value
+
+
+# The numbers of a verdict file, for its pydantic model: strict JSON writes NaN and the
+# infinities as strings.
+Number = Annotated[float, BeforeValidator(_numbers)]
+Spread = Annotated[list[float], BeforeValidator(_spread)]
+Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 RESULTS: tuple[str, ...] = get_args(Result)
-NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power says the check cannot tell.
-SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "timeout": 3, "error": 4, "fail": 5}
+# not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
+SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "not-reproduced": 3, "timeout": 4, "error": 5,
+                            "fail": 6}
 
 # What a verdict of format 1 (one outcome per claim, no clauses) means now.
 RESULT_OF_OUTCOME: dict[str, Result] = {
     "pass": "verified",
     "fail": "contradicted",
     "no-power": "no-power",
+    "not-reproduced": "not-reproduced",
     "error": "error",
     "timeout": "timeout",
     "skipped": "skipped",
 }
 
-FORMAT = 2  # the verdict file format; bumped when a field changes meaning (format 1 is still read)
+# The verdict file format; bumped when a field changes meaning. Formats 1 and 2 (before
+# positive controls) are still read, and judged again from their numbers under today's rules.
+FORMAT = 3
+FORMATS = (1, 2, 3)
+MAX_DEPTH = 32  # a verdict nests about ten levels deep; a file nested deeper is damaged (issue 66, class 6)
 
 
 class VerdictError(ValueError):
@@ -82,15 +124,18 @@ def worst(outcomes: list[Outcome]) -> Outcome:
     return max(outcomes, key=lambda o: SEVERITY[o])
 
 
-def label(result: str, clauses: list[ClauseVerdict] | None = None) -> str:
-    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``."""
+def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
+    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``;
+    ``verified in the lab's analogue`` when a check measured an analogue of the model the
+    claim is about (its ``analogue: true``)."""
     clauses = clauses or []
     n = len(clauses)
+    where = " in the lab's analogue" if analogue else ""
     if result == "partly-verified":
         k = sum(1 for c in clauses if c.state == "verified")
-        return f"partly verified: {k} of {n} clauses"
-    if result == "verified" and n > 1:
-        return f"verified: {n} of {n} clauses"
+        return f"partly verified{where}: {k} of {n} clauses"
+    if result == "verified":
+        return f"verified{where}: {n} of {n} clauses" if n > 1 else f"verified{where}"
     if result == "contradicted" and n > 1:
         k = sum(1 for c in clauses if c.state == "contradicted")
         return f"contradicted: {k} of {n} clause{'s' if n != 1 else ''}"
@@ -104,9 +149,9 @@ class ExpectationResult:
 
     metric: str
     expect: str
-    measured: float | None
+    measured: Number | None
     holds: bool
-    null: float | None = None
+    null: Number | None = None
     null_holds: bool | None = None
 
 
@@ -117,9 +162,15 @@ class ExpectationVerdict:
     state:    ``holds`` (on at least ``required`` of ``seeds`` seeds) or ``fails``, when it
               has power; ``no-power`` when nothing gives it power (it decides nothing);
               ``error``, ``timeout`` or ``skipped`` when the check could not judge it.
-    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``.
+              ``not-reproduced`` when it has power and fails, but has no sensitivity: the
+              test was never shown able to pass.
+    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``
+              (a control degenerate on some seed gives none).
     spread:   ``[min, median, max]`` of the measured values over the seeds (NaN left out,
               counted in ``nans``); None when no value is a number.
+    sensitivity: the positive controls it holds on, on every seed: ``positive 'planted'``.
+    degenerate_power: the controls that fail it on every seed but are degenerate (so give
+              no power), said so that an expectation whose only power is degenerate shows it.
     """
 
     metric: str
@@ -131,8 +182,15 @@ class ExpectationVerdict:
     seeds: int
     required: int
     power: list[str]
-    spread: list[float] | None
+    spread: Spread | None
     nans: int = 0
+    sensitivity: list[str] = field(default_factory=list)
+    degenerate_power: list[str] = field(default_factory=list)
+
+    @property
+    def validated(self) -> bool:
+        """Shown able both to fail (power) and to pass (sensitivity)."""
+        return bool(self.power) and bool(self.sensitivity)
 
 
 @dataclass
@@ -141,7 +199,7 @@ class ObservationVerdict:
 
     metric: str
     clauses: list[str]
-    spread: list[float] | None
+    spread: Spread | None
     nans: int = 0
 
 
@@ -174,9 +232,9 @@ class Run:
 
     seed: int
     outcome: RunOutcome
-    metrics: dict[str, Any]
+    metrics: Metrics
     expectations: list[ExpectationResult]
-    duration_s: float
+    duration_s: Number
     error: str | None = None
     log: str = ""
     degenerate: list[str] = field(default_factory=list)  # the ``degenerate:`` conditions this run met
@@ -184,9 +242,10 @@ class Run:
 
 @dataclass
 class ControlResult:
-    """A control: the check's params updated by ``params``; the claim must NOT hold there.
-
-    ``failed-as-required`` when, in every run, at least one expectation fails.
+    """A control: the check's params updated by ``params``. A negative control (the claim
+    must NOT hold there) is ``failed-as-required`` when, in every run, at least one
+    expectation fails, else ``passed``; a positive one (``positives:``, the claim is known to
+    hold there) is ``held`` when every expectation holds in every run, else ``not-held``.
     """
 
     name: str
@@ -203,6 +262,9 @@ class CheckVerdict:
     figures: the figures the check wrote, relative to the project root, POSIX.
     threads: the CPU threads each run had (the check's ``threads:``).
     required: the seeds an expectation must hold on (the quorum).
+    positives: its positive controls (``positives:``), run like its controls.
+    setting: what the check ran on, in one line (its ``setting:``); analogue: it measured an
+             analogue of the model the claim is about.
     """
 
     name: str
@@ -213,12 +275,15 @@ class CheckVerdict:
     runs: list[Run]
     controls: list[ControlResult]
     figures: list[str]
-    duration_s: float
+    duration_s: Number
     nondeterministic: bool
     expectations: list[ExpectationVerdict] = field(default_factory=list)
     observations: list[ObservationVerdict] = field(default_factory=list)
     threads: int = 1
     required: int = 1
+    positives: list[ControlResult] = field(default_factory=list)
+    setting: str = ""
+    analogue: bool = False
 
     @property
     def seeds(self) -> list[int]:
@@ -246,7 +311,7 @@ class ClaimVerdict:
     fingerprint: dict[str, str]
     verified_at: str
     since: str
-    duration_s: float
+    duration_s: Number
     seeds: list[int]
     git_commit: str | None
     git_dirty: bool | None
@@ -258,8 +323,13 @@ class ClaimVerdict:
 
     @property
     def summary(self) -> str:
-        """``partly verified: 4 of 5 clauses``."""
-        return label(self.result, self.clauses)
+        """``partly verified: 4 of 5 clauses``, ``verified in the lab's analogue``."""
+        return label(self.result, self.clauses, self.analogue)
+
+    @property
+    def analogue(self) -> bool:
+        """Whether a check measured an analogue of the model the claim is about."""
+        return any(check.analogue for check in self.checks)
 
     def to_json(self) -> str:
         """Stable strict JSON: sorted keys, indent 2, a trailing newline; NaN and infinities
@@ -275,6 +345,10 @@ class ClaimVerdict:
             data = json.loads(text)
         except ValueError as exc:
             raise VerdictError(f"not valid JSON ({exc})") from None
+        except RecursionError:
+            raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
+        if _deeper(data, MAX_DEPTH):
+            raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
         try:
             return _claim_verdict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -335,161 +409,50 @@ def json_ready(value: Any) -> Any:
     return value
 
 
-def _numbers(value: Any) -> Any:
-    """A metric's value read back: ``"nan"``, ``"inf"``, ``"-inf"`` as floats (in lists too)."""
-    if isinstance(value, str) and value in NON_FINITE:
-        return NON_FINITE[value]
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    return value
+def _deeper(data: Any, limit: int) -> bool:
+    """Whether ``data`` (parsed JSON) nests deeper than ``limit`` levels; walked without
+    recursion, so that no file can make reading it recurse."""
+    level: list[Any] = [data]
+    for _ in range(limit):
+        level = [v for item in level if isinstance(item, (dict, list))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return any(isinstance(item, (dict, list)) for item in level)
 
 
-def _literal(value: Any, allowed: tuple[str, ...], what: str) -> Any:
-    if value not in allowed:
-        raise ValueError(f"{what} {value!r} is not one of {', '.join(allowed)}")
-    return value
+def _format_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A verdict of format 1 (one outcome, no clauses): its result read from its outcome."""
+    if data.get("format", FORMAT) == 1 and data.get("outcome") in RESULT_OF_OUTCOME:
+        return {**data, "result": RESULT_OF_OUTCOME[data["outcome"]]}
+    return data
 
 
-def _float(value: Any) -> float:
-    if isinstance(value, str) and value in NON_FINITE:
-        return NON_FINITE[value]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{value!r} is not a number")
-    return float(value)
+_ADAPTER: TypeAdapter[ClaimVerdict] | None = None
 
 
-def _optional(value: Any) -> float | None:
-    return None if value is None else _float(value)
-
-
-def _expectation(data: dict[str, Any]) -> ExpectationResult:
-    null_holds = data.get("null_holds")
-    return ExpectationResult(
-        metric=str(data["metric"]),
-        expect=str(data["expect"]),
-        measured=_optional(data["measured"]),
-        holds=bool(data["holds"]),
-        null=_optional(data.get("null")),
-        null_holds=None if null_holds is None else bool(null_holds),
-    )
-
-
-def _spread(value: Any) -> list[float] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or len(value) != 3:
-        raise ValueError("spread is not [min, median, max]")
-    return [_float(v) for v in value]
-
-
-def _expectation_verdict(data: dict[str, Any]) -> ExpectationVerdict:
-    null = data.get("null")
-    return ExpectationVerdict(
-        metric=str(data["metric"]),
-        expect=str(data["expect"]),
-        clauses=[str(c) for c in data["clauses"]],
-        null=None if null is None else str(null),
-        state=_literal(data["state"], get_args(ExpectationState), "expectation state"),
-        holds_on=int(data["holds_on"]),
-        seeds=int(data["seeds"]),
-        required=int(data["required"]),
-        power=[str(p) for p in data["power"]],
-        spread=_spread(data.get("spread")),
-        nans=int(data.get("nans", 0)),
-    )
-
-
-def _observation(data: dict[str, Any]) -> ObservationVerdict:
-    return ObservationVerdict(
-        metric=str(data["metric"]),
-        clauses=[str(c) for c in data["clauses"]],
-        spread=_spread(data.get("spread")),
-        nans=int(data.get("nans", 0)),
-    )
-
-
-def _clause(data: dict[str, Any]) -> ClauseVerdict:
-    return ClauseVerdict(
-        clause=str(data["clause"]),
-        text=str(data["text"]),
-        state=_literal(data["state"], get_args(ClauseState), "clause state"),
-        evidence=[Evidence(str(e["check"]), str(e["metric"]), _literal(e["kind"], ("expect", "observe"), "kind"),
-                           str(e["state"])) for e in data["evidence"]],
-    )
-
-
-def _run(data: dict[str, Any]) -> Run:
-    if not isinstance(data["metrics"], dict):
-        raise ValueError("metrics is not a mapping")
-    return Run(
-        seed=int(data["seed"]),
-        outcome=_literal(data["outcome"], get_args(RunOutcome), "run outcome"),
-        metrics={str(k): _numbers(v) for k, v in data["metrics"].items()},
-        expectations=[_expectation(e) for e in data["expectations"]],
-        duration_s=_float(data["duration_s"]),
-        error=None if data.get("error") is None else str(data["error"]),
-        log=str(data.get("log", "")),
-        degenerate=[str(d) for d in data.get("degenerate", [])],
-    )
-
-
-def _control(data: dict[str, Any]) -> ControlResult:
-    return ControlResult(
-        name=str(data["name"]),
-        params=dict(data["params"]),
-        outcome=_literal(data["outcome"], get_args(ControlOutcome), "control outcome"),
-        runs=[_run(r) for r in data["runs"]],
-    )
-
-
-def _check(data: dict[str, Any]) -> CheckVerdict:
-    return CheckVerdict(
-        name=str(data["name"]),
-        run=str(data["run"]),
-        params=dict(data["params"]),
-        outcome=_literal(data["outcome"], OUTCOMES, "outcome"),
-        message=str(data["message"]),
-        runs=[_run(r) for r in data["runs"]],
-        controls=[_control(c) for c in data["controls"]],
-        figures=[str(f) for f in data["figures"]],
-        duration_s=_float(data["duration_s"]),
-        nondeterministic=bool(data["nondeterministic"]),
-        expectations=[_expectation_verdict(e) for e in data.get("expectations", [])],
-        observations=[_observation(o) for o in data.get("observations", [])],
-        threads=int(data.get("threads", 1)),
-        required=int(data.get("required", len(data["runs"]) or 1)),
-    )
+def _adapter() -> TypeAdapter[ClaimVerdict]:
+    """The pydantic model of a verdict file, built on first use (the warm ``status`` that
+    reads no verdict does not build it)."""
+    global _ADAPTER
+    if _ADAPTER is None:
+        _ADAPTER = TypeAdapter(ClaimVerdict)
+    return _ADAPTER
 
 
 def _claim_verdict(data: Any) -> ClaimVerdict:
     if not isinstance(data, dict):
         raise ValueError("the file does not hold a JSON object")
-    fmt = data.get("format", FORMAT)
-    if fmt not in (1, FORMAT):
-        raise ValueError(f"format {fmt!r}; this recordtool reads formats 1 and {FORMAT}")
-    fingerprint = data["fingerprint"]
-    versions = data["versions"]
-    if not isinstance(fingerprint, dict) or not isinstance(versions, dict):
-        raise ValueError("fingerprint and versions must be mappings")
-    outcome = cast(Outcome, _literal(data["outcome"], OUTCOMES, "outcome"))
-    result = data["result"] if fmt == FORMAT else RESULT_OF_OUTCOME[outcome]
-    git_dirty = data.get("git_dirty")
-    return ClaimVerdict(
-        claim=str(data["claim"]),
-        outcome=outcome,
-        statement=str(data["statement"]),
-        checks=[_check(c) for c in data["checks"]],
-        fingerprint={str(k): str(v) for k, v in fingerprint.items()},
-        verified_at=str(data["verified_at"]),
-        since=str(data["since"]),
-        duration_s=_float(data["duration_s"]),
-        seeds=[int(s) for s in data["seeds"]],
-        git_commit=None if data.get("git_commit") is None else str(data["git_commit"]),
-        git_dirty=None if git_dirty is None else bool(git_dirty),
-        versions={str(k): str(v) for k, v in versions.items()},
-        device=str(data["device"]),
-        result=cast(Result, _literal(result, RESULTS, "result")),
-        clauses=[_clause(c) for c in data.get("clauses", [])],
-        format=FORMAT,
-    )
-
+    fmt = data.get("format", 2)  # (a file that names no format is of format 2)
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r}; this recordtool reads formats {', '.join(map(str, FORMATS))}")
+    data = {key: value for key, value in _format_1(data).items() if key != "summary"}
+    data["format"] = fmt  # as read: an older format is judged again under today's rules
+    try:
+        return _adapter().validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the file"
+        if first["type"] == "missing":
+            raise KeyError(where) from None
+        raise ValueError(f"{where} {first['input']!r}: {first['msg']}"[:300]) from None

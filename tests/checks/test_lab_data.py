@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from checks.data import RepeatData, repeated_random_tokens
+from checks.data import RepeatData, TextData, corpus, repeated_random_tokens
 
 
 def reference_batch(data: RepeatData, batch_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -114,3 +114,26 @@ def test_seeded_deterministic_and_own_generator_only() -> None:
 def test_repeated_random_tokens() -> None:
     probe = repeated_random_tokens(3, 5, 10, torch.Generator().manual_seed(0))
     assert probe.shape == (3, 10) and torch.equal(probe[:, :5], probe[:, 5:])
+
+
+def test_the_text_corpus_is_english_by_characters() -> None:
+    ids, symbols, digest = corpus(64)
+    assert len(symbols) == 63 and symbols[0] == " " and set("etaoinsr") < set(symbols)
+    assert len(ids) > 400_000 and int(ids.max()) == 63 and int(ids.min()) == 0
+    assert float((ids == 63).double().mean()) < 1e-3  # the shared token for rare characters is rare
+    assert len(digest) == 64 and corpus(64) is corpus(64)  # read once
+
+
+def test_text_windows_are_seeded_and_split() -> None:
+    data = TextData()
+    tokens, repeated = data.batch(8, torch.Generator().manual_seed(0))
+    assert tokens.shape == (8, 64) and not repeated.any()
+    assert torch.equal(tokens, data.batch(8, torch.Generator().manual_seed(0))[0])
+    ids = corpus(64)[0]
+    cut = int(len(ids) * 0.9)
+    for split, (lo, hi) in (("train", (0, cut)), ("eval", (cut, len(ids)))):
+        windows, _ = TextData(split=split).batch(10, torch.Generator().manual_seed(1))
+        for row in windows:  # each window is a stretch of the text inside its split
+            starts = [int(i) for i in (ids[: len(ids) - 63] == row[0]).nonzero().flatten()
+                      if torch.equal(ids[int(i): int(i) + 64], row)]
+            assert any(lo <= i and i + 64 <= hi for i in starts), split

@@ -10,6 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load as load_safetensors
 
+from checks.model import AttnOnlyTransformer
 from checks.train import cache_key, lab_configs, load_or_train, train
 from recordtool.verify.child import FIXED_THREADS  # as verify runs a check
 
@@ -77,6 +78,20 @@ def test_cache_key_depends_on_configs_seed_and_threads() -> None:
     assert cache_key(mc, tc, 0, 1) != cache_key(mc, tc, 0, 2)
     assert cache_key(mc, tc, 0, 1) != cache_key(*lab_configs(layer_norm=True), 0, 1)
     assert cache_key(mc, tc, 0, 1) != cache_key(*lab_configs(repeat_prob=0.0), 0, 1)
+    assert cache_key(mc, tc, 0, 1) != cache_key(*lab_configs("text"), 0, 1)
+    assert cache_key(mc, tc, 0, 1) != cache_key(*lab_configs(frozen_layer0=True), 0, 1)
+
+
+def test_natural_text_trains_for_its_whole_budget_and_a_frozen_layer_stays() -> None:
+    mc, tc = lab_configs("text", max_steps=6, eval_every=3, frozen_layer0=True)
+    model, log = train(mc, tc, seed=0, threads=1)
+    assert log.steps == 6 and not log.stopped_early and len(log.eval_loss) == 2
+    init = AttnOnlyTransformer(mc, generator=torch.Generator().manual_seed(0))
+    for name in ("W_Q", "W_K", "W_V", "W_O"):  # layer 0 as initialised, layer 1 trained
+        assert torch.equal(getattr(model.attention(0), name), getattr(init.attention(0), name))
+        assert not torch.equal(getattr(model.attention(1), name), getattr(init.attention(1), name))
+    with pytest.raises(ValueError, match="data must be 'repeat' or 'text'"):
+        lab_configs("words")
 
 
 def test_lab_training_forms_a_real_induction_head(lab_metrics: dict[str, Any]) -> None:

@@ -80,17 +80,12 @@ def graph_project(project: ProjectBuilder) -> ProjectBuilder:
 
 @pytest.mark.parametrize("cache", [False, True])
 def test_each_mention_is_made_once_and_shared_by_the_indexes(project: ProjectBuilder, cache: bool) -> None:
-    """A mention is made once, when its entry's scan reaches this process (``mentions_of``),
-    and the graph's indexes hold that very object, each id mentioned as one string: the
-    same whether the scans were found now or read back from the entry cache, and what the
-    cache keeps of them reads back as the same mentions."""
-    from recordtool.record.config import load_config
-    from recordtool.record.graph import build_graph, found_of, mentions_of
-    from recordtool.record.load import load_record
-
+    """A mention is made once, when its entry's file is read (or its mentions come back from
+    the store), and the graph's indexes hold that very object: the same whether the mentions
+    were found now or read back from the store."""
     graph_project(project)
     if cache:
-        open_project(root=project.root, cache=True)  # (keeps the scans; the next opening reads them back)
+        open_project(root=project.root, cache=True)  # (keeps the mentions; the next opening reads them back)
     graph = open_project(root=project.root, cache=cache).graph
     out = graph.mentions_out
     sentence = "After NOTE-3 and THEORY-2; not NOTE-4."  # (as the page quotes it: the code span's text)
@@ -101,60 +96,43 @@ def test_each_mention_is_made_once_and_shared_by_the_indexes(project: ProjectBui
     for target, mentions in graph.mentions_in.items():
         for mention in mentions:
             assert any(m is mention for m in out[mention.source]), (target, mention)  # the same object, not a copy
-    lit = [m.target for mentions in out.values() for m in mentions if m.target == "LIT-1"]
-    assert len(lit) == 4 and len({id(t) for t in lit}) == 1  # (THEORY-1 to 4 each found it in its own text)
-    # what was found is what the index holds, not a copy (the entry cache keeps the same lists)
-    scans: dict[str, list[Mention]] = {}
-    found = build_graph(load_record(load_config(project.root), jobs=1)[0], jobs=1, scans=scans)[0]
-    assert found.mentions_out["NOTE-2"] is scans["NOTE-2"] and found.mentions_out["NOTE-2"] == out["NOTE-2"]
-    assert mentions_of("NOTE-2", found_of(out["NOTE-2"])) == out["NOTE-2"]
-    assert all(type(t) is tuple and len(t) == 4 for t in found_of(out["NOTE-2"]))  # plain data, as kept
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_scanning_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
-    """Each entry's prose is scanned by the process that read its file (``graph.scanner`` as
-    ``load_record``'s ``each``): the graph and its problems are those of one process, and no
-    pool is started to scan."""
-    import recordtool.record.graph as graph_module
+def test_reading_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """Each entry's prose is scanned by the process that read its file: the graph and its
+    problems are those of one process, and one pool is started, to read."""
     import recordtool.record.load as load_module
-    from recordtool.render.prose import compose_body
     from tests.conftest import count_pools
 
     project = graph_project(ProjectBuilder(tmp_path))
-    serial = open_project(root=project.root, jobs=1, compose=compose_body)
+    serial = open_project(root=project.root, jobs=1)
     share_with_a_pool(monkeypatch, load_module)
-    share_with_a_pool(monkeypatch, graph_module)
-    scanner = EveryWorker(graph_module._scan, jobs, tmp_path / "calls")
-    monkeypatch.setattr(graph_module, "_scan", scanner)
+    reader = EveryWorker(load_module.load_file, jobs, tmp_path / "calls")
+    monkeypatch.setattr(load_module, "load_file", reader)
     pools = count_pools(monkeypatch)
-    shared = open_project(root=project.root, jobs=jobs, compose=compose_body)
-    assert pools == [1]  # the readers', which scanned too
-    assert len(scanner.pids()) == jobs  # every process scanned entries: jobs - 1 workers and this one
-    for name in ("cited_by", "mentions_out", "mentions_in", "dangling", "composed"):
+    shared = open_project(root=project.root, jobs=jobs)
+    assert pools == [1]
+    assert len(reader.pids()) == jobs  # every worker read entries
+    for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems
 
 
-def test_scanning_in_fresh_interpreters_gives_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Entries loaded without their scans (kept by the cache without them, say) are scanned by
-    ``build_graph``'s own pool of fresh interpreters, to the same graph."""
-    import recordtool.record.graph as graph_module
+def test_a_record_made_without_its_mentions_is_scanned_by_the_graph(project: ProjectBuilder) -> None:
+    """``build_graph`` scans the entries whose mentions the record does not hold (a record made
+    otherwise than by ``load_record``), to the same graph."""
     from recordtool.record.config import load_config
+    from recordtool.record.graph import build_graph
     from recordtool.record.load import load_record
-    from recordtool.render.prose import compose_body
-    from tests.conftest import count_pools
 
-    project = graph_project(ProjectBuilder(tmp_path))
-    config = load_config(project.root)
-    serial, serial_problems = graph_module.build_graph(load_record(config, jobs=1)[0], jobs=1, compose=compose_body)
-    share_with_a_pool(monkeypatch, graph_module)
-    pools = count_pools(monkeypatch)
-    shared, problems = graph_module.build_graph(load_record(config, jobs=1)[0], jobs=2, compose=compose_body)
-    assert pools == [1]
-    for name in ("cited_by", "mentions_out", "mentions_in", "dangling", "composed"):
-        assert getattr(shared, name) == getattr(serial, name), name
-    assert open_project(root=project.root, jobs=1, compose=compose_body).graph.composed == shared.composed
+    graph_project(project)
+    record = load_record(load_config(project.root), jobs=1)[0]
+    serial, serial_problems = build_graph(record, jobs=1)
+    record.mentions.clear()
+    again, problems = build_graph(record, jobs=1)
+    for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
+        assert getattr(again, name) == getattr(serial, name), name
     assert problems == serial_problems
 
 

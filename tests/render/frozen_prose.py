@@ -15,20 +15,20 @@ are followed by '.' unless the list before has it (the site's Markdown reads no 
 list's marker and each item are written by the writer's own ``list_marker``, ``marker_alone``
 and ``list_item`` (a marker alone on its line is followed by a space and is not '-', a rule
 first in an item is '___'), and a paragraph of white space alone (a no-break space) is written
-as a no-break space (it was dropped).
+as a no-break space (it was dropped). Its shortcut for plain paragraphs, which skipped the
+parser and was held to give the parser's bytes, went with the writer's.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from recordtool.record.mentions import SCHEME, is_plain, link_target_id, parse
+from recordtool.record.mentions import SCHEME, link_target_id, markdown
 from recordtool.render import escape
-from recordtool.render.prose import Style, _NotComposed, list_item, list_marker, marker_alone
+from recordtool.render.prose import Style, list_item, list_marker, marker_alone
 
 
 def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
@@ -36,10 +36,7 @@ def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     ``markdown().parse(source)`` gives, when it was parsed already."""
     if not source.strip():
         return ""
-    paragraphs = plain_paragraphs(source)
-    if paragraphs is not None:
-        return "\n\n".join("\n".join(_plain_line(line, style) for line in lines) for lines in paragraphs)
-    return "\n".join(_blocks(tree(tokens if tokens is not None else parse(source)[0]), style)).rstrip("\n")
+    return "\n".join(_blocks(tree(tokens if tokens is not None else markdown().parse(source)), style)).rstrip("\n")
 
 
 class Node:
@@ -93,68 +90,12 @@ def tree(tokens: list[Token]) -> list[Item]:
     return top
 
 
-# Beyond ``is_plain``: emphasis, and what CommonMark normalises (carriage returns, NUL).
-_NOT_PLAIN = re.compile(r"[*_\r\0]")
-_CODE_SPAN = re.compile(r"`([^`]+)`")
-
-
-def plain_paragraphs(source: str) -> list[list[str]] | None:
-    """The lines of each paragraph when ``source`` is nothing but plain paragraphs, which the
-    parser would turn into text, code spans and soft breaks only (no HTML, link, escape,
-    entity, emphasis or block marker, no line with white space around it, and code spans
-    only as single backticks paired within a line); None otherwise.
-
-    For such prose ``block`` writes each line without building a syntax tree: the same
-    Markdown as through the parser, several times faster.
-    """
-    if _NOT_PLAIN.search(source):
-        return None
-    if "`" in source:
-        if "``" in source or not is_plain(source.replace("`", "")):
-            return None
-    elif not is_plain(source):
-        return None
-    paragraphs: list[list[str]] = []
-    current: list[str] = []
-    for line in source.split("\n"):
-        if not line:
-            if current:
-                paragraphs.append(current)
-                current = []
-            continue
-        if line.strip() != line or line.count("`") % 2:
-            return None
-        current.append(line)
-    if current:
-        paragraphs.append(current)
-    return paragraphs
-
-
-def _plain_line(line: str, style: Style) -> str:
-    """A line of ``plain_paragraphs``: its text with ids linked, its code spans as code."""
-    if "`" not in line:
-        return _text(line, style, False, True, False)
-    out: list[str] = []
-    last = 0
-    for match in _CODE_SPAN.finditer(line):
-        if match.start() > last:
-            out.append(_text(line[last:match.start()], style, False, last == 0, False))
-        content = match.group(1)
-        if content[0] == " " and content[-1] == " " and content.strip(" "):
-            content = content[1:-1]  # CommonMark strips one space each side of such a span
-        out.append(escape.code(content))
-        last = match.end()
-    if last < len(line):
-        out.append(_text(line[last:], style, False, last == 0, False))
-    return "".join(out)
-
-
 def inline(source: str, style: Style) -> str:
     """``source`` (Markdown) on one line, for a table cell: its text, ids linked, ``|`` escaped;
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_inline(_children(node), style, cell=True) for top in tree(parse(source)[0])
+    parts = [_inline(_children(node), style, cell=True) for top in tree(markdown().parse(source))
              for node in _inlines(top)]
     return " ".join(p for p in parts if p)
 
@@ -365,8 +306,6 @@ def _link(node: Item, style: Style, one_line: bool, cell: bool, state: _State) -
     else:
         href = _destination(href, style)
     suffix = f' "{escape.title(str(title))}"' if title else ""
-    if not inner and "\x00" in href:
-        raise _NotComposed  # its text would be the link's destination, which only the page knows
     return f"[{inner or escape.text(href, line_start=False)}]({escape.href(href)}{suffix})"
 
 

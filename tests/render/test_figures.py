@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from recordtool.render.page import render_entry
-from recordtool.render.plan import context, plan_site
+from recordtool.render.plan import context, faces
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses, verdict
@@ -50,11 +50,11 @@ def test_figures_are_numbered_captioned_and_grouped_by_run(project: ProjectBuild
     ]
 
 
-def test_a_new_caption_changes_the_page_key(project: ProjectBuilder) -> None:
+def test_a_new_caption_changes_the_claims_face(project: ProjectBuilder) -> None:
     record = small_record(project)
     figures = _figures(project.root, {"loss.png": {"title": "Before"}})
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=figures))
-    before = plan_site(context(record, statuses(record, THEORY_1=status))).key("THEORY-1.md")
+    before = faces(context(record, statuses(record, THEORY_1=status)))["THEORY-1"]
     (project.root / f"{BASE}/loss.png.json").write_text(json.dumps({"title": "After"}), encoding="utf-8")
-    after = plan_site(context(record, statuses(record, THEORY_1=status))).key("THEORY-1.md")
+    after = faces(context(record, statuses(record, THEORY_1=status)))["THEORY-1"]
     assert before != after

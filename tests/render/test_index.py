@@ -5,11 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from recordtool.record.config import load_config
 from recordtool.record.project import open_project
-from recordtool.render import index
 from recordtool.render.index import (
     dashboard,
     index_pages,
@@ -23,8 +20,6 @@ from recordtool.verify.store import write_verdict
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
 from tests.corpus import invoke
-from tests.render.test_rows import _edit, _spliced_pages
-from tests.render.test_rows import _record as _rows_record
 from tests.render_record import small_record, statuses, verdict
 
 
@@ -101,8 +96,7 @@ def _render_and_compare(root: Path, tmp_path: Path) -> dict[str, bytes]:
 
 
 def test_the_dashboard_follows_a_verdicts_dates_when_the_state_stays(project: ProjectBuilder, tmp_path: Path) -> None:
-    """A claim verified again keeps its state; the dashboard shows the new date (its tally holds
-    the dates, ``rows.dashboard_hash``)."""
+    """A claim verified again keeps its state; the dashboard shows the new date."""
     small_record(project)
     config = load_config(project.root)
     write_verdict(config, verdict())
@@ -116,7 +110,7 @@ def test_the_dashboard_follows_a_verdicts_dates_when_the_state_stays(project: Pr
 
 def test_the_wanted_page_follows_the_ids_its_sentences_name(project: ProjectBuilder, tmp_path: Path) -> None:
     """An id in a quoted sentence that is not a mention (in code) is linked when it is in the
-    record: the wanted page's key says whether each is (``index._wanted_key``)."""
+    record."""
     small_record(project)
     path = project.path("THEORY-1")
     path.write_text(path.read_text(encoding="utf-8").replace("would extend it.", "would extend `LIT-7`."),
@@ -125,63 +119,3 @@ def test_the_wanted_page_follows_the_ids_its_sentences_name(project: ProjectBuil
     project.add("LIT-7", 'title: Another paper\nreference: {authors: ["Doe, J."], year: 2021, title: P}\n')
     after = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
     assert '[LIT-7](wanted.md "not in the record")' in before and "[LIT-7](LIT-7.md)" in after
-
-
-def test_index_pages_are_spliced_only_where_that_gives_the_page_composing_gives(
-        project: ProjectBuilder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An index page whose key changed is made from the page as written (``index.spliced``)
-    only when that page is what the rows kept show and the edit changes lines of it, nothing
-    else; otherwise it is composed. Every page is then what a cold render writes."""
-    root = _rows_record(project)
-    pages, other = root / "record" / "pages", root / "site-b"
-    assert invoke("render", "--root", str(root)).code == 0
-    assert invoke("render", "--root", str(root), "-o", str(other)).code == 0
-    spliced = _spliced_pages(monkeypatch)
-    # A claim made a draft: the dashboard's count of claims not active changes, so it is composed;
-    # the lists show its status in its line, and are spliced.
-    _edit(project.path("THEORY-3"), "title: Claim 3", "title: Claim 3\nstatus: draft")
-    assert invoke("render", "--root", str(root)).code == 0
-    assert sorted(spliced) == ["kinds/theory.md", "tags/t1.md"]
-    assert _pages(pages) == _cold(root, tmp_path, pages)
-    # The other folder is a render behind: its lists that show the draft's claim were written
-    # from other rows than those kept now (composed); the others are spliced.
-    spliced.clear()
-    _edit(project.path("LIT-5"), "title: Paper 5", "title: Paper five")
-    assert invoke("render", "--root", str(root), "-o", str(other)).code == 0
-    assert sorted(spliced) == ["kinds/literature.md", "tags/t2.md"]
-    assert _pages(other) == _cold(root, tmp_path, other)
-    # A list changed by hand since it was written is composed.
-    assert invoke("render", "--root", str(root)).code == 0
-    spliced.clear()
-    listing = pages / "kinds" / "literature.md"
-    listing.write_text(listing.read_text(encoding="utf-8").replace("Paper 4", "Paper IV"), encoding="utf-8")
-    _edit(project.path("LIT-5"), "title: Paper five", "title: Paper 5")
-    assert invoke("render", "--root", str(root)).code == 0
-    assert spliced == ["tags/t2.md"]
-    assert _pages(pages) == _cold(root, tmp_path, pages)
-    # More lines to replace than splicing is worth: composed.
-    monkeypatch.setattr(index, "SPLICE_MAX", 1)
-    spliced.clear()
-    _edit(project.path("LIT-1"), "title: Paper 1\n", "title: Paper one\n")
-    _edit(project.path("LIT-2"), "title: Paper 2\n", "title: Paper two\n")
-    assert invoke("render", "--root", str(root)).code == 0
-    assert sorted(spliced) == ["tags/t1.md", "tags/t2.md"]  # (kinds/literature.md lists both)
-    assert _pages(pages) == _cold(root, tmp_path, pages)
-
-
-def test_a_page_is_spliced_only_where_each_line_replaced_begins_one_line() -> None:
-    assert index._replaced("# A\n| [X](X.md) | old |\n| [Y](Y.md) | y |\n", {"| [X](X.md) |": "| [X](X.md) | new |"}) \
-        == "# A\n| [X](X.md) | new |\n| [Y](Y.md) | y |\n"
-    assert index._replaced("# A\n| [X](X.md) | a |\n| [X](X.md) | b |\n", {"| [X](X.md) |": "| [X](X.md) | c |"}) is None
-    assert index._replaced("# A\n| [Y](Y.md) | y |\n", {"| [X](X.md) |": "| [X](X.md) | c |"}) is None
-    assert index._replaced("| [X](X.md) | first |\n", {"| [X](X.md) |": "| [X](X.md) | c |"}) is None
-
-
-def _cold(root: Path, tmp_path: Path, out: Path) -> dict[str, bytes]:
-    """The pages a cold render of ``root``'s record writes into the folder ``out`` would be."""
-    cold = tmp_path / "cold"
-    shutil.rmtree(cold, ignore_errors=True)
-    shutil.copytree(root, cold, ignore=shutil.ignore_patterns(".recordtool-cache", "pages", "site-b"))
-    target = cold / out.relative_to(root)
-    assert invoke("render", "--root", str(cold), "--no-cache", "-o", str(target)).code == 0
-    return _pages(target)

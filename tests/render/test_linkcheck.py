@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from recordtool.record.mentions import markdown
 from recordtool.record.project import open_project
 from recordtool.render import linkcheck
-from recordtool.render.frontmatter import blanked
 from recordtool.render.linkcheck import BrokenLink, check_folder, check_pages, links
 from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
@@ -53,51 +48,6 @@ def test_check_finds_a_planted_broken_link(project: ProjectBuilder) -> None:
     line = next(n for n, text in enumerate(written, 1) if "nothere.csv" in text)
     assert [str(b) for b in report.broken or []] == [
         f"NOTE-2.md:{line}: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist"]
-
-
-def full_parse_links(text: str) -> list[tuple[int, str]]:
-    """``links`` as it was, the reference: every inline run parsed by markdown-it-py itself."""
-    return linkcheck.links_in(markdown().parse(blanked(text)))
-
-
-# What makes a link, an image or an autolink, what looks like one and is not (code, escapes,
-# entities, HTML), and the blocks and line breaks around them: only the inline runs that hold
-# a "[" or a "<" are parsed for links, and must give what parsing every run gives.
-_PIECES = ["word", " ", "\n", "\n\n", "  \n", "\t", "[", "]", "(", ")", "<", ">", "!", "![", "](a.md)",
-           "](b/c.png \"t\")", "](<d e.md>)", "](../f.md#x)", "](https://x.org/g)", "[a](h.md)", "![i](j.png)",
-           "[k][r]", "[r]", "[r][]", "\n\n[r]: l.md\n", "\n[r]: <m n.md> \"t\"\n", "<https://x.org>",
-           "<o@p.org>", "<q.md>", "`", "`[s](t.md)`", "\\[", "\\]", "&#91;", "&#93;", "&lt;", "<b>", "</b>",
-           "<a href=\"u.md\">", "<!-- [v](w.md) -->", "- ", "1. ", "    ", "> ", "# ", "---\n", "| x | [y](z.md) |\n",
-           "| - | - |\n", "```\n", "```mermaid\n", "  click n0 \"A.md\"\n", "~~~\n", "*", "_", "**", "&", "\u00a0",
-           "[a\nb](c.md)", "[a](\nd.md)", "---\ntitle: \"[x](y.md)\"\n---\n"]
-
-
-@given(st.lists(st.sampled_from(_PIECES), max_size=40))
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_links_are_what_a_full_parse_finds(pieces: list[str]) -> None:
-    text = "".join(pieces)
-    assert links(text) == full_parse_links(text), repr(text)
-
-
-def test_links_on_rendered_pages_are_what_a_full_parse_finds(project: ProjectBuilder) -> None:
-    record = small_record(project)
-    out = project.root / "record" / "pages"
-    render(record, statuses=statuses(record))
-    pages = sorted(out.rglob("*.md"))
-    assert len(pages) > 5
-    found = 0
-    for page in pages:
-        text = page.read_text(encoding="utf-8")
-        assert links(text) == full_parse_links(text), page
-        found += len(links(text))
-    assert found > 50
-
-
-def test_a_run_without_a_bracket_is_not_parsed_for_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison above can fail: were the runs chosen wrongly, links would be lost."""
-    monkeypatch.setattr(linkcheck, "_MAY_LINK", re.compile(r"<"))
-    text = "see [a](a.md)\n\nand <https://x.org> [b](b.md)\n"
-    assert links(text) == [(3, "https://x.org"), (3, "b.md")] != full_parse_links(text)
 
 
 @pytest.mark.parametrize("jobs", [1, 2, 3])

@@ -281,19 +281,15 @@ def test_a_body_puts_no_image_or_raw_html_on_its_page_or_on_the_pages_quoting_it
 
 
 @pytest.mark.parametrize("marker", ["-", "*", "+", "1.", "1)"])
-@pytest.mark.parametrize("ahead", [False, True], ids=["composed on the page", "body composed ahead"])
-def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuilder, marker: str, ahead: bool) -> None:
+def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuilder, marker: str) -> None:
     """CommonMark reads two lists of one marker with nothing but blank lines between them as one
     list: a body that begins with a list, after a statement that ends with one, put the body's
     items in the statement on the page. The body's list takes another marker."""
-    from recordtool.render.prose import compose_body
-
     project.add("THEORY-1", f"""
         statement: "It has two parts:\\n\\n{marker} one\\n{marker} two"
         body: "{marker} a remark on it\\n{marker} another\\n\\nMore."
     """)
-    record = open_project(root=project.root, compose=compose_body if ahead else None)
-    assert ("THEORY-1" in record.graph.composed) == ahead
+    record = open_project(root=project.root)
     page = blanked(render_entry(context(record, statuses(record)), "THEORY-1"))
     tokens = markdown().parse(page[page.index("## Statement"):page.index("## Verdict")])
     lists = [t for t in tokens if t.type in ("bullet_list_open", "ordered_list_open") and t.level == 0]
@@ -336,7 +332,7 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
               err: {is: "< 0.5", clause: a}
               n: {is: ">= 2", clause: b}
             degenerate: {loss_drop: "< 0.1"}
-            controls: [{name: untrained, params: {train: false}}]
+            controls: [{name: untrained, params: {train: false}}, {name: shuffled, params: {shuffle: true}}]
     """)
     record = open_project(root=project.root)
     claim = record.record.entries["THEORY-5"]
@@ -345,7 +341,10 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
     control = judge_control("untrained", {"train": False},
                             [judge_run(spec, s, "ok", {"err": 0.9, "n": 5.0, "loss_drop": 0.0}, 1.0, main=False)
                              for s in (0, 1)])
-    check = judge_check(spec, runs, [control], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids)  # type: ignore[attr-defined]
+    shuffled = judge_control("shuffled", {"shuffle": True},
+                             [judge_run(spec, s, "ok", {"err": 0.8, "n": 5.0, "loss_drop": 1.0}, 1.0, main=False)
+                              for s in (0, 1)])
+    check = judge_check(spec, runs, [control, shuffled], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids)  # type: ignore[attr-defined]
     clauses = judge_clauses(claim, [check])  # type: ignore[arg-type]
     result = claim_result(clauses, [check])
     claim_verdict = ClaimVerdict("THEORY-5", check.outcome, "A, B and C.", [check], {}, "2026-11-29T14:03:00Z",
@@ -358,16 +357,18 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
         "Clauses:",
         "| Clause | Verdict | Decided by |\n| --- | --- | --- |\n"
         "| `a`: A holds. | ✅ verified | `lab`: `err` \\< 0.5: ✅ holds on 2 of 2 seeds, measured 0.1 / 0.2 / 0.3; "
-        "power: control 'untrained' |\n"
+        "power: control 'shuffled' |\n"
         "| `b`: B \\| holds. | 👁️ observed only | `lab`: `n` \\>= 2: ➖ no power, decides nothing; holds on 2 of 2 "
         "seeds, measured 5 |\n"
         "| `c`: C holds. | ⚪ untested | nothing: no expectation or observation names this clause |",
     ]
-    assert ("| `err` | \\< 0.5 | `a` | 2 of 2 | 0.1 / 0.2 / 0.3 | control 'untrained' | ✅ holds |") in v
-    assert ("| `n` | \\>= 2 | `b` | 2 of 2 | 5 | none | ➖ no power (decides nothing) |") in v
+    # a degenerate control gives no power, and the page says so next to the power it does have
+    assert ("| `err` | \\< 0.5 | `a` | 2 of 2 | 0.1 / 0.2 / 0.3 | control 'shuffled' (control 'untrained': "
+            "degenerate, no power) | none | ✅ holds |") in v
+    assert ("| `n` | \\>= 2 | `b` | 2 of 2 | 5 | none | none | ➖ no power (decides nothing) |") in v
     assert "| 1 | `n` | \\>= 2 | 2 | 5 | ✅ holds (no power) |" in v
     assert ("| `untrained` | `train=false` | fails an expectation on every seed; ⚠️ degenerate on seeds 0, 1 "
-            "(loss_drop \\< 0.1): it learned nothing | `err` |") in v
+            "(loss_drop \\< 0.1): it learned nothing | none |") in v
 
 
 def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectBuilder) -> None:
@@ -378,7 +379,7 @@ def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectB
         judge_control,
         judge_run,
     )
-    from recordtool.verify.verdict import ClaimVerdict
+    from recordtool.verify.verdict import ClaimVerdict, ControlResult
 
     project.add("THEORY-6", """
         statement: A.
@@ -387,7 +388,9 @@ def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectB
             run: checks.demo:measure
             seeds: 2
             expect: {err: "< 0.5"}
+            setting: a toy, trained on random tokens
             controls: [{name: untrained, params: {train: false}}]
+            positives: [{name: planted, params: {plant: true}}]
     """)
     record = open_project(root=project.root)
     claim = record.record.entries["THEORY-6"]
@@ -395,11 +398,29 @@ def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectB
     runs = [judge_run(spec, s, "ok", {"err": e}, 1.0) for s, e in [(0, 0.7), (1, 0.3)]]
     control = judge_control("untrained", {"train": False},
                             [judge_run(spec, s, "ok", {"err": 0.9}, 1.0, main=False) for s in (0, 1)])
-    check = judge_check(spec, runs, [control], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids)  # type: ignore[attr-defined]
-    clauses = judge_clauses(claim, [check])  # type: ignore[arg-type]
-    result = claim_result(clauses, [check])
-    verdict = ClaimVerdict("THEORY-6", check.outcome, "A.", [check], {}, "2026-11-29T14:03:00Z",
-                           "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
-    v = _section(render_entry(context(record, statuses(record, THEORY_6=ClaimStatus("THEORY-6", result, verdict))),
-                              "THEORY-6"), "Verdict")
+    planted = judge_control("planted", {"plant": True},
+                            [judge_run(spec, s, "ok", {"err": 0.1}, 1.0, main=False) for s in (0, 1)], positive=True)
+
+    def page(positives: list[ControlResult]) -> str:
+        check = judge_check(spec, runs, [control], timeout=5, figures=[], duration_s=4.0, clause_ids=claim.clause_ids,  # type: ignore[attr-defined]
+                            positives=positives)
+        clauses = judge_clauses(claim, [check])  # type: ignore[arg-type]
+        result = claim_result(clauses, [check])
+        verdict = ClaimVerdict("THEORY-6", check.outcome, "A.", [check], {}, "2026-11-29T14:03:00Z",
+                               "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
+        return _section(render_entry(context(record, statuses(record, THEORY_6=ClaimStatus("THEORY-6", result,
+                                                                                           verdict))),
+                                     "THEORY-6"), "Verdict")
+
+    v = page([planted])
     assert "`lab`: `err` \\< 0.5: ❌ fails: holds on 1 of 2 seeds, measured 0.3 / 0.5 / 0.7" in v
+    assert "power: control 'untrained'; sensitivity: positive 'planted'" in v
+    assert "Setting: a toy, trained on random tokens." in v
+    assert ("| `planted` | `plant=true` | meets every expectation on every seed | `err` | seed 0: err = 0.1 "
+            "(holds); seed 1: err = 0.1 (holds) |") in v
+    # without a positive control that passes it, the test was never shown able to pass
+    v = page([])
+    assert v.split("\n\n")[1].startswith("**❔ not reproduced**")
+    assert "(not run)" not in v and "Positive controls" not in v  # its controls ran; it has no positive
+    assert ("`lab`: `err` \\< 0.5: ❔ not reproduced (never shown able to pass): holds on 1 of 2 seeds, measured "
+            "0.3 / 0.5 / 0.7; power: control 'untrained'") in v

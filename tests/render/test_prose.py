@@ -69,14 +69,13 @@ def test_lists_and_paragraphs_stay_as_many_as_they_were(src: str) -> None:
 
 
 def test_a_list_after_what_the_page_wrote_before_takes_another_marker() -> None:
-    from recordtool.render.prose import begins_list, block_tail
+    from recordtool.render.prose import block_tail
 
     statement, tail = block_tail("Two parts:\n\n1) one\n2) two", style())
     assert statement == "Two parts:\n\n1.  one\n2.  two"  # ('.': the site's Markdown reads no ')')
     assert tail == "." and block_tail("text", style()) == ("text", None)
-    assert block("1) more", style(), after=tail) == "1)  more" and begins_list("1)  more", ")")
+    assert block("1) more", style(), after=tail) == "1)  more"
     assert block("- more", style(), after="-") == "+   more" and block("- more", style(), after=")") == "-   more"
-    assert not begins_list("1.  more", ")") and not begins_list("\\- x", "-") and begins_list("-", "-")
 
 
 def test_inline_flattens_to_one_line_for_a_cell() -> None:
@@ -93,34 +92,7 @@ def test_mermaid_labels_cannot_end_their_node() -> None:
     assert escape.mermaid('a "b" [c] <d> `e` #f') == "a #quot;b#quot; #91;c#93; #lt;d#gt; #96;e#96; #35;f"
 
 
-def test_plain_paragraphs_come_out_as_through_the_parser() -> None:
-    """``block`` skips the parser for plain paragraphs: the same Markdown either way."""
-    import random
-
-    from recordtool.render.prose import _blocks, plain_paragraphs
-
-    def parsed(source: str) -> str:
-        return "\n".join(_blocks(markdown().parse(source), 0, style())[0]).rstrip("\n")
-
-    pieces = ["LIT-1", "THEORY-9", "word", "two words", " ", "  ", "\n", "\n\n", "\n \n", ".", "1.", "#", "-", "+",
-              "=", "~", "$", "!", "]", "(", ")", "{", ":", "'", '"', "é", "\u00a0", "\u2028", "x_y", "*", "&", "<",
-              "`", "|", "\\", "[", "\t", "\r", "    ", "   ", "a.\n2) b", "NOTE-12a", "%", "^", "@",
-              "`code`", "`LIT-1`", "` a `", "`  `", "`#`", "``x``", "`a\nb`"]
-    rng = random.Random(7)
-    plain = code = 0
-    for _ in range(20_000):
-        source = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
-        if not source.strip():
-            continue
-        plain += plain_paragraphs(source) is not None
-        code += plain_paragraphs(source) is not None and "`" in source
-        assert block(source, style()) == parsed(source), repr(source)
-    assert plain > 2_000  # the fast path was taken, and often
-    assert code > 300  # with code spans too
-
-
-# Composing a body while the graph is built (``compose_body``) and filling its links on the
-# page (``fill``) must give the bytes ``block`` gives, and the mentions ``find_mentions`` gives.
+# Markdown made of pieces that meet at every kind of markup.
 _PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY-9", "word", "x", " ", "\n", "\n\n", "  \n", "\t", "_", "__", "*",
            "**", "`", "[", "]", "(", ")", "](THEORY-2)", "](LIT-4.md)", "](NOTE-5 \"own title\")", "](THEORY-9)",
            "[it](THEORY-9 \"own\")", "[it](THEORY-9)", "[it *LIT-3*](NOTE-5 \"t\")", "[r](rel.md)", "[a](#b)",
@@ -129,28 +101,6 @@ _PIECES = ["THEORY-1", "NOTE-22", "LIT-3", "THEORY-9", "word", "x", " ", "\n", "
            "<b>", "<https://x.org/THEORY-6>", "&#45;", "&amp;", "\\", "\\-", "    ", "> ", "- ", "1. ", "# ",
            "| a | THEORY-1 |\n| - | - |\n| [x](NOTE-5) | y |\n", "```\n", "~~~py\n", "[r]: THEORY-5\n", "[r]",
            "\"", "%", "e.g. ", ". ", "Then ", "\x00", "\r\n"]
-
-
-def _page_style() -> Style:
-    def link(target: str) -> tuple[str, str | None]:
-        return (f"../x y/{target}(1).md", None) if target != "THEORY-9" else ("../wanted.md", 'not "in" the record')
-
-    return Style(PATTERN, link, lambda href: f"../up/{href}")
-
-
-@given(st.lists(st.sampled_from(_PIECES), max_size=30))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_a_body_composed_with_its_mentions_fills_in_as_block_writes_it(pieces: list[str]) -> None:
-    from recordtool.record.mentions import find_mentions
-    from recordtool.render.prose import compose_body, fill, unpack
-
-    text = "".join(pieces)
-    found, packed = compose_body(text, PATTERN)
-    assert found == find_mentions(text, PATTERN), text
-    if packed is not None:
-        composed = unpack(packed, text)
-        assert fill(composed, _page_style()) == block(text, _page_style()), text
-        assert (fill(composed, Style(PATTERN, lambda i: None)) is None) == ("\x00" in composed)  # a link left out
 
 
 # Pieces that make markup next to what the page writes otherwise than the body: a '!' before an
@@ -188,48 +138,6 @@ def test_a_bang_before_a_link_stays_text_and_code_stays_code_wherever_the_page_p
     assert block("    <b>c</b>", style()) == "```\n<b>c</b>\n```"  # (a page may put a text after a list of its own)
     assert block("-     <b>c</b>\n- ```\n  d\n  ```", style()) == (  # code never on an item's marker line
         "+ \n    ```\n    <b>c</b>\n    ```\n\n+ \n    ```\n    d\n    ```")
-
-
-def test_bodies_are_composed_ahead_unless_the_page_must_rewrite_a_link() -> None:
-    from recordtool.render.prose import compose_body, fill, unpack
-
-    body = "# Head\n\nSee THEORY-1 and [it](NOTE-5 \"t\"), *LIT-3*.\n\n- THEORY-9\n\n| a |\n| - |\n| LIT-3 |\n"
-    found, packed = compose_body(body, PATTERN)
-    assert [f.id for f in found] == ["THEORY-1", "NOTE-5", "LIT-3", "THEORY-9", "LIT-3"]
-    assert packed is not None and fill(unpack(packed, body), _page_style()) == block(body, _page_style())
-    assert compose_body("a [file](rel/file.md)", PATTERN)[1] is None  # relative to the page
-    assert compose_body("a [](THEORY-1)", PATTERN)[1] is None  # its text is its destination
-
-
-@given(st.text(), st.text())
-@settings(max_examples=300, deadline=None)
-def test_composed_prose_packed_against_its_body_unpacks_to_itself(composed: str, body: str) -> None:
-    from recordtool.render.prose import pack, unpack
-
-    for text in (composed, composed + "\ud800"):  # a lone surrogate too (YAML's "\ud800" gives one)
-        assert unpack(pack(text, body), body) == text
-        assert unpack(pack(text, text), text) == text
-
-
-def test_composed_prose_is_kept_small_against_its_body() -> None:
-    """What is held for every entry until its page is written: most of it is its body's text,
-    which the packed prose refers to instead of holding it again."""
-    import random
-
-    from recordtool.render.prose import compose_body, unpack
-
-    rng = random.Random(1)
-    # Words of random letters: text that compresses poorly on its own, as a body of words does
-    # (only packing it against its body makes it small).
-    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9))) for _ in range(3_000)]
-    words += ["*residual*", "`stream`", "THEORY-1", "[a](NOTE-5)", "x_1"]
-    body = "\n\n".join(" ".join(rng.choice(words) for _ in range(60)) for _ in range(12))  # about 5 KB
-    big = "".join(rng.choice(words) + " " for _ in range(8_000))  # over zlib's 32 KB window
-    for text in (body, big):
-        packed = compose_body(text, PATTERN)[1]
-        assert packed is not None and unpack(packed, text) == block(text, Style(PATTERN, lambda i: (f"\x00{i}\x00", None)))
-    small = compose_body(body, PATTERN)[1]
-    assert small is not None and len(small) < len(body) / 4
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=30))

@@ -1,10 +1,10 @@
 """Prose written straight from markdown-it's token stream, held byte for byte to the writer it
 replaced: a frozen copy of that writer, which built a syntax tree first (``frozen_prose``);
-and the mentions ``compose_body`` finds while it writes, held to a full scan of the parse.
+
 
 Compared on realistic bodies (``benchmarks/bench_scale.py``), on bodies with edge cases spliced
 in, on hand-written edge cases, and on Markdown generated from pieces; with every kind of
-``Style`` a page or ``compose_body`` uses.
+``Style`` a page uses.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it.token import Token
 
-from recordtool.record.mentions import find_mentions, parse, reference_mentions
+from recordtool.record.mentions import markdown
 from recordtool.render import prose
 from recordtool.render.prose import Style
 from tests.render import frozen_prose
@@ -44,16 +44,12 @@ STYLES = {
     "linked": Style(PATTERN, _linked),
     "page": Style(PATTERN, _page, lambda href: f"../up/{href}"),
     "some ids left as text": Style(PATTERN, _some, lambda href: f"<{href}>", min_heading=1),
-    "composed with slots": Style(PATTERN, prose._slot, prose._on_the_page),  # as compose_body does
     "headings kept": Style(PATTERN, _linked, min_heading=1),
 }
 
 
 def _written(write: Callable[..., str], text: str, style: Style, tokens: list[Token] | None = None) -> str:
-    try:
-        return write(text, style, tokens)
-    except prose._NotComposed:
-        return "<composed on the page>"
+    return write(text, style, tokens)
 
 
 def _inline(module: object) -> Callable[..., str]:
@@ -62,18 +58,14 @@ def _inline(module: object) -> Callable[..., str]:
 
 def assert_as_frozen(text: str) -> None:
     """``block`` and ``inline`` write ``text`` as the frozen writer did, in every style."""
-    tokens = parse(text)[0]
+    tokens = markdown().parse(text)
     for name, style in STYLES.items():
         assert _written(prose.block, text, style, tokens) == _written(frozen_prose.block, text, style, tokens), (
             name, text)
-        if name in ("linked", "composed with slots"):  # what parses again: the same for every style
+        if name == "linked":  # what parses again: the same for every style
             assert _written(prose.block, text, style) == _written(frozen_prose.block, text, style), (name, text)
             assert _written(_inline(prose), text, style) == _written(_inline(frozen_prose), text, style), (
                 name, text)
-    found, packed = prose.compose_body(text, PATTERN)
-    assert found == reference_mentions(text, PATTERN) == find_mentions(text, PATTERN), text
-    composed = _written(frozen_prose.block, text, STYLES["composed with slots"])
-    assert (prose.unpack(packed, text) if packed is not None else "<composed on the page>") == composed, text
 
 
 EDGES = [
@@ -231,30 +223,3 @@ def test_the_comparison_catches_a_writer_that_differs(monkeypatch: pytest.Monkey
             assert differs(), name
 
 
-def test_runs_that_name_no_id_are_not_scanned_again_for_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``compose_body`` leaves out of the mention scan the inline runs its writer found no id
-    in (most of a research body's); a writer that wrongly says a run names none is caught."""
-    from recordtool.record import mentions
-
-    markdown = _synthetic()
-    rng = random.Random(5)
-    texts = [markdown(rng, ["THEORY-1", "NOTE-2", "LIT-3"], "THEORY-4") for _ in range(20)]
-    texts += ["[a](THEORY-1) and [b](https://x.org/THEORY-2)", "| a |\n| - |\n| [x](NOTE-5) |", "_THEORY-1_ `NOTE-2`"]
-    left_out = scanned = 0
-    scan = mentions.mentions_in
-
-    def counting(tokens: list[Token], pattern: re.Pattern[str], unnamed: frozenset[int] = frozenset()) -> list:
-        nonlocal left_out, scanned
-        runs = [t for t in tokens if t.type == "inline"]
-        left_out += sum(id(t) in unnamed for t in runs)
-        scanned += sum(id(t) not in unnamed for t in runs)
-        return scan(tokens, pattern, unnamed)
-
-    monkeypatch.setattr(prose, "mentions_in", counting)
-    for text in texts:
-        assert prose.compose_body(text, PATTERN)[0] == reference_mentions(text, PATTERN)
-    assert left_out > 2 * scanned
-
-    real = prose._inline
-    monkeypatch.setattr(prose, "_inline", lambda *args: (*real(*args)[:2], False))
-    assert any(prose.compose_body(text, PATTERN)[0] != reference_mentions(text, PATTERN) for text in texts[-3:])

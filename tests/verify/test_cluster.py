@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
+from verify_fakes import CHECKS, POWER, VALIDATED, check, claim_yaml, make_project
 
 # Dask is never imported here: its threads would stay in the tests' process (and keep the
 # tests that fork from forking). Clusters and clients run in processes of their own.
@@ -133,7 +133,7 @@ def judged(verdict: dict[str, Any]) -> tuple[Any, ...]:
 def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, Any]) -> None:
     claims = {
         "THEORY-1": check("small", "ok", more=CONTROL),
-        "THEORY-2": check("small", "fail", more=POWER),
+        "THEORY-2": check("small", "fail", more=VALIDATED),
         "THEORY-3": check("small", "always", more=CONTROL),
         "THEORY-4": check("boom", "boom") + check("exit3", "exit3") + check("killed", "killed"),
         "THEORY-5": check("hang", "hang", more="timeout: 1"),
@@ -149,7 +149,7 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
     said = [line.partition(": ")[::2] for line in remote.stderr.splitlines() if " seed " in line.split(":")[0]]
     started = sorted(label for label, what in said if what == "started")
     ended = sorted(label for label, what in said if what != "started" and not what.startswith("running "))
-    assert len(started) == 20 and started == ended  # (a heartbeat, "running 30 s", is neither)
+    assert len(started) == 22 and started == ended  # (a heartbeat, "running 30 s", is neither)
     mine, theirs = verdicts(here), verdicts(there)
     for claim, verdict in mine.items():  # tracebacks name the project's folder
         assert json.dumps(judged(theirs[claim])).replace(str(there), "ROOT") == \

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from recordtool.record.config import load_config
-from recordtool.verify.fingerprint import Scanner, diff, environment
+from recordtool.record.schema import CheckSpec
+from recordtool.verify.fingerprint import Scanner, check_parts, diff, environment
 from tests.conftest import needs_torch
 
 
@@ -74,3 +78,22 @@ def test_environment_reads_metadata_without_importing_torch() -> None:
     assert out.strip() == "['click', 'python', 'recordtool', 'torch'] False"
     versions = environment(["click"])
     assert versions["python"].count(".") == 2
+
+
+def test_positives_setting_and_analogue_are_in_the_fingerprint_when_given() -> None:
+    """Issue 63's fields: none of them changes the fingerprint of a check that gives none
+    (the committed verdicts stay fresh), and a change of any names it."""
+    base = {"name": "small", "run": "checks.fake:ok", "expect": {"err": "< 0.5"},
+            "controls": [{"name": "broken", "params": {"broken": True}}]}
+    plain = check_parts(CheckSpec.model_validate(base))
+    assert not any(k.endswith((":positives", ":setting", ":analogue")) for k in plain)
+    given = check_parts(CheckSpec.model_validate({**base, "positives": [{"params": {"planted": True}}],
+                                                  "setting": "a toy", "analogue": True}))
+    assert diff(plain, given) == ["check 'small': analogue changed", "check 'small': positives changed",
+                                  "check 'small': setting changed"]
+    spec = CheckSpec.model_validate({**base, "positives": [{"params": {"planted": True}}], "setting": " a  toy "})
+    assert ([p.name for p in spec.all_positives], spec.setting) == (["positive-1"], "a toy")
+    with pytest.raises(ValidationError, match="'broken' names both a control and a positive"):
+        CheckSpec.model_validate({**base, "positives": [{"name": "broken"}]})
+    with pytest.raises(ValidationError, match="the setting is one line"):
+        CheckSpec.model_validate({**base, "setting": "a toy\nand more"})

@@ -11,6 +11,7 @@ from typing import Any
 
 from recordtool.record.schema import CheckSpec, Theory, Tolerance
 from recordtool.verify.judge import (
+    as_judged_now,
     claim_result,
     close,
     judge_check,
@@ -34,10 +35,24 @@ def control(*runs: Run, name: str = "broken") -> ControlResult:
     return judge_control(name, {"broken": True}, list(runs))
 
 
+def planted(*runs: Run, name: str = "planted") -> ControlResult:
+    """A positive control of the check: the claim is known to hold under it."""
+    return judge_control(name, {"planted": True}, list(runs), positive=True)
+
+
+def holding(spec: CheckSpec = SPEC, seeds: int = 1) -> list[ControlResult]:
+    """A positive control that holds every expectation of ``spec`` on ``seeds`` seeds."""
+    values = {"err": 0.1, "n": 3, "k": 3.0}
+    return [planted(*(judge_run(spec, s, "ok", {m: values.get(m, 1.0) for m in [*spec.expect, *spec.degenerate,
+                                                                                *spec.observe]}, 0.1, main=False)
+                      for s in range(seeds)))]
+
+
 def check(runs: list[Run], controls: list[ControlResult] | None = None, previous: CheckVerdict | None = None,
-          spec: CheckSpec = SPEC, clause_ids: list[str] | None = None) -> CheckVerdict:
+          spec: CheckSpec = SPEC, clause_ids: list[str] | None = None,
+          positives: list[ControlResult] | None = None) -> CheckVerdict:
     return judge_check(spec, runs, controls or [], timeout=5, figures=[], duration_s=0.1, previous=previous,
-                       clause_ids=clause_ids)
+                       clause_ids=clause_ids, positives=positives)
 
 
 def spec(**fields: Any) -> CheckSpec:
@@ -107,9 +122,10 @@ def test_a_declared_null_gives_power() -> None:
 
 def test_fail_names_the_expectation_and_the_seed() -> None:
     broken = control(run(0.9, n=1))
-    verdict = check([run(0.7)], [broken])
+    verdict = check([run(0.7)], [broken], positives=holding())
     assert (verdict.outcome, verdict.message) == ("fail", "err = 0.7, expected < 0.5")
-    verdict = check([run(0.1, seed=0), run(0.8, seed=1)], [control(run(0.9, n=1, seed=0), run(0.9, n=1, seed=1))])
+    verdict = check([run(0.1, seed=0), run(0.8, seed=1)], [control(run(0.9, n=1, seed=0), run(0.9, n=1, seed=1))],
+                    positives=holding(seeds=2))
     assert (verdict.outcome, verdict.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1)")
 
 
@@ -120,17 +136,19 @@ def test_a_quorum_of_two_of_three_seeds() -> None:
     assert (two.outcome, two.message) == ("pass", "1 expectation with power holds on at least 2 of 3 seeds")
     assert (two.expectations[0].holds_on, two.expectations[0].required, two.required) == (2, 2, 2)
     assert two.expectations[0].spread == [0.1, 0.2, 0.8]
-    one = check([run(v, spec=quorum, seed=s) for s, v in enumerate([0.1, 0.8, 0.9])], controls, spec=quorum)
+    one = check([run(v, spec=quorum, seed=s) for s, v in enumerate([0.1, 0.8, 0.9])], controls, spec=quorum,
+                positives=holding(quorum, 3))
     assert (one.outcome, one.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1); holds on 1 of 3 seeds, quorum 2")
     # without a quorum every seed must hold
     every = spec(expect={"err": "< 0.5"}, seeds=3, control={"params": {"broken": True}})
-    verdict = check([run(v, spec=every, seed=s) for s, v in enumerate([0.1, 0.8, 0.2])], controls, spec=every)
+    verdict = check([run(v, spec=every, seed=s) for s, v in enumerate([0.1, 0.8, 0.2])], controls, spec=every,
+                    positives=holding(every, 3))
     assert (verdict.outcome, verdict.message) == ("fail", "err = 0.8, expected < 0.5 (seed 1)")
 
 
 def test_nan_never_satisfies_and_infinities_compare() -> None:
     broken = control(run(0.9, n=1))
-    verdict = check([run(math.nan)], [broken])
+    verdict = check([run(math.nan)], [broken], positives=holding())
     assert (verdict.outcome, verdict.message) == ("fail", "err = nan, expected < 0.5")
     assert (verdict.expectations[0].spread, verdict.expectations[0].nans) == (None, 1)
     # NaN under a control fails the expectation too: it gives power, it does not take it
@@ -163,7 +181,7 @@ def test_errors_and_timeouts_of_controls() -> None:
     crashed = judge_control("broken", {}, [judge_run(SPEC, 0, "error", {}, 5, "Traceback\n  x\nKeyError: 'a'")])
     assert check([run(0.1)], [crashed]).message == "control 'broken': raised KeyError: 'a'"
     # a failure with power stands even when another control broke
-    assert check([run(0.7)], [control(run(0.9, n=1)), crashed]).outcome == "fail"
+    assert check([run(0.7)], [control(run(0.9, n=1)), crashed], positives=holding()).outcome == "fail"
 
 
 def test_degenerate_runs_are_flagged() -> None:
@@ -173,9 +191,12 @@ def test_degenerate_runs_are_flagged() -> None:
     dead = judge_control("no-repeats", {}, [run(0.9, spec=flagged, seed=s, loss_drop=0.01) for s in range(2)])
     assert [r.degenerate for r in dead.runs] == [["loss_drop < 0.1"], ["loss_drop < 0.1"]]
     verdict = check(runs, [dead], spec=flagged)
+    # a degenerate control gives no power: its failing shows nothing the measurement could get wrong
     assert (verdict.outcome, verdict.message) == (
-        "pass", "1 expectation with power holds on every one of 2 seeds; control 'no-repeats' is degenerate on "
-                "seeds 0, 1")
+        "no-power", "no expectation has power: none fails on every seed of a control or of its null; its only "
+                    "power is degenerate (control 'no-repeats'); control 'no-repeats' is degenerate on seeds 0, 1")
+    assert [(e.state, e.power, e.degenerate_power) for e in verdict.expectations] == [
+        ("no-power", [], ["control 'no-repeats'"])]
     assert judge_run(flagged, 0, "ok", {"err": 0.1}, 0.1).error == (
         "metric 'loss_drop' missing, named under degenerate (the check returned: err)")
 
@@ -246,9 +267,10 @@ def test_clause_verdicts_and_the_claim_result() -> None:
     })
     check_spec = claim.checks[0]
 
-    def judged(err: float, n: float, control_n: float) -> tuple[str, list[str], str]:
+    def judged(err: float, n: float, control_n: float, positive: bool = True) -> tuple[str, list[str], str]:
         verdict = check([run(err, n, spec=check_spec, curve=1.0)], [control(run(0.9, control_n, spec=check_spec, main=False))],
-                        spec=check_spec, clause_ids=claim.clause_ids)
+                        spec=check_spec, clause_ids=claim.clause_ids,
+                        positives=holding(check_spec) if positive else [])
         clauses = judge_clauses(claim, [verdict])
         result = claim_result(clauses, [verdict])
         return result, [c.state for c in clauses], label(result, clauses)
@@ -259,6 +281,11 @@ def test_clause_verdicts_and_the_claim_result() -> None:
                                  "partly verified: 2 of 4 clauses")
     assert judged(0.1, 1, 1) == ("contradicted", ["verified", "verified", "contradicted", "observed"],
                                  "contradicted: 1 of 4 clauses")
+    # failing with power but no positive control: the test was never shown able to pass
+    assert judged(0.1, 1, 1, positive=False) == (
+        "partly-verified", ["verified", "verified", "not-reproduced", "observed"], "partly verified: 2 of 4 clauses")
+    assert judged(0.7, 1, 1, positive=False) == (
+        "not-reproduced", ["not-reproduced", "not-reproduced", "not-reproduced", "observed"], "not reproduced")
     one = Theory.model_validate({"id": "THEORY-2", "kind": "theory", "statement": "S.",
                                  "checks": [{"name": "small", "run": "checks.fake:ok", "expect": {"err": "< 0.5"}}]})
     verdict = check([run(0.1, spec=one.checks[0])], [control(run(0.9, spec=one.checks[0]))], spec=one.checks[0])
@@ -269,46 +296,69 @@ def test_clause_verdicts_and_the_claim_result() -> None:
 
 
 def test_the_worked_example_of_docs_verdicts() -> None:
-    """docs/verdicts.md's worked example, number for number."""
+    """docs/verdicts.md's worked example, number for number: the four cases (a validated
+    pass, a contradiction, no power from a degenerate control, not reproduced)."""
     claim = Theory.model_validate({
         "id": "THEORY-1", "kind": "theory",
-        "statement": "The model has a previous-token head and induction heads, which K-compose with it.",
+        "statement": "The model has a previous-token head and induction heads, which K-compose with it "
+                     "and with a recent-tokens head.",
         "clauses": {"previous-token": "A first-layer head attends to the previous token.",
                     "induction": "Second-layer heads attend to the token after an earlier occurrence.",
-                    "k-composition": "The induction heads K-compose with the previous-token head."},
+                    "k-composition": "The induction heads K-compose with the previous-token head.",
+                    "recent-tokens": "A first-layer head attends over the last several tokens."},
         "checks": [{"name": "induction", "run": "checks.induction:measure", "seeds": 3, "quorum": 2,
+                    "setting": "two-layer attention-only toy, d_model 64, trained on repeated random tokens",
+                    "analogue": True,
                     "expect": {"previous_token_score": {"is": "> 0.4", "clause": "previous-token"},
                                "n_induction_heads": {"is": ">= 1", "clause": "induction"},
                                "k_comp_over_baseline": {"is": "> 2", "clause": "k-composition",
-                                                        "null": "k_comp_null"}},
-                    "observe": {"window_score": "k-composition"},
+                                                        "null": "k_comp_null"},
+                               "recent_score": {"is": "> 0.5", "clause": "recent-tokens"}},
                     "degenerate": {"loss_drop": "< 0.1"},
-                    "controls": [{"name": "untrained", "params": {"train": False}}]}],
+                    "controls": [{"name": "untrained", "params": {"train": False}},
+                                 {"name": "shuffled", "params": {"data": "shuffled"}}],
+                    "positives": [{"name": "planted", "params": {"plant": "induction"}}]}],
     })
     spec_ = claim.checks[0]
-    main = [(0.59, 4, 2.7, 1.0, 1.8), (0.31, 4, 2.9, 1.1, 1.7), (0.58, 3, 2.5, 0.9, 1.9)]
-    untrained = [(0.05, 1, 1.0, 0.0), (0.06, 0, 1.1, 0.0), (0.04, 2, 0.9, 0.0)]
-    runs = [judge_run(spec_, seed, "ok", {"previous_token_score": p, "n_induction_heads": n,
-                                          "k_comp_over_baseline": k, "k_comp_null": null, "loss_drop": drop,
-                                          "window_score": 0.2}, 1.0)
-            for seed, (p, n, k, null, drop) in enumerate(main)]
-    control_runs = [judge_run(spec_, seed, "ok", {"previous_token_score": p, "n_induction_heads": n,
-                                                  "k_comp_over_baseline": k, "loss_drop": drop}, 1.0, main=False)
-                    for seed, (p, n, k, drop) in enumerate(untrained)]
-    verdict = check(runs, [judge_control("untrained", {"train": False}, control_runs)], spec=spec_,
-                    clause_ids=claim.clause_ids)
+    names = ["previous_token_score", "n_induction_heads", "k_comp_over_baseline", "recent_score", "loss_drop"]
+
+    def runs(rows: list[tuple[float, ...]], main: bool = False) -> list[Run]:
+        return [judge_run(spec_, seed, "ok", {**dict(zip(names, row, strict=False)),
+                                              **({"k_comp_null": row[-1]} if main else {})}, 1.0, main=main)
+                for seed, row in enumerate(rows)]
+
+    main = runs([(0.59, 4, 1.5, 0.2, 1.8, 1.0), (0.31, 4, 1.7, 0.3, 1.7, 1.1), (0.58, 3, 2.1, 0.25, 1.9, 0.9)],
+                main=True)
+    untrained = runs([(0.05, 0, 1.0, 0.1, 0.0), (0.06, 0, 1.1, 0.1, 0.0), (0.04, 0, 0.9, 0.1, 0.0)])
+    shuffled = runs([(0.1, 2, 1.2, 0.15, 1.2), (0.12, 1, 1.0, 0.2, 1.1), (0.09, 3, 1.1, 0.1, 1.3)])
+    plant = runs([(0.9, 4, 3.1, 0.3, 1.8), (0.92, 4, 3.3, 0.35, 1.8), (0.91, 4, 2.9, 0.3, 1.8)])
+    verdict = check(main, [judge_control("untrained", {"train": False}, untrained),
+                           judge_control("shuffled", {"data": "shuffled"}, shuffled)], spec=spec_,
+                    clause_ids=claim.clause_ids, positives=[planted(*plant)])
     assert (verdict.outcome, verdict.message) == (
-        "pass", "2 expectations with power hold on at least 2 of 3 seeds; 1 without power decides nothing "
-                "(n_induction_heads); control 'untrained' is degenerate on seeds 0, 1, 2")
-    assert [(e.metric, e.state, e.holds_on, e.power, e.spread) for e in verdict.expectations] == [
-        ("previous_token_score", "holds", 2, ["control 'untrained'"], [0.31, 0.58, 0.59]),
-        ("n_induction_heads", "no-power", 3, [], [3.0, 4.0, 4.0]),
-        ("k_comp_over_baseline", "holds", 3, ["control 'untrained'", "null k_comp_null"], [2.5, 2.7, 2.9])]
+        "fail", "k_comp_over_baseline = 1.5, expected > 2 (seed 0); holds on 1 of 3 seeds, quorum 2; not reproduced: "
+                "recent_score = 0.2, expected > 0.5 (seed 0); holds on 0 of 3 seeds, quorum 2; the test was never "
+                "shown able to pass (no positive control holds it on every seed); 1 without power decides nothing "
+                "(n_induction_heads [only degenerate power: control 'untrained']); control 'untrained' is degenerate "
+                "on seeds 0, 1, 2")
+    assert [(e.metric, e.state, e.holds_on, e.power, e.sensitivity, e.degenerate_power)
+            for e in verdict.expectations] == [
+        ("previous_token_score", "holds", 2, ["control 'shuffled'"], ["positive 'planted'"], ["control 'untrained'"]),
+        ("n_induction_heads", "no-power", 3, [], ["positive 'planted'"], ["control 'untrained'"]),
+        ("k_comp_over_baseline", "fails", 1, ["control 'shuffled'", "null k_comp_null"], ["positive 'planted'"],
+         ["control 'untrained'"]),
+        ("recent_score", "not-reproduced", 0, ["control 'shuffled'"], [], ["control 'untrained'"])]
+    assert (verdict.setting, verdict.analogue) == (
+        "two-layer attention-only toy, d_model 64, trained on repeated random tokens", True)
     clauses = judge_clauses(claim, [verdict])
     assert [(c.clause, c.state) for c in clauses] == [
-        ("previous-token", "verified"), ("induction", "observed"), ("k-composition", "verified")]
+        ("previous-token", "verified"), ("induction", "observed"), ("k-composition", "contradicted"),
+        ("recent-tokens", "not-reproduced")]
     result = claim_result(clauses, [verdict])
-    assert label(result, clauses) == "partly verified: 2 of 3 clauses"
+    assert label(result, clauses, analogue=True) == "contradicted: 1 of 4 clauses"
+    # without the contradiction (k-composition holding on the planted and the trained model alike)
+    assert label("partly-verified", clauses[:1] + clauses[2:3], analogue=True) == (
+        "partly verified in the lab's analogue: 1 of 2 clauses")
 
 
 def test_a_long_list_kept_whole_compares_as_its_summary() -> None:
@@ -339,6 +389,7 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
     claim = Theory.model_validate({
         "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
         "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {"broken": True}}, "seeds": 2,
+                    "positives": [{"name": "planted", "params": {"planted": True}}],
                     "expect": {"err": {"is": "< 0.5", "clause": "a"}, "n": {"is": ">= 2", "clause": "b"}}}]})
     spec_ = claim.checks[0]
 
@@ -346,7 +397,8 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
         runs = [run(err, 3, seed=s, spec=spec_) for s in (0, 1)]
         controls = [judge_control("control", {"broken": True}, [run(0.9, 1, seed=s, spec=spec_, main=False)
                                                                 for s in (0, 1)])]
-        return _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids)])
+        return _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids,
+                                            positives=holding(spec_, 2))])
 
     assert (made(0.1).result, unsupported(claim, made(0.1))) == ("verified", None)
     assert (made(0.7).result, unsupported(claim, made(0.7))) == ("contradicted", None)
@@ -424,11 +476,44 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
     noted.checks[0].message += "; seed 1 gave different numbers than last time (err 0.6 then 0.7, beyond the tolerance): nondeterministic"
     noted.checks[0].nondeterministic = True
     assert unsupported(claim, noted) is None
+    # a verdict of an older format is judged again under today's rules: what it said of its
+    # numbers is replaced, a number edited is still caught
     old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
-    old.clauses = []
-    assert unsupported(claim, old) is None
+    old.clauses, old.format = [], 1
     old.checks[0].outcome = old.outcome = "pass"
-    assert unsupported(claim, old) == "check 'small' comes out fail by its numbers, but the file says pass"
+    now, why = as_judged_now(claim, old)
+    assert (why, now.result, now.format, [c.state for c in now.clauses]) == (
+        None, "contradicted", 3, ["contradicted", "verified"])
+    assert unsupported(claim, old) is None
+    old.checks[0].runs[0].expectations[0].holds = True
+    assert unsupported(claim, old) == "check 'small', seed 0: err = 0.7 does not meet '< 0.5', but the file says it holds"
+
+
+def test_an_old_verdict_without_positive_controls_reads_as_not_reproduced() -> None:
+    """A verdict of format 2 (before positive controls) whose expectation with power fails:
+    read now, that expectation has no sensitivity, so its clause is not reproduced."""
+    claim = Theory.model_validate({
+        "id": "THEORY-1", "kind": "theory", "statement": "A and B.", "clauses": {"a": "A.", "b": "B."},
+        "checks": [{"name": "small", "run": "checks.fake:ok", "control": {"params": {"broken": True}},
+                    "expect": {"err": {"is": "< 0.5", "clause": "a"}, "n": {"is": ">= 2", "clause": "b"}}}]})
+    spec_ = claim.checks[0]
+    made = check([run(0.1, 1, spec=spec_)], [judge_control("control", {"broken": True},
+                                                             [run(0.9, 1, spec=spec_, main=False)])],
+                 spec=spec_, clause_ids=claim.clause_ids)
+    old = _claim_verdict(claim, [made])
+    assert (old.result, made.outcome) == ("partly-verified", "not-reproduced")
+    old.format = 2  # as format 2 wrote it: the failing expectation 'fails', the clause contradicted
+    old.checks[0].expectations[1].state = "fails"
+    old.checks[0].outcome = old.outcome = "fail"
+    old.clauses[1].state = "contradicted"
+    old.result = "contradicted"
+    now, why = as_judged_now(claim, ClaimVerdict.from_json(old.to_json()))
+    assert why is None
+    assert (now.result, [c.state for c in now.clauses], now.checks[0].outcome) == (
+        "partly-verified", ["verified", "not-reproduced"], "not-reproduced")
+    assert now.checks[0].message == (
+        "not reproduced: n = 1, expected >= 2; the test was never shown able to pass (no positive control holds "
+        "it on every seed)")
 
 
 def test_an_observation_shown_otherwise_than_its_numbers_is_named() -> None:
@@ -453,12 +538,14 @@ def test_a_verdict_with_nan_and_infinite_numbers_read_back_is_supported() -> Non
     claim = Theory.model_validate({"id": "THEORY-1", "kind": "theory", "statement": "S.",
                                    "checks": [{"name": "small", "run": "checks.fake:ok", "seeds": 2,
                                                "control": {"params": {"broken": True}},
+                                               "positives": [{"name": "planted", "params": {"planted": True}}],
                                                "expect": {"err": "< 0.5"}, "observe": {"curve": "statement"}}]})
     spec_ = claim.checks[0]
     runs = [judge_run(spec_, s, "ok", {"err": [0.1, math.nan][s], "curve": math.nan, "x": math.inf}, 0.1) for s in (0, 1)]
     controls = [judge_control("control", {"broken": True},
                               [judge_run(spec_, s, "ok", {"err": 0.9, "curve": 1.0}, 0.1, main=False) for s in (0, 1)])]
-    verdict = _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids)])
+    verdict = _claim_verdict(claim, [check(runs, controls, spec=spec_, clause_ids=claim.clause_ids,
+                                           positives=holding(spec_, 2))])
     assert verdict.result == "contradicted"  # NaN never satisfies an expectation
     assert unsupported(claim, ClaimVerdict.from_json(verdict.to_json())) is None
     # ... whichever NaN objects it holds: reading gives the one ``math.nan`` everywhere, which

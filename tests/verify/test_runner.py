@@ -12,11 +12,18 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT
+from pydantic import ValidationError
+from verify_fakes import BROKEN, CHECKS, CRASH, FAMILY, HELPER, SLOW_IMPORT, check, one_claim
 
-from recordtool.verify import runner as runner_module
+from recordtool.record.config import load_config
+from recordtool.record.project import open_project
+from recordtool.record.schema import CheckSpec
+from recordtool.verify import child as child_module
+from recordtool.verify.limits import MIN_MEMORY_MB, physical_memory_mb, run_limits
 from recordtool.verify.reaper import running
 from recordtool.verify.runner import Job, JobResult, Runner, exit_message
+from recordtool.verify.session import Options, verify
+from recordtool.verify.store import read_store
 
 
 @pytest.fixture
@@ -239,7 +246,7 @@ def test_forked_runs_share_neither_memory_nor_output(root: Path) -> None:
 @pytest.mark.parametrize("server", ["raise SystemExit(1)", "import os, time; os.close(0); time.sleep(1)"],
                          ids=["exits", "deaf"])
 def test_without_a_server_runs_start_fresh(root: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> None:
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     results = run_all(root, [job(f"f{i}", "family", module="checks.family") for i in range(2)]
                       + [job("boom", "boom")], workers=2)
     assert {r.metrics["ppid"] for r in results.values() if r.outcome == "ok"} == {os.getpid()}
@@ -335,7 +342,7 @@ def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_a
         child.Server.child = early
         child.main(["--serve"])
     """)
-    monkeypatch.setattr(runner_module, "SERVER_ARGS", ["-c", server])
+    monkeypatch.setattr(child_module, "SERVER_ARGS", ["-c", server])
     go = tmp_path / "go"
     jobs = in_order(job("sibling", "waitfor", path=str(go)), job("victim", "victim"))
     for j in jobs:
@@ -348,3 +355,78 @@ def test_a_sigterm_that_reaches_a_forked_run_before_it_is_set_up_ends_that_run_a
     assert (results["sibling"].outcome, results["sibling"].error, results["sibling"].metrics) == (
         "ok", None, {"err": 0.0})
     assert (results["victim"].outcome, results["victim"].error) == ("error", "killed by signal SIGTERM (15)")
+
+
+def _returning(value: object, tmp_path: Path) -> dict[str, object]:
+    """What a run of a check that returns ``value`` gives, as the check's process says it."""
+    request = {"root": str(tmp_path), "package": "checks", "module": "checks.fake", "function": "f", "seed": 0,
+               "device": "cpu", "cache_dir": str(tmp_path / "cache"), "figures_dir": str(tmp_path / "figures"),
+               "threads": 1, "params": {}}
+    return child_module.run(request, load=lambda *_: lambda ctx: value)
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    ({"gain": float("inf")}, "metric 'gain' is inf, not a finite number (or NaN), a list of numbers or a string"),
+    ({"gain": -float("inf")}, "metric 'gain' is -inf, not a finite number (or NaN)"),
+    ({"curve": [1.0, float("inf")]}, "metric 'curve' is a list holding something other than finite numbers"),
+    ({"f": lambda: 1}, "metric 'f' is a function, not a finite number (or NaN)"),
+    ({"nothing": None}, "metric 'nothing' is None, not a finite number (or NaN)"),
+    ({"nested": {"a": 1.0}}, "metric 'nested' is a dict, not a finite number (or NaN)"),
+    ({3: 1.0}, "metric key 3 is a int, not a name; return a mapping of metric names (strings)"),
+])
+def test_class_6_hostile_or_odd_results_are_an_error_that_names_the_metric(
+        value: object, error: str, tmp_path: Path) -> None:
+    """Issue 66, class 6: a result is checked where the check returns it; an infinity (which
+    would pass '> 0'), a function (kept as its repr, then flagged nondeterministic), an int
+    key, ``None`` or a mapping are an error naming the metric, never evidence."""
+    result = _returning(value, tmp_path)
+    assert result["status"] == "error" and str(result["error"]).startswith(error), result
+
+
+def test_class_6_numbers_nan_lists_and_text_are_results(tmp_path: Path) -> None:
+    value = {"err": 0.1, "n": 3, "ok": True, "undefined": float("nan"), "curve": [1.0, 2.5], "grid": [[1, 2], [3, 4]],
+             "note": "text"}
+    result = _returning(value, tmp_path)
+    assert result["status"] == "ok", result
+    metrics = result["metrics"]
+    assert isinstance(metrics, dict) and sorted(metrics) == sorted(value)
+
+
+@pytest.mark.parametrize("serve", [True, False], ids=["forked", "fresh"])
+def test_class_7_each_run_is_held_to_its_memory_and_cpu_time(root: Path, serve: bool) -> None:
+    """Issue 66, class 7: a check ran without limits and reserved 20 GB. Each run now has an
+    address space and a CPU time, soft and hard alike (the check cannot raise them); past
+    them the run is an error that says which limit and how to raise it."""
+    jobs = [job("limits", "limits"), job("grab", "grab", mb=2048), job("burn", "burn", timeout=60)]
+    jobs[0].memory_mb, jobs[0].cpu_s = 3000, 50.5
+    jobs[1].memory_mb = 1500  # (the server's own address space, torch-free here, fits well below)
+    jobs[2].cpu_s = 1
+    results = run_all(root, jobs, workers=3, serve=serve)
+    assert results["limits"].metrics == {"as": 3000 * 2**20, "as_hard": 3000 * 2**20, "cpu": 51.0}
+    assert results["grab"].outcome == "error"
+    assert (results["grab"].error or "").startswith(
+        "MemoryError: ran out of memory within its limit of 1500 MiB of address space; raise 'limits: "
+        "{memory_mb: ...}' in the check's YAML if it needs more")
+    assert results["burn"].outcome == "error"
+    assert (results["burn"].error or "").startswith(
+        "killed by signal SIGXCPU (24) (past its CPU-time limit: raise 'limits: {cpu_s: ...}' in the check's YAML)")
+
+
+def test_class_7_the_limits_a_run_gets_by_default_and_from_the_yaml() -> None:
+    spec = {"name": "small", "run": "checks.fake:ok", "expect": {"err": "< 0.5"}, "threads": 2}
+    plain = CheckSpec.model_validate(spec)
+    assert run_limits(plain, 30.0, "cpu") == {"memory_mb": max(MIN_MEMORY_MB, physical_memory_mb() // 2),
+                                              "cpu_s": 120.0}
+    assert run_limits(plain, 30.0, "cuda")["memory_mb"] is None  # the GPU driver maps far more than it uses
+    given = CheckSpec.model_validate({**spec, "limits": {"memory_mb": 512, "cpu_s": 7.5}})
+    assert run_limits(given, 30.0, "cuda") == {"memory_mb": 512, "cpu_s": 7.5}
+    with pytest.raises(ValidationError, match="greater than 0"):
+        CheckSpec.model_validate({**spec, "limits": {"memory_mb": 0}})
+
+
+def test_class_7_verify_holds_each_run_to_the_limits_its_yaml_gives(tmp_path: Path) -> None:
+    root = one_claim(tmp_path, check("lim", "limits", expect='{cpu: "> 0"}', more="limits: {memory_mb: 3000, cpu_s: 40}"))
+    verify(open_project(root=root), Options())
+    verdict = read_store(load_config(root)).verdicts["THEORY-1"]
+    assert {k: v for k, v in verdict.checks[0].runs[0].metrics.items() if k in ("as", "cpu")} == {
+        "as": 3000 * 2**20, "cpu": 40.0}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
-from verify_fakes import CHECKS, POWER, check, claim_yaml, edit_to_verified, make_project
+from verify_fakes import CHECKS, POWER, VALIDATED, check, claim_yaml, edit_to_verified, make_project
 
 from recordtool.record.project import open_project
 from recordtool.record.schema import Theory
@@ -81,7 +81,8 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
     assert lines[1].endswith(", 1 of 1 check pass  — uses THEORY-1 (unchecked)")
     assert "    check small: pass — 1 expectation with power holds" in lines
     assert "    clause statement: verified — small: err (holds)" in lines
-    assert ("      err < 0.5 [statement]: holds on 1 of 1 seed; power: control 'control'; measured 0 over 1 seed"
+    assert ("      err < 0.5 [statement]: holds on 1 of 1 seed; power: control 'control'; sensitivity: none; measured 0 "
+            "over 1 seed"
             in lines)
     assert "    uses THEORY-1, which is unchecked" in lines
     assert lines[-1] == "verified 1 of 2 claims (1 unchecked); checks of fresh verdicts: 1 of 1 pass"
@@ -90,7 +91,7 @@ def test_format_counts_with_denominators(tmp_path: Path) -> None:
 def test_a_verdict_file_that_does_not_follow_from_its_numbers_is_not_used(tmp_path: Path) -> None:
     """A verdict file edited by hand to say more than its numbers give (a claim that fails made
     'verified') is not used: the claim is unchecked, with the reason, until verify runs it again."""
-    failing = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=POWER))
+    failing = claim_yaml("THEORY-1", check("small", "ok", expect='{err: "< 0.001"}', more=VALIDATED))
     root = make_project(tmp_path, {"THEORY-1": failing})
     verify(open_project(root=root), Options())
     assert states(root) == {"THEORY-1": ("contradicted", [])}
@@ -223,3 +224,43 @@ def test_assess_reads_only_listed_verdicts_and_agrees_with_every_claim_assessed(
     assert [s.state for s in now.values()] == ["verified", "unchecked", "unchecked", "unchecked"]
     assert now["THEORY-3"].reasons and now["THEORY-4"].reasons  # damaged, refused: said why
     assert now["THEORY-2"].depends == [] and sorted(fingerprinted) == ["THEORY-1", "THEORY-3", "THEORY-4"]
+
+
+def test_status_json_and_junit_show_power_next_to_sensitivity_and_the_setting(tmp_path: Path) -> None:
+    """Issue 63: per expectation, what gives it power next to what gives it sensitivity; each
+    check's setting beside the verdict; an analogue verified reads so; a failing expectation
+    with no positive control is not reproduced, neither passed nor failed."""
+    from recordtool.verify.junit import junit_xml
+    from recordtool.verify.status import status_json
+
+    setting = "\nsetting: a fake toy\nanalogue: true"
+    root = make_project(tmp_path, {
+        "THEORY-1": claim_yaml("THEORY-1", check("small", "fail", more=VALIDATED + setting)),
+        "THEORY-2": claim_yaml("THEORY-2", check("small", "ok", more=VALIDATED + setting)),
+        "THEORY-3": claim_yaml("THEORY-3", check("small", "fail", more=POWER)),
+    })
+    verify(open_project(root=root), Options())
+    statuses = assess(open_project(root=root))
+    assert [(s.state, s.label) for s in statuses.values()] == [
+        ("contradicted", "contradicted"), ("verified", "verified in the lab's analogue"),
+        ("not-reproduced", "not reproduced")]
+    lines = format_status(statuses, why=True).splitlines()
+    assert "      setting: a fake toy (an analogue of the model the claim is about)" in lines
+    assert ("      err < 0.5 [statement]: fails: holds on 0 of 1 seed; power: control 'control'; sensitivity: "
+            "positive 'planted'; measured 0.9 over 1 seed") in lines
+    assert ("      err < 0.5 [statement]: not reproduced: holds on 0 of 1 seed; power: control 'control'; "
+            "sensitivity: none: the test was never shown able to pass; measured 0.9 over 1 seed") in lines
+    claims = status_json(statuses)["claims"]
+    assert isinstance(claims, list)
+    got = [(c["claim"], c["settings"], c["checks"][0]["setting"], c["checks"][0]["analogue"],
+            [(e["state"], e["power"], e["sensitivity"], e["validated"]) for e in c["checks"][0]["expectations"]])
+           for c in claims]
+    assert got == [
+        ("THEORY-1", ["a fake toy"], "a fake toy", True, [("fails", ["control 'control'"], ["positive 'planted'"], True)]),
+        ("THEORY-2", ["a fake toy"], "a fake toy", True, [("holds", ["control 'control'"], ["positive 'planted'"], True)]),
+        ("THEORY-3", [], "", False, [("not-reproduced", ["control 'control'"], [], False)])]
+    xml = junit_xml(statuses.values())
+    assert '<property name="setting" value="a fake toy" />' in xml
+    assert ('<property name="expectation err" value="fails; power: control \'control\'; sensitivity: positive '
+            '\'planted\'" />') in xml
+    assert '<skipped message="clause \'statement\' is not-reproduced (small: err not reproduced)" />' in xml

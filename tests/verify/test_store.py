@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,19 @@ def test_lock_refuses_a_second_run(tmp_path: Path) -> None:
         assert not verdict_path(config, "THEORY-1").exists()
     with locked(config):  # released
         pass
+
+
+def test_the_lock_outlives_a_deleted_cache_folder(tmp_path: Path) -> None:
+    """The docs tell users to delete ``.recordtool-cache`` to retrain: a check (or a user)
+    doing so while verify runs must not let a second verify run beside it."""
+    root = one_claim(tmp_path, check("small", "noop"))
+    config = load_config(root)
+    with locked(config):
+        assert (root / ".recordtool.lock").read_text() == f"pid {os.getpid()}"
+        shutil.rmtree(config.cache, ignore_errors=True)
+        with pytest.raises(StoreError, match="another `recordtool verify`"):
+            verify(open_project(root=root), Options())
+    assert not (root / ".recordtool.lock").exists()  # removed when released
 
 
 def test_damaged_file_is_reported_and_kept_aside(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_a_verdict_of_format_1_is_read() -> None:
 @pytest.mark.parametrize(("text", "message"), [
     ('{"claim": "THEORY-1"', "not valid JSON"),
     ("[]", "not a verdict: the file does not hold a JSON object"),
-    ('{"claim": "THEORY-1"}', "not a verdict: missing field 'fingerprint'"),
+    ('{"claim": "THEORY-1"}', "not a verdict: missing field 'outcome'"),
 ])
 def test_damage_is_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(VerdictError) as info:
@@ -76,7 +76,7 @@ def test_damage_is_a_clear_error(text: str, message: str) -> None:
 def test_bad_outcome_is_named() -> None:
     data = json.loads(sample().to_json())
     data["outcome"] = "great"
-    with pytest.raises(VerdictError, match="outcome 'great' is not one of pass, fail"):
+    with pytest.raises(VerdictError, match="outcome 'great': Input should be 'pass', 'fail'"):
         ClaimVerdict.from_json(json.dumps(data))
 
 
@@ -85,3 +85,15 @@ def test_worst_and_states() -> None:
     assert worst(["error", "fail", "timeout"]) == "fail"
     assert worst(["pass", "no-power"]) == "no-power"
     assert (label("no-power"), label("verified"), label("contradicted")) == ("no power", "verified", "contradicted")
+
+
+@pytest.mark.parametrize("depth", [40, 200_000])
+def test_class_6_a_verdict_nested_too_deep_is_damaged_not_a_recursion_error(depth: int) -> None:
+    """Issue 66, class 6: a verdict JSON nested 200,000 deep gave a RecursionError traceback
+    from status and render; any file nested deeper than a verdict can be is a damaged file."""
+    with pytest.raises(VerdictError, match="nested deeper than the 32 levels a verdict may have"):
+        ClaimVerdict.from_json("[" * depth + "]" * depth)
+    data = json.loads(sample().to_json())
+    data["checks"][0]["runs"][0]["metrics"]["deep"] = json.loads("[" * 40 + "]" * 40)
+    with pytest.raises(VerdictError, match="nested deeper"):
+        ClaimVerdict.from_json(json.dumps(data))

@@ -1,0 +1,375 @@
+"""One entry file: read, validated, its problems placed, the mentions in its prose found.
+
+All the work on one file that needs nothing of the other files, done in one process (on a
+large record a worker of ``recordtool.parallel``), and kept in the store by the hash of the
+file's bytes (``recordtool.record.load``). Each problem carries its file:line:col, the field
+path and a message with a hint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ValidationError
+
+from recordtool.record.config import Config, Kind
+from recordtool.record.confine import Refused
+from recordtool.record.expect import ExpectationSyntaxError
+from recordtool.record.mentions import find_mentions
+from recordtool.record.problems import Problem, did_you_mean, field_path
+from recordtool.record.schema import MODELS, Entry, Theory
+from recordtool.record.source import (
+    Loc,
+    Mark,
+    Source,
+    SourceError,
+    parse_source,
+    read_bytes,
+    read_source,
+)
+
+ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
+ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
+
+
+class Places(NamedTuple):
+    """Where an entry's parts are in its file (1-based line, col), kept for later stages."""
+
+    path: str  # the file, from the project's root
+    id: Mark  # where the id is
+    cites: tuple[Mark, ...]  # where each citation is, in order
+    prose: tuple[tuple[str, int], ...]  # each prose field and the line its text starts on
+    digest: str  # a hash of the file's bytes: the same bytes make the same entry
+
+
+class Mention(NamedTuple):
+    """``source`` writes ``target`` in the prose of ``field``, on ``line`` of its file."""
+
+    source: str
+    target: str
+    field: str
+    line: int
+    sentence: str
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What loading one file gives: its entry and places (None when it cannot be used), its
+    own problems, the mentions in its prose, and the hash of the bytes read (None when it
+    could not be read: then nothing is kept)."""
+
+    entry: Entry | None
+    places: Places | None
+    problems: list[Problem] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    digest: str | None = None
+
+
+def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
+    """Read, parse and validate the entry file ``path`` (``rel``: from the project's root, in
+    ``kind``'s folder) and find the mentions in its prose."""
+    try:
+        raw = read_bytes(path, str(config.record))  # still inside the record as it is read
+    except SourceError as exc:
+        return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)])
+    except Refused as exc:
+        if exc.why == "is not a regular file":
+            return Loaded(None, None, [Problem(rel, 0, 0, "not a regular file; an entry is a YAML file",
+                                               code="not-a-file")])
+        return Loaded(None, None, [Problem(rel, 0, 0, f"{exc.why}; an entry must be a file inside the record "
+                                           "(copy it in instead of linking): it is not read", code="outside")])
+    except OSError as exc:
+        return Loaded(None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror or exc}", code="io")])
+    digest = bytes_digest(raw)
+    try:
+        source = parse_source(raw, all_marks=False)
+    except SourceError as exc:
+        return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)], [], digest)
+    entry, places, problems = load_entry(Path(path), kind, config, rel, source)
+    mentions = scan_mentions(entry, places, config.id_pattern) if entry is not None and places is not None else []
+    return Loaded(entry, places, problems, mentions, digest)
+
+
+def bytes_digest(raw: bytes) -> str:
+    """The hash of a file's bytes (``Places.digest``)."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def scan_mentions(entry: Entry, places: Places, pattern: re.Pattern[str]) -> list[Mention]:
+    """The ids written in ``entry``'s prose (its own left out), with the line of its file each is on."""
+    starts = dict(places.prose)
+    found: list[Mention] = []
+    for name, text in entry.prose():
+        first = starts.get(name, 0)
+        found.extend(Mention(entry.id, m.id, name, first + m.line, m.sentence)
+                     for m in find_mentions(text, pattern) if m.id != entry.id)
+    return found
+
+
+def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source
+               ) -> tuple[Entry | None, Places | None, list[Problem]]:
+    """Validate one file, given its parsed source; the entry is None when it cannot be used."""
+    data = source.data
+    model = MODELS[kind.schema]
+    if "kind" not in data and "id" in data:
+        data = {**data, "kind": kind.name}
+    try:
+        entry = model.model_validate(data)
+    except ValidationError as exc:
+        return None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
+    problems = _identity_problems(entry, path, kind, config, source, rel)
+    if any(p.code == "bad-id" for p in problems):
+        return None, None, problems  # an id that is not one cannot be cited, linked or paged
+    marks = _Marks(path, source)
+    problems.extend(_relation_problems(entry, config, marks, rel))
+    if isinstance(entry, Theory):
+        problems.extend(_check_problems(entry, config, marks, rel))
+    places = Places(rel, source.mark(("id",)), tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
+                    tuple((name, _prose_start(source, name)) for name, _text in entry.prose()), source.digest)
+    return entry, places, problems
+
+
+class _Marks:
+    """Places in one file, read in full only when a problem needs a deep one."""
+
+    def __init__(self, path: Path, source: Source) -> None:
+        self.path = path
+        self.source = source
+        self.full: Source | None = None
+
+    def __call__(self, loc: Loc) -> Mark:
+        if self.full is None:
+            self.full = _with_all_marks(self.path, self.source)
+        return self.full.mark(loc)
+
+
+def _with_all_marks(path: Path, source: Source) -> Source:
+    """The same file with a mark for every value (read again: only files with problems pay;
+    the same bytes, or the marks are those there are)."""
+    try:
+        full = read_source(path, all_marks=True)
+    except (SourceError, OSError):
+        return source
+    return full if full.digest == source.digest else source
+
+
+def _prose_start(source: Source, name: str) -> int:
+    line, _col = source.mark((name,))
+    # A block scalar ('|' or '>') starts on the line after its indicator.
+    return line + 1 if source.styles.get((name,)) in ("|", ">") else line
+
+
+def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, source: Source, rel: str
+                       ) -> list[Problem]:
+    problems = []
+    match = ID.match(entry.id)
+    if not match:
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"{_shown(entry.id)} is not an id; {ID_RULE}, e.g. {kind.prefix}-1",
+                                field="id", code="bad-id"))
+    elif match["prefix"] != kind.prefix:
+        other = config.kinds.get(match["prefix"])
+        where = f"{config.relative(config.record / other.folder)}/" if other else f"a folder of its own (no kind has prefix {match['prefix']})"
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"{entry.id} has prefix {match['prefix']}, but {kind.folder}/ holds {kind.name} "
+                                f"entries ({kind.prefix}-...); move it to {where} or give it a {kind.prefix}- id",
+                                field="id", code="wrong-prefix"))
+    stem = path.stem
+    if entry.id != stem:
+        # only what would be right: a file named after an id of this kind, an id of this kind
+        named = ID.match(stem)
+        fixes = [*([f"rename the file to {entry.id}{path.suffix}"] if match and match["prefix"] == kind.prefix else []),
+                 *([f"set id: {stem}"] if named and named["prefix"] == kind.prefix else [])]
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"id {entry.id} does not match the file name {path.name}; "
+                                + (" or ".join(fixes) if fixes else
+                                   f"give the entry an id such as {kind.prefix}-1 and name its file after it"),
+                                field="id", code="id-mismatch"))
+    if entry.kind != kind.name:
+        problems.append(Problem(rel, *source.mark(("kind",)),
+                                f"kind '{entry.kind}' does not match the folder {kind.folder}/; "
+                                f"write kind: {kind.name} (or leave it out){_move_hint(entry.kind, config)}",
+                                field="kind", code="wrong-kind"))
+    return problems
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a message, with anything outside printable ASCII written as an escape
+    (``\\U0001d7cf`` for a mathematical digit that looks like 1)."""
+    return "'" + "".join(c if " " <= c <= "~" else ascii(c)[1:-1] for c in text) + "'"
+
+
+def _move_hint(kind_name: str, config: Config) -> str:
+    other = config.kind_named(kind_name)
+    if other is not None:
+        return f", or move the file to record/{other.folder}/ with a {other.prefix}- id"
+    return did_you_mean(kind_name, [k.name for k in config.kinds.values()])
+
+
+def _relation_problems(entry: Entry, config: Config, mark: _Marks, rel: str) -> list[Problem]:
+    problems = []
+    for i, citation in enumerate(entry.cites):
+        if citation.as_ not in config.relations:
+            known = ", ".join(sorted(config.relations))
+            hint = did_you_mean(citation.as_, config.relations) or f"; known relations: {known}"
+            problems.append(Problem(rel, *mark(("cites", i, "as")),
+                                    f"unknown relation '{citation.as_}'{hint}",
+                                    field=f"cites[{i}].as", code="unknown-relation"))
+        if citation.id == entry.id:
+            problems.append(Problem(rel, *mark(("cites", i, "id")),
+                                    f"{entry.id} cites itself; remove this citation",
+                                    field=f"cites[{i}].id", code="self-citation"))
+    return problems
+
+
+def _check_problems(entry: Theory, config: Config, mark: _Marks, rel: str) -> list[Problem]:
+    problems = []
+    for i, check in enumerate(entry.checks):
+        root = check.module.split(".", 1)[0]
+        if root != config.checks or check.module == config.checks:
+            problems.append(Problem(rel, *mark(("checks", i, "run")),
+                                    f"'{check.run}' is outside {config.checks}/; checks run only code inside "
+                                    f"the record's {config.checks} package: write '{config.checks}.module:function'",
+                                    field=f"checks[{i}].run", code="run-outside-checks"))
+    problems.extend(_clause_problems(entry, mark, rel))
+    return problems
+
+
+def _clause_problems(entry: Theory, mark: _Marks, rel: str) -> list[Problem]:
+    """Expectations and observations against the claim's clauses (docs/verdicts.md): every
+    clause id they name exists, a claim of several clauses says which each one tests, and
+    a clause that nothing tests is warned about."""
+    problems = []
+    known = entry.clause_ids
+    shown = ", ".join(known)
+    named: set[str] = set()
+
+    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
+        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+
+    for i, check in enumerate(entry.checks):
+        for metric, expect in check.expect.items():
+            loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
+            field = f"checks[{i}].expect.{metric}"
+            if not expect.clause and len(known) > 1:
+                example = f'{{is: "{expect}", clause: {known[0]}}}'
+                written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
+                problems.append(Problem(rel, *mark(loc),
+                                        f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
+                                        f"{metric}: {example} (clauses: {shown})",
+                                        field=field, code="expectation-without-clause"))
+            for clause in expect.clause:
+                if clause in known:
+                    named.add(clause)
+                else:
+                    problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+            if not expect.clause and len(known) == 1:
+                named.add(known[0])
+            if expect.null is not None and expect.null == metric:
+                problems.append(Problem(rel, *mark((*loc, "null")),
+                                        f"'{metric}' is its own null; name the metric the check returns for the "
+                                        f"null hypothesis, e.g. {metric}_null",
+                                        field=f"{field}.null", code="bad-null"))
+        for metric, clauses in check.observe.items():
+            loc = ("checks", i, "observe", metric)
+            field = f"checks[{i}].observe.{metric}"
+            if metric in check.expect:
+                problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
+                                        field=field, code="observed-and-expected"))
+            for clause in clauses:
+                if clause in known:
+                    named.add(clause)
+                else:
+                    problems.append(unknown(clause, loc, field))
+    if entry.checks:
+        for clause in known:
+            if clause not in named:
+                loc = ("clauses", clause) if entry.clauses else ("statement",)
+                problems.append(Problem(rel, *mark(loc),
+                                        f"clause '{clause}' is tested by no expectation and observed by no check: "
+                                        "it stays untested and the claim cannot be verified; name it in an "
+                                        f"expectation's 'clause:' or under 'observe:'",
+                                        field=f"clauses.{clause}" if entry.clauses else "statement",
+                                        severity="warning", code="untested-clause"))
+    return problems
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model that owns the mapping at ``loc`` (for 'did you mean' hints)."""
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(str(part)) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None)
+        if info is None:
+            return None
+        inner = _submodel(info.annotation)
+        if inner is None:
+            return None
+        current = inner
+    return current
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Source, rel: str) -> list[Problem]:
+    problems: dict[tuple[str, str], Problem] = {}
+    for error in exc.errors(include_url=False):
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p[:1].isupper()))
+        kind = error["type"]
+        name = loc[-1] if loc else ""
+        ctx = error.get("ctx") or {}
+        if kind == "missing":
+            parent = loc[:-1]
+            line, col = source.mark(parent)
+            where = field_path(parent)
+            message = f"missing required field '{name}'" + (f" in {where}" if where else "")
+            problems.setdefault((field_path(loc), "missing"), Problem(rel, line, col, message, field_path(loc), code="missing-field"))
+            continue
+        if kind == "extra_forbidden":
+            owner = _model_at(model, loc[:-1])
+            hint = did_you_mean(str(name), _field_names(owner)) if owner else ""
+            if not hint and owner:
+                hint = f"; known fields: {', '.join(_field_names(owner))}"
+            line, col = source.mark(loc, key=True)
+            problems.setdefault((field_path(loc), kind),
+                                Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))
+            continue
+        line, col = source.mark(loc)
+        original = ctx.get("error")
+        if isinstance(original, (ValueError, ExpectationSyntaxError)) and kind == "value_error":
+            message = str(original)
+        elif kind == "literal_error":
+            given = error.get("input")
+            expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+            choices = [c.strip() for c in expected.split(",")]
+            message = f"'{given}' is not one of: {', '.join(choices)}{did_you_mean(str(given), choices)}"
+        elif kind == "too_short":
+            message = f"is empty; give at least {ctx.get('min_length', 1)}"
+        elif error.get("input", "") is None:  # ``title:`` with nothing after it, or ``~``
+            message = "has no value (it is empty or null); write one"
+        else:
+            given = error.get("input")
+            shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__
+            message = f"{error['msg'][0].lower()}{error['msg'][1:]} (got {shown})"
+        code = "bad-expectation" if "expect" in loc else "invalid-value"
+        problems.setdefault((field_path(loc), "value"), Problem(rel, line, col, message, field_path(loc), code=code))
+    return list(problems.values())
