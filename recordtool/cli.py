@@ -220,7 +220,7 @@ def show(root: Path | None, entry_id: str) -> None:
         hint = did_you_mean_id(entry_id.upper(), project.record.entries)
         raise click.ClickException(terminal(f"no entry {entry_id} in the record{hint}"))
     from recordtool.record.schema import Theory
-    from recordtool.terminal import format_entry
+    from recordtool.render.terminal import format_entry
 
     verdict = ""
     if isinstance(entry, Theory):

@@ -1,7 +1,9 @@
-"""The stages import one way: record <- verify <- render <- the CLI on top.
+"""The stages import one way: record <- verify <- render <- the CLI on top; no modules import
+each other in a circle.
 
 Every import in recordtool's modules, at the top or inside a function, is read with ``ast``;
-a module of an earlier stage may not import one of a later stage.
+a module of an earlier stage may not import one of a later stage, and no module may reach
+itself through the imports of others (``if TYPE_CHECKING:`` imports left out: they never run).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ ALLOWED = {
     "cli": {"shared", "record", "verify", "render", "cli"},
     "surface": {"shared", "record", "verify", "render"},  # the package's __init__: re-exports, lazily
 }
-TOP_LEVEL = {"__init__": "surface", "atomic": "shared", "compiled": "shared", "meter": "shared", "parallel": "shared", "safetext": "shared", "snapshot": "shared", "store": "shared",
-             "cli": "cli", "terminal": "cli", "__main__": "cli"}
+TOP_LEVEL = {"__init__": "surface", "atomic": "shared", "meter": "shared", "parallel": "shared", "safetext": "shared",
+             "store": "shared", "cli": "cli", "__main__": "cli"}
 
 
 def _stage_of_module(dotted: str) -> str | None:
@@ -112,3 +114,80 @@ def test_the_package_re_exports_the_check_surface() -> None:
     assert callable(recordtool.write_atomic)
     with pytest.raises(AttributeError):
         _ = recordtool.no_such_name  # type: ignore[attr-defined]
+
+
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = ["recordtool", *path.relative_to(package).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """Lines under ``if TYPE_CHECKING:``: imports for annotations only, never executed."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return lines
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Which of the package's modules each module imports, at the top or inside a function."""
+    modules = {_module_name(path, package): path for path in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        skipped = _type_checking_lines(ast.parse(path.read_text(encoding="utf-8")))
+        targets = set()
+        for line, imported in _imports(path, package):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and line not in skipped:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "recordtool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from recordtool import b\n")
+    (package / "b.py").write_text("from recordtool.a import f\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from recordtool import a\n")
+    assert cycles(import_graph(package)) == [["recordtool.a", "recordtool.b"]]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recordtool import snapshot
+from recordtool import store as snapshot
 
 
 def _installed(dist: str) -> str | None:

@@ -14,8 +14,7 @@ from recordtool.record.graph import Graph, build_graph
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
 from recordtool.record.static import static_problems
-from recordtool.snapshot import code_version
-from recordtool.store import Store
+from recordtool.store import Store, code_version
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from recordtool import snapshot
+from recordtool import store
 from recordtool.record.schema import Theory
 from recordtool.render import escape
 
@@ -67,7 +67,7 @@ def code_version() -> str:
     """A hash of recordtool's own code, its version, Python's and those of the packages that
     parse and load the record: part of every page's key and every row's, so that new code
     composes every page again (and rewrites only those whose bytes changed)."""
-    return snapshot.code_version(RENDER_DEPENDENCIES)
+    return store.code_version(RENDER_DEPENDENCIES)
 
 
 def badge(state: str) -> str:

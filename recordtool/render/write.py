@@ -31,7 +31,7 @@ from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
-from recordtool.snapshot import RACY_NS, stat_file
+from recordtool.verify.snapshot import RACY_NS, stat_file
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter

@@ -2,7 +2,7 @@
 
 ``verify`` with every verdict fresh runs nothing and ``status`` only reads, yet both load the
 whole record (YAML, pydantic) to say so. What they printed is kept in the cache folder
-(``verify-snapshot.json``) beside the snapshot of what they read (``recordtool.snapshot``):
+(``verify-snapshot.json``) beside the snapshot of what they read:
 pyproject.toml, every file of the kinds' folders, the verdicts folder, the checks package and
 any module outside it that a check runs, where those folders lead, recordtool's code (the
 states of its modules' files) and version, Python's, and the versions of the packages the
@@ -15,15 +15,18 @@ anything is not), and the key is the command with every option that can change w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import recordtool
-from recordtool import snapshot
 from recordtool.record.config import ConfigError, find_root, load_config
+from recordtool.store import PACKAGE
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
@@ -76,8 +79,8 @@ def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | N
                                                  str(config.root / config.checks))]
     # recordtool's own code is its modules' files (their states: cheaper than hashing them),
     # its version and Python's
-    files = snapshot.take([str(config.root / "pyproject.toml")],
-                          [*folders, str(config.verdicts), str(config.root / config.checks), str(snapshot.PACKAGE)])
+    files = take_files([str(config.root / "pyproject.toml")],
+                       [*folders, str(config.verdicts), str(config.root / config.checks), str(PACKAGE)])
     state = {"root": str(base), "code": f"{recordtool.__version__} {sys.version}", "places": places, "files": files}
     key = json.dumps([command, options], sort_keys=True)
     return Inputs(str(config.cache / SNAPSHOT), key, state)
@@ -126,7 +129,7 @@ def _installed(packages: list[str]) -> dict[str, list[int] | None]:
         meta = os.path.join(str(found), "METADATA")
         files.append(meta if os.path.exists(meta) else os.path.join(str(found), "PKG-INFO"))
         folders.add(os.path.dirname(str(found)))
-    return {path: snapshot.stat_file(path) for path in sorted({*files, *folders})}
+    return {path: stat_file(path) for path in sorted({*files, *folders})}
 
 
 def _holds(last: dict[str, Any], inputs: Inputs) -> bool:
@@ -134,13 +137,13 @@ def _holds(last: dict[str, Any], inputs: Inputs) -> bool:
     state = inputs.state
     if any(last.get(name) != state[name] for name in ("root", "code", "places")):
         return False
-    if not snapshot.files_hold(last.get("files"), state["files"]) or not snapshot.stats_hold(last.get("extra")):
+    if not files_hold(last.get("files"), state["files"]) or not stats_hold(last.get("extra")):
         return False
     versions = last.get("versions")
     if not isinstance(versions, dict):
         return False
     installed = last.get("installed")
-    return (bool(installed) and snapshot.stats_hold(installed)) or _versions(sorted(versions)) == versions
+    return (bool(installed) and stats_hold(installed)) or _versions(sorted(versions)) == versions
 
 
 def kept_answer(inputs: Inputs) -> Answer | None:
@@ -183,7 +186,7 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
             paths += [str(stem.with_suffix(".py")), str(stem / "__init__.py")]
         for path in paths:
             if not path.startswith(package):  # the checks package is in the snapshot whole
-                extra[path] = snapshot.stat_file(path)
+                extra[path] = stat_file(path)
     return packages, extra
 
 
@@ -205,3 +208,97 @@ def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
         write_atomic(Path(inputs.path), json.dumps(data, separators=(",", ":")))
     except OSError:  # a cache that cannot be written costs speed, never the answer
         pass
+
+# The state of files -----------------------------------------------------------------------
+#
+# "Nothing changed" is decided from sizes and modification times. Modification times have a
+# tick (coarse on some filesystems): a file written within ``RACY_NS`` of the snapshot may change
+# again without its time changing, so its content hash is kept too and compared once it is older
+# ("racy" files, as git calls them).
+
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
+Files = dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
+
+
+def content_hash(data: bytes) -> str:
+    import hashlib  # loads OpenSSL: only when a hash is wanted
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def stat_file(path: str) -> list[int] | None:
+    """[size, mtime_ns] of a file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def walk(folder: str, into: Files) -> None:
+    """[size, mtime_ns] of every file under ``folder`` (links to folders not followed, as
+    loading does not; ``__pycache__`` left out: importing a module rewrites it)."""
+    stack = [folder]
+    while stack:
+        try:
+            scan = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scan:
+            for item in scan:
+                if item.is_dir(follow_symlinks=False):
+                    if item.name != "__pycache__":
+                        stack.append(item.path)
+                    continue
+                try:
+                    st = item.stat()
+                except OSError:
+                    into[item.path] = [-1, -1]
+                    continue
+                into[item.path] = [st.st_size, st.st_mtime_ns]
+
+
+def take_files(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
+    """The state of ``files`` (those that exist) and of every file under ``folders``, with the
+    content hash of each file changed so recently that it may change again unseen."""
+    start = time.time_ns()
+    state: Files = {}
+    for path in files:
+        stat = stat_file(path)
+        if stat is not None:
+            state[path] = stat
+    for folder in folders:
+        walk(folder, state)
+    for path, value in state.items():
+        if value[1] >= start - RACY_NS:
+            with contextlib.suppress(OSError), open(path, "rb") as handle:
+                value.append(content_hash(handle.read()))
+    return state
+
+
+def files_hold(then: Any, now: Files) -> bool:
+    """Whether the files are as they were: the same paths, sizes and times (and, for a file
+    that was racy then, the same content)."""
+    if not isinstance(then, dict) or len(then) != len(now):
+        return False
+    for path, value in now.items():
+        old = then.get(path)
+        if not isinstance(old, list) or old[:2] != value[:2]:
+            return False
+        if len(old) > 2 and (len(value) < 3 or value[2] != old[2]):
+            if len(value) > 2:
+                return False
+            try:  # it was racy then, and is old now: check its content
+                with open(path, "rb") as handle:
+                    if content_hash(handle.read()) != old[2]:
+                        return False
+            except OSError:
+                return False
+    return True
+
+
+def stats_hold(then: Any) -> bool:
+    """Whether every file of ``then`` (path -> [size, mtime_ns], or None for none) is as it was."""
+    if not isinstance(then, dict):
+        return False
+    return all(stat_file(path) == old for path, old in then.items())

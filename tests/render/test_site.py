@@ -295,7 +295,7 @@ def test_a_new_version_of_a_page_shaping_package_recomposes_pages(project: Proje
     """Another version of recordtool or of a package that shapes pages: every entry's page is
     composed again (and only those whose bytes changed are written); the committed manifest
     does not name the version, so it is the same bytes."""
-    from recordtool import snapshot
+    from recordtool import store as snapshot
 
     record = small_record(project)
     render(record, statuses=statuses(record))

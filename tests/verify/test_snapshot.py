@@ -18,7 +18,6 @@ from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
 
 import recordtool
 from recordtool import cli as cli_module
-from recordtool import snapshot as shared
 from recordtool.cli import cli
 from recordtool.verify import fingerprint
 from recordtool.verify import snapshot as verify_snapshot
@@ -214,20 +213,20 @@ def test_racy_files_are_compared_by_content(tmp_path: Path) -> None:
     path.write_text("one", encoding="utf-8")
     # just written: a time within RACY_NS of the snapshot's, or after it, however long a busy
     # machine takes between writing and taking it
-    soon = time.time_ns() + 30 * shared.RACY_NS
+    soon = time.time_ns() + 30 * verify_snapshot.RACY_NS
     os.utime(path, ns=(soon, soon))
-    then = shared.take([str(path)])
+    then = verify_snapshot.take_files([str(path)])
     assert len(then[str(path)]) == 3  # its content is kept too
     path.write_text("two", encoding="utf-8")  # the same size, and (as on a coarse clock) the same time
     os.utime(path, ns=(soon, soon))
-    old = time.time_ns() - 10 * shared.RACY_NS
-    assert not shared.files_hold(then, shared.take([str(path)]))
+    old = time.time_ns() - 10 * verify_snapshot.RACY_NS
+    assert not verify_snapshot.files_hold(then, verify_snapshot.take_files([str(path)]))
     os.utime(path, ns=(old, old))  # older now: compared by content with what was kept
     then[str(path)][1] = old
-    assert not shared.files_hold(then, shared.take([str(path)]))
+    assert not verify_snapshot.files_hold(then, verify_snapshot.take_files([str(path)]))
     path.write_text("one", encoding="utf-8")
     os.utime(path, ns=(old, old))
-    assert shared.files_hold(then, shared.take([str(path)]))
+    assert verify_snapshot.files_hold(then, verify_snapshot.take_files([str(path)]))
 
 
 def test_no_project_no_snapshot(tmp_path: Path) -> None:
