@@ -14,7 +14,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,6 @@ MAX_BYTES = 1_000_000
 MAX_NODES = 50_000
 MAX_DEPTH = 100  # levels of nesting (the shipped entries use 5)
 MAX_DIGITS = 100  # digits of an integer (Python refuses to print one of over 4,300)
-# Text values this long or shorter are interned as they are read: the words many entries share
-# (statuses, tags, the ids and relations of citations), each held once, not once per entry
-# (at 100,000 entries, 43 MiB less at the peak of a cold ``render -j 2``).
-SHARED_TEXT = 32
 
 Loc = tuple[str | int, ...]
 Mark = tuple[int, int]
@@ -95,29 +90,19 @@ def read_source(path: Path, *, all_marks: bool = False, inside: Path | str | Non
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger, OSError when it
-    cannot be read), in four system calls: a record is thousands of small files. ``inside``:
+    cannot be read). ``inside``:
     the folder the file must be a regular file of, checked as it is opened
     (``recordtool.record.confine.open_inside``; ``Refused``, an OSError, when it is not)."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
         if inside is None else open_inside(path, inside)
-    try:
+    with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read
             raise SourceError("not a regular file; an entry is a YAML file", code="not-a-file")
-        size = info.st_size
-        if size > MAX_BYTES:
-            raise _too_large(size)
-        raw = os.read(fd, size + 1)  # a regular file gives less than asked only at its end
-        if len(raw) > size:  # it grew since: read on, up to just over the limit
-            parts = [raw]
-            total = len(raw)
-            while total <= MAX_BYTES and (more := os.read(fd, MAX_BYTES + 1 - total)):
-                parts.append(more)
-                total += len(more)
-            raw = b"".join(parts)
-    finally:
-        os.close(fd)
+        if info.st_size > MAX_BYTES:
+            raise _too_large(info.st_size)
+        raw = file.read(MAX_BYTES + 1)  # (a file that grew since is read to just over the limit)
     if len(raw) > MAX_BYTES:
         raise _too_large(len(raw))
     return raw
@@ -219,15 +204,12 @@ def _check_depth(text: str, loader_class: Any = None) -> None:
 
 
 class _Loader(_BaseLoader):
-    """The safe loader, with a quick answer for the commonest plain scalar: a word.
-
-    The tags it resolves are its own (``?str``, ``?int``, ...), so that the builder can tell
-    them from tags written in the file (``!!int``, ``!foo``, a bare ``!``), which it refuses:
-    an entry's values are typed by the schema, never by the file.
+    """The safe loader, resolving to tags of its own (``?str``, ``?int``, ...), so that the
+    builder can tell them from tags written in the file (``!!int``, ``!foo``, a bare ``!``),
+    which it refuses: an entry's values are typed by the schema, never by the file.
     """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # The safe resolver's answers, without its regular expressions where they cannot match.
         if kind is yaml.MappingNode or kind is yaml.SequenceNode:
             # Only an untagged collection is 'implicit'; a resolve with implicit false is the bare tag '!'.
             if not implicit:
@@ -236,12 +218,6 @@ class _Loader(_BaseLoader):
         if not implicit[0]:
             # (False, False): a scalar with the bare tag '!'; (False, True): an untagged quoted one.
             return _STR if implicit[1] else "!"
-        if not value:  # an empty plain value (``status_note:``) is null
-            return _NULL
-        if value[0] not in _MAYBE_TYPED:
-            return _STR
-        if value[0] in _WORDY:  # a word is a bool or null only when it is one of these
-            return _WORDS.get(value, _STR)
         return _OURS.get(super().resolve(kind, value, implicit), _STR)  # type: ignore[no-untyped-call]
 
 
@@ -250,14 +226,6 @@ _STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE, _MAP, _SEQ = "?str", "?null", "?bo
 _OURS = {"tag:yaml.org,2002:str": _STR, "tag:yaml.org,2002:null": _NULL, "tag:yaml.org,2002:bool": _BOOL_TAG,
          "tag:yaml.org,2002:int": _INT, "tag:yaml.org,2002:float": _FLOAT, "tag:yaml.org,2002:merge": _MERGE}
 _SCALARS = frozenset((_STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE))  # timestamps and '=' stay text: _STR
-# Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.
-_MAYBE_TYPED = frozenset("0123456789+-.~nNtTfFyYoO=<")
-_WORDY = frozenset("nNtTfFyYoO")
-_WORDS = {
-    **{w: _BOOL_TAG for w in ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
-                              "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF")},
-    **{w: _NULL for w in ("null", "Null", "NULL")},
-}
 
 
 def _at(node: yaml.Node) -> tuple[int, int]:
@@ -350,9 +318,6 @@ class _Builder:
             raise _tag_problem(node)
         if node.style and keep:
             self.styles[loc] = node.style
-        if tag is _STR:
-            value = node.value
-            return sys.intern(value) if len(value) <= SHARED_TEXT else value  # (``SHARED_TEXT``)
         try:
             return _scalar(tag, node.value)
         except ValueError as exc:
