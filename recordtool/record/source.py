@@ -79,13 +79,9 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path, *, all_marks: bool = False, inside: Path | str | None = None) -> Source:
-    """Read and compose ``path``; raise SourceError with a place on any problem.
-
-    Marks are kept for top-level fields and their direct items (enough for later stages);
-    ``all_marks`` keeps them for every value, which reporting a deep problem needs.
-    """
-    return parse_source(read_bytes(path, inside), all_marks=all_marks)
+def read_source(path: Path, *, inside: Path | str | None = None) -> Source:
+    """Read and compose ``path``; raise SourceError with a place on any problem."""
+    return parse_source(read_bytes(path, inside))
 
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
@@ -113,7 +109,7 @@ def _too_large(size: int) -> SourceError:
                        "keep data out of the record and link to it instead", code="too-large")
 
 
-def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
+def parse_source(raw: bytes) -> Source:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -168,7 +164,7 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
             node.start_mark.column + 1,
             code="not-mapping",
         )
-    builder = _Builder(depth=1_000 if all_marks else 2, text=text)
+    builder = _Builder(text)
     data = builder.build(node, ())
     assert isinstance(data, dict)
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -255,8 +251,7 @@ _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a
 
 
 class _Builder:
-    def __init__(self, depth: int, text: str) -> None:
-        self.depth = depth
+    def __init__(self, text: str) -> None:
         self.text = text if "!" in text else ""  # only a file with a '!' can hold a bare tag
         self.line_starts: list[int] = []
         self.marks: dict[Loc, Mark] = {}
@@ -281,12 +276,9 @@ class _Builder:
                 *_at(node),
                 code="too-many-nodes",
             )
-        level = len(loc)
-        if level > MAX_DEPTH:
+        if len(loc) > MAX_DEPTH:
             raise _too_deep(*_at(node))
-        keep = level <= self.depth
-        if keep:
-            self.marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.marks[loc] = _at(node)
         tag = node.tag
         if tag == _MAP:
             out: dict[str, Any] = {}
@@ -308,15 +300,14 @@ class _Builder:
                         *_at(key_node),
                         code="duplicate-key",
                     )
-                if keep:
-                    self.key_marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                self.key_marks[child] = _at(key_node)
                 out[key] = self.build(value_node, child)
             return out
         if tag == _SEQ:
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         if tag not in _SCALARS or not isinstance(node, yaml.ScalarNode) or (self.text and self.bare_tag(node)):
             raise _tag_problem(node)
-        if node.style and keep:
+        if node.style:
             self.styles[loc] = node.style
         try:
             return _scalar(tag, node.value)
