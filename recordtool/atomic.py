@@ -27,20 +27,13 @@ def temporary_name(folder: str | Path, name: str) -> str:
     return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def write_atomic(path: Path, data: bytes | str | list[bytes], *, durable: bool = True) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder; a list of
-    parts is written one after the other (a header and a large payload, without a copy of
-    them joined).
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder.
 
     The temporary file is flushed and fsynced, then renamed over ``path``; on any error
-    (a full disk, Ctrl-C) it is removed and ``path`` is left as it was. With ``durable``
-    False it is not fsynced: a process that is killed still leaves the old file or the new
-    one, but after a power cut the new one may be empty or hold less than was written. Only
-    for files that are checked when read and worked out again when they fail the check (the
-    caches, whose files carry a CRC-32 of what they hold): an fsync costs as much as writing
-    a file of tens of KB, and the entry cache of a large record is hundreds of files.
+    (a full disk, Ctrl-C) it is removed and ``path`` is left as it was.
     """
-    parts = [data.encode("utf-8")] if isinstance(data, str) else data if isinstance(data, list) else [data]
+    raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = temporary_name(path.parent, path.name)
     try:
@@ -49,11 +42,9 @@ def write_atomic(path: Path, data: bytes | str | list[bytes], *, durable: bool =
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            for part in parts:
-                handle.write(part)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp_name, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import signal
 import sys
 from collections.abc import Iterable, Iterator
@@ -23,6 +22,7 @@ from recordtool.meter import Meter
 from recordtool.safetext import some, terminal
 
 if TYPE_CHECKING:
+    from recordtool.record.config import Kind
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
     from recordtool.verify.snapshot import Inputs
@@ -101,6 +101,9 @@ no_cache_option = click.option(
          "(.recordtool-cache/store.sqlite) for the files unchanged since; the results are the same.",
 )
 
+format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                             show_default=True, help="Output format.")
+
 
 class _Commands(click.Group):
     """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: what it writes
@@ -116,16 +119,8 @@ class _Commands(click.Group):
                 sys.exit(_interrupted_code())
 
 
-def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    echo(f"recordtool, version {__version__}")
-    ctx.exit()
-
-
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
-              help="Show the version and exit.")
+@click.version_option(__version__, prog_name="recordtool")
 def cli() -> None:
     """A knowledge record whose claims check themselves.
 
@@ -138,8 +133,7 @@ def cli() -> None:
 @cli.command(short_help="Check the record: schema, ids, citations, mentions.")
 @root_option
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format.")
+@format_option
 @jobs_option
 @no_cache_option
 def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cache: bool) -> None:
@@ -172,7 +166,6 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
         summary = (f"{n} entr{'y' if n == 1 else 'ies'}: {len(errors)} "
                    f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
         echo(summary)
-    _done_with_the_record()
     sys.exit(1 if failed else 0)
 
 
@@ -185,12 +178,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
     from recordtool.record.load import title_line
 
     project = _open(root)
-    kind = None
-    if kind_name is not None:
-        kind = project.config.kind_named(kind_name)
-        if kind is None:
-            names = ", ".join(k.name for k in project.config.kinds.values())
-            raise click.BadParameter(f"unknown kind '{kind_name}'; known kinds: {names}", param_hint="--kind")
+    kind = None if kind_name is None else _kind(project, kind_name, "--kind")
     _report_errors(project)
     for entry_id, entry in project.record.entries.items():
         if kind is not None and entry.kind != kind.name:
@@ -230,6 +218,15 @@ def show(root: Path | None, entry_id: str) -> None:
     echo(format_entry(project.graph, entry.id, verdict))
 
 
+def _kind(project: Project, name: str, hint: str) -> Kind:
+    """The kind called ``name`` (or with that prefix); a usage error naming the known ones."""
+    kind = project.config.kind_named(name)
+    if kind is None:
+        names = ", ".join(k.name for k in project.config.kinds.values())
+        raise click.BadParameter(f"unknown kind '{name}'; known kinds: {names}", param_hint=hint)
+    return kind
+
+
 def _example_id(root: Path | None) -> str:
     """An id of the project's first kind, for a hint: the shape its ids take, whatever its
     record holds (``PREFIX-1`` where no configuration can be read)."""
@@ -254,10 +251,7 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
     from recordtool.record.template import TemplateError, create_entry
 
     project = _open(root)
-    kind = project.config.kind_named(kind_name)
-    if kind is None:
-        names = ", ".join(k.name for k in project.config.kinds.values())
-        raise click.BadParameter(f"unknown kind '{kind_name}'; known kinds: {names}", param_hint="KIND")
+    kind = _kind(project, kind_name, "KIND")
     try:
         path = create_entry(project.config, kind, title)
     except TemplateError as exc:
@@ -385,8 +379,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
 @root_option
 @click.argument("ids", nargs=-1, metavar="[IDS]...")
 @click.option("--why", is_flag=True, help="Show each check's outcome, why a verdict is stale, and dependencies.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format.")
+@format_option
 def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None:
     """Show what holds now: every claim's verdict, and why a stale one is stale.
 
@@ -472,7 +465,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:
         echo(f"warning: figure {figure}; it is not copied", err=True)
-    _done_with_the_record(project)
     where = config.relative(report.out)
     for link in report.broken or []:
         echo(f"{where}/{link}", err=True)
@@ -582,45 +574,6 @@ def main(argv: list[str] | None = None) -> Any:
     return cli.main(args=argv, prog_name="recordtool")
 
 
-_leave_at_once = False  # set by the commands that hold the whole record, once they are done
-_as_program = False  # set by ``run``: the process leaves at once after such a command
-_held: list[object] = []  # what such a command held, kept from being freed until then (``run``)
-
-
 def run() -> None:
-    """The command line as a program (``python -m recordtool``, the ``recordtool`` script).
-
-    ``validate`` and ``render`` hold the whole record, its graph and its pages: freeing them
-    object by object as the process ends costs a tenth of a second at 10,000 entries and
-    about a second at 100,000, after the answer is given. So once one of them is done, the
-    process leaves at once, its output flushed (as mypy does); everything they write is
-    written and closed by then. Other commands end as usual, and so does any command run under
-    a profiler or a tracer (``python -m cProfile``, coverage), which write their results as the
-    process ends."""
-    global _as_program
-    _as_program = True
-    try:
-        main()
-    except SystemExit as exc:
-        if not _leave_at_once or sys.getprofile() is not None or sys.gettrace() is not None:
-            raise
-        code = exc.code
-        if code is not None and not isinstance(code, int):
-            sys.stderr.write(f"{code}\n")
-            code = 1
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code or 0)
-
-
-def _done_with_the_record(*held: object) -> None:
-    """The command is done with the record: the process may leave without freeing it (``run``).
-    ``held``: what the command holds of it (its project) that would be freed as the command
-    returns (0.13 s at 100,000 entries), before the process leaves: kept until then when the
-    process leaves at once (a command that ends by ``sys.exit``, as ``validate`` does, keeps its
-    frame, and with it the project, in the exception's traceback)."""
-    global _leave_at_once
-    _leave_at_once = True
-    if _as_program:
-        _held.extend(h for h in held if h is not None)
+    """The command line as a program (``python -m recordtool``, the ``recordtool`` script)."""
+    main()

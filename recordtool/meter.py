@@ -1,25 +1,19 @@
 """Progress on the terminal: one module for every long command.
 
 ``Meter``: the line that says where a long command is ("reading the entry files: 41,216 of
-100,000"). Every command that reads the record reads every entry file the first time (later,
-only those that changed), and ``render`` composes every page: on 100,000 entries a cold run
-takes one to two minutes, silent until its summary. On a terminal (the command's stderr) a
-``Meter`` keeps one line up to date with the stage and, where the stage counts items, how many
-are done. It draws nothing before the command has run ``DELAY_S`` (a run after one edit never
-shows it), redraws at most every ``EVERY_S``, and erases its line before anything else is
-printed and when the command is done, so that what a command prints is what it printed
-without it. Off a terminal (a pipe, a log, CI) it writes nothing at all, nor on a dumb terminal
-(``TERM=dumb``). Counting costs a call per chunk of work (``recordtool.parallel``), made in the
-command's own process as each chunk is done there or its results come back from a worker.
+100,000"). On a terminal (the command's stderr) it keeps one line up to date with the stage
+and how many of its items are done. It draws nothing before the command has run ``DELAY_S``,
+redraws at most every ``EVERY_S``, and erases its line before anything else is printed and
+when the command is done, so that what a command prints is what it printed without it. Off a
+terminal, or on a dumb one (``TERM=dumb``), it writes nothing.
 
 ``make_display``: the runs of ``verify``. On a terminal, finished runs scroll up as lines and
-the running ones stay at the bottom, redrawn a few times a second (name, state, elapsed, the
-check's last progress line). Off a terminal (CI, a pipe, ``nohup``), each run is a plain line
-when it starts and one when it ends, and a run still going says so every ``HEARTBEAT_S``
-seconds with what the check last reported (``ctx.progress``: "step 300/1000, loss 2.31"), so a
-log is never silent for long. What a check says is shown with its control characters escaped.
-A run is anything with a ``label``, and its end anything with the run and a ``line`` saying how
-it ended (``recordtool.verify.runner``'s ``Job`` and ``JobResult``): this module imports no stage.
+the running ones stay at the bottom, redrawn a few times a second. Off a terminal (CI, a
+pipe), each run is a plain line when it starts and one when it ends, and a run still going
+says so every ``HEARTBEAT_S`` seconds with what the check last reported, so a log is never
+silent for long. A run is anything with a ``label``, and its end anything with the run and a
+``line`` (``recordtool.verify.runner``'s ``Job`` and ``JobResult``): this module imports no stage.
+What a check says is shown with its control characters escaped.
 """
 
 from __future__ import annotations

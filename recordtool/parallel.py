@@ -28,7 +28,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -64,10 +64,8 @@ def workers(jobs: int | None) -> int:
     return max(1, min(cores(), jobs if jobs is not None else cores()))
 
 
-def chunked(items: list[T], size: int | None = None, *, jobs: int | None = None) -> list[list[T]]:
-    """``items`` cut into lists of ``size`` (default ``CHUNK``) items. ``jobs`` is accepted
-    for the callers that pass it and changes nothing."""
-    del jobs
+def chunked(items: list[T], size: int | None = None) -> list[list[T]]:
+    """``items`` cut into lists of ``size`` (default ``CHUNK``) items."""
     size = max(1, size or CHUNK)
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -78,39 +76,24 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
     ``workers(jobs)`` forked processes when there are at least ``min_items`` items (default
     ``MIN_ITEMS``; see the module). ``progress``: told of the items of each chunk as its
     results are taken."""
-    least = MIN_ITEMS if min_items is None else min_items
-    return _map_chunks(work, chunked(items), jobs=jobs, min_items=least, progress=progress)
-
-
-def _map_chunks(work: Callable[[list[T]], list[Any]], chunks: list[list[T]], *, jobs: int | None,
-                min_items: int, progress: Progress | None = None,
-                meanwhile: Iterable[object] = (), own: int = 0) -> list[Any]:
-    """``map_items`` of chunks already cut. ``meanwhile`` (steps of this process's own work)
-    is done while the workers start on the chunks; the last ``own`` chunks are done here."""
     global _job, _parent
-    shared, mine = chunks[:len(chunks) - own], chunks[len(chunks) - own:]
-    count = min(workers(jobs), len(shared))
-    if count < 2 or sum(map(len, chunks)) < min_items or not _forkable():
-        for _step in meanwhile:
-            pass
+    chunks = chunked(items)
+    count = min(workers(jobs), len(chunks))
+    if count < 2 or len(items) < (MIN_ITEMS if min_items is None else min_items) or not _forkable():
         return [result for chunk in chunks for result in _done_here(work, chunk, progress)]
     import multiprocessing
     from concurrent import futures
 
-    _job, _parent = (work, shared), os.getpid()
+    _job, _parent = (work, chunks), os.getpid()
     pool = futures.ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
     try:
-        pending = [pool.submit(_run, n) for n in range(len(shared))]  # (the workers are forked here)
+        pending = [pool.submit(_run, n) for n in range(len(chunks))]  # (the workers are forked here)
         _job = None
-        for _step in meanwhile:
-            pass
-        late = [_done_here(work, chunk, progress) for chunk in mine]
-        done = [result for chunk, future in zip(shared, pending, strict=True)
+        return [result for chunk, future in zip(chunks, pending, strict=True)
                 for result in _result(work, chunk, future, progress)]
     finally:
         _job = None
         pool.shutdown(wait=True, cancel_futures=True)
-    return done + [result for results in late for result in results]
 
 
 def _done_here(work: Callable[[list[T]], list[Any]], chunk: list[T], progress: Progress | None) -> list[Any]:

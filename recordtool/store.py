@@ -23,13 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import pickle
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import recordtool
 
 FORM = "recordtool-store 1"  # bump when what any table holds changes shape
 FILE = "store.sqlite"  # under the cache folder
@@ -187,65 +191,17 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
 
 @functools.lru_cache(maxsize=8)
 def code_version(dists: tuple[str, ...] = ()) -> str:
-    """A hash of recordtool's own code (every module), its version, Python's, and the versions
-    of the distributions ``dists`` (read from their metadata, never by importing them). Worked
-    out once a process (``cache_clear`` to forget it): the code that runs is what the process
-    imported, and a process that opens projects again and again (tests, ``mkdocs serve``)
-    would read every module each time."""
-    import hashlib
-
-    import recordtool
-
+    """A hash of recordtool's own code (every module), its version, Python's, and the installed
+    versions of the distributions ``dists`` (from their metadata, never by importing them).
+    Worked out once a process (``cache_clear`` to forget it): the code that runs is what the
+    process imported."""
     digest = hashlib.blake2b(recordtool.__version__.encode("utf-8"), digest_size=8)
     digest.update(sys.version.encode("utf-8"))
-    for dist, version in dist_versions(dists).items():
-        if version is not None:
-            digest.update(f"{dist}={version}".encode())
+    for dist in dists:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            digest.update(f"{dist}={metadata.version(dist)}".encode())
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def dist_versions(dists: Iterable[str]) -> dict[str, str | None]:
-    """The installed version of each distribution of ``dists`` (None: none installed), as
-    ``importlib.metadata.version`` gives it: from the name of its ``<name>-<version>.dist-info``
-    folder in the first folder of ``sys.path`` that holds it (where ``importlib.metadata``
-    finds it too). A distribution installed otherwise (an ``.egg-info`` met first, a zip) is
-    asked of ``importlib.metadata`` itself. Importing that module imports ``email``,
-    ``zipfile`` and ``csv``: more than the rest of a render's "nothing changed" costs."""
-    import re
-
-    def normal(name: str) -> str:
-        return re.sub(r"[-_.]+", "_", name).lower()
-
-    wanted = {normal(dist): dist for dist in dists}
-    found: dict[str, str | None] = {}  # normal name -> version (None: ask importlib.metadata)
-    for folder in sys.path:
-        if len(found) == len(wanted):
-            break
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            stem, dot, suffix = name.rpartition(".")
-            if not dot or suffix not in ("dist-info", "egg-info"):
-                continue
-            dist, dash, named = stem.partition("-")
-            key = normal(dist)
-            if key in wanted and key not in found:
-                found[key] = named if suffix == "dist-info" and dash and named else None
-    versions: dict[str, str | None] = {}
-    for key, dist in wanted.items():
-        version = found.get(key)
-        if version is None:
-            from importlib import metadata
-
-            try:
-                version = metadata.version(dist)
-            except metadata.PackageNotFoundError:
-                version = None
-        versions[dist] = version
-    return versions

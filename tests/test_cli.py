@@ -294,10 +294,10 @@ def test_validate_jobs_reach_reading(minimal: Callable[[], ProjectBuilder], monk
 
 
 @pytest.mark.parametrize("args", [["validate"], ["validate", "--format", "json"], ["render"], ["render", "--check"]])
-def test_the_program_leaving_at_once_says_and_exits_as_the_command_does(minimal: Callable[[], ProjectBuilder],
+def test_the_program_says_and_exits_as_the_command_does(minimal: Callable[[], ProjectBuilder],
                                                                        args: list[str]) -> None:
-    """``python -m recordtool`` leaves without freeing the record after validate and render
-    (``cli.run``): the same output, flushed to pipes, and the same exit code as in process."""
+    """``python -m recordtool`` (``cli.run``): the same output, flushed to pipes, and the same
+    exit code as in process."""
     project = minimal()
     project.add("NOTE-2", "title: Dangling\nbody: See LIT-99.\n")  # a warning
     project.add("NOTE-3", "title: Broken\ncites: [{id: LIT-98, as: paper}]\n")  # an error

@@ -21,7 +21,6 @@ configuration, not code::
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -67,15 +66,8 @@ class ConfigError(Exception):
 
 def id_regex(prefixes: list[str]) -> re.Pattern[str]:
     """The ids with one of ``prefixes``: ``PREFIX-NUMBER``, not preceded by a letter, digit or
-    ``_`` and not followed by a word character.
-
-    It matches what ``(?<![A-Za-z0-9_])(?:LIT|NOTE|THEORY)-\\d+\\b`` matches, written so that each
-    branch starts with a letter: the regex engine then jumps from one candidate letter to
-    the next instead of trying the lookbehind at every position, which makes scanning prose
-    for ids about 2.5 times faster.
-    """
-    branches = "|".join(f"{p[0]}(?<![A-Za-z0-9_]{p[0]}){p[1:]}" for p in sorted(prefixes, key=len, reverse=True))
-    return re.compile(rf"(?:{branches})-\d+\b")
+    ``_`` and not followed by a word character."""
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{'|'.join(sorted(prefixes, key=len, reverse=True))})-\d+\b")
 
 
 @dataclass(frozen=True)
@@ -136,13 +128,8 @@ class Config:
         text, base = os.fspath(path), os.fspath(self.root)
         if text.startswith(base + os.sep):  # the common case, and cheap
             return text[len(base) + 1:].replace(os.sep, "/")
-        rel = os.path.relpath(os.path.abspath(path), _absolute(self.root))
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
         return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
-
-
-@functools.lru_cache(maxsize=16)
-def _absolute(root: Path) -> str:
-    return os.path.abspath(root)
 
 
 def find_root(start: Path) -> Path:

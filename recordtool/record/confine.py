@@ -9,11 +9,7 @@ is refused too.
 ``open_inside`` makes the check and the read one: the file is opened from its folder one name
 at a time, following no link (``O_NOFOLLOW``), and what was opened is checked with ``fstat``,
 so that a file swapped for a link (or a folder on its way for one) between the check and the
-read is refused, never read. A path written under its folder with no link on the way (nearly
-every file of a record) is that opening alone: it needs no check before it, since it can only
-reach a regular file inside the folder. Any other path (a link on the way, ``..``, a path not
-written under the folder, anything that fails) is resolved and checked first, then opened
-the same way, and any error is reported from there.
+read is refused, never read.
 """
 
 from __future__ import annotations
@@ -59,16 +55,12 @@ class Refused(OSError):
 _FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_ONE_NAME_AT_A_TIME = bool(_NOFOLLOW) and os.open in os.supports_dir_fd  # else every path is checked first
 
 
 def open_inside(path: Path | str, folder: Path | str) -> int:
     """A file descriptor open for reading on ``path``, a regular file inside ``folder`` (a
     link that stays inside is followed, as ``refused`` allows); ``Refused`` when it is not,
     including when it changed between the check and the opening. The caller closes it."""
-    fd = _open_under(os.fspath(path), os.fspath(folder))
-    if fd is not None:
-        return fd
     real_folder, real = os.path.realpath(folder), os.path.realpath(path)  # once: what is checked is what is opened
     why = refused(real, real_folder)
     if why is not None:
@@ -90,32 +82,6 @@ def open_inside(path: Path | str, folder: Path | str) -> int:
     return fd
 
 
-def _open_under(path: str, folder: str) -> int | None:
-    """A file descriptor open for reading on ``path`` when it is written as a path under
-    ``folder`` (no ``.`` or ``..``) and opens from there one name at a time following no link
-    as a regular file; None otherwise, having left nothing open (``open_inside`` then resolves
-    the path, checks it and says why it is refused). Four ``realpath`` calls fewer a file
-    (opening 10,000 entry files: 0.75 s -> 0.11 s)."""
-    prefix = folder.rstrip(os.sep) + os.sep
-    if not _ONE_NAME_AT_A_TIME or not path.startswith(prefix):
-        return None
-    parts = path[len(prefix):].split(os.sep)
-    if any(part in ("", ".", "..") for part in parts):
-        return None
-    try:
-        fd = _open_by_names(os.open(folder, _FLAGS | _DIRECTORY), parts)
-    except OSError:
-        return None
-    try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
-        os.close(fd)
-        return None
-    return fd
-
-
 def _open_by_names(where: int, parts: list[str]) -> int:
     """A file descriptor open for reading on the path ``parts`` (its names) from the folder open
     as ``where``, one name at a time, following no link; ``where`` and each folder on the way
@@ -134,16 +100,8 @@ def _open_by_names(where: int, parts: list[str]) -> int:
 def read_inside(path: Path | str, folder: Path | str, limit: int | None = None) -> bytes:
     """The bytes of ``path``, a regular file inside ``folder`` (``open_inside``): at most
     ``limit`` + 1 of them, so that the caller can tell a file over the limit."""
-    fd = open_inside(path, folder)
-    try:
-        parts = []
-        left = limit + 1 if limit is not None else -1
-        while left != 0 and (chunk := os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
-            parts.append(chunk)
-            left = left - len(chunk) if left > 0 else left
-        return b"".join(parts)
-    finally:
-        os.close(fd)
+    with os.fdopen(open_inside(path, folder), "rb") as file:
+        return file.read(-1 if limit is None else limit + 1)
 
 
 def checks_problems(config: Config) -> list[Problem]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,7 +30,6 @@ from recordtool.record.source import (
     SourceError,
     parse_source,
     read_bytes,
-    read_source,
 )
 
 ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
@@ -86,7 +86,7 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
         return Loaded(None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror or exc}", code="io")])
     digest = bytes_digest(raw)
     try:
-        source = parse_source(raw, all_marks=False)
+        source = parse_source(raw)
     except SourceError as exc:
         return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)], [], digest)
     entry, places, problems = load_entry(Path(path), kind, config, rel, source)
@@ -120,41 +120,17 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source
     try:
         entry = model.model_validate(data)
     except ValidationError as exc:
-        return None, None, _schema_problems(exc, model, _with_all_marks(path, source), rel)
+        return None, None, _schema_problems(exc, model, source, rel)
     problems = _identity_problems(entry, path, kind, config, source, rel)
     if any(p.code == "bad-id" for p in problems):
         return None, None, problems  # an id that is not one cannot be cited, linked or paged
-    marks = _Marks(path, source)
+    marks = source.mark
     problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
         problems.extend(_check_problems(entry, config, marks, rel))
     places = Places(rel, source.mark(("id",)), tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
                     tuple((name, _prose_start(source, name)) for name, _text in entry.prose()), source.digest)
     return entry, places, problems
-
-
-class _Marks:
-    """Places in one file, read in full only when a problem needs a deep one."""
-
-    def __init__(self, path: Path, source: Source) -> None:
-        self.path = path
-        self.source = source
-        self.full: Source | None = None
-
-    def __call__(self, loc: Loc) -> Mark:
-        if self.full is None:
-            self.full = _with_all_marks(self.path, self.source)
-        return self.full.mark(loc)
-
-
-def _with_all_marks(path: Path, source: Source) -> Source:
-    """The same file with a mark for every value (read again: only files with problems pay;
-    the same bytes, or the marks are those there are)."""
-    try:
-        full = read_source(path, all_marks=True)
-    except (SourceError, OSError):
-        return source
-    return full if full.digest == source.digest else source
 
 
 def _prose_start(source: Source, name: str) -> int:
@@ -210,7 +186,7 @@ def _move_hint(kind_name: str, config: Config) -> str:
     return did_you_mean(kind_name, [k.name for k in config.kinds.values()])
 
 
-def _relation_problems(entry: Entry, config: Config, mark: _Marks, rel: str) -> list[Problem]:
+def _relation_problems(entry: Entry, config: Config, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
     problems = []
     for i, citation in enumerate(entry.cites):
         if citation.as_ not in config.relations:
@@ -226,7 +202,7 @@ def _relation_problems(entry: Entry, config: Config, mark: _Marks, rel: str) -> 
     return problems
 
 
-def _check_problems(entry: Theory, config: Config, mark: _Marks, rel: str) -> list[Problem]:
+def _check_problems(entry: Theory, config: Config, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
     problems = []
     for i, check in enumerate(entry.checks):
         root = check.module.split(".", 1)[0]
@@ -239,7 +215,7 @@ def _check_problems(entry: Theory, config: Config, mark: _Marks, rel: str) -> li
     return problems
 
 
-def _clause_problems(entry: Theory, mark: _Marks, rel: str) -> list[Problem]:
+def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
     """Expectations and observations against the claim's clauses (docs/verdicts.md): every
     clause id they name exists, a claim of several clauses says which each one tests, and
     a clause that nothing tests is warned about."""

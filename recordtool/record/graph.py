@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from recordtool import parallel
 from recordtool.record.entry import Mention, scan_mentions
@@ -20,8 +19,6 @@ from recordtool.record.problems import Problem
 
 __all__ = ["Backlink", "Graph", "Mention", "build_graph", "cycle_problems", "uses_cycles"]
 
-RECENT = 256  # backlinks and neighbours kept for this many ids at most
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +39,7 @@ class Graph:
     mentions_out: Mapping[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: Mapping[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: Mapping[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    # id -> its body as a later stage composed it (render's to fill; the record stage leaves it empty)
-    composed: Mapping[str, bytes] = field(default_factory=dict)
-    # Backlinks and neighbours, kept for the last ids asked about (a page asks for its own
-    # several times; keeping them for every id would hold a copy of the graph). Ids of the
-    # record sort by their place in it (``_order``).
-    _backlinks: dict[str, tuple[Backlink, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Ids of the record sort by their place in it (``_order``).
     _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _place(self) -> Callable[[str], int]:
@@ -65,9 +56,6 @@ class Graph:
 
     def backlinks(self, entry_id: str) -> list[Backlink]:
         """Every entry that cites or mentions ``entry_id``, each once, in id order."""
-        return list(_recent(self._backlinks, entry_id, self._compute_backlinks))
-
-    def _compute_backlinks(self, entry_id: str) -> list[Backlink]:
         relations: dict[str, list[str]] = defaultdict(list)
         for rel, sources in self.cited_by.get(entry_id, {}).items():
             for source in sources:
@@ -80,9 +68,6 @@ class Graph:
 
     def neighbours(self, entry_id: str) -> list[str]:
         """Ids linked to ``entry_id`` either way (citations and mentions), in the record."""
-        return list(_recent(self._neighbours, entry_id, self._compute_neighbours))
-
-    def _compute_neighbours(self, entry_id: str) -> list[str]:
         entries = self.record.entries
         linked = {cited for cited, _relation in self.record.cites(entry_id)}
         linked.update(m.target for m in self.mentions_out.get(entry_id, ()))
@@ -99,16 +84,6 @@ class Graph:
                 linked.update(sources)  # linking to an entry of the record
         linked.update(m.source for found in self.mentions_in.values() for m in found)  # linking to one
         return [i for i in self.record.entries if i not in linked]
-
-
-def _recent(cache: dict[str, tuple[T, ...]], entry_id: str, compute: Callable[[str], list[T]]) -> tuple[T, ...]:
-    """``compute(entry_id)``, kept in ``cache`` with those of the last ``RECENT`` ids."""
-    found = cache.get(entry_id)
-    if found is None:
-        if len(cache) >= RECENT:
-            cache.clear()
-        found = cache[entry_id] = tuple(compute(entry_id))
-    return found
 
 
 def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list[Problem]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,7 +146,7 @@ def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str,
     folder outside the record is reported). Paths are strings: a large record has a hundred
     thousand files, listed on every run."""
     with os.scandir(folder) as scan:
-        items = sorted(scan, key=_name)
+        items = sorted(scan, key=lambda item: item.name)
     for item in items:
         if item.name.startswith(".") or item.path in own:
             continue
@@ -156,10 +156,6 @@ def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str,
             yield item.path, item.name, True  # a link to a folder: refused as leading outside, or reported as not YAML
         else:
             yield item.path, item.name, False
-
-
-def _name(item: os.DirEntry[str]) -> str:
-    return item.name
 
 
 def title_line(entry: Entry) -> str:
@@ -273,13 +269,12 @@ def _assembled(config: Config, files: list[tuple[str, Kind]], rels: list[str], l
                   {entry.id: mentions for entry, _places, mentions in found})
 
 
-def check_citations(record: Record, ids: Iterable[str] | None = None) -> list[Problem]:
+def check_citations(record: Record) -> list[Problem]:
     """Every typed citation must name an entry of the record (citations of an entry that could
-    not be loaded are the graph's to report, once for all of them); ``ids``: of those entries
-    only (None: every entry)."""
+    not be loaded are the graph's to report, once for all of them)."""
     problems = []
     entries, failed = record.entries, record.failed
-    for entry_id in entries if ids is None else ids:
+    for entry_id in entries:
         for i, citation in enumerate(entries[entry_id].cites):
             cited = citation.id
             if cited not in entries and cited != entry_id and cited not in failed:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -25,7 +24,6 @@ from pydantic import (
 
 from recordtool.record.expect import Expectation, parse_expectation
 
-STATUSES = ("active", "superseded", "retracted", "draft")
 Status = Literal["active", "superseded", "retracted", "draft"]
 
 _CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -444,38 +442,3 @@ class Theory(Entry):
 
 
 MODELS: dict[str, type[Entry]] = {"literature": Literature, "note": Note, "theory": Theory}
-
-
-# One set of field names per distinct set, shared by every model that has it (see ``compact``).
-_FIELD_SETS: dict[frozenset[str], set[str]] = {}
-
-
-def field_set(names: Iterable[str]) -> set[str]:
-    """The one set of the field names ``names`` that every model which has them shares
-    (``compact``; the entry cache keeps it as its names, ``recordtool.record.cache``)."""
-    key = frozenset(names)
-    shared = _FIELD_SETS.get(key)
-    if shared is None:
-        shared = _FIELD_SETS[key] = set(key)
-    return shared
-
-
-def shares(names: set[str]) -> bool:
-    """Whether ``names`` is the set of field names that models share (``field_set``)."""
-    return _FIELD_SETS.get(frozenset(names)) is names
-
-
-def compact(model: BaseModel) -> None:
-    """Let ``model``, and the models inside it, share their set of explicitly set field names
-    with every model that has the same: a set per model instance is, after its text, the
-    largest part of an entry's memory (100,000 entries: about 130 MB). The models are frozen,
-    so nothing changes these sets (pydantic's ``model_copy`` copies one before changing it)."""
-    object.__setattr__(model, "__pydantic_fields_set__", field_set(model.__pydantic_fields_set__))
-    for value in model.__dict__.values():
-        if isinstance(value, BaseModel):
-            compact(value)
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, BaseModel):
-                    compact(item)
-

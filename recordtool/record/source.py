@@ -14,7 +14,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,6 @@ MAX_BYTES = 1_000_000
 MAX_NODES = 50_000
 MAX_DEPTH = 100  # levels of nesting (the shipped entries use 5)
 MAX_DIGITS = 100  # digits of an integer (Python refuses to print one of over 4,300)
-# Text values this long or shorter are interned as they are read: the words many entries share
-# (statuses, tags, the ids and relations of citations), each held once, not once per entry
-# (at 100,000 entries, 43 MiB less at the peak of a cold ``render -j 2``).
-SHARED_TEXT = 32
 
 Loc = tuple[str | int, ...]
 Mark = tuple[int, int]
@@ -84,40 +79,26 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path, *, all_marks: bool = False, inside: Path | str | None = None) -> Source:
-    """Read and compose ``path``; raise SourceError with a place on any problem.
-
-    Marks are kept for top-level fields and their direct items (enough for later stages);
-    ``all_marks`` keeps them for every value, which reporting a deep problem needs.
-    """
-    return parse_source(read_bytes(path, inside), all_marks=all_marks)
+def read_source(path: Path, *, inside: Path | str | None = None) -> Source:
+    """Read and compose ``path``; raise SourceError with a place on any problem."""
+    return parse_source(read_bytes(path, inside))
 
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger, OSError when it
-    cannot be read), in four system calls: a record is thousands of small files. ``inside``:
+    cannot be read). ``inside``:
     the folder the file must be a regular file of, checked as it is opened
     (``recordtool.record.confine.open_inside``; ``Refused``, an OSError, when it is not)."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
         if inside is None else open_inside(path, inside)
-    try:
+    with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read
             raise SourceError("not a regular file; an entry is a YAML file", code="not-a-file")
-        size = info.st_size
-        if size > MAX_BYTES:
-            raise _too_large(size)
-        raw = os.read(fd, size + 1)  # a regular file gives less than asked only at its end
-        if len(raw) > size:  # it grew since: read on, up to just over the limit
-            parts = [raw]
-            total = len(raw)
-            while total <= MAX_BYTES and (more := os.read(fd, MAX_BYTES + 1 - total)):
-                parts.append(more)
-                total += len(more)
-            raw = b"".join(parts)
-    finally:
-        os.close(fd)
+        if info.st_size > MAX_BYTES:
+            raise _too_large(info.st_size)
+        raw = file.read(MAX_BYTES + 1)  # (a file that grew since is read to just over the limit)
     if len(raw) > MAX_BYTES:
         raise _too_large(len(raw))
     return raw
@@ -128,7 +109,7 @@ def _too_large(size: int) -> SourceError:
                        "keep data out of the record and link to it instead", code="too-large")
 
 
-def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
+def parse_source(raw: bytes) -> Source:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -183,7 +164,7 @@ def parse_source(raw: bytes, *, all_marks: bool = True) -> Source:
             node.start_mark.column + 1,
             code="not-mapping",
         )
-    builder = _Builder(depth=1_000 if all_marks else 2, text=text)
+    builder = _Builder(text)
     data = builder.build(node, ())
     assert isinstance(data, dict)
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -219,15 +200,12 @@ def _check_depth(text: str, loader_class: Any = None) -> None:
 
 
 class _Loader(_BaseLoader):
-    """The safe loader, with a quick answer for the commonest plain scalar: a word.
-
-    The tags it resolves are its own (``?str``, ``?int``, ...), so that the builder can tell
-    them from tags written in the file (``!!int``, ``!foo``, a bare ``!``), which it refuses:
-    an entry's values are typed by the schema, never by the file.
+    """The safe loader, resolving to tags of its own (``?str``, ``?int``, ...), so that the
+    builder can tell them from tags written in the file (``!!int``, ``!foo``, a bare ``!``),
+    which it refuses: an entry's values are typed by the schema, never by the file.
     """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # The safe resolver's answers, without its regular expressions where they cannot match.
         if kind is yaml.MappingNode or kind is yaml.SequenceNode:
             # Only an untagged collection is 'implicit'; a resolve with implicit false is the bare tag '!'.
             if not implicit:
@@ -236,12 +214,6 @@ class _Loader(_BaseLoader):
         if not implicit[0]:
             # (False, False): a scalar with the bare tag '!'; (False, True): an untagged quoted one.
             return _STR if implicit[1] else "!"
-        if not value:  # an empty plain value (``status_note:``) is null
-            return _NULL
-        if value[0] not in _MAYBE_TYPED:
-            return _STR
-        if value[0] in _WORDY:  # a word is a bool or null only when it is one of these
-            return _WORDS.get(value, _STR)
         return _OURS.get(super().resolve(kind, value, implicit), _STR)  # type: ignore[no-untyped-call]
 
 
@@ -250,14 +222,6 @@ _STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE, _MAP, _SEQ = "?str", "?null", "?bo
 _OURS = {"tag:yaml.org,2002:str": _STR, "tag:yaml.org,2002:null": _NULL, "tag:yaml.org,2002:bool": _BOOL_TAG,
          "tag:yaml.org,2002:int": _INT, "tag:yaml.org,2002:float": _FLOAT, "tag:yaml.org,2002:merge": _MERGE}
 _SCALARS = frozenset((_STR, _NULL, _BOOL_TAG, _INT, _FLOAT, _MERGE))  # timestamps and '=' stay text: _STR
-# Plain scalars starting with anything else resolve to strings under YAML 1.1's rules.
-_MAYBE_TYPED = frozenset("0123456789+-.~nNtTfFyYoO=<")
-_WORDY = frozenset("nNtTfFyYoO")
-_WORDS = {
-    **{w: _BOOL_TAG for w in ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
-                              "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF")},
-    **{w: _NULL for w in ("null", "Null", "NULL")},
-}
 
 
 def _at(node: yaml.Node) -> tuple[int, int]:
@@ -287,8 +251,7 @@ _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a
 
 
 class _Builder:
-    def __init__(self, depth: int, text: str) -> None:
-        self.depth = depth
+    def __init__(self, text: str) -> None:
         self.text = text if "!" in text else ""  # only a file with a '!' can hold a bare tag
         self.line_starts: list[int] = []
         self.marks: dict[Loc, Mark] = {}
@@ -313,12 +276,9 @@ class _Builder:
                 *_at(node),
                 code="too-many-nodes",
             )
-        level = len(loc)
-        if level > MAX_DEPTH:
+        if len(loc) > MAX_DEPTH:
             raise _too_deep(*_at(node))
-        keep = level <= self.depth
-        if keep:
-            self.marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.marks[loc] = _at(node)
         tag = node.tag
         if tag == _MAP:
             out: dict[str, Any] = {}
@@ -340,19 +300,15 @@ class _Builder:
                         *_at(key_node),
                         code="duplicate-key",
                     )
-                if keep:
-                    self.key_marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                self.key_marks[child] = _at(key_node)
                 out[key] = self.build(value_node, child)
             return out
         if tag == _SEQ:
             return [self.build(item, (*loc, i)) for i, item in enumerate(node.value)]
         if tag not in _SCALARS or not isinstance(node, yaml.ScalarNode) or (self.text and self.bare_tag(node)):
             raise _tag_problem(node)
-        if node.style and keep:
+        if node.style:
             self.styles[loc] = node.style
-        if tag is _STR:
-            value = node.value
-            return sys.intern(value) if len(value) <= SHARED_TEXT else value  # (``SHARED_TEXT``)
         try:
             return _scalar(tag, node.value)
         except ValueError as exc:

@@ -299,7 +299,7 @@ def looked_at(entry: Entry) -> bool:
 
 def _placed(config: Config, rel: str, found: list[_Found]) -> list[Problem]:
     try:
-        source = read_source(config.root / rel, all_marks=True)
+        source = read_source(config.root / rel)
         marks = [source.mark(f.loc, key=f.key) for f in found]
     except (SourceError, OSError):
         marks = [(0, 0)] * len(found)

@@ -93,15 +93,6 @@ def test_a_limit_reads_one_byte_over_it(folder: Path) -> None:
     assert len(read_inside(folder / "notes" / "big.yaml", folder)) == 100
 
 
-def test_a_path_under_the_folder_with_no_link_is_opened_without_resolving_it(
-        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no(*args: object) -> None:
-        raise AssertionError("resolved")
-    monkeypatch.setattr(os.path, "realpath", no)
-    assert read_inside(folder / "notes" / "NOTE-1.yaml", folder) == b"title: mine\n"
-    assert read_inside(f"{folder}/notes/NOTE-1.yaml", f"{folder}/") == b"title: mine\n"
-
-
 @pytest.mark.parametrize("swap, why", [
     ("file", r"is a link to .*/outside/NOTE-1\.yaml, outside record/"),
     ("folder", r"is a link to .*/outside/NOTE-1\.yaml, outside record/"),

@@ -134,20 +134,3 @@ def test_a_record_made_without_its_mentions_is_scanned_by_the_graph(project: Pro
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(again, name) == getattr(serial, name), name
     assert problems == serial_problems
-
-
-def test_backlinks_and_neighbours_are_kept_for_recent_ids_only(project: ProjectBuilder,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import recordtool.record.graph as graph_module
-
-    for n in range(1, 8):
-        project.add(f"NOTE-{n}", f"title: T\nbody: After NOTE-{n + 1}.\n")
-    graph = open_project(root=project.root).graph
-    fresh = {i: (graph.backlinks(i), graph.neighbours(i)) for i in graph.record.entries}
-    monkeypatch.setattr(graph_module, "RECENT", 3)
-    graph = open_project(root=project.root).graph
-    for _ in range(2):
-        for i in graph.record.entries:
-            assert (graph.backlinks(i), graph.neighbours(i)) == fresh[i]
-            assert len(graph._backlinks) <= 3 and len(graph._neighbours) <= 3
-    assert graph.neighbours("NOTE-3") == ["NOTE-2", "NOTE-4"]

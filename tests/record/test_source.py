@@ -22,21 +22,6 @@ def test_scalars_resolve_like_yaml_but_dates_stay_text() -> None:
     assert source.data == {"a": 1, "b": 1.5, "c": True, "d": None, "e": "2026-10-26", "f": "word", "g": "3", "h": 16}
 
 
-def test_short_text_values_are_one_string_between_files_and_long_ones_their_own() -> None:
-    """A short word that many entries write (a status, a tag, a cited id, a relation) is one
-    string, however many files it is read from; longer text (a title, a body) is each file's own."""
-    from recordtool.record.source import SHARED_TEXT
-
-    long = "x" * (SHARED_TEXT + 1)
-    files = [parse_source(f"id: NOTE-{n}\nstatus: active\ncites: [{{id: LIT-1, as: paper}}]\ntitle: {long}\n".encode())
-             for n in (1, 2)]
-    one, two = (f.data for f in files)
-    assert one["status"] is two["status"] == "active"
-    assert one["cites"][0]["id"] is two["cites"][0]["id"] == "LIT-1"
-    assert one["cites"][0]["as"] is two["cites"][0]["as"] == "paper"
-    assert one["title"] == two["title"] == long and one["title"] is not two["title"]
-
-
 @pytest.mark.parametrize("word", [
     "yes", "Yes", "YES", "yEs", "no", "NO", "nO", "true", "True", "TRUE", "tRUE", "false", "FALSE", "on", "On", "ON",
     "oN", "off", "Off", "OFF", "null", "Null", "NULL", "nULL", "~", "y", "n", "note", "topic-18", "theory", "Yesterday",
