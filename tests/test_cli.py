@@ -192,13 +192,31 @@ def test_new_never_overwrites(project: ProjectBuilder) -> None:
     assert run("new", "--root", str(project.root), "note", "--title", "X")[1] == "record/notes/NOTE-2.yaml\n"
 
 
-def test_new_refuses_an_existing_file(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_new_takes_the_next_id_when_another_process_took_its_own(project: ProjectBuilder,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ``new`` wrote NOTE-1 between this one's choice and its write: NOTE-1 is kept as it
+    was, and this one writes NOTE-2."""
     import recordtool.record.template as template
 
     project.add("NOTE-1", "title: T\n")
+    before = project.path("NOTE-1").read_bytes()
     monkeypatch.setattr(template, "next_id", lambda config, kind: "NOTE-1")
-    assert run("new", "--root", str(project.root), "note", "--title", "X") == (
-        1, "", "Error: record/notes/NOTE-1.yaml exists already; not overwritten\n")
+    assert run("new", "--root", str(project.root), "note", "--title", "X") == (0, "record/notes/NOTE-2.yaml\n", "")
+    assert project.path("NOTE-1").read_bytes() == before
+
+
+def test_concurrent_new_makes_one_entry_each(project: ProjectBuilder) -> None:
+    """Issue 66, concurrent ``new``: ten at once make ten entries, none overwritten."""
+    project.add("NOTE-1", "title: T\n")
+    command = [sys.executable, "-m", "recordtool", "new", "--root", str(project.root), "note", "--title"]
+    procs = [subprocess.Popen([*command, f"import {n}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in range(10)]
+    outs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 10, outs
+    assert sorted(out.strip() for out, _err in outs) == sorted(f"record/notes/NOTE-{n}.yaml" for n in range(2, 12))
+    titles = sorted(path.read_text(encoding="utf-8").split("title: ")[1].split("\n")[0]
+                    for path in (project.root / "record" / "notes").glob("NOTE-*.yaml") if path.stem != "NOTE-1")
+    assert titles == sorted(f'"import {n}"' for n in range(10))
 
 
 def test_validate_never_imports_torch_or_a_check(minimal: Callable[[], ProjectBuilder]) -> None:

@@ -175,3 +175,19 @@ def test_broken_entry_keeps_its_page(project: ProjectBuilder) -> None:
     code, out, _err = run("render", "--root", root)
     assert code == 0 and out.endswith(" 2 removed\n") and not (pages / "THEORY-1.md").exists()
     assert not (pages / "tags" / "gamma.md").exists()
+
+
+def test_names_fit_a_file_system_from_validate_to_render(project: ProjectBuilder) -> None:
+    """Issue 66, what validate accepts render can write: an id near the file-name limit is an
+    error of validate at its file:line; one at the limit validates and renders."""
+    small_record(project)
+    long_id = "NOTE-" + "1" * 60  # 65 characters
+    project.add(long_id, "kind: note\ntitle: Long\n")
+    code, _out, err = run("validate", "--root", str(project.root))
+    assert code == 1 and f"record/notes/{long_id}.yaml:1:5: error: id: {long_id[:20]}... is 65 characters long; an id names its page and figure files, so it holds at most 64" in err, err
+    project.path(long_id).unlink()
+    limit_id = "NOTE-" + "1" * 59  # 64 characters
+    project.add(limit_id, "kind: note\ntitle: At the limit\ntags: [" + "t" * 100 + "]\n")
+    assert run("validate", "--root", str(project.root))[0] == 0
+    assert run("render", "--root", str(project.root), "--check")[0] == 0
+    assert (project.root / "record" / "pages" / f"{limit_id}.md").is_file()

@@ -22,7 +22,7 @@ from recordtool.record.confine import Refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
-from recordtool.record.schema import MODELS, Entry, Theory
+from recordtool.record.schema import MODELS, NAME_MAX, Entry, Theory
 from recordtool.record.source import (
     Loc,
     Mark,
@@ -146,6 +146,11 @@ def _identity_problems(entry: Entry, path: Path, kind: Kind, config: Config, sou
     if not match:
         problems.append(Problem(rel, *source.mark(("id",)),
                                 f"{_shown(entry.id)} is not an id; {ID_RULE}, e.g. {kind.prefix}-1",
+                                field="id", code="bad-id"))
+    elif len(entry.id) > NAME_MAX:
+        problems.append(Problem(rel, *source.mark(("id",)),
+                                f"{entry.id[:20]}... is {len(entry.id)} characters long; an id names its page and "
+                                f"figure files, so it holds at most {NAME_MAX}: give it a shorter number",
                                 field="id", code="bad-id"))
     elif match["prefix"] != kind.prefix:
         other = config.kinds.get(match["prefix"])

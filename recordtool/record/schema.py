@@ -31,8 +31,22 @@ _CLAUSE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 STATEMENT_CLAUSE = "statement"  # the one clause of a claim that declares no ``clauses:``
 _METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
+# Ids, check names, control names and tags become file and folder names of their own in the pages
+# and verdicts (``tags/<tag>.md``, ``figures/<ID>/<hash>/<check>/<control>/``, and each file's
+# temporary name beside it while it is written atomically). A file system holds a name of at
+# most 255 bytes: these limits leave room for every name made from them.
+NAME_MAX = 64  # characters of an id, a check's name, a control's name
+TAG_MAX = 100  # characters of a tag
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
 
+
+
+def _fits(value: str, what: str) -> str:
+    """``value``, or a ValueError when it is too long to name a file or folder (``NAME_MAX``)."""
+    if len(value) > NAME_MAX:
+        raise ValueError(f"'{value[:20]}...' is {len(value)} characters long; {what} names a folder of the "
+                         f"pages and verdicts, so it holds at most {NAME_MAX}: shorten it")
+    return value
 
 
 def _metric_name(metric: str) -> str:
@@ -228,6 +242,11 @@ class Control(_Strict):
     name: str = ""
     params: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _fits(value, "a control's name")
+
 
 class CheckSpec(_Strict):
     """One executable check of a claim (docs/checks.md)."""
@@ -261,7 +280,7 @@ class CheckSpec(_Strict):
     def _name(cls, value: str) -> str:
         if not _CHECK_NAME.match(value):
             raise ValueError(f"'{value}' is not a check name; use lowercase words joined by dashes, e.g. exact-expansion")
-        return value
+        return _fits(value, "a check's name")
 
     @field_validator("run")
     @classmethod
@@ -368,6 +387,9 @@ class Entry(_Strict):
         for tag in value:
             if not _TAG.match(tag):
                 raise ValueError(f"'{tag}' is not a tag; use lowercase words joined by dashes, e.g. induction-heads")
+            if len(tag) > TAG_MAX:
+                raise ValueError(f"the tag '{tag[:20]}...' is {len(tag)} characters long; a tag names a page file, "
+                                 f"so it holds at most {TAG_MAX}: shorten it")
         return value
 
     @property

@@ -90,20 +90,36 @@ def check_title(title: str) -> str:
     return title
 
 
+NEW_TRIES = 100  # ids tried one after the other when other processes take them first
+
+
 def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None) -> Path:
     """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
-    is parsed and validated before it is written: what ``new`` writes always loads."""
+    is parsed and validated before it is written: what ``new`` writes always loads. When
+    another process (another ``recordtool new`` at the same moment) takes the id first, the
+    next one is taken, so that ten ``new`` at once make ten entries."""
     title = check_title(title)
-    entry_id = next_id(config, kind)
-    path = config.record / kind.folder / f"{entry_id}.yaml"
-    text = render_template(kind, entry_id, title, today or dt.date.today())
-    _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
-    problems = [p for p in found if p.severity == "error"]
-    if problems:  # a bug here, not the user's: say what, and write nothing
-        raise TemplateError(f"the new entry would not load ({problems[0].message}); nothing written")
+    number = int(next_id(config, kind).rpartition("-")[2])
+    for _ in range(NEW_TRIES):
+        entry_id = f"{kind.prefix}-{number}"
+        path = config.record / kind.folder / f"{entry_id}.yaml"
+        text = render_template(kind, entry_id, title, today or dt.date.today())
+        _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
+        problems = [p for p in found if p.severity == "error"]
+        if problems:  # a bug here, not the user's: say what, and write nothing
+            raise TemplateError(f"the new entry would not load ({problems[0].message}); nothing written")
+        if _write_new(path, text):
+            return path
+        number += 1
+    raise TemplateError(f"{NEW_TRIES} ids in a row were taken by other processes while this one wrote; "
+                        "nothing written: run `recordtool new` again")
+
+
+def _write_new(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` unless a file is there (False). Written whole to a temporary
+    file, then linked into place: the entry appears complete or not at all (a full disk,
+    Ctrl-C), and an existing file is never replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Written whole to a temporary file, then linked into place: the entry appears complete
-    # or not at all (a full disk, Ctrl-C), and an existing file is never replaced.
     tmp = temporary_name(path.parent, path.name)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # mode per umask
@@ -113,10 +129,10 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
             os.fsync(handle.fileno())
         os.link(tmp, path)
     except FileExistsError:
-        raise TemplateError(f"{config.relative(path)} exists already; not overwritten") from None
+        return False
     except OSError as exc:  # a full disk: named after the entry meant, not the temporary file
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    return path
+    return True

@@ -80,3 +80,18 @@ def test_bad_check_fields_are_refused(change: dict[str, object], message: str) -
     data = {**CLAIM, "checks": [{**CLAIM["checks"][0], **change}]}  # type: ignore[index]
     with pytest.raises(ValidationError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Theory.model_validate(data)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"tags": ["a" * 101]}, "is 101 characters long; a tag names a page file, so it holds at most 100"),
+    ({"checks": [{**CLAIM["checks"][0], "name": "c" * 65}]},  # type: ignore[dict-item]
+     "is 65 characters long; a check's name names a folder of the pages and verdicts, so it holds at most 64"),
+    ({"checks": [{**CLAIM["checks"][0], "controls": [{"name": "x" * 65}]}]},  # type: ignore[dict-item]
+     "is 65 characters long; a control's name names a folder"),
+])
+def test_names_fit_a_file_system(change: dict[str, object], message: str) -> None:
+    """Issue 66, what validate accepts render can write: a tag, a check's or a control's name
+    too long to name a file is refused where it is written, with the limit."""
+    with pytest.raises(ValidationError, match=message):
+        Theory.model_validate({**CLAIM, **change})
+    Theory.model_validate({**CLAIM, "tags": ["a" * 100]})  # the limit itself is a name
