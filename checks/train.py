@@ -169,7 +169,7 @@ class Checkpoint:
 
     @classmethod
     def from_bytes(cls, data: bytes, key: str) -> Checkpoint:
-        """Read ``to_bytes``'s file; ValueError if it is not a checkpoint of the model ``key``."""
+        """Read ``to_bytes``'s file; ValueError if it is not a whole checkpoint of the model ``key``."""
         try:
             tensors = load_safetensors(data)
             meta = _safetensors_metadata(data)
@@ -183,8 +183,27 @@ class Checkpoint:
             if name.startswith("optimizer."):
                 _, index, field_name = name.split(".", 2)
                 state.setdefault(int(index), {})[field_name] = value
-        log = TrainingLog(**json.loads(meta["log"]))
-        return cls(int(meta["step"]), model, state, tensors["data_rng"], log)
+        try:
+            log = _log_from_json(meta["log"])
+            return cls(int(meta["step"]), model, state, tensors["data_rng"], log)
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"a checkpoint without its {exc}") from exc
+
+
+def _log_from_json(text: str) -> TrainingLog:
+    """A training log as ``to_bytes`` and ``load_or_train`` write it; ValueError if it is not one."""
+    try:
+        return TrainingLog(**json.loads(text))
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"training log: {exc}") from exc
+
+
+def _fits(model: AttnOnlyTransformer, weights: dict[str, Tensor]) -> None:
+    """Load ``weights`` into ``model``; ValueError unless they are all of its weights, in its shapes."""
+    try:
+        model.load_state_dict(weights, strict=True)
+    except RuntimeError as exc:
+        raise ValueError(f"weights that do not fit the model ({str(exc).splitlines()[0]})") from exc
 
 
 def _safetensors_metadata(data: bytes) -> dict[str, str]:
@@ -329,19 +348,18 @@ def load_or_train(
     checkpoint_path = folder / f"{key}.checkpoint"
     with _locked(folder / f"{key}.lock"):
         sweep(folder)  # what a killed training was writing (a checkpoint, say) goes
-        if weights_path.exists() and log_path.exists():
-            model = AttnOnlyTransformer(model_config)
-            model.load_state_dict(load_safetensors(weights_path.read_bytes()))
-            model.eval()
-            log = TrainingLog(**json.loads(log_path.read_text()))
-            log.from_cache = True
-            progress(f"loaded model {key} from the cache")
-            return TrainedModel(model, log, key)
+        if weights_path.exists() or log_path.exists():
+            try:
+                return _cached(model_config, weights_path, log_path, key, progress)
+            except (OSError, ValueError) as exc:  # a damaged cache heals: trained again, in place
+                progress(f"training again: the cached model {weights_path.name} is damaged ({exc})")
         resume = None
         if checkpoint_path.exists():
             try:
                 resume = Checkpoint.from_bytes(checkpoint_path.read_bytes(), key)
+                _whole(resume, model_config)
             except (OSError, ValueError) as exc:
+                resume = None
                 progress(f"starting over: checkpoint {checkpoint_path.name} not used ({exc})")
         progress(f"training model {key}")
         model, log = train(model_config, train_config, seed, threads, progress, resume=resume,
@@ -352,3 +370,29 @@ def load_or_train(
         write_atomic(weights_path, save_safetensors(state))
         checkpoint_path.unlink(missing_ok=True)
         return TrainedModel(model, log, key)
+
+
+def _whole(checkpoint: Checkpoint, model_config: ModelConfig) -> None:
+    """ValueError unless ``checkpoint`` holds all the model's weights and, for each parameter
+    it names, the optimiser's whole state (AdamW's step and both moments)."""
+    _fits(AttnOnlyTransformer(model_config), checkpoint.model)
+    for index, state in checkpoint.optimizer.items():
+        if set(state) != {"step", "exp_avg", "exp_avg_sq"}:
+            raise ValueError(f"a checkpoint without the optimiser's state of parameter {index}")
+
+
+def _cached(model_config: ModelConfig, weights_path: Path, log_path: Path, key: str,
+            progress: Callable[[str], None]) -> TrainedModel:
+    """The model saved in the cache; ValueError (or OSError) when its weights or its log are
+    missing, cut short or not the model's: it is then trained again."""
+    model = AttnOnlyTransformer(model_config)
+    try:
+        weights = load_safetensors(weights_path.read_bytes())
+    except SafetensorError as exc:
+        raise ValueError(f"unreadable weights: {exc}") from exc
+    _fits(model, weights)
+    model.eval()
+    log = _log_from_json(log_path.read_text(encoding="utf-8"))
+    log.from_cache = True
+    progress(f"loaded model {key} from the cache")
+    return TrainedModel(model, log, key)

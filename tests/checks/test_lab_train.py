@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import torch
 from safetensors.torch import load as load_safetensors
+from safetensors.torch import save as save_safetensors
 
 from checks.model import AttnOnlyTransformer
-from checks.train import cache_key, lab_configs, load_or_train, train
+from checks.train import _safetensors_metadata, cache_key, lab_configs, load_or_train, train
 from recordtool.verify.child import FIXED_THREADS  # as verify runs a check
 
 
@@ -171,3 +172,63 @@ def test_what_a_killed_training_was_writing_is_swept(tmp_path: Path) -> None:
     (folder / f".{key}.checkpoint.recordtool-{dead}-0a1b2c3d.tmp").write_bytes(b"half a checkpoint")
     load_or_train(mc, tc, 0, tmp_path, threads=1)
     assert sorted(p.name for p in folder.iterdir()) == sorted([f"{key}.json", f"{key}.lock", f"{key}.safetensors"])
+
+
+
+def _weights_bytes(model: torch.nn.Module) -> bytes:
+    return save_safetensors({name: t.contiguous() for name, t in model.state_dict().items()})
+
+
+@pytest.mark.parametrize("damage", ["truncated weights", "garbled log", "weights of another model", "log missing"])
+def test_caches_heal_a_damaged_model_by_training_it_again(tmp_path: Path, damage: str) -> None:
+    """Issue 66, the caches heal: a cached model whose weights are cut short or not the model's,
+    or whose log is garbled or gone, is trained again with a one-line warning naming the file,
+    and the cache holds the model again afterwards."""
+    mc, tc = lab_configs(max_steps=3, eval_every=100)
+    first = load_or_train(mc, tc, 0, tmp_path, threads=1)
+    weights, log = tmp_path / "models" / f"{first.key}.safetensors", tmp_path / "models" / f"{first.key}.json"
+    if damage == "truncated weights":
+        weights.write_bytes(weights.read_bytes()[:100])
+    elif damage == "garbled log":
+        log.write_text('{"steps": 3, "loss', encoding="utf-8")
+    elif damage == "weights of another model":
+        other = train(*lab_configs(max_steps=3, eval_every=100, n_layers=1), seed=0, threads=1)[0]
+        weights.write_bytes(_weights_bytes(other))
+    else:
+        log.unlink()
+    messages: list[str] = []
+    healed = load_or_train(mc, tc, 0, tmp_path, threads=1, progress=messages.append)
+    warned = [m for m in messages if m.startswith(f"training again: the cached model {weights.name} is damaged (")]
+    assert len(warned) == 1, messages
+    _same_weights(first.model, healed.model)
+    again: list[str] = []
+    load_or_train(mc, tc, 0, tmp_path, threads=1, progress=again.append)
+    assert again == [f"loaded model {first.key} from the cache"]
+
+
+def test_caches_heal_a_checkpoint_that_lacks_fields(tmp_path: Path) -> None:
+    """Issue 66, the caches heal: a checkpoint of the right model that lacks its step, its log,
+    a weight or an optimiser's moment is not resumed from; training starts over and ends as an
+    uninterrupted one."""
+    mc, tc = lab_configs(max_steps=6, eval_every=3, target_repeat_loss=0.0)
+    straight = train(mc, tc, seed=0, threads=1)[0]
+    with pytest.raises(Interrupted):
+        load_or_train(mc, tc, 0, tmp_path, threads=1, progress=_interrupt_at(3), checkpoint_seconds=0)
+    path = tmp_path / "models" / f"{cache_key(mc, tc, 0, 1)}.checkpoint"
+    whole = path.read_bytes()
+    tensors, meta = load_safetensors(whole), _safetensors_metadata(whole)
+    lacking = {
+        "step": save_safetensors(tensors, metadata={k: v for k, v in meta.items() if k != "step"}),
+        "log": save_safetensors(tensors, metadata={k: v for k, v in meta.items() if k != "log"}),
+        "a weight": save_safetensors({k: v for k, v in tensors.items() if k != "model.W_U"}, metadata=meta),
+        "a moment": save_safetensors({k: v for k, v in tensors.items() if not k.endswith(".exp_avg_sq")},
+                                     metadata=meta),
+    }
+    for what, data in lacking.items():
+        for made in (tmp_path / "models").glob(f"{cache_key(mc, tc, 0, 1)}.*"):
+            made.unlink()
+        path.write_bytes(data)
+        messages: list[str] = []
+        model = load_or_train(mc, tc, 0, tmp_path, threads=1, progress=messages.append).model
+        assert any(m.startswith(f"starting over: checkpoint {path.name} not used (") for m in messages), (what, messages)
+        _same_weights(straight, model)
