@@ -69,12 +69,16 @@ def _fmt(x: float | None) -> str:
 def parse_expectation(text: object) -> Expectation:
     """Parse ``"< 1e-9"``, ``">= 0.4"``, ``"== 21"``, ``"between 0.2 and 0.6"``.
 
-    A bare number means ``== number``.
+    A bare number is refused: it reads as a value, not as a comparison, and as an equality on
+    a measured float it would almost never hold. The message shows the two ways to write it.
     """
     if isinstance(text, bool):
         raise ExpectationSyntaxError(_hint(repr(text)))
     if isinstance(text, (int, float)):
-        return Expectation("==", _finite(float(text), repr(text)), text=f"== {text}")
+        _finite(float(text), repr(text))
+        raise ExpectationSyntaxError(
+            f"{text!r} is a number, not an expectation; write '== {text}' for an exact value (a measured float "
+            f"seldom equals one) or a range such as 'between {_below(text)} and {_above(text)}'")
     if not isinstance(text, str):
         raise ExpectationSyntaxError(_hint(repr(text)))
     match = _COMPARISON.match(text)
@@ -91,6 +95,14 @@ def parse_expectation(text: object) -> Expectation:
     if text.strip().startswith("=>") or text.strip().startswith("=<"):
         raise ExpectationSyntaxError(_hint(f"'{text}'") + f" (did you mean '{text.strip()[1]}{text.strip()[0]}'?)")
     return Expectation(*_raise(text))
+
+
+def _below(number: float) -> str:
+    return _fmt(float(number) - abs(float(number)) / 10 if number else -0.1)
+
+
+def _above(number: float) -> str:
+    return _fmt(float(number) + abs(float(number)) / 10 if number else 0.1)
 
 
 def _finite(bound: float, shown: str) -> float:
