@@ -267,7 +267,12 @@ def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> li
                     named.add(clause)
                 else:
                     problems.append(unknown(clause, loc, field))
-    if entry.checks:
+    if entry.clauses and not entry.checks:
+        problems.append(Problem(rel, *mark(("checks",) if "checks" in entry.model_fields_set else ("clauses",)),
+                                f"the claim has {len(known)} clauses and no check: none of them can be verified; "
+                                "add a check that tests them (docs/checks.md)",
+                                field="checks", severity="warning", code="unchecked-clauses"))
+    elif entry.checks:
         for clause in known:
             if clause not in named:
                 loc = ("clauses", clause) if entry.clauses else ("statement",)

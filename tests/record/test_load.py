@@ -310,6 +310,20 @@ def test_clause_problems_have_places_and_hints(project: ProjectBuilder) -> None:
     ]
 
 
+def test_clauses_with_no_check_are_warned_about(project: ProjectBuilder) -> None:
+    """Issue 65: a claim with clauses and ``checks: []`` says that none of them can be verified."""
+    project.add("THEORY-1", "statement: A. B.\nclauses:\n  a: A.\n  b: B.\nchecks: []\n")
+    project.add("THEORY-2", "statement: A. B.\nclauses:\n  a: A.\n  b: B.\n")
+    project.add("THEORY-3", "statement: A.\nchecks: []\n")  # a draft of one clause, as `new` writes it: no warning
+    problems = [str(p) for p in open_project(root=project.root).problems if "no check" in p.message]
+    assert problems == [
+        "record/theory/THEORY-1.yaml:6:9: warning: checks: the claim has 2 clauses and no check: none of them can "
+        "be verified; add a check that tests them (docs/checks.md)",
+        "record/theory/THEORY-2.yaml:4:3: warning: checks: the claim has 2 clauses and no check: none of them can "
+        "be verified; add a check that tests them (docs/checks.md)",
+    ]
+
+
 def test_quorum_above_seeds_is_an_error_at_the_quorum(project: ProjectBuilder) -> None:
     project.add("THEORY-1", "statement: S\nchecks:\n  - name: c\n    run: checks.m:f\n    seeds: 2\n    quorum: 3\n"
                             "    expect: {err: \"< 1\"}\n")
@@ -325,9 +339,9 @@ def test_plain_expectations_in_a_one_clause_claim_stay_valid(project: ProjectBui
     assert [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == []
 
 
-def test_a_statement_no_check_tests_is_not_warned_about_when_the_claim_has_no_checks(project: ProjectBuilder) -> None:
+def test_a_claim_with_clauses_and_no_checks_gets_one_warning_not_one_per_clause(project: ProjectBuilder) -> None:
     project.add("THEORY-1", "statement: S\nclauses: {a: A., b: B.}\n")
-    assert [str(p) for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == []
+    assert [p.code for p in open_project(root=project.root).problems if "THEORY-1" in p.path] == ["unchecked-clauses"]
 
 
 @pytest.mark.parametrize("cache", [False, True])
