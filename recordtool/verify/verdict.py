@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
@@ -87,29 +87,16 @@ Number = Annotated[float, BeforeValidator(_numbers)]
 Spread = Annotated[list[float], BeforeValidator(_spread)]
 Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
-RESULTS: tuple[str, ...] = get_args(Result)
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power says the check cannot tell.
 # not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "not-reproduced": 3, "timeout": 4, "error": 5,
                             "fail": 6}
 
-# What a verdict of format 1 (one outcome per claim, no clauses) means now.
-RESULT_OF_OUTCOME: dict[str, Result] = {
-    "pass": "verified",
-    "fail": "contradicted",
-    "no-power": "no-power",
-    "not-reproduced": "not-reproduced",
-    "error": "error",
-    "timeout": "timeout",
-    "skipped": "skipped",
-}
-
-# The verdict file format; bumped when a field changes meaning. Formats 1 and 2 (before
-# positive controls) are still read, and judged again from their numbers under today's rules.
+# The verdict file format; bumped when a field changes meaning. Format 2 (before positive
+# controls) is still read, and judged again from its numbers under today's rules.
 FORMAT = 3
-FORMATS = (1, 2, 3)
+FORMATS = (2, 3)
 MAX_DEPTH = 32  # a verdict nests about ten levels deep; a file nested deeper is damaged (issue 66, class 6)
 
 
@@ -421,13 +408,6 @@ def _deeper(data: Any, limit: int) -> bool:
     return any(isinstance(item, (dict, list)) for item in level)
 
 
-def _format_1(data: dict[str, Any]) -> dict[str, Any]:
-    """A verdict of format 1 (one outcome, no clauses): its result read from its outcome."""
-    if data.get("format", FORMAT) == 1 and data.get("outcome") in RESULT_OF_OUTCOME:
-        return {**data, "result": RESULT_OF_OUTCOME[data["outcome"]]}
-    return data
-
-
 _ADAPTER: TypeAdapter[ClaimVerdict] | None = None
 
 
@@ -446,7 +426,7 @@ def _claim_verdict(data: Any) -> ClaimVerdict:
     fmt = data.get("format", 2)  # (a file that names no format is of format 2)
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}; this recordtool reads formats {', '.join(map(str, FORMATS))}")
-    data = {key: value for key, value in _format_1(data).items() if key != "summary"}
+    data = {key: value for key, value in data.items() if key != "summary"}
     data["format"] = fmt  # as read: an older format is judged again under today's rules
     try:
         return _adapter().validate_python(data)

@@ -478,8 +478,8 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
     assert unsupported(claim, noted) is None
     # a verdict of an older format is judged again under today's rules: what it said of its
     # numbers is replaced, a number edited is still caught
-    old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
-    old.clauses, old.format = [], 1
+    old = made(0.7)  # as a verdict of format 2 may read: no clauses
+    old.clauses, old.format = [], 2
     old.checks[0].outcome = old.outcome = "pass"
     now, why = as_judged_now(claim, old)
     assert (why, now.result, now.format, [c.state for c in now.clauses]) == (
