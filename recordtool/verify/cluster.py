@@ -106,10 +106,6 @@ async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> int:
     return len(wanted)
 
 
-def _worker_differences(dask_worker: Any, setup: Setup) -> str | None:
-    return differences(setup)
-
-
 class ClusterRunner:
     """Runs jobs as tasks on a Dask cluster; yields each one's result as it comes back."""
 
@@ -262,7 +258,7 @@ class ClusterRunner:
     def _refuse_differences(self, setup: Setup) -> None:
         """Ask every worker now connected whether it has what the client runs."""
         try:
-            answers = self.client.run(_worker_differences, setup=setup)
+            answers = self.client.run(differences, setup=setup)
         except Exception as exc:  # a worker that cannot answer at all
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             raise ClusterError(f"the workers of {self.address} could not be asked for their code ({reason}); "

@@ -263,7 +263,8 @@ ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
 
 def claim_parts(claim: Theory, seeds: int | None = None) -> ClaimParts:
     """The keys of the claim's fingerprint that its entry alone gives: its statement, its
-    clauses and each check's spec (``seeds``: as for ``fingerprint``)."""
+    clauses and each check's spec (``seeds``: the seeds every check runs on, when ``verify
+    --seeds`` overrides theirs)."""
     head = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
         head["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
@@ -292,12 +293,6 @@ def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], s
         if version is not None:
             out[f"version:{name}"] = version
     return out, packages
-
-
-def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint, and the third-party packages its checks import (``seeds``:
-    the number of seeds every check runs on, when ``verify --seeds`` overrides theirs)."""
-    return with_sources(claim_parts(claim, seeds), scanner)
 
 
 def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[str, Any]] | None = None,

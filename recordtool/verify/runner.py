@@ -2,26 +2,22 @@
 
 Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
 own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
-them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``). A hang ends in ``timeout``; a crash
-(an exception, ``os._exit``, a signal, memory exhaustion) in ``error`` with the traceback or
-the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
+them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``).
+A hang ends in ``timeout``; a crash (an exception, ``os._exit``, a signal, memory exhaustion)
+in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
 last duration) started first. The parent never imports the check's code.
 
-Runs are forked from a warm server, not started as fresh interpreters: each ``run`` starts
-one ``python -m recordtool.verify.child --serve`` (see ``recordtool.verify.child``), which imports each
-check module once and forks a child per run, so a run costs a fork instead of an
-interpreter's start and its imports (torch alone is a second). The server reports each
-child's pid as soon as it is forked and its exit status when it ends; the parent keeps the
-timeouts and kills the child, and all below it, itself. A forked run's clock starts when it is
-forked; while a run waits for the server to import its module, that import counts against
-its timeout (an import that hangs ends in ``timeout`` and brings the server down).
+Runs are forked from a warm server (``python -m recordtool.verify.child --serve``, which
+imports each check module once), so a run costs a fork instead of an interpreter's start and
+its imports. The server reports each child's pid once forked and its exit status when it ends;
+the parent keeps the timeouts and kills the child, and all below it, itself. A run's clock
+starts when it is forked; while it waits for the server to import its module, that import
+counts against its timeout (an import that hangs ends in ``timeout`` and stops the server).
 
-The fallback is today's path, one fresh ``python -m recordtool.verify.child REQUEST RESULT`` per
-run: for every run when the server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), for the
-rest of the runs when it dies (a module whose import crashes it), for the runs it was
-running then (run again from the start unless their result was written), and for the runs
-it declines (see ``recordtool.verify.child``). Servers and fresh children get the same
-environment, with a fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
+A run goes to a fresh ``python -m recordtool.verify.child REQUEST RESULT`` instead when the
+server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again
+unless their result was written), or declines it. Both get the same environment, with a
+fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
 """
 
 from __future__ import annotations

@@ -44,7 +44,6 @@ from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import (
     add_dependencies,
     assess_claims,
-    claim_ids,
     claim_status,
     run_failure,
 )
@@ -175,7 +174,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     config: Config = project.config
     sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
     record = project.record
-    ids = claim_ids(project)
+    ids = record.claim_ids()
 
     def claim(claim_id: str) -> Theory:
         return cast(Theory, record.entries[claim_id])
