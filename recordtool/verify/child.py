@@ -346,7 +346,7 @@ class Server:
     def kill_runs(self) -> None:
         """Kill every run still going, with its process group."""
         for pid in self.children:
-            _kill_group(pid)
+            reaper.signal_group(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Kill every child still running (by its process group), all they left, and reap them."""
@@ -435,16 +435,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)  # not yet in its own session
-    except PermissionError:
-        pass
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:

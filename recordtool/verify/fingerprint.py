@@ -32,6 +32,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,9 +182,6 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(case.body)
 
 
-_VERSIONS: dict[str, str | None] = {}
-
-
 def python_version() -> str:
     """``platform.python_version()``, with ``platform`` imported only when a fingerprint is made."""
     import platform
@@ -191,10 +189,9 @@ def python_version() -> str:
     return platform.python_version()
 
 
+@cache
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
-    if import_name in _VERSIONS:
-        return _VERSIONS[import_name]
     # (importing it imports email, zipfile and csv: 30 ms, only when a version is read)
     from importlib import metadata
 
@@ -208,7 +205,6 @@ def package_version(import_name: str) -> str | None:
                 version = metadata.version(dists[0])
         except Exception:  # pragma: no cover - broken metadata
             version = None
-    _VERSIONS[import_name] = version
     return version
 
 

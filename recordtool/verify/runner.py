@@ -151,16 +151,8 @@ class _Live:
     def signal(self, sig: int) -> None:
         """Signal the run's process group (a forked child not yet in its own: the child)."""
         pid = self.proc.pid if self.proc is not None else self.pid
-        if pid is None:
-            return
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
-            if self.proc is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)
-        except PermissionError:
-            pass
+        if pid is not None:
+            reaper.signal_group(pid, sig)
 
     def end(self, server: int | None) -> None:
         """Kill the run and every process below it (``recordtool.verify.reaper``); a forked

@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, TypeAdapter, ValidationError
@@ -408,16 +409,11 @@ def _deeper(data: Any, limit: int) -> bool:
     return any(isinstance(item, (dict, list)) for item in level)
 
 
-_ADAPTER: TypeAdapter[ClaimVerdict] | None = None
-
-
+@cache
 def _adapter() -> TypeAdapter[ClaimVerdict]:
     """The pydantic model of a verdict file, built on first use (the warm ``status`` that
     reads no verdict does not build it)."""
-    global _ADAPTER
-    if _ADAPTER is None:
-        _ADAPTER = TypeAdapter(ClaimVerdict)
-    return _ADAPTER
+    return TypeAdapter(ClaimVerdict)
 
 
 def _claim_verdict(data: Any) -> ClaimVerdict:
