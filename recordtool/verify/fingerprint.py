@@ -192,7 +192,7 @@ def python_version() -> str:
 @cache
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
-    # (importing it imports email, zipfile and csv: 30 ms, only when a version is read)
+    # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
     version: str | None = None
