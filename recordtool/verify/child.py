@@ -30,10 +30,7 @@ Two ways to start a run, one contract:
     a fresh interpreter instead. At the end of its stdin it kills and reaps every child
     still running, then exits.
 
-    Processes (``recordtool.verify.reaper``): a fresh run splits in two, a reaper that waits
-    and the check's process below it; the server and that reaper adopt what a dead check
-    process leaves and kill it, and leave, killing all below them, when ``verify`` dies;
-    a check's process adopts what its check starts and kills it when the run ends.
+    What becomes of the processes a check starts: ``recordtool.verify.reaper``.
 
     A module is imported once, and its outcome kept: a forked run of a module that failed
     to import reports that failure (traceback or contract error) as a fresh process would.

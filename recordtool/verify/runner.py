@@ -277,7 +277,7 @@ class Runner:
             item.signal(signal.SIGKILL)
             if item.timed_out:
                 item.ended = True  # the run, or its module's import, ran past the timeout
-            elif item.pid is not None and _has_result(item.files["result"]):
+            elif item.pid is not None and "status" in (_result(item.files["result"]) or {}):
                 item.code, item.ended = 0, True
             else:
                 self._spawn(item)
@@ -357,15 +357,12 @@ class Runner:
         log = _tail(item.files["log"])
         if item.timed_out:
             return JobResult(job, "timeout", {}, elapsed, f"ran past its {job.timeout:g} s timeout and was stopped", log)
-        try:
-            result = json.loads(item.files["result"].read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            result = None
-        if isinstance(result, dict) and result.get("status") == "ok":
+        result = _result(item.files["result"])
+        if result is not None and result.get("status") == "ok":
             metrics = result.get("metrics")
             return JobResult(job, "ok", metrics if isinstance(metrics, dict) else {},
                              float(result.get("duration_s", elapsed)), None, log, str(result.get("device", "")))
-        if isinstance(result, dict) and result.get("status") == "error":
+        if result is not None and result.get("status") == "error":
             return JobResult(job, "error", {}, float(result.get("duration_s", elapsed)), str(result.get("error")), log)
         return JobResult(job, "error", {}, elapsed, exit_message(code, log), log)
 
@@ -414,9 +411,10 @@ def _tail(path: Path) -> str:
     return ("…" + text) if size > LOG_TAIL else text
 
 
-def _has_result(path: Path) -> bool:
+def _result(path: Path) -> dict[str, Any] | None:
+    """The run's result as the child wrote it (None when it wrote none)."""
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(result, dict) and "status" in result
+        return None
+    return result if isinstance(result, dict) else None

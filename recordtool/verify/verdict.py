@@ -337,11 +337,7 @@ class ClaimVerdict:
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
         if _deeper(data, MAX_DEPTH):
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
-        try:
-            return _claim_verdict(data)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise VerdictError(f"not a verdict: {what}") from None
+        return _claim_verdict(data)
 
     @property
     def figures(self) -> list[str]:
@@ -417,11 +413,13 @@ def _adapter() -> TypeAdapter[ClaimVerdict]:
 
 
 def _claim_verdict(data: Any) -> ClaimVerdict:
+    """The verdict ``data`` (parsed JSON) holds; ``VerdictError`` naming the first field wrong."""
     if not isinstance(data, dict):
-        raise ValueError("the file does not hold a JSON object")
+        raise VerdictError("not a verdict: the file does not hold a JSON object")
     fmt = data.get("format", 2)  # (a file that names no format is of format 2)
     if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r}; this recordtool reads formats {', '.join(map(str, FORMATS))}")
+        raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
+                           f"{', '.join(map(str, FORMATS))}")
     data = {key: value for key, value in data.items() if key != "summary"}
     data["format"] = fmt  # as read: an older format is judged again under today's rules
     try:
@@ -430,5 +428,5 @@ def _claim_verdict(data: Any) -> ClaimVerdict:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the file"
         if first["type"] == "missing":
-            raise KeyError(where) from None
-        raise ValueError(f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
+            raise VerdictError(f"not a verdict: missing field '{where}'") from None
+        raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
