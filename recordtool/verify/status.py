@@ -56,8 +56,7 @@ def _status(claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict | 
 
 def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
                   seeds_given: bool = False) -> list[str]:
-    if verdict.fingerprint == current:
-        return []
+    """Why ``verdict`` is stale under the claim's fingerprint now (``current``, which differs)."""
     old_params = {c.name: c.params for c in verdict.checks}
     new_params = {c.name: c.params for c in claim.checks}
     return (diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)

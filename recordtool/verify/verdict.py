@@ -107,9 +107,7 @@ class VerdictError(ValueError):
 
 def worst(outcomes: list[Outcome]) -> Outcome:
     """The worst outcome of ``outcomes`` (``pass`` for none)."""
-    if not outcomes:
-        return "pass"
-    return max(outcomes, key=lambda o: SEVERITY[o])
+    return max(outcomes, key=SEVERITY.__getitem__, default="pass")
 
 
 def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
