@@ -346,7 +346,7 @@ def _reproduces(repo: Path, root: Path) -> None:
     """Each committed verdict that is fresh in ``repo`` is reproduced by the run in ``root``:
     the same result and clause verdicts, and every seed's numbers within the check's tolerance."""
     from recordtool.record.project import open_project
-    from recordtool.verify.judge import first_difference
+    from recordtool.verify.rules import first_difference
     from recordtool.verify.status import assess
     from recordtool.verify.store import read_store
 

@@ -30,10 +30,7 @@ Two ways to start a run, one contract:
     a fresh interpreter instead. At the end of its stdin it kills and reaps every child
     still running, then exits.
 
-    Processes (``recordtool.verify.reaper``): a fresh run splits in two, a reaper that waits
-    and the check's process below it; the server and that reaper adopt what a dead check
-    process leaves and kill it, and leave, killing all below them, when ``verify`` dies;
-    a check's process adopts what its check starts and kills it when the run ends.
+    What becomes of the processes a check starts: ``recordtool.verify.reaper``.
 
     A module is imported once, and its outcome kept: a forked run of a module that failed
     to import reports that failure (traceback or contract error) as a fresh process would.
@@ -346,7 +343,7 @@ class Server:
     def kill_runs(self) -> None:
         """Kill every run still going, with its process group."""
         for pid in self.children:
-            _kill_group(pid)
+            reaper.signal_group(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Kill every child still running (by its process group), all they left, and reap them."""
@@ -435,16 +432,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)  # not yet in its own session
-    except PermissionError:
-        pass
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:

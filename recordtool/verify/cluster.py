@@ -6,19 +6,14 @@ is a scheduler (``tcp://host:8786``) or ``local:N``, a local cluster of N worker
 that recordtool starts and stops (``local``: one per core). docs/cluster.md says how to start
 workers on one machine, on several and on Slurm, and what must be the same on all of them.
 
-The contract of the local runner holds on a worker, because the worker runs each task
-(``recordtool.verify.task``) with that runner (``recordtool.verify.runner.Runner``, one job, a fresh interpreter): the run is a
-child process in a session of its own, its timeout kills its process group, its traceback or
-the signal that killed it is kept. What the task sends back is the run's result, its log's
-tail, the figures it wrote and, from a worker that does not share the model cache, the files
-it added there; only the client writes (verdicts, figures, models), atomically, as a local
-verify does.
+A worker runs each task (``recordtool.verify.task``) with the local runner, so the local
+runner's contract holds there; only the client writes (verdicts, figures, models).
 
-Workers need the project's code: the same checkout at the same path, on a shared filesystem
-(nothing is shipped). Before anything runs, every worker compares what the client would run
-(the check modules' sources, recordtool's own, the versions of Python and of the packages the
-checks import: the fingerprint's parts) with what it has; a difference stops the verify with
-the worker and the difference named. Each task checks again, for a worker that joined later.
+Workers need the same checkout at the same path (nothing is shipped). Before anything runs,
+every worker compares what the client would run (the fingerprint's parts: the check modules'
+sources, recordtool's own, the versions of Python and of the packages the checks import) with
+what it has; a difference stops the verify, naming the worker and the difference. Each task
+checks again, for a worker that joined later.
 
 Checks that ``need: [gpu]`` are sent with the Dask resource ``GPU: 1``, so they run only on
 workers started with ``--resources GPU=1``, with ``ctx.device == "cuda"``; the verdict's
@@ -104,10 +99,6 @@ async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> int:
             return 0
         await asyncio.sleep(POLL_S)
     return len(wanted)
-
-
-def _worker_differences(dask_worker: Any, setup: Setup) -> str | None:
-    return differences(setup)
 
 
 class ClusterRunner:
@@ -262,7 +253,7 @@ class ClusterRunner:
     def _refuse_differences(self, setup: Setup) -> None:
         """Ask every worker now connected whether it has what the client runs."""
         try:
-            answers = self.client.run(_worker_differences, setup=setup)
+            answers = self.client.run(differences, setup=setup)
         except Exception as exc:  # a worker that cannot answer at all
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             raise ClusterError(f"the workers of {self.address} could not be asked for their code ({reason}); "

@@ -32,6 +32,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,9 +182,6 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(case.body)
 
 
-_VERSIONS: dict[str, str | None] = {}
-
-
 def python_version() -> str:
     """``platform.python_version()``, with ``platform`` imported only when a fingerprint is made."""
     import platform
@@ -191,11 +189,10 @@ def python_version() -> str:
     return platform.python_version()
 
 
+@cache
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
-    if import_name in _VERSIONS:
-        return _VERSIONS[import_name]
-    # (importing it imports email, zipfile and csv: 30 ms, only when a version is read)
+    # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
     version: str | None = None
@@ -208,7 +205,6 @@ def package_version(import_name: str) -> str | None:
                 version = metadata.version(dists[0])
         except Exception:  # pragma: no cover - broken metadata
             version = None
-    _VERSIONS[import_name] = version
     return version
 
 
@@ -263,7 +259,8 @@ ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
 
 def claim_parts(claim: Theory, seeds: int | None = None) -> ClaimParts:
     """The keys of the claim's fingerprint that its entry alone gives: its statement, its
-    clauses and each check's spec (``seeds``: as for ``fingerprint``)."""
+    clauses and each check's spec (``seeds``: the seeds every check runs on, when ``verify
+    --seeds`` overrides theirs)."""
     head = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
         head["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
@@ -292,12 +289,6 @@ def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], s
         if version is not None:
             out[f"version:{name}"] = version
     return out, packages
-
-
-def fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint, and the third-party packages its checks import (``seeds``:
-    the number of seeds every check runs on, when ``verify --seeds`` overrides theirs)."""
-    return with_sources(claim_parts(claim, seeds), scanner)
 
 
 def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[str, Any]] | None = None,

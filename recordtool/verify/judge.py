@@ -6,8 +6,7 @@ edited, a result made ``verified``), so that no page shows a result its numbers 
 ``as_judged_now`` gives a verdict of an older format (before positive controls) as today's rules
 judge its numbers: its own judgement is not used (docs/verdicts.md §6).
 
-The rules that judge fresh numbers are in ``recordtool.verify.rules``; the names callers use
-of them are given here too, so that a reader of verdicts imports one module.
+The rules that judge fresh numbers are in ``recordtool.verify.rules``.
 """
 
 from __future__ import annotations
@@ -18,27 +17,15 @@ from typing import Any
 
 from recordtool.record.schema import CheckSpec, Theory
 from recordtool.verify.rules import (
-    as_number,
     claim_result,
-    close,
-    describe,
-    first_difference,
     judge_check,
     judge_clauses,
     judge_control,
     judge_run,
-    last_successful,
     number_text,
-    short_error,
     skipped_check,
-    spread,
-    timed_out,
 )
 from recordtool.verify.verdict import FORMAT, CheckVerdict, ClaimVerdict, ControlResult, Run, worst
-
-__all__ = ["as_judged_now", "as_number", "claim_result", "close", "describe", "first_difference", "judge_check",
-           "judge_clauses", "judge_control", "judge_run", "last_successful", "short_error", "skipped_check",
-           "spread", "timed_out", "unsupported"]
 
 _MOVED = " gave different numbers than last time"
 

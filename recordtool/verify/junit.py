@@ -19,61 +19,53 @@ from collections.abc import Iterable
 from recordtool.verify.status import evidence_text
 from recordtool.verify.verdict import CheckVerdict, ClaimStatus
 
+# The element that says how a case ended (none: it passed).
+CHECK_TAGS = {"fail": "failure", "no-power": "failure", "error": "error", "timeout": "error", "skipped": "skipped",
+              "not-reproduced": "skipped"}
+CLAUSE_TAGS = {**CHECK_TAGS, "contradicted": "failure", "observed": "failure", "untested": "failure"}
+
 
 def junit_xml(statuses: Iterable[ClaimStatus]) -> str:
     suite = ET.Element("testsuite", name="recordtool verify")
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total = 0.0
     for status in statuses:
         verdict = status.verdict
         if verdict is None or status.state == "stale":
-            counts["tests"] += 1
-            counts["errors"] += 1
             case = ET.SubElement(suite, "testcase", classname=status.claim, name="(claim)", time="0")
             why = "; ".join(status.reasons) or "never verified"
             ET.SubElement(case, "error", type=status.state, message=f"{status.state}: {why}")
             continue
         for check in verdict.checks:
-            counts["tests"] += 1
             total += check.duration_s
             case = ET.SubElement(suite, "testcase", classname=status.claim, name=check.name,
                                  time=f"{check.duration_s:.3f}")
             _result(case, verdict.summary, check)
-            if check.outcome in ("fail", "no-power"):
-                counts["failures"] += 1
-                ET.SubElement(case, "failure", type=check.outcome, message=check.message)
-            elif check.outcome in ("error", "timeout"):
-                counts["errors"] += 1
-                element = ET.SubElement(case, "error", type=check.outcome, message=check.message)
-                details = [r.error for r in check.runs if r.error]
-                if details:
-                    element.text = "\n\n".join(details)
-            elif check.outcome in ("skipped", "not-reproduced"):
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=check.message)
+            element = _outcome(case, CHECK_TAGS.get(check.outcome), check.outcome, check.message)
+            details = [r.error for r in check.runs if r.error]
+            if element is not None and element.tag == "error" and details:
+                element.text = "\n\n".join(details)
         for clause in verdict.clauses:
-            counts["tests"] += 1
             case = ET.SubElement(suite, "testcase", classname=status.claim, name=f"clause {clause.clause}", time="0")
             _result(case, verdict.summary)
             by = "; ".join(f"{e.check}: {e.metric} {e.state.replace('-', ' ')}" for e in clause.evidence)
             message = f"clause '{clause.clause}' is {clause.state}" + (f" ({by})" if by else
                                                                        ": no expectation or observation names it")
-            if clause.state in ("contradicted", "observed", "untested"):
-                counts["failures"] += 1
-                ET.SubElement(case, "failure", type=clause.state, message=message)
-            elif clause.state in ("error", "timeout"):
-                counts["errors"] += 1
-                ET.SubElement(case, "error", type=clause.state, message=message)
-            elif clause.state in ("skipped", "not-reproduced"):
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=message)
-    for key, value in counts.items():
-        suite.set(key, str(value))
+            _outcome(case, CLAUSE_TAGS.get(clause.state), clause.state, message)
+    suite.set("tests", str(len(suite)))
+    for key, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        suite.set(key, str(sum(1 for case in suite if case.find(tag) is not None)))
     suite.set("time", f"{total:.3f}")
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _outcome(case: ET.Element, tag: str | None, state: str, message: str) -> ET.Element | None:
+    """The case's ``failure``, ``error`` or ``skipped`` element (a skipped one has no type)."""
+    if tag is None:
+        return None
+    return ET.SubElement(case, tag, {"message": message} if tag == "skipped" else {"type": state, "message": message})
 
 
 def _result(case: ET.Element, summary: str, check: CheckVerdict | None = None) -> None:

@@ -50,7 +50,7 @@ def probe(torch: Any) -> str:
     """Eight hex digits of a hash of float32 and float64 results (matrix products as a batch of
     64 sequences of 64 tokens of width 64 meets them, batched products, softmax, layer norm, exp,
     sums), on one thread: how a run's thread count splits sums is the check's ``threads:``, kept
-    apart. Equal on two machines when their kernels group these sums alike; about 15 ms."""
+    apart. Equal on two machines when their kernels group these sums alike."""
 
     def same_everywhere(*shape: int, dtype: Any = torch.float32) -> Any:
         # float64 products and fractional parts are correctly rounded: the same bits on any CPU

@@ -101,6 +101,18 @@ def parent_pid() -> int:
         return os.getppid()
 
 
+def signal_group(pid: int, sig: int) -> None:
+    """Signal the process group led by ``pid``; a process not yet in a group of its own (a
+    forked run before its ``setsid``): the process."""
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+    except PermissionError:
+        pass
+
+
 def children(pid: int | str = "self") -> list[int]:
     """The children of ``pid`` (every thread's); [] when it is gone or /proc cannot say."""
     out: list[int] = []

@@ -4,6 +4,7 @@ verdict; ``Report.all_verified``: what ``--strict`` asks)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,10 +104,7 @@ def format_report(report: Report) -> str:
         lines.append(line)
     total = len(report.results)
     verified = sum(1 for r in report.results if r.status.state == "verified")
-    others: dict[str, int] = {}
-    for r in report.results:
-        if r.status.state != "verified":
-            others[r.status.state] = others.get(r.status.state, 0) + 1
+    others = Counter(r.status.state for r in report.results if r.status.state != "verified")
     tail = f"verified {verified} of {total} selected claim{'s' if total != 1 else ''}"
     if others:
         tail += " (" + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) + ")"

@@ -2,26 +2,22 @@
 
 Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
 own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
-them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``). A hang ends in ``timeout``; a crash
-(an exception, ``os._exit``, a signal, memory exhaustion) in ``error`` with the traceback or
-the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
+them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``).
+A hang ends in ``timeout``; a crash (an exception, ``os._exit``, a signal, memory exhaustion)
+in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
 last duration) started first. The parent never imports the check's code.
 
-Runs are forked from a warm server, not started as fresh interpreters: each ``run`` starts
-one ``python -m recordtool.verify.child --serve`` (see ``recordtool.verify.child``), which imports each
-check module once and forks a child per run, so a run costs a fork instead of an
-interpreter's start and its imports (torch alone is a second). The server reports each
-child's pid as soon as it is forked and its exit status when it ends; the parent keeps the
-timeouts and kills the child, and all below it, itself. A forked run's clock starts when it is
-forked; while a run waits for the server to import its module, that import counts against
-its timeout (an import that hangs ends in ``timeout`` and brings the server down).
+Runs are forked from a warm server (``python -m recordtool.verify.child --serve``, which
+imports each check module once), so a run costs a fork instead of an interpreter's start and
+its imports. The server reports each child's pid once forked and its exit status when it ends;
+the parent keeps the timeouts and kills the child, and all below it, itself. A run's clock
+starts when it is forked; while it waits for the server to import its module, that import
+counts against its timeout (an import that hangs ends in ``timeout`` and stops the server).
 
-The fallback is today's path, one fresh ``python -m recordtool.verify.child REQUEST RESULT`` per
-run: for every run when the server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), for the
-rest of the runs when it dies (a module whose import crashes it), for the runs it was
-running then (run again from the start unless their result was written), and for the runs
-it declines (see ``recordtool.verify.child``). Servers and fresh children get the same
-environment, with a fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
+A run goes to a fresh ``python -m recordtool.verify.child REQUEST RESULT`` instead when the
+server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again
+unless their result was written), or declines it. Both get the same environment, with a
+fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
 """
 
 from __future__ import annotations
@@ -155,16 +151,8 @@ class _Live:
     def signal(self, sig: int) -> None:
         """Signal the run's process group (a forked child not yet in its own: the child)."""
         pid = self.proc.pid if self.proc is not None else self.pid
-        if pid is None:
-            return
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
-            if self.proc is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)
-        except PermissionError:
-            pass
+        if pid is not None:
+            reaper.signal_group(pid, sig)
 
     def end(self, server: int | None) -> None:
         """Kill the run and every process below it (``recordtool.verify.reaper``); a forked
@@ -289,7 +277,7 @@ class Runner:
             item.signal(signal.SIGKILL)
             if item.timed_out:
                 item.ended = True  # the run, or its module's import, ran past the timeout
-            elif item.pid is not None and _has_result(item.files["result"]):
+            elif item.pid is not None and "status" in (_result(item.files["result"]) or {}):
                 item.code, item.ended = 0, True
             else:
                 self._spawn(item)
@@ -369,15 +357,12 @@ class Runner:
         log = _tail(item.files["log"])
         if item.timed_out:
             return JobResult(job, "timeout", {}, elapsed, f"ran past its {job.timeout:g} s timeout and was stopped", log)
-        try:
-            result = json.loads(item.files["result"].read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            result = None
-        if isinstance(result, dict) and result.get("status") == "ok":
+        result = _result(item.files["result"])
+        if result is not None and result.get("status") == "ok":
             metrics = result.get("metrics")
             return JobResult(job, "ok", metrics if isinstance(metrics, dict) else {},
                              float(result.get("duration_s", elapsed)), None, log, str(result.get("device", "")))
-        if isinstance(result, dict) and result.get("status") == "error":
+        if result is not None and result.get("status") == "error":
             return JobResult(job, "error", {}, float(result.get("duration_s", elapsed)), str(result.get("error")), log)
         return JobResult(job, "error", {}, elapsed, exit_message(code, log), log)
 
@@ -426,9 +411,10 @@ def _tail(path: Path) -> str:
     return ("…" + text) if size > LOG_TAIL else text
 
 
-def _has_result(path: Path) -> bool:
+def _result(path: Path) -> dict[str, Any] | None:
+    """The run's result as the child wrote it (None when it wrote none)."""
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(result, dict) and "status" in result
+        return None
+    return result if isinstance(result, dict) else None

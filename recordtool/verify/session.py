@@ -44,7 +44,6 @@ from recordtool.verify.runner import Executor, Job, JobResult, Runner
 from recordtool.verify.status import (
     add_dependencies,
     assess_claims,
-    claim_ids,
     claim_status,
     run_failure,
 )
@@ -129,11 +128,11 @@ def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
     return check.timeout if check.timeout is not None else config.timeout
 
 
-def _figure_stage(workdir: Path, claim: str, check: str, variant: str, seed: int, first_seed: int) -> Path:
+def _figure_stage(workdir: Path, claim: str, check: str, variant: str, seed: int) -> Path:
     path = workdir / "figures" / claim / check
     if variant:
         path = path / variant
-    if seed != first_seed:
+    if seed != 0:
         path = path / f"seed-{seed}"
     return path
 
@@ -175,7 +174,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     config: Config = project.config
     sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
     record = project.record
-    ids = claim_ids(project)
+    ids = record.claim_ids()
 
     def claim(claim_id: str) -> Theory:
         return cast(Theory, record.entries[claim_id])
@@ -345,7 +344,7 @@ class _Session:
                     plan.jobs.append(Job(
                         claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                         function=check.function, params=params, timeout=timeout,
-                        figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed, 0),
+                        figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed),
                         expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
                         needs=tuple(check.needs), positive=bool(positive),
                         **run_limits(check, timeout, self.options.device)))

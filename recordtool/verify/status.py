@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from recordtool.record.project import Project
     from recordtool.verify.kept import KeptVerdicts
 
-__all__ = ["assess", "assess_claims", "claim_ids", "claim_status", "summary"]
+__all__ = ["assess", "assess_claims", "claim_status", "summary"]
 
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
@@ -56,8 +56,7 @@ def _status(claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict | 
 
 def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
                   seeds_given: bool = False) -> list[str]:
-    if verdict.fingerprint == current:
-        return []
+    """Why ``verdict`` is stale under the claim's fingerprint now (``current``, which differs)."""
     old_params = {c.name: c.params for c in verdict.checks}
     new_params = {c.name: c.params for c in claim.checks}
     return (diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
@@ -72,7 +71,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     once instead of looking for a file per claim; the other claims are known by their ids, and
     entries kept in the entry cache are not made for them, nor for the claims whose verdict
     and entry file are those read before: ``recordtool.verify.kept``)."""
-    ids = claim_ids(project)
+    ids = project.record.claim_ids()
     listed = _verdict_files(project, ids)
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
@@ -88,12 +87,6 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
     add_dependencies(project, statuses, ids)
     return statuses
-
-
-def claim_ids(project: Project) -> list[str]:
-    """The ids of the record's claims, in record order, without making the entries that the
-    entry cache keeps unmade (``Record.theories``)."""
-    return project.record.claim_ids()
 
 
 def _verdict_files(project: Project, ids: list[str]) -> set[str]:
@@ -159,9 +152,9 @@ def _digest(project: Project, claim_id: str) -> str | None:
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
     """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (read
     from the record's citations, ``Record.cites``: no entry is made for it). ``ids``: the
-    record's claims (``claim_ids``), when already known."""
+    record's claims (``Record.claim_ids``), when already known."""
     cites = project.record.cites
-    for claim_id in claim_ids(project) if ids is None else ids:
+    for claim_id in project.record.claim_ids() if ids is None else ids:
         status = statuses.get(claim_id)
         if status is None:
             continue

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import shutil
 import socket
 import tempfile
@@ -22,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from recordtool.verify.fingerprint import Scanner, diff, digest, package_version
+from recordtool.verify.fingerprint import Scanner, diff, digest, with_sources
 from recordtool.verify.runner import Job, NoDisplay, Runner
 
 CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
@@ -45,15 +44,11 @@ def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]
     and of the third-party packages they import."""
     from recordtool.record.config import load_config
 
-    config = load_config(root)
-    scanner = Scanner(replace(config, checks=package))
-    out = {"version:python": platform.python_version(), "source:recordtool/": tool_digest()}
-    for module in sorted(set(modules)):
-        scan = scanner.scan(module)
-        out.update({f"source:{rel}": scanner.digest(path) for rel, path in scan.files.items()})
-        out.update({f"source:{rel}": "missing" for rel in scan.missing})
-        for name in sorted(scan.packages):
-            out[f"version:{name}"] = package_version(name) or "absent"
+    scanner = Scanner(replace(load_config(root), checks=package))
+    out, packages = with_sources(tuple(({}, module) for module in sorted(set(modules))), scanner)
+    out["source:recordtool/"] = tool_digest()
+    for name in packages:  # (a package the client lacks differs from one it has)
+        out.setdefault(f"version:{name}", "absent")
     return out
 
 
@@ -165,7 +160,7 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
 def _without_nanny_environ() -> None:
     """Runs get the worker's environment less what Dask's nanny set for the worker process
     itself (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536``
-    makes PyTorch training about twice as slow, and the thread counts are the runner's to set.
+    slows PyTorch training down, and the thread counts are the runner's to set.
     Read once at the worker's start, they no longer matter to the worker itself."""
     import dask
 

@@ -43,7 +43,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, get_args
+from functools import cache
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
@@ -87,29 +88,16 @@ Number = Annotated[float, BeforeValidator(_numbers)]
 Spread = Annotated[list[float], BeforeValidator(_spread)]
 Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
-RESULTS: tuple[str, ...] = get_args(Result)
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power says the check cannot tell.
 # not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "not-reproduced": 3, "timeout": 4, "error": 5,
                             "fail": 6}
 
-# What a verdict of format 1 (one outcome per claim, no clauses) means now.
-RESULT_OF_OUTCOME: dict[str, Result] = {
-    "pass": "verified",
-    "fail": "contradicted",
-    "no-power": "no-power",
-    "not-reproduced": "not-reproduced",
-    "error": "error",
-    "timeout": "timeout",
-    "skipped": "skipped",
-}
-
-# The verdict file format; bumped when a field changes meaning. Formats 1 and 2 (before
-# positive controls) are still read, and judged again from their numbers under today's rules.
+# The verdict file format; bumped when a field changes meaning. Format 2 (before positive
+# controls) is still read, and judged again from its numbers under today's rules.
 FORMAT = 3
-FORMATS = (1, 2, 3)
+FORMATS = (2, 3)
 MAX_DEPTH = 32  # a verdict nests about ten levels deep; a file nested deeper is damaged (issue 66, class 6)
 
 
@@ -119,9 +107,7 @@ class VerdictError(ValueError):
 
 def worst(outcomes: list[Outcome]) -> Outcome:
     """The worst outcome of ``outcomes`` (``pass`` for none)."""
-    if not outcomes:
-        return "pass"
-    return max(outcomes, key=lambda o: SEVERITY[o])
+    return max(outcomes, key=SEVERITY.__getitem__, default="pass")
 
 
 def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
@@ -349,11 +335,7 @@ class ClaimVerdict:
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
         if _deeper(data, MAX_DEPTH):
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
-        try:
-            return _claim_verdict(data)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise VerdictError(f"not a verdict: {what}") from None
+        return _claim_verdict(data)
 
     @property
     def figures(self) -> list[str]:
@@ -421,32 +403,22 @@ def _deeper(data: Any, limit: int) -> bool:
     return any(isinstance(item, (dict, list)) for item in level)
 
 
-def _format_1(data: dict[str, Any]) -> dict[str, Any]:
-    """A verdict of format 1 (one outcome, no clauses): its result read from its outcome."""
-    if data.get("format", FORMAT) == 1 and data.get("outcome") in RESULT_OF_OUTCOME:
-        return {**data, "result": RESULT_OF_OUTCOME[data["outcome"]]}
-    return data
-
-
-_ADAPTER: TypeAdapter[ClaimVerdict] | None = None
-
-
+@cache
 def _adapter() -> TypeAdapter[ClaimVerdict]:
     """The pydantic model of a verdict file, built on first use (the warm ``status`` that
     reads no verdict does not build it)."""
-    global _ADAPTER
-    if _ADAPTER is None:
-        _ADAPTER = TypeAdapter(ClaimVerdict)
-    return _ADAPTER
+    return TypeAdapter(ClaimVerdict)
 
 
 def _claim_verdict(data: Any) -> ClaimVerdict:
+    """The verdict ``data`` (parsed JSON) holds; ``VerdictError`` naming the first field wrong."""
     if not isinstance(data, dict):
-        raise ValueError("the file does not hold a JSON object")
+        raise VerdictError("not a verdict: the file does not hold a JSON object")
     fmt = data.get("format", 2)  # (a file that names no format is of format 2)
     if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r}; this recordtool reads formats {', '.join(map(str, FORMATS))}")
-    data = {key: value for key, value in _format_1(data).items() if key != "summary"}
+        raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
+                           f"{', '.join(map(str, FORMATS))}")
+    data = {key: value for key, value in data.items() if key != "summary"}
     data["format"] = fmt  # as read: an older format is judged again under today's rules
     try:
         return _adapter().validate_python(data)
@@ -454,5 +426,5 @@ def _claim_verdict(data: Any) -> ClaimVerdict:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the file"
         if first["type"] == "missing":
-            raise KeyError(where) from None
-        raise ValueError(f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
+            raise VerdictError(f"not a verdict: missing field '{where}'") from None
+        raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None

@@ -312,7 +312,7 @@ def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder,
 
 
 def test_the_clause_table_comes_first_with_what_decides_each_clause(project: ProjectBuilder) -> None:
-    from recordtool.verify.judge import (
+    from recordtool.verify.rules import (
         claim_result,
         judge_check,
         judge_clauses,
@@ -372,7 +372,7 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
 
 
 def test_a_failing_expectation_says_on_how_many_seeds_it_holds(project: ProjectBuilder) -> None:
-    from recordtool.verify.judge import (
+    from recordtool.verify.rules import (
         claim_result,
         judge_check,
         judge_clauses,

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from recordtool.record.schema import CheckSpec, Theory, Tolerance
-from recordtool.verify.judge import (
-    as_judged_now,
+from recordtool.verify.judge import as_judged_now, unsupported
+from recordtool.verify.rules import (
     claim_result,
     close,
     judge_check,
@@ -19,7 +19,6 @@ from recordtool.verify.judge import (
     judge_control,
     judge_run,
     last_successful,
-    unsupported,
 )
 from recordtool.verify.verdict import CheckVerdict, ClaimVerdict, ControlResult, Run, label, worst
 
@@ -362,7 +361,6 @@ def test_the_worked_example_of_docs_verdicts() -> None:
 
 
 def test_a_long_list_kept_whole_compares_as_its_summary() -> None:
-    from recordtool.verify.judge import close
     from recordtool.verify.limits import bound_value
 
     curve = [4.0 - i / 100 for i in range(300)]
@@ -478,8 +476,8 @@ def test_a_verdict_judged_again_from_its_own_numbers_gives_what_it_says_or_says_
     assert unsupported(claim, noted) is None
     # a verdict of an older format is judged again under today's rules: what it said of its
     # numbers is replaced, a number edited is still caught
-    old = made(0.7)  # as a verdict of format 1 reads: no clauses, its result from its outcome
-    old.clauses, old.format = [], 1
+    old = made(0.7)  # as a verdict of format 2 may read: no clauses
+    old.clauses, old.format = [], 2
     old.checks[0].outcome = old.outcome = "pass"
     now, why = as_judged_now(claim, old)
     assert (why, now.result, now.format, [c.state for c in now.clauses]) == (

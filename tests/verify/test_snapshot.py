@@ -60,7 +60,7 @@ def install(site: Path, version: str) -> None:
     info = site / f"{FAKE}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {FAKE}\nVersion: {version}\n", encoding="utf-8")
-    fingerprint._VERSIONS.clear()
+    fingerprint.package_version.cache_clear()
 
 
 @pytest.fixture
@@ -69,7 +69,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site.mkdir(parents=True)
     install(site, "1.0")
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(fingerprint, "_VERSIONS", {})
     claims = {"THEORY-1": claim_yaml("THEORY-1", check("small", "ok", more=POWER)),
               "THEORY-2": claim_yaml("THEORY-2", check("other", "noop", more=POWER))}
     root = make_project(tmp_path, claims, checks=CHECKS_WITH_PACKAGE)

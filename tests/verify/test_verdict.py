@@ -52,16 +52,6 @@ def test_round_trip_is_stable_and_strict_json() -> None:
     assert (data["result"], data["summary"]) == ("contradicted", "contradicted")
 
 
-def test_a_verdict_of_format_1_is_read() -> None:
-    data = json.loads(sample().to_json())
-    for key in ("result", "summary", "clauses"):
-        del data[key]
-    data["format"] = 1
-    data["outcome"] = "no-power"
-    verdict = ClaimVerdict.from_json(json.dumps(data))
-    assert (verdict.result, verdict.summary, verdict.clauses) == ("no-power", "no power", [])
-
-
 @pytest.mark.parametrize(("text", "message"), [
     ('{"claim": "THEORY-1"', "not valid JSON"),
     ("[]", "not a verdict: the file does not hold a JSON object"),
