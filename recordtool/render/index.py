@@ -97,12 +97,7 @@ def _claim_line(ctx: Context, claim: str, row: Row, state: str) -> str:
     verdict = status.verdict if status is not None else None
     since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
     last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
-    return f"{_claim_start(ctx, claim)} {_status(row.status)} | {badge(state)} | {since} | {last} | {row.title} |"
-
-
-def _claim_start(ctx: Context, claim: str) -> str:
-    """How a claim's line in the dashboard's table begins: its link, in its own cell."""
-    return f"| {ctx.link(INDEX, claim)} |"
+    return f"| {ctx.link(INDEX, claim)} | {_status(row.status)} | {badge(state)} | {since} | {last} | {row.title} |"
 
 
 def _not_active(counts: Counter[str]) -> str:
@@ -143,27 +138,9 @@ def _members(ctx: Context) -> dict[str, list[str]]:
     return found
 
 
-def kind_pages(ctx: Context) -> dict[str, str]:
-    """``kinds/<kind>.md`` for every configured kind: its entries, in id order."""
-    return {kind_page(kind.name): _kind_page(ctx, kind.name) for kind in ctx.project.config.kinds.values()}
-
-
-def _kind_page(ctx: Context, kind: str) -> str:
-    page = kind_page(kind)
-    return _listing(ctx, page, f"Kind: {kind}", _members(ctx).get(page, []), rows(ctx))
-
-
-def tag_pages(ctx: Context) -> dict[str, str]:
-    """``tags/<tag>.md`` for every tag in use."""
-    return {tag_page(t): _tag_page(ctx, t) for t in tags_in_use(ctx)}
-
-
-def _tag_page(ctx: Context, tag: str) -> str:
-    page = tag_page(tag)
-    return _listing(ctx, page, f"Tag: {tag}", _members(ctx).get(page, []), rows(ctx))
-
-
-def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[str, Row]) -> str:
+def _listing(ctx: Context, page: str, heading: str) -> str:
+    """A kind's or a tag's page: its entries, in the record's order."""
+    ids, shown = _members(ctx).get(page, []), rows(ctx)
     up = relative(page, INDEX)
     lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({up}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
@@ -174,38 +151,12 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[
         lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
     else:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
-    # An entry's line is the same on every list of a table of the same columns whose link up
-    # to the dashboard is the same (entries' pages are beside it, at the top of the output
-    # folder): worked out once (an entry is listed on its kind's page and each of its tags').
-    made: dict[str, str] = ctx.memo(f"index.lines {up} {claims}")
-    folder = _entries_folder(page)
-    states = ctx.states
+    folder = up[: -len(INDEX)]  # the entries' pages are beside the dashboard
     for entry_id in ids:
-        line = made.get(entry_id)
-        if line is None:
-            line = made[entry_id] = _listed_line(folder, claims, entry_id, shown[entry_id], states.get(entry_id))
-        lines.append(line)
+        row, state = shown[entry_id], ctx.states.get(entry_id)
+        verdict = f" {badge(state) if state else '—'} |" if claims else ""
+        lines.append(f"| [{entry_id}]({folder}{entry_page(entry_id)}) | {_status(row.status)} |{verdict} {row.title} |")
     return "\n".join(lines) + "\n"
-
-
-def _listed_line(folder: str, claims: bool, entry_id: str, row: Row, state: str | None) -> str:
-    """An entry's line on a kind's or a tag's page (``claims``: the page's table has a column
-    of verdicts; ``folder``: where the entries' pages are, from the page)."""
-    start = _listed_start(folder, entry_id)
-    if claims:
-        return f"{start} {_status(row.status)} | {badge(state) if state else '—'} | {row.title} |"
-    return f"{start} {_status(row.status)} | {row.title} |"
-
-
-def _entries_folder(page: str) -> str:
-    """Where the entries' pages are, from the kind's or tag's page ``page`` (beside the
-    dashboard, at the top of the output folder): what each of its lines links to."""
-    return relative(page, INDEX)[: -len(INDEX)]
-
-
-def _listed_start(folder: str, entry_id: str) -> str:
-    """How an entry's line on a kind's or a tag's page begins: its link, in its own cell."""
-    return f"| [{entry_id}]({folder}{entry_page(entry_id)}) |"
 
 
 def wanted(ctx: Context) -> str:
@@ -247,20 +198,11 @@ def index_page(ctx: Context, path: str) -> str:
     if path == GRAPH:
         return graph_page(ctx)
     if path.startswith("tags/"):
-        return _tag_page(ctx, path[len("tags/"):-len(".md")])
-    kind = next(k.name for k in ctx.project.config.kinds.values() if kind_page(k.name) == path)
-    return _kind_page(ctx, kind)
-
-
-def index_pages(ctx: Context) -> dict[str, str]:
-    """Every index page, by path."""
-    out = {INDEX: dashboard(ctx), WANTED: wanted(ctx), GRAPH: graph_page(ctx)}
-    out.update(kind_pages(ctx))
-    out.update(tag_pages(ctx))
-    return out
+        return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
+    return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")
 
 
 def index_paths(ctx: Context) -> list[str]:
-    """The paths of ``index_pages`` without composing them."""
+    """The index pages' paths: the dashboard, wanted, the graph, a page per kind and per tag."""
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
             *(tag_page(t) for t in tags_in_use(ctx))]

@@ -16,19 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from recordtool.render import index, page, sitemap
+from recordtool.render import index, page
 from recordtool.render.figures import caption
 from recordtool.render.rows import rows
-from recordtool.render.sitemap import Context, entry_page, figure_file
+from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.verify.verdict import ClaimStatus
-
-def code_version() -> str:
-    """``sitemap.code_version``: in every page's key."""
-    return sitemap.code_version()
 
 
 @dataclass(slots=True)

@@ -389,14 +389,6 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
     return "".join(out), i
 
 
-def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
-    if cell:
-        content = content.replace("\n", " ")
-    if in_link or not style.pattern.search(content):
-        return escape.text(content, line_start=line_start)
-    return _linked(content, style, line_start)
-
-
 def _linked(content: str, style: Style, line_start: bool) -> str:
     """``content``, text that holds an id, written with its ids linked."""
     out: list[str] = []
