@@ -95,22 +95,7 @@ def tag_page(tag: str) -> str:
 
 def relative(from_page: str, to: str) -> str:
     """The link from ``from_page`` to ``to`` (both relative to the output folder, POSIX)."""
-    if "/" not in from_page:
-        return to
-    base = from_page.split("/")[:-1]
-    target = to.split("/")
-    if any(p in _UNPLAIN for p in base) or any(p in _UNPLAIN for p in target):
-        return posixpath.relpath(to, posixpath.dirname(from_page))
-    # posixpath.relpath for plain relative paths, without its abspath calls
-    common = 0
-    for here, there in zip(base, target, strict=False):
-        if here != there:
-            break
-        common += 1
-    return "/".join([".."] * (len(base) - common) + target[common:]) or "."
-
-
-_UNPLAIN = frozenset(("", ".", ".."))
+    return posixpath.relpath(to, posixpath.dirname(from_page)) if "/" in from_page else to
 
 
 def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
@@ -179,11 +164,8 @@ def number(value: Any) -> str:
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
-    folder is relative to the project root (None when outside it).
-
-    Whatever a page shows of another entry (its title escaped, its state, the link to it) is
-    worked out once per entry and kept here: every page shows its neighbours', and an entry
-    is the neighbour of many.
+    folder is relative to the project root (None when outside it). Each entry's title and
+    state are worked out once here: every page shows its neighbours'.
     """
 
     project: Project
@@ -195,9 +177,7 @@ class Context:
     stale: Mapping[str, str] = field(default_factory=dict)
     store: Store | None = None  # where what a render works out of each entry is kept (``rows``)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _lines: dict[str, str] = field(default_factory=dict, repr=False)
     _states: dict[str, str | None] | None = field(default=None, repr=False)
-    _links: dict[str, str] = field(default_factory=dict, repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
     _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -245,26 +225,12 @@ class Context:
         return title
 
     def title_line(self, entry_id: str) -> str:
-        """``escape.line(self.title(entry_id))``, worked out once."""
-        line = self._lines.get(entry_id)
-        if line is None:
-            title = self.title(entry_id)
-            line = escape.line(title)
-            self._lines[entry_id] = line = title if line == title else line  # no second copy
-        return line
+        """An entry's title on one line, escaped."""
+        return escape.line(self.title(entry_id))
 
     def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        if text is not None:
-            return self._link(from_page, entry_id, escape.line(text))
-        if "/" in from_page:  # an index page in a folder: links from there are few
-            return self._link(from_page, entry_id, entry_id)
-        link = self._links.get(entry_id)
-        if link is None:
-            link = self._links[entry_id] = self._link(from_page, entry_id, entry_id)
-        return link
-
-    def _link(self, from_page: str, entry_id: str, label: str) -> str:
+        label = escape.line(text) if text is not None else entry_id
         if self.has(entry_id):
             return f"[{label}]({relative(from_page, entry_page(entry_id))})"
         return f'[{label}]({relative(from_page, WANTED)} "not in the record")'

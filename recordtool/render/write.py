@@ -7,8 +7,8 @@ file as written, the ids it showed, what other pages and the index pages showed 
 and of each index page (the table ``FILES``): the pages that may show something else now, and
 those whose file is not as written. Those are composed (the entries' pages shared by forked
 workers when they are many: ``recordtool.parallel.map_items``) and written when their bytes
-differ. A figure is copied again when its source or its copy is not as the last render left
-them (``FILES`` too). The files recordtool wrote before and no longer writes are removed: only
+differ; so is each figure, read again on every render. The files recordtool wrote before and
+no longer writes are removed: only
 files the manifest lists (``recordtool.render.manifest``), and never the page of an entry
 whose file is there but does not load (``keep``). Nothing is written outside the output
 folder, which may not be the project root or one of the record's entry folders.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
-from recordtool.verify.snapshot import RACY_NS, stat_file
+from recordtool.verify.snapshot import stat_file
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
@@ -39,9 +38,7 @@ if TYPE_CHECKING:
     from recordtool.store import Store
 
 PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
-# and an index page or a figure copied (its path) -> (``plan.index_key``, or its source's path,
-# size and time; its (size, mtime_ns) as written)
-FILES = "files"
+FILES = "files"  # and an index page (its path) -> (``plan.index_key``, its (size, mtime_ns) as written)
 
 
 class RenderError(Exception):
@@ -144,8 +141,8 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     if advance is not None:
         advance(len(done))
     kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
-    copied = _copy_figures(plan, folders, root, store, fresh, report, done)
-    copied += [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
+    _copy_figures(plan, folders, root, report, done)
+    copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     _count(report, done)
     _remove(folders, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
@@ -205,29 +202,14 @@ def _count(report: WriteReport, done: dict[str, Put]) -> None:
     report.written.sort()
 
 
-def _copy_figures(plan: Plan, folders: _Folders, root: Path, store: Store, fresh: bool, report: WriteReport,
-                  done: dict[str, Put]) -> list[tuple[str, str, tuple[int, int]]]:
-    """Copy each figure of ``plan`` whose source or copy is not as the last render left them
-    (its key: the source's path, size and time), noting each in ``done``; the rows to keep."""
-    keys: dict[str, str] = {}
-    recent = time.time_ns() - RACY_NS  # (a file changed since may change again unseen: read it)
+def _copy_figures(plan: Plan, folders: _Folders, root: Path, report: WriteReport, done: dict[str, Put]) -> None:
+    """Copy each figure of ``plan`` whose copy differs from its source, noting each in ``done``."""
     for rel, source in plan.assets.items():
-        stat = stat_file(os.path.join(root, source))
-        keys[folders.inside(rel)] = f"{source} {stat}" if stat is not None and stat[1] < recent else ""
-    kept = {} if fresh else store.get_many(FILES, keys)
-    rows = []
-    for (rel, source), (path, key) in zip(plan.assets.items(), keys.items(), strict=True):
-        stat = kept.get(path)
-        if key and stat is not None and stat_file(path) == list(stat):
-            done[rel] = Put(stat, False)
-            continue
         why, data = read_figure(root, source, rel)
         if data is None:
             (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
             continue
         done[rel] = _put(folders, rel, data)
-        rows.append((path, key, done[rel].stat))
-    return rows
 
 
 def _remove(folders: _Folders, gone: list[str], report: WriteReport) -> None:
