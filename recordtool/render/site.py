@@ -72,7 +72,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
             if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
     if ctx.stale:
         keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
-    store = ctx.store = open_store(config)
+    store = open_store(config)
     try:
         plan = plan_site(ctx)
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)

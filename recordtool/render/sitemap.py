@@ -26,7 +26,6 @@ from recordtool.render import escape
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
-    from recordtool.store import Store
     from recordtool.verify.verdict import ClaimStatus
 
 INDEX = "index.md"
@@ -175,7 +174,6 @@ class Context:
     # entries whose file is there but does not load, and whose page is kept as the last render
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
-    store: Store | None = None  # where what a render works out of each entry is kept (``rows``)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
     _states: dict[str, str | None] | None = field(default=None, repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
