@@ -1,9 +1,5 @@
 """The rendered site: ``render`` plans the pages (``plan``), writes what changed (``write``),
 and, with ``check``, checks every link of the pages written (``linkcheck``).
-
-What a render keeps between runs (the key each page was written under) is in the project's
-store (``recordtool.store``), in the cache folder: a fresh clone, or a cache deleted, costs
-one render that composes every page and still writes only those whose bytes changed.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Writing the site: the pages that may have changed composed, and every file written
 atomically, only when its bytes differ from the file there.
 
-``write_site`` decides which pages to compose (``plan.dirty``) from what the store keeps of
-each entry's page written (the table ``PAGES``: its entry's face then, the size and time of the
-file as written, the ids it showed, what other pages and the index pages showed of its entry)
-and of each index page (the table ``FILES``): the pages that may show something else now, and
-those whose file is not as written. Those are composed (the entries' pages shared by forked
-workers when they are many: ``recordtool.parallel.map_items``) and written when their bytes
-differ; so is each figure, read again on every render. The files recordtool wrote before and
-no longer writes are removed: only
-files the manifest lists (``recordtool.render.manifest``), and never the page of an entry
-whose file is there but does not load (``keep``). Nothing is written outside the output
-folder, which may not be the project root or one of the record's entry folders.
+``write_site`` composes the pages that may show something else now (``plan.dirty``, from what
+the store keeps of each page written) or whose file is not as written, and copies each figure.
+It removes only files the manifest lists (``recordtool.render.manifest``), never the page of
+an entry whose file is there but does not load (``keep``), and writes nothing outside the
+output folder.
 """
 
 from __future__ import annotations
