@@ -199,14 +199,8 @@ class Context:
     def states(self) -> dict[str, str | None]:
         """The state of every entry (``state``), worked out at once on first use."""
         if self._states is None:
-            record = self.project.record
-            theories = record.theories  # the claims' ids, when loading kept them: no entry made
-            states: dict[str, str | None]
-            if theories is not None:  # (made in C, without a line of Python per entry)
-                states = dict.fromkeys(record.entries)
-                states.update(dict.fromkeys(theories & states.keys(), "unchecked"))
-            else:
-                states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in record.entries.items()}
+            entries = self.project.record.entries
+            states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
             states.update((i, status.state) for i, status in self.statuses.items())
             self._states = states
         return self._states
