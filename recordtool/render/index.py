@@ -2,7 +2,7 @@
 the whole record as a graph.
 
 The functions that compose them return Markdown and are pure. What they show of each entry
-comes from its row (``recordtool.render.rows``).
+comes from its row (``Context.rows``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections import Counter
 from recordtool.record.load import id_sort_key
 from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
-from recordtool.render.rows import Row, rows, tags_in_use
 from recordtool.render.sitemap import (
     GRAPH,
     INDEX,
     STATE_ORDER,
     WANTED,
     Context,
+    Row,
     badge,
     entry_page,
     kind_page,
@@ -29,7 +29,7 @@ from recordtool.render.sitemap import (
 
 def dashboard(ctx: Context) -> str:
     """``index.md``: counts per verdict, every claim with its badge, the kinds, tags, wanted."""
-    shown = rows(ctx)
+    shown = ctx.rows
     claims = [i for i, row in shown.items() if row.claim]
     page = INDEX
     states = [ctx.state(c) or "unchecked" for c in claims]
@@ -119,7 +119,7 @@ def _status(status: str) -> str:
 def tag_counts(ctx: Context) -> dict[str, int]:
     """Every tag in use, sorted, with how many entries have it."""
     members = _members(ctx)
-    return {t: len(members[tag_page(t)]) for t in tags_in_use(ctx)}
+    return {t: len(members[tag_page(t)]) for t in ctx.tags_in_use()}
 
 
 def _members(ctx: Context) -> dict[str, list[str]]:
@@ -129,7 +129,7 @@ def _members(ctx: Context) -> dict[str, list[str]]:
     found = memo.get("")
     if found is None:
         found = memo[""] = {}
-        for entry_id, row in rows(ctx).items():
+        for entry_id, row in ctx.rows.items():
             for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
                 members = found.get(page)
                 if members is None:
@@ -140,7 +140,7 @@ def _members(ctx: Context) -> dict[str, list[str]]:
 
 def _listing(ctx: Context, page: str, heading: str) -> str:
     """A kind's or a tag's page: its entries, in the record's order."""
-    ids, shown = _members(ctx).get(page, []), rows(ctx)
+    ids, shown = _members(ctx).get(page, []), ctx.rows
     up = relative(page, INDEX)
     lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({up}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
@@ -205,4 +205,4 @@ def index_page(ctx: Context, path: str) -> str:
 def index_paths(ctx: Context) -> list[str]:
     """The index pages' paths: the dashboard, wanted, the graph, a page per kind and per tag."""
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
-            *(tag_page(t) for t in tags_in_use(ctx))]
+            *(tag_page(t) for t in ctx.tags_in_use())]

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable
 
 from recordtool.render import escape
-from recordtool.render.rows import rows
 from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative, tag_page
 
 # At most this many neighbours, plus the entry, one node for the ids not in the record and one
@@ -349,11 +348,11 @@ def whole_graph(ctx: Context, page: str) -> str:
 def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     """The summary: a node per tag (a claim counts under its first), its claims' verdicts,
     and arrows counting the citations between tags; what claims cite outside them by kind.
-    Each entry's tags and kind from its row (``recordtool.render.rows``)."""
+    Each entry's tags and kind from its row (``Context.rows``)."""
     record = ctx.project.record
     entries = record.entries
     config = ctx.project.config
-    shown = rows(ctx)
+    shown = ctx.rows
 
     def group(entry_id: str) -> str:
         row = shown[entry_id]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool.render import index, page
 from recordtool.render.figures import caption
-from recordtool.render.rows import rows
 from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
 
 if TYPE_CHECKING:
@@ -148,7 +147,7 @@ def listed(ctx: Context, entry_id: str) -> str:
     """A hash of what the index pages show of ``entry_id``: its row, its state and status, a
     claim's citations (``graph.md``), and its mentions of ids not in the record (``wanted.md``)."""
     record, entries = ctx.project.record, ctx.project.record.entries
-    row = rows(ctx)[entry_id]
+    row = ctx.rows[entry_id]
     wanted = [(m.target, m.field, m.sentence) for m in ctx.project.graph.mentions_out.get(entry_id, ())
               if m.target not in entries]
     return _hash(repr((row, ctx.states.get(entry_id), ctx.statuses.get(entry_id),

@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recordtool import store
 from recordtool.record.schema import Theory
@@ -32,6 +32,7 @@ INDEX = "index.md"
 WANTED = "wanted.md"
 GRAPH = "graph.md"
 FIGURES = "figures"
+TITLE_WIDTH = 160  # characters of a title in a listing's cell
 
 BADGES: dict[str, str] = {
     "verified": "✅ verified",
@@ -160,6 +161,17 @@ def number(value: Any) -> str:
     return escape.short(str(value), 40)
 
 
+class Row(NamedTuple):
+    """An entry as the index pages and the summarised graph show it: its kind, status, whether
+    it is a claim, its tags, and its title as a listing's cell shows it."""
+
+    kind: str
+    status: str
+    claim: bool
+    tags: tuple[str, ...]
+    title: str
+
+
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
@@ -176,6 +188,7 @@ class Context:
     stale: Mapping[str, str] = field(default_factory=dict)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
     _states: dict[str, str | None] | None = field(default=None, repr=False)
+    _rows: dict[str, Row] | None = field(default=None, repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
     _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -204,6 +217,19 @@ class Context:
             states.update((i, status.state) for i, status in self.statuses.items())
             self._states = states
         return self._states
+
+    @property
+    def rows(self) -> dict[str, Row]:
+        """Every entry's row, by id, in the record's order, worked out on first use."""
+        if self._rows is None:
+            self._rows = {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
+                                 escape.cell(escape.short(self.title(i), TITLE_WIDTH)))
+                          for i, e in self.project.record.entries.items()}
+        return self._rows
+
+    def tags_in_use(self) -> list[str]:
+        """Every tag in use, sorted."""
+        return sorted({tag for row in self.rows.values() for tag in row.tags})
 
     def state(self, entry_id: str) -> str | None:
         """The state of a claim ('unchecked' without a status); None for other entries."""

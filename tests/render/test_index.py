@@ -9,7 +9,6 @@ from recordtool.record.config import load_config
 from recordtool.record.project import open_project
 from recordtool.render.index import dashboard, index_page, index_paths, wanted
 from recordtool.render.plan import context
-from recordtool.render.rows import tags_in_use
 from recordtool.verify.store import write_verdict
 from recordtool.verify.verdict import ClaimStatus
 from tests.conftest import ProjectBuilder
@@ -69,7 +68,7 @@ def test_index_paths_are_the_dashboard_wanted_graph_kinds_and_tags(project: Proj
     record = open_project(root=project.root)
     ctx = context(record, statuses(record))
     assert index_paths(ctx) == ["index.md", "wanted.md", "graph.md", "kinds/literature.md", "kinds/note.md",
-                                "kinds/theory.md", *(f"tags/{t}.md" for t in tags_in_use(ctx))]
+                                "kinds/theory.md", *(f"tags/{t}.md" for t in ctx.tags_in_use())]
     assert "tags/gamma/deep.md" in index_paths(ctx)
     assert index_page(ctx, "tags/gamma/deep.md").startswith("# Tag: gamma/deep\n")
 
