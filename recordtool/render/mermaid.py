@@ -265,7 +265,7 @@ def label(ctx: Context, entry_id: str) -> str:
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
     """``title`` in at most ``most`` lines of at most ``width`` characters, cut between words
     (a word longer than a line is cut), the last line ending in " …" when words are left out.
-    (textwrap does the same several times slower: every page shows a dozen labels.)"""
+    (Not textwrap: it cuts long words and places the ellipsis otherwise, and pages would change.)"""
     lines: list[str] = []
     line = ""
     words = title.split()
@@ -321,8 +321,6 @@ def whole_graph(ctx: Context, page: str) -> str:
     ``WHOLE_MAX`` nodes, claims summarised by their first tag."""
     record = ctx.project.record
     entries = record.entries
-    # (the claims and what they cite from what loading kept: no entry made, 40,000 claims at
-    # 100,000 entries, each about a tenth of a millisecond)
     claims = record.claim_ids()
     shown: dict[str, None] = dict.fromkeys(claims)
     for claim in claims:

@@ -78,11 +78,8 @@ def inline(source: str, style: Style) -> str:
 # then -1: markdown-it pairs ``X_open`` and ``X_close``), or one token (nesting 0); the inline
 # Markdown of a paragraph, heading or table cell is its first child's (an ``inline`` token's)
 # children, a flat list of the same kind. Each function below takes the index of the first
-# token it writes and gives back what it wrote and the index it stopped at. Written as the tree
-# of markdown-it's ``SyntaxTreeNode`` was written before (a frozen copy of that writer in the
-# tests holds this one to the same bytes); a token of a kind markdown-it's CommonMark and
-# tables do not make is written as that writer wrote an unknown node: as text, its children
-# left out.
+# token it writes and gives back what it wrote and the index it stopped at. A token of a kind
+# markdown-it's CommonMark and tables do not make is written as text, its children left out.
 
 _NONE: list[Token] = []
 
