@@ -67,7 +67,7 @@ def dashboard(ctx: Context) -> str:
     lines += ["", "## Kinds", ""]
     for kind in ctx.project.config.kinds.values():
         lines.append(f"- [{escape.line(kind.name)}]({relative(page, kind_page(kind.name))}) ({kinds[kind.name]})")
-    tags = tag_counts(ctx)
+    tags = {t: len(_members(ctx)[tag_page(t)]) for t in ctx.tags_in_use()}
     if tags:
         lines += ["", "## Tags", ""]
         lines.append(", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))}) ({n})" for t, n in tags.items()))
@@ -114,12 +114,6 @@ def _status(status: str) -> str:
     """An entry's status in a listing: plain when active, in bold when not (a draft's
     verdict is on a statement still being written)."""
     return status if status == "active" else f"**{escape.cell(status)}**"
-
-
-def tag_counts(ctx: Context) -> dict[str, int]:
-    """Every tag in use, sorted, with how many entries have it."""
-    members = _members(ctx)
-    return {t: len(members[tag_page(t)]) for t in ctx.tags_in_use()}
 
 
 def _members(ctx: Context) -> dict[str, list[str]]:

@@ -254,17 +254,9 @@ def replace_file(path: str, data: bytes) -> tuple[int, int]:
     output, rewritten by the next render, and an fsync per page would cost seconds on a large
     record. A reader still sees the old page or the new one, never half of either.
     """
-    # One temporary name per folder and process, used again for every page: creating a new
-    # name for each page (as mkstemp does) makes the file system ten times slower here.
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".recordtool-{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    tmp = temporary_name(*os.path.split(path))
     try:
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:  # left by a process of the same id that died: a fresh name then
-            tmp = temporary_name(folder, name)
-            fd = os.open(tmp, flags, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, path) from None
     try:
