@@ -119,13 +119,9 @@ def _headline(state: str, verdict: ClaimVerdict | None, label: str, *, noted: bo
         last = badge(verdict.result)
         if ":" in verdict.summary:
             last += escape.line(verdict.summary[verdict.summary.index(":"):])
-        return (line + f" — the last verdict, {last} on {_day(verdict.verified_at)}, "
+        return (line + f" — the last verdict, {last} on {escape.line(verdict.verified_at)}, "
                 "no longer applies: something that produced it has changed.")
-    return line + f" since {_day(verdict.since)}, last verified {_day(verdict.verified_at)}."
-
-
-def _day(stamp: str) -> str:
-    return escape.line(stamp)
+    return line + f" since {escape.line(verdict.since)}, last verified {escape.line(verdict.verified_at)}."
 
 
 def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, page: str, claim: str,

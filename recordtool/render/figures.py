@@ -36,23 +36,6 @@ def caption(ctx: Context, figure: str) -> tuple[str, str]:
     return found
 
 
-def named(ctx: Context) -> list[str]:
-    """Every figure the claims' verdicts name (paths relative to the project root)."""
-    return [figure for status in ctx.statuses.values() if status.verdict is not None
-            for figure in status.verdict.figures]
-
-
-def kept(ctx: Context, captions: dict[str, tuple[str, str]]) -> None:
-    """Take ``captions`` (figure -> title, caption) as read this render: their sidecars are as
-    the last render read them (``snapshot.kept_captions``)."""
-    ctx.memo("figures.caption").update(captions)
-
-
-def read(ctx: Context) -> dict[str, tuple[str, str]]:
-    """The title and caption of each figure read (or kept) this render, for the next one."""
-    return dict(ctx.memo("figures.caption"))
-
-
 def _read(path: str, folder: str) -> tuple[str, str]:
     """What the sidecar ``path`` says, read only as a regular file of the verdicts' figures
     ``folder`` (checked as it is opened: its words reach the page) and no larger than

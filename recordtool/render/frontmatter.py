@@ -26,19 +26,7 @@ _NUMERIC_TAG = re.compile(r"^[0-9/-]+$")
 
 def quoted(value: str) -> str:
     """``value`` as a double-quoted YAML scalar (also a JSON string): it reads back as itself."""
-    if value.isprintable() and '"' not in value and "\\" not in value:
-        # Nothing to escape (most ids, kinds, tags and titles): a printable character is none
-        # of ``_UNSAFE`` and no C0 control (those are categories Cc, Cf, Cs, Cn, Zl and Zp).
-        return f'"{value}"'
-    return escaped(value)
-
-
-def escaped(value: str) -> str:
-    """``quoted``, escaping whatever needs it."""
-    out = json.dumps(value, ensure_ascii=False)
-    if _UNSAFE.search(out):
-        out = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", out)
-    return out
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def obsidian_tag(tag: str) -> str:

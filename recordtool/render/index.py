@@ -2,7 +2,7 @@
 the whole record as a graph.
 
 The functions that compose them return Markdown and are pure. What they show of each entry
-comes from its row (``recordtool.render.rows``).
+comes from its row (``Context.rows``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections import Counter
 from recordtool.record.load import id_sort_key
 from recordtool.render import escape, mermaid
 from recordtool.render.page import sentence
-from recordtool.render.rows import Row, rows, tags_in_use
 from recordtool.render.sitemap import (
     GRAPH,
     INDEX,
     STATE_ORDER,
     WANTED,
     Context,
+    Row,
     badge,
     entry_page,
     kind_page,
@@ -29,7 +29,7 @@ from recordtool.render.sitemap import (
 
 def dashboard(ctx: Context) -> str:
     """``index.md``: counts per verdict, every claim with its badge, the kinds, tags, wanted."""
-    shown = rows(ctx)
+    shown = ctx.rows
     claims = [i for i, row in shown.items() if row.claim]
     page = INDEX
     states = [ctx.state(c) or "unchecked" for c in claims]
@@ -67,7 +67,7 @@ def dashboard(ctx: Context) -> str:
     lines += ["", "## Kinds", ""]
     for kind in ctx.project.config.kinds.values():
         lines.append(f"- [{escape.line(kind.name)}]({relative(page, kind_page(kind.name))}) ({kinds[kind.name]})")
-    tags = tag_counts(ctx)
+    tags = {t: len(_members(ctx)[tag_page(t)]) for t in ctx.tags_in_use()}
     if tags:
         lines += ["", "## Tags", ""]
         lines.append(", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))}) ({n})" for t, n in tags.items()))
@@ -97,12 +97,7 @@ def _claim_line(ctx: Context, claim: str, row: Row, state: str) -> str:
     verdict = status.verdict if status is not None else None
     since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
     last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
-    return f"{_claim_start(ctx, claim)} {_status(row.status)} | {badge(state)} | {since} | {last} | {row.title} |"
-
-
-def _claim_start(ctx: Context, claim: str) -> str:
-    """How a claim's line in the dashboard's table begins: its link, in its own cell."""
-    return f"| {ctx.link(INDEX, claim)} |"
+    return f"| {ctx.link(INDEX, claim)} | {_status(row.status)} | {badge(state)} | {since} | {last} | {row.title} |"
 
 
 def _not_active(counts: Counter[str]) -> str:
@@ -121,12 +116,6 @@ def _status(status: str) -> str:
     return status if status == "active" else f"**{escape.cell(status)}**"
 
 
-def tag_counts(ctx: Context) -> dict[str, int]:
-    """Every tag in use, sorted, with how many entries have it."""
-    members = _members(ctx)
-    return {t: len(members[tag_page(t)]) for t in tags_in_use(ctx)}
-
-
 def _members(ctx: Context) -> dict[str, list[str]]:
     """The entries each kind and tag page lists, in the record's order, by page (one pass over
     the rows, once per context)."""
@@ -134,7 +123,7 @@ def _members(ctx: Context) -> dict[str, list[str]]:
     found = memo.get("")
     if found is None:
         found = memo[""] = {}
-        for entry_id, row in rows(ctx).items():
+        for entry_id, row in ctx.rows.items():
             for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
                 members = found.get(page)
                 if members is None:
@@ -143,27 +132,9 @@ def _members(ctx: Context) -> dict[str, list[str]]:
     return found
 
 
-def kind_pages(ctx: Context) -> dict[str, str]:
-    """``kinds/<kind>.md`` for every configured kind: its entries, in id order."""
-    return {kind_page(kind.name): _kind_page(ctx, kind.name) for kind in ctx.project.config.kinds.values()}
-
-
-def _kind_page(ctx: Context, kind: str) -> str:
-    page = kind_page(kind)
-    return _listing(ctx, page, f"Kind: {kind}", _members(ctx).get(page, []), rows(ctx))
-
-
-def tag_pages(ctx: Context) -> dict[str, str]:
-    """``tags/<tag>.md`` for every tag in use."""
-    return {tag_page(t): _tag_page(ctx, t) for t in tags_in_use(ctx)}
-
-
-def _tag_page(ctx: Context, tag: str) -> str:
-    page = tag_page(tag)
-    return _listing(ctx, page, f"Tag: {tag}", _members(ctx).get(page, []), rows(ctx))
-
-
-def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[str, Row]) -> str:
+def _listing(ctx: Context, page: str, heading: str) -> str:
+    """A kind's or a tag's page: its entries, in the record's order."""
+    ids, shown = _members(ctx).get(page, []), ctx.rows
     up = relative(page, INDEX)
     lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({up}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]
@@ -174,38 +145,12 @@ def _listing(ctx: Context, page: str, heading: str, ids: list[str], shown: dict[
         lines += ["| Entry | Status | Verdict | Title |", "| --- | --- | --- | --- |"]
     else:
         lines += ["| Entry | Status | Title |", "| --- | --- | --- |"]
-    # An entry's line is the same on every list of a table of the same columns whose link up
-    # to the dashboard is the same (entries' pages are beside it, at the top of the output
-    # folder): worked out once (an entry is listed on its kind's page and each of its tags').
-    made: dict[str, str] = ctx.memo(f"index.lines {up} {claims}")
-    folder = _entries_folder(page)
-    states = ctx.states
+    folder = up[: -len(INDEX)]  # the entries' pages are beside the dashboard
     for entry_id in ids:
-        line = made.get(entry_id)
-        if line is None:
-            line = made[entry_id] = _listed_line(folder, claims, entry_id, shown[entry_id], states.get(entry_id))
-        lines.append(line)
+        row, state = shown[entry_id], ctx.states.get(entry_id)
+        verdict = f" {badge(state) if state else '—'} |" if claims else ""
+        lines.append(f"| [{entry_id}]({folder}{entry_page(entry_id)}) | {_status(row.status)} |{verdict} {row.title} |")
     return "\n".join(lines) + "\n"
-
-
-def _listed_line(folder: str, claims: bool, entry_id: str, row: Row, state: str | None) -> str:
-    """An entry's line on a kind's or a tag's page (``claims``: the page's table has a column
-    of verdicts; ``folder``: where the entries' pages are, from the page)."""
-    start = _listed_start(folder, entry_id)
-    if claims:
-        return f"{start} {_status(row.status)} | {badge(state) if state else '—'} | {row.title} |"
-    return f"{start} {_status(row.status)} | {row.title} |"
-
-
-def _entries_folder(page: str) -> str:
-    """Where the entries' pages are, from the kind's or tag's page ``page`` (beside the
-    dashboard, at the top of the output folder): what each of its lines links to."""
-    return relative(page, INDEX)[: -len(INDEX)]
-
-
-def _listed_start(folder: str, entry_id: str) -> str:
-    """How an entry's line on a kind's or a tag's page begins: its link, in its own cell."""
-    return f"| [{entry_id}]({folder}{entry_page(entry_id)}) |"
 
 
 def wanted(ctx: Context) -> str:
@@ -247,20 +192,11 @@ def index_page(ctx: Context, path: str) -> str:
     if path == GRAPH:
         return graph_page(ctx)
     if path.startswith("tags/"):
-        return _tag_page(ctx, path[len("tags/"):-len(".md")])
-    kind = next(k.name for k in ctx.project.config.kinds.values() if kind_page(k.name) == path)
-    return _kind_page(ctx, kind)
-
-
-def index_pages(ctx: Context) -> dict[str, str]:
-    """Every index page, by path."""
-    out = {INDEX: dashboard(ctx), WANTED: wanted(ctx), GRAPH: graph_page(ctx)}
-    out.update(kind_pages(ctx))
-    out.update(tag_pages(ctx))
-    return out
+        return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
+    return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")
 
 
 def index_paths(ctx: Context) -> list[str]:
-    """The paths of ``index_pages`` without composing them."""
+    """The index pages' paths: the dashboard, wanted, the graph, a page per kind and per tag."""
     return [INDEX, WANTED, GRAPH, *(kind_page(k.name) for k in ctx.project.config.kinds.values()),
-            *(tag_page(t) for t in tags_in_use(ctx))]
+            *(tag_page(t) for t in ctx.tags_in_use())]

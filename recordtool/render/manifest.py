@@ -2,17 +2,16 @@
 wrote there, so that a render writes over and removes only its own files.
 
 It lists paths only, sorted, one a line: it is committed beside the pages and changes only
-when a page or a figure comes or goes. A manifest of the first format (a dict of paths, each
-with its key, size and hash) is read as the list of its paths.
+when a page or a figure comes or goes.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from recordtool.atomic import write_atomic
 
@@ -26,11 +25,6 @@ class Manifest(BaseModel):
 
     format: Literal[1, 2] = 2
     files: list[str] = []
-
-    @field_validator("files", mode="before")
-    @classmethod
-    def _paths_of_the_first_format(cls, value: Any) -> Any:
-        return list(value) if isinstance(value, dict) else value
 
 
 def read(out: Path) -> set[str]:

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable
 
 from recordtool.render import escape
-from recordtool.render.rows import rows
 from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative, tag_page
 
 # At most this many neighbours, plus the entry, one node for the ids not in the record and one
@@ -80,16 +79,9 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     shown = _nearest(ctx, entry_id, neighbours)
     dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries})
 
-    # Each node's line is worked out once per entry (``node_line``): the node's name is the
-    # start of it, up to its label's bracket. Here, on every page, the memo of ``node_line``
-    # is read first and the function called only for what it lacks.
     lines = ["```mermaid", "graph LR"]
-    drawn = ctx.memo("mermaid.node")
-    names: dict[str, str] = {}
-    for n in (entry_id, *shown):
-        line = drawn.get(n) or node_line(ctx, n)
-        names[n] = line[2:line.index("[")]
-        lines.append(line)
+    names = {n: node(n) for n in (entry_id, *shown)}
+    lines += [node_line(ctx, n) for n in names]
     center = names[entry_id]
     if dangling:
         text = (f"{escape.mermaid(dangling[0])}<br/>not in the record" if len(dangling) == 1
@@ -155,12 +147,11 @@ def _edges(ctx: Context, entry_id: str, names: dict[str, str]) -> dict[tuple[str
         elif back == "-.->" and arrow == "-.->":
             edges[(target, source)] = "<-.->"
 
-    arrows = ctx.memo("mermaid.arrow")  # relation -> its solid arrow (a vocabulary's few)
     for citation in ctx.project.record.entries[entry_id].cites:
         if citation.id in names:
-            add(entry_id, citation.id, arrows.get(citation.as_) or citation_arrow(ctx, citation.as_))
+            add(entry_id, citation.id, citation_arrow(citation.as_))
     for relation, _label, sources in graph.inverse(entry_id):
-        arrow = arrows.get(relation) or citation_arrow(ctx, relation)
+        arrow = citation_arrow(relation)
         for source in sources:
             if source in names:  # most of a much-cited entry's sources are not shown
                 add(source, entry_id, arrow)
@@ -193,40 +184,23 @@ def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], da
 
 
 def node_line(ctx: Context, entry_id: str) -> str:
-    """The line that draws ``entry_id``'s node: its name and its label (worked out once per
-    entry: every page shows a dozen neighbours)."""
-    drawn = ctx.memo("mermaid.node")
-    found: str | None = drawn.get(entry_id)
-    if found is None:
-        found = drawn[entry_id] = f'  {node(entry_id)}["{label(ctx, entry_id)}"]'
-    return found
+    """The line that draws ``entry_id``'s node: its name and its label."""
+    return f'  {node(entry_id)}["{label(ctx, entry_id)}"]'
 
 
-def citation_arrow(ctx: Context, relation: str) -> str:
-    """The solid arrow of a citation as ``relation``, labelled with it (worked out once)."""
-    arrows = ctx.memo("mermaid.arrow")
-    found: str | None = arrows.get(relation)
-    if found is None:
-        found = arrows[relation] = f"-->|{escape.mermaid(relation)}|"
-    return found
+def citation_arrow(relation: str) -> str:
+    """The solid arrow of a citation as ``relation``, labelled with it."""
+    return f"-->|{escape.mermaid(relation)}|"
 
 
 def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
            edges: dict[tuple[str, str], str], wanted: bool) -> tuple[dict[tuple[str, str], str], int]:
     """Citations among the neighbours, each kept only if the diagram still has at most
-    ``MAX_RANKS`` columns and no cycle, and how many were left out (most neighbours cite none
-    of the others: a set says so at once)."""
-    record = ctx.project.record
-    others = frozenset(names) - {entry_id}
-    memo = ctx.memo("mermaid.cited")
-    found: list[tuple[str, str, str]] = []
-    for neighbour in shown:
-        ids = memo.get(neighbour)
-        if not others.isdisjoint(ids if ids is not None else cited_ids(ctx, neighbour)):
-            for cited, relation in record.cites(neighbour):
-                if cited != entry_id and cited in names and (neighbour, cited) not in edges \
-                        and (cited, neighbour) not in edges:
-                    found.append((neighbour, cited, citation_arrow(ctx, relation)))
+    ``MAX_RANKS`` columns and no cycle, and how many were left out."""
+    found = [(neighbour, cited, citation_arrow(relation)) for neighbour in shown
+             for cited, relation in ctx.project.record.cites(neighbour)
+             if cited != entry_id and cited in names and (neighbour, cited) not in edges
+             and (cited, neighbour) not in edges]
     if not found:
         return {}, 0
     # The columns: what points at the entry, the entry, what it points at (one side each).
@@ -284,15 +258,14 @@ _NAMES = {"entry": "not a claim", "missing": "not in the record"}
 
 
 def label(ctx: Context, entry_id: str) -> str:
-    """A node's label: its id over its title in two short lines (kept as part of its node's
-    line: ``node_line``)."""
+    """A node's label: its id over its title in two short lines."""
     return "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
 
 
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
     """``title`` in at most ``most`` lines of at most ``width`` characters, cut between words
     (a word longer than a line is cut), the last line ending in " …" when words are left out.
-    (textwrap does the same several times slower: every page shows a dozen labels.)"""
+    (Not textwrap: it cuts long words and places the ellipsis otherwise, and pages would change.)"""
     lines: list[str] = []
     line = ""
     words = title.split()
@@ -328,15 +301,6 @@ def _ellipsis(lines: list[str], width: int) -> list[str]:
     return [*lines[:-1], f"{last} …" if last else "…"]
 
 
-def cited_ids(ctx: Context, entry_id: str) -> tuple[str, ...]:
-    """The ids ``entry_id`` cites (worked out once per entry; a tuple is a third of a set), from
-    what loading kept of an entry not made (``Record.cites``): a page's graph view asks for
-    those of each neighbour."""
-    found: tuple[str, ...] = ctx.memo("mermaid.cited").setdefault(
-        entry_id, tuple(cited for cited, _relation in ctx.project.record.cites(entry_id)))
-    return found
-
-
 # The whole record ---------------------------------------------------------------------------
 
 # Up to this many nodes (claims and what they cite) the whole graph is drawn node by node;
@@ -357,8 +321,6 @@ def whole_graph(ctx: Context, page: str) -> str:
     ``WHOLE_MAX`` nodes, claims summarised by their first tag."""
     record = ctx.project.record
     entries = record.entries
-    # (the claims and what they cite from what loading kept: no entry made, 40,000 claims at
-    # 100,000 entries, each about a tenth of a millisecond)
     claims = record.claim_ids()
     shown: dict[str, None] = dict.fromkeys(claims)
     for claim in claims:
@@ -384,11 +346,11 @@ def whole_graph(ctx: Context, page: str) -> str:
 def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     """The summary: a node per tag (a claim counts under its first), its claims' verdicts,
     and arrows counting the citations between tags; what claims cite outside them by kind.
-    Each entry's tags and kind from its row (``recordtool.render.rows``)."""
+    Each entry's tags and kind from its row (``Context.rows``)."""
     record = ctx.project.record
     entries = record.entries
     config = ctx.project.config
-    shown = rows(ctx)
+    shown = ctx.rows
 
     def group(entry_id: str) -> str:
         row = shown[entry_id]

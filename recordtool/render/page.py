@@ -146,17 +146,14 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
     out = ["## Backlinks", ""]
     if not backlinks:
         out.append("Nothing links here yet.")
-    # (how a relation and a field are written: the same few words on every page, escaped once)
-    cites_as, fields = ctx.memo("page.cites-as"), ctx.memo("page.field")
     for link in backlinks:
-        how = [cites_as.get(r) or cites_as.setdefault(r, f"cites it as {escape.line(r)}") for r in link.relations]
+        how = [f"cites it as {escape.line(r)}" for r in link.relations]
         if link.mentions:
             count = len(link.mentions)
             how.append("mentions it" + (f" {count} times" if count > 1 else ""))
         out.append(f"- {ctx.link(page, link.source)} — {ctx.title_line(link.source)} ({', '.join(how)})")
         for mention in link.mentions:
-            field = mention.field
-            named = fields.get(field) or fields.setdefault(field, escape.line(field.replace("_", " ")))
+            named = escape.line(mention.field.replace("_", " "))
             out.append(f"    - {named}: “{sentence(ctx, mention.sentence, page)}”")
     entries = ctx.project.record.entries
     dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries},

@@ -1,12 +1,9 @@
 """Planning the site: every page, which pages may have changed, and how to compose them.
 
 ``plan_site`` lists the pages (one per entry, the index pages) and the figures to copy;
-``Plan.compose`` composes one page (pure: the same project and statuses give the same bytes,
-no clock, no disk but the figures' captions). Which entries' pages to compose again, as mkdocs
-rebuilds only the pages whose files are modified: the entries whose face changed (``faces``:
-their file, state or status), and the pages that show one of them (``shows``, kept from the
-render that wrote each page: ``dirty``). The index pages list the whole record: they are
-composed on every render, which costs a small share of composing the entries' pages.
+``Plan.compose`` composes one page (pure: no clock, no disk but the figures' captions).
+``dirty`` says which pages to compose again: those of the entries whose face changed
+(``faces``: their file, state or status), and those that show one of them (``shows``).
 """
 
 from __future__ import annotations
@@ -16,19 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from recordtool.render import index, page, sitemap
+from recordtool.render import index, page
 from recordtool.render.figures import caption
-from recordtool.render.rows import rows
-from recordtool.render.sitemap import Context, entry_page, figure_file
+from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
 
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.verify.verdict import ClaimStatus
-
-def code_version() -> str:
-    """``sitemap.code_version``: in every page's key."""
-    return sitemap.code_version()
 
 
 @dataclass(slots=True)
@@ -84,10 +76,9 @@ def plan_site(ctx: Context) -> Plan:
 
 
 class Shown(NamedTuple):
-    """What a render keeps of an entry's page, as it composed it: the size and time of its file
-    as written, the ids the page shows (``shows``), and what other pages showed of the entry
-    (``seen``) and what the index pages did (``listed``). A NamedTuple: read back from the
-    store for every page."""
+    """What a render keeps of an entry's page: the size and time of its file as written, the
+    ids the page shows (``shows``), what other pages showed of the entry (``seen``) and what
+    the index pages did (``listed``)."""
 
     stat: tuple[int, int]
     shows: tuple[str, ...]
@@ -103,12 +94,9 @@ class Dirty(NamedTuple):
 
 
 def faces(ctx: Context) -> dict[str, str]:
-    """Each entry's face: a hash of what any page may show of it, as it is now. That is its id,
-    its file's path and hash (which fix its title, prose, citations and mentions), its state and
-    what its page says of its status (its ``repr``, and the titles and captions of its
-    figures); and what every page depends on: the output folder, the configuration's relations
-    and kinds, and recordtool's code. An entry's page is composed again when its entry's face
-    or the face of an id it shows changes (``dirty``)."""
+    """Each entry's face: a hash of what any page may show of it now: its id, its file's path
+    and hash, its state, what its page says of its status (``_status_said``), and what every
+    page depends on (``_shared``)."""
     record = ctx.project.record
     places, states = record.places, ctx.states
     shared = _shared(ctx)
@@ -159,7 +147,7 @@ def listed(ctx: Context, entry_id: str) -> str:
     """A hash of what the index pages show of ``entry_id``: its row, its state and status, a
     claim's citations (``graph.md``), and its mentions of ids not in the record (``wanted.md``)."""
     record, entries = ctx.project.record, ctx.project.record.entries
-    row = rows(ctx)[entry_id]
+    row = ctx.rows[entry_id]
     wanted = [(m.target, m.field, m.sentence) for m in ctx.project.graph.mentions_out.get(entry_id, ())
               if m.target not in entries]
     return _hash(repr((row, ctx.states.get(entry_id), ctx.statuses.get(entry_id),
@@ -168,11 +156,10 @@ def listed(ctx: Context, entry_id: str) -> str:
 
 def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> Dirty:
     """What may show something else than when it was written, given each entry's face ``now``
-    and, for each entry's page kept, its entry's face then and ``Shown``. The pages of the
-    entries whose face changed (or that are new); where what other pages show of such an entry
-    changed (``seen``; it came or went), the pages that showed it and those of the entries it
-    cites or mentions now (they show it as a backlink); and the index pages when what they show
-    of a changed entry changed (``listed``; it came or went)."""
+    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the pages of the
+    entries whose face changed; where what others show of such an entry changed (``seen``),
+    the pages that showed it and those it cites or mentions (its backlinks); and the index pages
+    when what they show of a changed entry changed (``listed``)."""
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
     gone = {i for i in kept if i not in now}
     reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone

@@ -78,11 +78,8 @@ def inline(source: str, style: Style) -> str:
 # then -1: markdown-it pairs ``X_open`` and ``X_close``), or one token (nesting 0); the inline
 # Markdown of a paragraph, heading or table cell is its first child's (an ``inline`` token's)
 # children, a flat list of the same kind. Each function below takes the index of the first
-# token it writes and gives back what it wrote and the index it stopped at. Written as the tree
-# of markdown-it's ``SyntaxTreeNode`` was written before (a frozen copy of that writer in the
-# tests holds this one to the same bytes); a token of a kind markdown-it's CommonMark and
-# tables do not make is written as that writer wrote an unknown node: as text, its children
-# left out.
+# token it writes and gives back what it wrote and the index it stopped at. A token of a kind
+# markdown-it's CommonMark and tables do not make is written as text, its children left out.
 
 _NONE: list[Token] = []
 
@@ -387,14 +384,6 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 out[-1] = out[-1].replace("\n", " ")
         at_line_start = False
     return "".join(out), i
-
-
-def _text(content: str, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
-    if cell:
-        content = content.replace("\n", " ")
-    if in_link or not style.pattern.search(content):
-        return escape.text(content, line_start=line_start)
-    return _linked(content, style, line_start)
 
 
 def _linked(content: str, style: Style, line_start: bool) -> str:

@@ -1,9 +1,5 @@
 """The rendered site: ``render`` plans the pages (``plan``), writes what changed (``write``),
 and, with ``check``, checks every link of the pages written (``linkcheck``).
-
-What a render keeps between runs (the key each page was written under) is in the project's
-store (``recordtool.store``), in the cache folder: a fresh clone, or a cache deleted, costs
-one render that composes every page and still writes only those whose bytes changed.
 """
 
 from __future__ import annotations
@@ -72,7 +68,7 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
             if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
     if ctx.stale:
         keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
-    store = ctx.store = open_store(config)
+    store = open_store(config)
     try:
         plan = plan_site(ctx)
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)

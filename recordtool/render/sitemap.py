@@ -18,7 +18,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recordtool import store
 from recordtool.record.schema import Theory
@@ -26,13 +26,13 @@ from recordtool.render import escape
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
-    from recordtool.store import Store
     from recordtool.verify.verdict import ClaimStatus
 
 INDEX = "index.md"
 WANTED = "wanted.md"
 GRAPH = "graph.md"
 FIGURES = "figures"
+TITLE_WIDTH = 160  # characters of a title in a listing's cell
 
 BADGES: dict[str, str] = {
     "verified": "✅ verified",
@@ -95,22 +95,7 @@ def tag_page(tag: str) -> str:
 
 def relative(from_page: str, to: str) -> str:
     """The link from ``from_page`` to ``to`` (both relative to the output folder, POSIX)."""
-    if "/" not in from_page:
-        return to
-    base = from_page.split("/")[:-1]
-    target = to.split("/")
-    if any(p in _UNPLAIN for p in base) or any(p in _UNPLAIN for p in target):
-        return posixpath.relpath(to, posixpath.dirname(from_page))
-    # posixpath.relpath for plain relative paths, without its abspath calls
-    common = 0
-    for here, there in zip(base, target, strict=False):
-        if here != there:
-            break
-        common += 1
-    return "/".join([".."] * (len(base) - common) + target[common:]) or "."
-
-
-_UNPLAIN = frozenset(("", ".", ".."))
+    return posixpath.relpath(to, posixpath.dirname(from_page)) if "/" in from_page else to
 
 
 def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
@@ -176,14 +161,22 @@ def number(value: Any) -> str:
     return escape.short(str(value), 40)
 
 
+class Row(NamedTuple):
+    """An entry as the index pages and the summarised graph show it: its kind, status, whether
+    it is a claim, its tags, and its title as a listing's cell shows it."""
+
+    kind: str
+    status: str
+    claim: bool
+    tags: tuple[str, ...]
+    title: str
+
+
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
-    folder is relative to the project root (None when outside it).
-
-    Whatever a page shows of another entry (its title escaped, its state, the link to it) is
-    worked out once per entry and kept here: every page shows its neighbours', and an entry
-    is the neighbour of many.
+    folder is relative to the project root (None when outside it). Each entry's title and
+    state are worked out once here: every page shows its neighbours'.
     """
 
     project: Project
@@ -193,11 +186,9 @@ class Context:
     # entries whose file is there but does not load, and whose page is kept as the last render
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
-    store: Store | None = None  # where what a render works out of each entry is kept (``rows``)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _lines: dict[str, str] = field(default_factory=dict, repr=False)
     _states: dict[str, str | None] | None = field(default=None, repr=False)
-    _links: dict[str, str] = field(default_factory=dict, repr=False)
+    _rows: dict[str, Row] | None = field(default=None, repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
     _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
@@ -221,17 +212,24 @@ class Context:
     def states(self) -> dict[str, str | None]:
         """The state of every entry (``state``), worked out at once on first use."""
         if self._states is None:
-            record = self.project.record
-            theories = record.theories  # the claims' ids, when loading kept them: no entry made
-            states: dict[str, str | None]
-            if theories is not None:  # (made in C, without a line of Python per entry)
-                states = dict.fromkeys(record.entries)
-                states.update(dict.fromkeys(theories & states.keys(), "unchecked"))
-            else:
-                states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in record.entries.items()}
+            entries = self.project.record.entries
+            states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
             states.update((i, status.state) for i, status in self.statuses.items())
             self._states = states
         return self._states
+
+    @property
+    def rows(self) -> dict[str, Row]:
+        """Every entry's row, by id, in the record's order, worked out on first use."""
+        if self._rows is None:
+            self._rows = {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
+                                 escape.cell(escape.short(self.title(i), TITLE_WIDTH)))
+                          for i, e in self.project.record.entries.items()}
+        return self._rows
+
+    def tags_in_use(self) -> list[str]:
+        """Every tag in use, sorted."""
+        return sorted({tag for row in self.rows.values() for tag in row.tags})
 
     def state(self, entry_id: str) -> str | None:
         """The state of a claim ('unchecked' without a status); None for other entries."""
@@ -245,26 +243,12 @@ class Context:
         return title
 
     def title_line(self, entry_id: str) -> str:
-        """``escape.line(self.title(entry_id))``, worked out once."""
-        line = self._lines.get(entry_id)
-        if line is None:
-            title = self.title(entry_id)
-            line = escape.line(title)
-            self._lines[entry_id] = line = title if line == title else line  # no second copy
-        return line
+        """An entry's title on one line, escaped."""
+        return escape.line(self.title(entry_id))
 
     def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        if text is not None:
-            return self._link(from_page, entry_id, escape.line(text))
-        if "/" in from_page:  # an index page in a folder: links from there are few
-            return self._link(from_page, entry_id, entry_id)
-        link = self._links.get(entry_id)
-        if link is None:
-            link = self._links[entry_id] = self._link(from_page, entry_id, entry_id)
-        return link
-
-    def _link(self, from_page: str, entry_id: str, label: str) -> str:
+        label = escape.line(text) if text is not None else entry_id
         if self.has(entry_id):
             return f"[{label}]({relative(from_page, entry_page(entry_id))})"
         return f'[{label}]({relative(from_page, WANTED)} "not in the record")'

@@ -1,24 +1,17 @@
 """Writing the site: the pages that may have changed composed, and every file written
 atomically, only when its bytes differ from the file there.
 
-``write_site`` decides which pages to compose (``plan.dirty``) from what the store keeps of
-each entry's page written (the table ``PAGES``: its entry's face then, the size and time of the
-file as written, the ids it showed, what other pages and the index pages showed of its entry)
-and of each index page (the table ``FILES``): the pages that may show something else now, and
-those whose file is not as written. Those are composed (the entries' pages shared by forked
-workers when they are many: ``recordtool.parallel.map_items``) and written when their bytes
-differ. A figure is copied again when its source or its copy is not as the last render left
-them (``FILES`` too). The files recordtool wrote before and no longer writes are removed: only
-files the manifest lists (``recordtool.render.manifest``), and never the page of an entry
-whose file is there but does not load (``keep``). Nothing is written outside the output
-folder, which may not be the project root or one of the record's entry folders.
+``write_site`` composes the pages that may show something else now (``plan.dirty``, from what
+the store keeps of each page written) or whose file is not as written, and copies each figure.
+It removes only files the manifest lists (``recordtool.render.manifest``), never the page of
+an entry whose file is there but does not load (``keep``), and writes nothing outside the
+output folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +24,7 @@ from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
-from recordtool.verify.snapshot import RACY_NS, stat_file
+from recordtool.verify.snapshot import stat_file
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
@@ -39,9 +32,7 @@ if TYPE_CHECKING:
     from recordtool.store import Store
 
 PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
-# and an index page or a figure copied (its path) -> (``plan.index_key``, or its source's path,
-# size and time; its (size, mtime_ns) as written)
-FILES = "files"
+FILES = "files"  # and an index page (its path) -> (``plan.index_key``, its (size, mtime_ns) as written)
 
 
 class RenderError(Exception):
@@ -85,33 +76,17 @@ def check_output_folder(config: Config, out: Path) -> Path:
     return target
 
 
-class _Folders:
-    """The folders of the output folder pages go into: each checked (no link leads out of
-    the output folder) and created once per render, not once per page."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self._checked: set[str] = {base}
-        self._made: set[str] = {base}
-
-    def inside(self, rel: str) -> str:
-        """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave."""
-        parts = rel.split("/")
-        if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
-            raise RenderError(f"refusing to write '{rel}': not a plain path inside the output folder")
-        path = os.path.join(self.base, *parts)
-        folder = os.path.dirname(path)
-        if folder not in self._checked:
-            real = os.path.realpath(folder)
-            if real != self.base and not real.startswith(self.base + os.sep):
-                raise RenderError(f"refusing to write '{rel}': it leads outside the output folder (a link?)")
-            self._checked.add(folder)
-        return path
-
-    def make(self, folder: str) -> None:
-        if folder not in self._made:
-            os.makedirs(folder, exist_ok=True)
-            self._made.add(folder)
+def _inside(base: str, rel: str) -> str:
+    """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave the
+    output folder ``base`` (by ``..``, or by a link among its folders)."""
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
+        raise RenderError(f"refusing to write '{rel}': not a plain path inside the output folder")
+    path = os.path.join(base, *parts)
+    real = os.path.realpath(os.path.dirname(path))
+    if real != base and not real.startswith(base + os.sep):
+        raise RenderError(f"refusing to write '{rel}': it leads outside the output folder (a link?)")
+    return path
 
 
 def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | None = None, fresh: bool = False,
@@ -126,7 +101,6 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     base = os.path.realpath(out)
     for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
         sweep(folder)
-    folders = _Folders(base)
     old = manifest.read(Path(base))
     on_disk = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
     ctx = plan.context
@@ -138,16 +112,16 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
         FILES, {paths[rel]: indexed for rel in plan.indexes}))
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
-    composed = _compose(plan, folders, [rel for rel in todo if rel in plan.owners], jobs)
+    composed = _compose(plan, base, [rel for rel in todo if rel in plan.owners], jobs)
     done = {rel: shown.put for rel, shown in composed.items()}
-    done.update((rel, _put(folders, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
+    done.update((rel, _put(base, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
     kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
-    copied = _copy_figures(plan, folders, root, store, fresh, report, done)
-    copied += [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
+    _copy_figures(plan, base, root, report, done)
+    copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     _count(report, done)
-    _remove(folders, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
+    _remove(base, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
     if files != on_disk or not os.path.exists(os.path.join(base, MANIFEST)):
         manifest.write(Path(base), files)
@@ -179,7 +153,7 @@ class Composed(NamedTuple):
     kept: Shown
 
 
-def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -> dict[str, Composed]:
+def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, Composed]:
     """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
     by forked workers when they are many (each worker writes the pages it composes)."""
     ctx = plan.context
@@ -188,7 +162,7 @@ def _compose(plan: Plan, folders: _Folders, rels: list[str], jobs: int | None) -
         out = []
         for rel in chunk:
             entry_id = plan.owners[rel]
-            put = _put(folders, rel, plan.compose(rel).encode("utf-8"))
+            put = _put(base, rel, plan.compose(rel).encode("utf-8"))
             out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
         return out
 
@@ -205,54 +179,39 @@ def _count(report: WriteReport, done: dict[str, Put]) -> None:
     report.written.sort()
 
 
-def _copy_figures(plan: Plan, folders: _Folders, root: Path, store: Store, fresh: bool, report: WriteReport,
-                  done: dict[str, Put]) -> list[tuple[str, str, tuple[int, int]]]:
-    """Copy each figure of ``plan`` whose source or copy is not as the last render left them
-    (its key: the source's path, size and time), noting each in ``done``; the rows to keep."""
-    keys: dict[str, str] = {}
-    recent = time.time_ns() - RACY_NS  # (a file changed since may change again unseen: read it)
+def _copy_figures(plan: Plan, base: str, root: Path, report: WriteReport, done: dict[str, Put]) -> None:
+    """Copy each figure of ``plan`` whose copy differs from its source, noting each in ``done``."""
     for rel, source in plan.assets.items():
-        stat = stat_file(os.path.join(root, source))
-        keys[folders.inside(rel)] = f"{source} {stat}" if stat is not None and stat[1] < recent else ""
-    kept = {} if fresh else store.get_many(FILES, keys)
-    rows = []
-    for (rel, source), (path, key) in zip(plan.assets.items(), keys.items(), strict=True):
-        stat = kept.get(path)
-        if key and stat is not None and stat_file(path) == list(stat):
-            done[rel] = Put(stat, False)
-            continue
         why, data = read_figure(root, source, rel)
         if data is None:
             (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
             continue
-        done[rel] = _put(folders, rel, data)
-        rows.append((path, key, done[rel].stat))
-    return rows
+        done[rel] = _put(base, rel, data)
 
 
-def _remove(folders: _Folders, gone: list[str], report: WriteReport) -> None:
+def _remove(base: str, gone: list[str], report: WriteReport) -> None:
     """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them)."""
     for rel in gone:
         try:
-            path = folders.inside(rel)
+            path = _inside(base, rel)
         except RenderError:
             continue  # a damaged manifest never makes us delete outside the folder
         if os.path.isfile(path) and not os.path.islink(path):
             os.unlink(path)
             report.removed.append(rel)
-            _prune(folders.base, os.path.dirname(path))
+            _prune(base, os.path.dirname(path))
 
 
-def _put(folders: _Folders, rel: str, data: bytes) -> Put:
+def _put(base: str, rel: str, data: bytes) -> Put:
     """Write ``data`` to ``rel`` unless the file there holds it already."""
-    path = folders.inside(rel)
+    path = _inside(base, rel)
     with contextlib.suppress(OSError):
         st = os.stat(path)
         if st.st_size == len(data):
             with open(path, "rb") as handle:
                 if handle.read() == data:
                     return Put((st.st_size, st.st_mtime_ns), False)
-    folders.make(os.path.dirname(path))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     return Put(replace_file(path, data), True)
 
 
@@ -295,17 +254,9 @@ def replace_file(path: str, data: bytes) -> tuple[int, int]:
     output, rewritten by the next render, and an fsync per page would cost seconds on a large
     record. A reader still sees the old page or the new one, never half of either.
     """
-    # One temporary name per folder and process, used again for every page: creating a new
-    # name for each page (as mkstemp does) makes the file system ten times slower here.
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".recordtool-{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    tmp = temporary_name(*os.path.split(path))
     try:
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:  # left by a process of the same id that died: a fresh name then
-            tmp = temporary_name(folder, name)
-            fd = os.open(tmp, flags, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, path) from None
     try:

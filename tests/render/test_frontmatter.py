@@ -7,7 +7,7 @@ import yaml
 
 from recordtool.record.mentions import markdown
 from recordtool.record.project import open_project
-from recordtool.render.frontmatter import blanked, escaped, obsidian_tag, quoted
+from recordtool.render.frontmatter import blanked, obsidian_tag, quoted
 from recordtool.render.page import render_entry
 from recordtool.render.plan import context
 from recordtool.verify.verdict import ClaimStatus
@@ -24,16 +24,6 @@ HOSTILE = ["plain", "yes", "no", "null", "~", "1.5", "0x1F", "2026-01-01", "- a 
 def test_a_quoted_string_reads_back_as_itself(value: str) -> None:
     assert yaml.safe_load(f"key: {quoted(value)}\n") == {"key": value}
     assert "\n" not in quoted(value)
-
-
-def test_a_string_with_nothing_to_escape_is_quoted_as_escaping_would() -> None:
-    """``quoted`` skips escaping when no character needs it: for every character of the Basic
-    Multilingual Plane and one in each block of the others, alone and between letters, it
-    gives what escaping gives."""
-    characters = [chr(c) for c in range(0x10000)] + [chr(c) for c in range(0x10000, 0x110000, 0x80)]
-    for c in characters:
-        assert quoted(c) == escaped(c), hex(ord(c))
-        assert quoted(f"a{c}b") == escaped(f"a{c}b"), hex(ord(c))
 
 
 def test_numeric_tags_get_a_letter_obsidian_takes() -> None:

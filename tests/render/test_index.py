@@ -7,14 +7,7 @@ from pathlib import Path
 
 from recordtool.record.config import load_config
 from recordtool.record.project import open_project
-from recordtool.render.index import (
-    dashboard,
-    index_pages,
-    index_paths,
-    kind_pages,
-    tag_pages,
-    wanted,
-)
+from recordtool.render.index import dashboard, index_page, index_paths, wanted
 from recordtool.render.plan import context
 from recordtool.verify.store import write_verdict
 from recordtool.verify.verdict import ClaimStatus
@@ -52,11 +45,11 @@ def test_dashboard_says_which_claims_are_drafts(project: ProjectBuilder) -> None
 def test_kind_and_tag_pages_link_back_up(project: ProjectBuilder) -> None:
     record = small_record(project)
     ctx = context(record, statuses(record))
-    kinds = kind_pages(ctx)
-    assert sorted(kinds) == ["kinds/literature.md", "kinds/note.md", "kinds/theory.md"]
-    assert "| [THEORY-2](../THEORY-2.md) | active | ⚪ unchecked | A second claim that uses the first. |" in kinds["kinds/theory.md"]
-    tags = tag_pages(ctx)
-    assert tags["tags/beta.md"] == (
+    assert [p for p in index_paths(ctx) if p.startswith("kinds/")] == ["kinds/literature.md", "kinds/note.md",
+                                                                        "kinds/theory.md"]
+    assert "| [THEORY-2](../THEORY-2.md) | active | ⚪ unchecked | A second claim that uses the first. |" in index_page(
+        ctx, "kinds/theory.md")
+    assert index_page(ctx, "tags/beta.md") == (
         "# Tag: beta\n\n[Back to the record](../index.md) · 1 entry\n\n"
         "| Entry | Status | Title |\n| --- | --- | --- |\n| [NOTE-1](../NOTE-1.md) | active | Notes on the paper |\n")
 
@@ -69,13 +62,15 @@ def test_wanted_lists_dangling_mentions_with_who_mentions_them(project: ProjectB
             "[THEORY-99](wanted.md \"not in the record\") would extend it.”") in page
 
 
-def test_index_paths_are_the_index_pages_without_composing_them(project: ProjectBuilder) -> None:
+def test_index_paths_are_the_dashboard_wanted_graph_kinds_and_tags(project: ProjectBuilder) -> None:
     small_record(project)
     project.add("NOTE-2", "title: Tagged\ntags: [gamma/deep]\n")
     record = open_project(root=project.root)
     ctx = context(record, statuses(record))
-    assert index_paths(ctx) == list(index_pages(ctx))
+    assert index_paths(ctx) == ["index.md", "wanted.md", "graph.md", "kinds/literature.md", "kinds/note.md",
+                                "kinds/theory.md", *(f"tags/{t}.md" for t in ctx.tags_in_use())]
     assert "tags/gamma/deep.md" in index_paths(ctx)
+    assert index_page(ctx, "tags/gamma/deep.md").startswith("# Tag: gamma/deep\n")
 
 
 def _pages(folder: Path) -> dict[str, bytes]:

@@ -200,26 +200,3 @@ def test_graph_md_from_the_entry_cache_is_graph_md_afresh(project: ProjectBuilde
     assert page == graph_page(context(afresh, {}))
     assert ("Claim 1" in page) == (whole_max == 60) and ('-->|uses|' in page) == (whole_max == 60)
 
-
-def test_a_node_and_an_arrow_are_worked_out_once_per_context(project: ProjectBuilder,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every page shows a dozen neighbours: each one's line (and its label) is made once, and
-    each relation's arrow, however often they are asked for."""
-    from recordtool.render import mermaid
-
-    record = small_record(project)
-    ctx = context(record, statuses(record))
-    labelled: list[str] = []
-    real = mermaid.label
-
-    def label(ctx: object, entry_id: str) -> str:
-        labelled.append(entry_id)
-        return real(ctx, entry_id)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(mermaid, "label", label)
-    lines = [mermaid.node_line(ctx, "LIT-1") for _ in range(3)]
-    assert labelled == ["LIT-1"] and len(set(lines)) == 1 and lines[0].startswith('  LIT_1["LIT-1<br/>')
-    assert mermaid.citation_arrow(ctx, "paper") is mermaid.citation_arrow(ctx, "paper") == "-->|paper|"
-    for entry_id in record.record.entries:
-        graph_view(ctx, entry_id, f"{entry_id}.md")
-    assert sorted(labelled) == sorted(set(labelled))  # each entry's label made at most once
