@@ -184,21 +184,6 @@ def count_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return pools
 
 
-def record_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """A list of the ids of the entries the entry cache makes (``load.Entries``), from now on."""
-    from recordtool.record import load
-
-    made: list[str] = []
-    real = load.Entries._made
-
-    def spy(self: load.Entries, key: str, kept: bytes) -> object:
-        made.append(key)
-        return real(self, key, kept)
-
-    monkeypatch.setattr(load.Entries, "_made", spy)
-    return made
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> ProjectBuilder:
     return ProjectBuilder(tmp_path)

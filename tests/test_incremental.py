@@ -5,7 +5,7 @@ their relations, mentions, ids, kinds, statuses, verdicts and their figures, ent
 invalid and valid again, duplicates, the configuration and its kinds, a template's
 placeholder, titles that escaping must keep, bodies of research Markdown, entries moved into a
 folder of their kind's folder), then runs ``validate`` and ``render`` in the project
-as it has been all along (the entry cache, the manifest and the snapshot kept from the last
+as it has been all along (the store and the manifest kept from the last
 run) and in a fresh copy of it with no cache and no pages. Their problems, exit codes and every
 page must be the same, byte for byte; a deleted entry's page is gone.
 """
@@ -307,7 +307,7 @@ def _validate(root: Path, *options: str) -> tuple[int, object, str]:
 def test_incremental_validate_and_render_are_a_cold_run(tmp_path: Path, seed: int) -> None:
     """Seeds 1 to 3 give every changed file a time long past; seed 4 leaves each the time its
     writing gave it, as a user's editor does right before a run: every changed file is then
-    racy to the entry cache and to the pages' kept keys, which compare its content."""
+    racy to the store and to the pages' kept keys, which compare its content."""
     walk = Walk(tmp_path / "project", seed, just_now=seed == 4)
     root = walk.root
     pages = root / "record" / "pages"

@@ -55,10 +55,9 @@ def _metric_name(metric: str) -> str:
     return metric
 
 class _Strict(BaseModel):
-    # defer_build: each model's validator is built when it first validates, not on import.
-    # Building all of them took about half of importing this module (40 of 80 ms), paid by
-    # every command, while a command after one edit validates one or two kinds of entry, and
-    # entries made back from the entry cache need no validator. Subclasses inherit it.
+    # defer_build: each model's validator is built when it first validates, not on import,
+    # which every command pays for; a command after one edit validates one or two kinds of
+    # entry. Subclasses inherit it.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 

@@ -40,7 +40,7 @@ Two ways to start a run, one contract:
     server forks only while it has no other Python thread; otherwise runs go fresh too.
 
 Why a fork server of our own: each run must be isolated (a process, a session and a log of
-its own, ended with all it started) and yet cost at most 15 ms (issue 62's guard), and a fresh
+its own, ended with all it started) and yet cost next to nothing beside the check, and a fresh
 interpreter pays Python's start and the import of the check's libraries (torch) on every run,
 far more than that. Forking a process that has imported the check's module already is the
 simplest way to meet both. The standard library's ``forkserver`` start method forks warm too,

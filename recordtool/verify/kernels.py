@@ -4,7 +4,7 @@ A trained model's numbers are the same bit for bit from run to run on one machin
 seeds, fixed threads), but move a little from one CPU to another: ATen's vectorised kernels
 (softmax, layer norm, reductions) and MKL's matrix products take the widest instructions the
 CPU has and group float sums differently, and training amplifies the difference
-(benchmarks/kernel_spread.py measures how far; docs/verdicts.md, "Numbers across machines").
+(docs/verdicts.md, "Numbers across machines").
 So a verdict's device names the kernels, and a probe tells whether two machines compute
 alike: it hashes the bits of a few operations at a small model's shapes, from inputs that are
 the same bits on every machine.

@@ -172,7 +172,7 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     packages: set[str] = set()
     extra: dict[str, list[int] | None] = {}
     record = project.record
-    if record.modules is not None:  # as loading found them: no claim is made (the entry cache keeps them unmade)
+    if record.modules is not None:  # as loading found them
         modules = set().union(*record.modules.values())
     else:
         modules = {check.module for claim in record.claims() if isinstance(claim, Theory) for check in claim.checks}

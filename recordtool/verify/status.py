@@ -69,8 +69,8 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     A claim with no verdict file is ``unchecked`` whatever its fingerprint: only the claims
     whose file the verdict folder lists are made, read and fingerprinted (the folder is listed
     once instead of looking for a file per claim; the other claims are known by their ids, and
-    entries kept in the entry cache are not made for them, nor for the claims whose verdict
-    and entry file are those read before: ``recordtool.verify.kept``)."""
+    a claim whose verdict and entry file are those read before is not judged again:
+    ``recordtool.verify.kept``)."""
     ids = project.record.claim_ids()
     listed = _verdict_files(project, ids)
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)

@@ -182,7 +182,7 @@ def test_titles_are_cut_into_two_short_lines(title: str, lines: list[str]) -> No
 def test_graph_md_from_the_entry_cache_is_graph_md_afresh(project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch,
                                                            whole_max: int) -> None:
     """``graph.md`` (node by node, and summarised by tag above ``WHOLE_MAX`` nodes) of a record
-    opened with the entry cache draws what a record read afresh draws."""
+    opened with the store draws what a record read afresh draws."""
     from recordtool.render import mermaid
     from recordtool.render.index import graph_page
     from tests.corpus import invoke
@@ -193,7 +193,7 @@ def test_graph_md_from_the_entry_cache_is_graph_md_afresh(project: ProjectBuilde
     for i, tag in enumerate(["a", "a", "b", "c"]):
         project.add(f"THEORY-{i}", f"title: Claim {i}\nstatement: S{i}.\ntags: [{tag}]\ncites: [{{id: LIT-1, as: source}}"
                     + (", {id: THEORY-3, as: uses}, {id: NOTE-1, as: note}" if i < 2 else "") + "]\n")
-    assert invoke("render", "--root", str(project.root)).code == 0  # (the entry cache kept)
+    assert invoke("render", "--root", str(project.root)).code == 0  # (the store kept)
     kept = open_project(root=project.root, cache=True)
     page = graph_page(context(kept, {}))
     afresh = open_project(root=project.root)
