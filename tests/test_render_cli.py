@@ -191,3 +191,21 @@ def test_names_fit_a_file_system_from_validate_to_render(project: ProjectBuilder
     assert run("validate", "--root", str(project.root))[0] == 0
     assert run("render", "--root", str(project.root), "--check")[0] == 0
     assert (project.root / "record" / "pages" / f"{limit_id}.md").is_file()
+
+
+def test_pages_of_an_earlier_version_are_rendered_over(project: ProjectBuilder) -> None:
+    """A pages folder whose manifest an earlier version wrote (its first format: each path with
+    its key, size and hash) is recordtool's own: rendered over, not refused."""
+    import json
+
+    small_record(project)
+    pages = project.root / "record" / "pages"
+    assert run("render", "--root", str(project.root))[0] == 0
+    manifest = pages / ".recordtool-manifest.json"
+    files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    manifest.write_text(json.dumps({"format": 1, "files": {path: {"hash": "0" * 32, "key": "1" * 32, "size": 1}
+                                                          for path in files}}), encoding="utf-8")
+    (pages / files[0]).write_text("an old page\n", encoding="utf-8")
+    code, out, err = run("render", "--root", str(project.root))
+    assert code == 0 and "1 written" in out, out + err
+    assert json.loads(manifest.read_text(encoding="utf-8")) == {"format": 2, "files": files}

@@ -2,16 +2,18 @@
 wrote there, so that a render writes over and removes only its own files.
 
 It lists paths only, sorted, one a line: it is committed beside the pages and changes only
-when a page or a figure comes or goes.
+when a page or a figure comes or goes. A manifest of the first format (a dict of paths, each
+with its key, size and hash, as earlier versions wrote it) is read as the list of its paths, so
+that pages rendered by an earlier version are rendered over, not refused.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from recordtool.atomic import write_atomic
 
@@ -26,6 +28,11 @@ class Manifest(BaseModel):
     format: Literal[1, 2] = 2
     files: list[str] = []
 
+    @field_validator("files", mode="before")
+    @classmethod
+    def _paths_of_the_first_format(cls, value: Any) -> Any:
+        return list(value) if isinstance(value, dict) else value
+
 
 def read(out: Path) -> set[str]:
     """The files the manifest in ``out`` lists; none when it is missing, damaged or not ours."""
@@ -38,6 +45,15 @@ def read(out: Path) -> set[str]:
 def text(files: set[str]) -> str:
     """The manifest of ``files`` as JSON, a path a line, in order."""
     return json.dumps({"format": 2, "files": sorted(files)}, indent=1) + "\n"
+
+
+def is_current(out: Path, files: set[str]) -> bool:
+    """Whether the manifest in ``out`` is the one ``write`` would write for ``files`` (not one of
+    the first format, say)."""
+    try:
+        return (out / MANIFEST).read_text(encoding="utf-8") == text(files)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def write(out: Path, files: set[str]) -> None:

@@ -123,7 +123,7 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     _count(report, done)
     _remove(base, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
-    if files != on_disk or not os.path.exists(os.path.join(base, MANIFEST)):
+    if files != on_disk or not manifest.is_current(Path(base), files):
         manifest.write(Path(base), files)
     store.put_many(PAGES, kept_now, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
     store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
