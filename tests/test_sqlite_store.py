@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recordtool.store import FILE, Store
+from recordtool.store import FILE, Store, code_version
 from tests.conftest import REPO
 
 
@@ -108,3 +108,22 @@ def test_two_processes_write_at_once_and_both_are_kept(tmp_path: Path) -> None:
     writers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), name]) for name in ("a", "b")]
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
     assert len(Store(tmp_path, "1").keys("t")) == 400
+
+
+def _plant(folder: Path, version: str) -> None:
+    """A distribution's metadata folder (``.dist-info`` or ``.egg-info``), as an installer leaves it."""
+    folder.mkdir(parents=True)
+    meta = "PKG-INFO" if folder.name.endswith(".egg-info") else "METADATA"
+    (folder / meta).write_text(f"Metadata-Version: 2.1\nName: markdown-it-py\nVersion: {version}\n", encoding="utf-8")
+
+
+def test_a_code_version_names_the_versions_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = code_version(("markdown-it-py",))
+    _plant(tmp_path / "markdown_it_py-99.0.dist-info", "99.0")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    code_version.cache_clear()
+    try:
+        assert code_version(("markdown-it-py",)) != before
+        assert code_version(()) == code_version(("no-such-distribution",))
+    finally:
+        code_version.cache_clear()
