@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import recordtool
 from recordtool.record.config import ConfigError, find_root, load_config
-from recordtool.store import PACKAGE
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
 
 SNAPSHOT = "verify-snapshot.json"  # in the cache folder
+PACKAGE = Path(recordtool.__file__).resolve().parent  # recordtool's own code: its modules' files are inputs too
 SNAPSHOT_FORMAT = 1
 KEPT = 16  # answers kept for one state of the inputs (commands and options)
 ALWAYS = ("recordtool", "torch")  # packages every fingerprint compares (fingerprint.environment)
