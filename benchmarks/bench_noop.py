@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_scale import TOY_CHECK, Guard, compiled, generate_record, run
+from bench_scale import TOY_CHECK, Guard, generate_record, header, run
 
 HEAVY = ("pydantic", "yaml", "markdown_it", "torch")
 LIMITS = {"verify": 0.1, "status": 0.1, "render": None}  # issue 62's, in seconds
@@ -45,7 +45,7 @@ def main() -> None:
     py = sys.executable
     floors = {"python -c pass": [py, "-c", "pass"], "python -c 'import click'": [py, "-c", "import click"]}
     commands = {name: [py, "-m", "recordtool", name] for name in LIMITS}
-    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
+    header()
     with tempfile.TemporaryDirectory(prefix="bench-noop-") as tmp:
         root = Path(tmp) / "project"
         generate_record(root, args.entries)

@@ -436,6 +436,19 @@ class Guard:
                 f"{limit} | {ok} |")
 
 
+def header() -> None:
+    """The first line every benchmark prints: what runs, on how many cores, how busy the machine is."""
+    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
+
+
+def report(guards: list[Guard]) -> None:
+    """The last lines every benchmark prints: how busy the machine was, then the guards' table."""
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
+    print("| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
+    for guard in guards:
+        print(guard.row())
+
+
 def edit(root: Path, rng: random.Random, word: str) -> None:
     """A new word at the start of the body of an entry picked at random."""
     path = rng.choice(sorted((root / "record").glob("*/*.yaml")))
@@ -535,17 +548,14 @@ def main() -> None:
     if args.write:
         generate_record(Path(args.write[0]), int(args.write[1]), args.seed)
         return
-    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
+    header()
     guards: list[Guard] = []
     try:
         for n in [args.entries] + ([100_000] if args.large else []):
             guards += size(n, args)
     finally:
         shutil.rmtree(ASIDE, ignore_errors=True)
-    print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
-    print("| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
-    for guard in guards:
-        print(guard.row())
+    report(guards)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_scale import Guard, compiled, run
+from bench_scale import Guard, header, report, run
 
 REPO = Path(__file__).resolve().parents[1]
 DONE = re.compile(r"^(?P<label>.+): (?P<state>\S+) \((?P<seconds>[0-9.]+) s\)$")
@@ -169,12 +169,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9, help="rounds of the nothing-changed verify")
     parser.add_argument("--no-cold", action="store_true", help="only the warm figures (the cold ones train models)")
     args = parser.parse_args()
-    print(f"{compiled()}; {len(os.sched_getaffinity(0))} cores usable; load average {os.getloadavg()[0]:.1f}")
-    guards = warm_guards(args) + ([] if args.no_cold else cold_guards(args))
-    print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
-    print("| guard | figure | floor | ratio | limit | ok? |\n|---|---|---|---|---|---|")
-    for guard in guards:
-        print(guard.row())
+    header()
+    report(warm_guards(args) + ([] if args.no_cold else cold_guards(args)))
 
 
 if __name__ == "__main__":
