@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from verify_fakes import CHECKS, POWER, check, claim_yaml, make_project
 
 import recordtool
-from recordtool import cli as cli_module
 from recordtool.cli import cli
+from recordtool.cli import common as cli_common
 from recordtool.verify import fingerprint
 from recordtool.verify import snapshot as verify_snapshot
 
@@ -36,13 +36,13 @@ class Opened:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        real = cli_module._open
+        real = cli_common.open_record
 
         def counting(*args: object, **kwargs: object) -> object:
             self.count += 1
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(cli_module, "_open", counting)
+        monkeypatch.setattr(cli_common, "open_record", counting)
 
 
 def invoke(root: Path, *args: str) -> Result:

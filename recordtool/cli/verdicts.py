@@ -1,0 +1,165 @@
+"""The commands of verdicts: ``verify`` runs the claims' checks and keeps their verdicts,
+``status`` shows them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+import recordtool.cli.common as common
+from recordtool.safetext import terminal
+
+
+@click.command(short_help="Run claims' checks and keep their verdicts.")
+@common.root_option
+@click.argument("ids", nargs=-1, metavar="[IDS]...")
+@click.option("--tag", "tags", multiple=True, callback=lambda _c, _p, v: tuple(map(common.a_tag, v)),
+              help="Only claims with this tag (repeatable).")
+@click.option("-k", "keyword", default=None, metavar="TEXT",
+              help="Only claims whose id, title, statement, tags or check names contain TEXT.")
+@click.option("--stale", is_flag=True, help="Only claims that are stale or never verified.")
+@click.option("--failed", is_flag=True, help="Only claims whose last verdict did not pass; rerun them.")
+@click.option("--force", is_flag=True, help="Rerun claims whose verdict is fresh too.")
+@click.option("--try", "trial", is_flag=True, help="Run the selected claims (fresh ones too) and show the judged "
+              "result, keeping the committed verdicts and figures as they are.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Cores to run checks on: runs start (the slowest first) while their checks' `threads:` "
+                   "add up to at most N (a wider run goes alone); each run has its check's own "
+                   "`threads:`, so -j changes no number.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Run every check on seeds 0..N-1 instead of its own `seeds:` (a quick look; the verdict "
+                   "is then stale until a plain verify runs each check on its own seeds).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+              callback=lambda _ctx, _param, value: common.finite(value),
+              help="Seconds per check run, overriding `timeout:` in the YAML and the project's default.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+              help="Where checks run; checks that need a GPU are skipped on cpu.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run each check run as a task on a Dask cluster: a scheduler (tcp://host:8786), "
+                   "local:N (N worker processes here) or none (this machine's runner); "
+                   "default: [tool.recordtool] scheduler. See docs/cluster.md.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format of the summary (progress goes to stderr).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH",
+              help="Also write a JUnit XML report, one test case per check.")
+@click.option("--strict", is_flag=True, help="Exit 1 unless every selected claim is verified (every clause), "
+              "not only when a claim is worse off than its committed verdict.")
+def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
+           failed: bool, force: bool, trial: bool, jobs: int, seeds: int | None, timeout: float | None,
+           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool) -> None:
+    """Run the checks of claims and keep their verdicts in record/verdicts/.
+
+    Each check runs on its `seeds:` (default 1), and so does each control, every run in a
+    child process (here, or on a Dask cluster with --scheduler: docs/cluster.md); a hang
+    ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
+    is fresh (nothing that produced it has changed) are not rerun unless --force, except a
+    timeout or error that the run caused (a timeout, a crash, a signal), not the claim.
+    --try runs and judges without keeping anything.
+
+    The committed verdicts are the baseline. Exits 1 when this run leaves a claim worse off
+    than its committed verdict (a result or a clause that held got worse; a claim with no
+    verdict before that is not verified; a check in error or timeout), 0 otherwise, so a
+    claim the record already shows as contradicted is a finding, not a failure; with
+    --strict, 1 unless every selected claim is verified (every clause; or skipped). Exits 2
+    on a usage error (an id that is not a claim, say) or a cluster that cannot be used
+    (before anything runs), 5 when --tag or -k select no claim at all, 130 on Ctrl-C (the
+    verdicts already finished are kept). The rules: docs/verdicts.md.
+    """
+    inputs = None
+    if not (force or trial or junit_xml is not None):  # those always run or write something
+        inputs = common.replay(root, "verify", {
+            "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
+            "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
+            "strict": strict})
+    from recordtool.meter import make_display
+    from recordtool.verify.cluster import ClusterError
+    from recordtool.verify.report import format_report, report_json
+    from recordtool.verify.session import Options, VerifyError, select
+    from recordtool.verify.session import verify as run_verify
+    from recordtool.verify.store import StoreError
+
+    project = common.open_record(root)
+    common.claims_only(project, ids)
+    if project.errors:
+        for problem in project.errors:
+            common.echo(str(problem), err=True)
+        count = len(project.errors)
+        common.echo(f"the record has {count} error{'s' if count != 1 else ''}; fix {'them' if count != 1 else 'it'} "
+             "before verifying", err=True)
+        sys.exit(1)
+    options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
+                      jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler, trial=trial)
+    try:
+        if (tags or keyword) and not select(project.record.claims(), options):
+            filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
+            hint = common.no_such_tag(tags, project.record.claims(), "claim")
+            common.echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
+            sys.exit(common.NOTHING_SELECTED)
+        with common.terminate_as_interrupt():
+            report = run_verify(project, options, make_display())
+    except ClusterError as exc:
+        common.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except VerifyError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
+    except StoreError as exc:
+        raise click.ClickException(terminal(str(exc))) from None
+    except OSError as exc:
+        common.storage_error(exc, "cannot verify")
+    for note in report.notes:
+        common.echo(f"note: {note}", err=True)
+    if junit_xml is not None:
+        from recordtool.atomic import write_atomic
+        from recordtool.verify.junit import junit_xml as to_junit
+
+        write_atomic(junit_xml, to_junit(r.status for r in report.results))
+    if fmt == "json":
+        common.echo(json.dumps(report_json(report), indent=2, allow_nan=False))
+    else:
+        common.echo(format_report(report))
+    code = (common.interrupted_code() if report.interrupted
+            else 0 if (report.all_verified if strict else report.ok) else 1)
+    if not (report.interrupted or report.checks_run or report.written or report.tried):  # nothing to do
+        common.keep(project, inputs, code)
+    sys.exit(code)
+
+
+@click.command(short_help="Show every claim's verdict, and why it is stale.")
+@common.root_option
+@click.argument("ids", nargs=-1, metavar="[IDS]...")
+@click.option("--why", is_flag=True, help="Show each check's outcome, why a verdict is stale, and dependencies.")
+@common.format_option
+def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None:
+    """Show what holds now: every claim's verdict, and why a stale one is stale.
+
+    Reads the verdicts in record/verdicts/ and the check sources; runs nothing. A claim is
+    `verified` (every clause), `partly-verified` ("partly verified: 4 of 5 clauses"),
+    `contradicted`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
+    produced its verdict changed: the statement, a check's spec, its code, the environment)
+    or `unchecked`. --why adds each clause's verdict and each expectation's power and
+    spread over seeds (docs/verdicts.md).
+    """
+    inputs = common.replay(root, "status", {"ids": ids, "why": why, "format": fmt})
+    from recordtool.verify.session import VerifyError, find_claims
+    from recordtool.verify.status import assess, format_status, status_json
+
+    project = common.open_record(root)
+    common.report_errors(project)
+    common.claims_only(project, ids)
+    try:
+        chosen = find_claims(ids, project.record.claims()) if ids else None
+    except VerifyError as exc:
+        raise click.BadParameter(terminal(str(exc)), param_hint="IDS") from None
+    statuses = assess(project)
+    if chosen is not None:
+        statuses = {c.id: statuses[c.id] for c in chosen}
+    if fmt == "json":
+        common.echo(json.dumps(status_json(statuses), indent=2, allow_nan=False))
+    else:
+        common.echo(format_status(statuses, why=why))
+    common.keep(project, inputs, 0)
+
+
