@@ -543,7 +543,7 @@ MACHINE_CASES = [
     Fault("status-sigterm-while-keeping", lambda tmp: dataclasses.replace(unverified(tmp), argv=["status"]), 143,
           INTERRUPTED, patch=terminate_at("recordtool.verify.snapshot", "keep")),
     Fault("validate-sigterm", lambda tmp: Setup(record(tmp).root, ["validate"]), 143, INTERRUPTED,
-          patch=terminate_at("recordtool.cli", "_open")),
+          patch=terminate_at("recordtool.cli.common", "open_record")),
 ]
 
 
