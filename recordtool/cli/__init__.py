@@ -245,6 +245,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
 
 cli.add_command(verdicts.verify)
 cli.add_command(verdicts.status)
+cli.add_command(verdicts.diff)
 
 
 def main(argv: list[str] | None = None) -> Any:

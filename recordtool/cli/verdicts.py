@@ -163,3 +163,53 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     common.keep(project, inputs, 0)
 
 
+
+
+@click.command(short_help="Show how the verdicts changed: since the last commit, or between two.")
+@common.root_option
+@click.argument("revs", nargs=-1, metavar="[REV_A [REV_B]]")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+              help="Output format; markdown for a pull-request comment (docs/verdicts.md).")
+def diff(root: Path | None, revs: tuple[str, ...], fmt: str) -> None:
+    """Compare the verdicts committed at REV_A (default HEAD) with those at REV_B (default:
+    the working tree's record/verdicts/, as `verify` or a try left them).
+
+    Shows each claim whose result changed, each clause whose state changed, each expectation
+    whose numbers moved beyond its check's `tolerance:` (both values, the median over the
+    seeds, and the machines that measured them), and the claims new or removed. Exits 1
+    when a claim is worse off (by the rule of `verify`: a lower result, a clause verified
+    before and not now, a new claim not verified; a removed claim is not), 0 otherwise, 2
+    on a usage error (not a git repository, an unknown revision, a damaged verdict).
+    """
+    from recordtool.render.escape import code
+    from recordtool.safetext import one_line
+    from recordtool.verify import diff as changes
+    from recordtool.verify.store import read_store
+
+    if len(revs) > 2:
+        raise click.UsageError("give at most two revisions: REV_A [REV_B]")
+    project = common.open_record(root)
+    config = project.config
+    tolerances = {c.id: {s.name: s.tolerance for s in c.checks} for c in project.record.claims()}
+    try:
+        before = changes.git_verdicts(config.root, config.verdicts, revs[0] if revs else "HEAD")
+        if len(revs) == 2:
+            after = changes.git_verdicts(config.root, config.verdicts, revs[1])
+        else:
+            store = read_store(config)
+            for claim, why in store.damaged.items():
+                raise changes.DiffError(f"{config.relative(config.verdicts)}/{claim}.json: {why}")
+            after = store.verdicts
+    except changes.DiffError as exc:
+        common.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    found = changes.compare(before, after, tolerances)
+    if fmt == "json":
+        common.echo(json.dumps(changes.diff_json(found), indent=2, allow_nan=False))
+    elif fmt == "markdown":
+        names = [revs[0] if revs else "HEAD", revs[1] if len(revs) == 2 else "the working tree"]
+        heading = f"### Verdicts: {code(names[0])} → {code(names[1]) if len(revs) == 2 else names[1]}"
+        common.echo("\n".join([heading, "", *changes.format_diff(found, code, "- ")]))
+    else:
+        common.echo("\n".join(changes.format_diff(found, one_line)))
+    sys.exit(1 if any(d.worse for d in found) else 0)

@@ -47,14 +47,19 @@ class ClaimResult:
             return None
         if self.before is None:
             return None if self.verified else f"{self.status.label}, with no verdict before"
-        was, now = self.before.result, verdict.result
-        if RANK.get(now, 0) < RANK.get(was, 0):
-            return f"{self.before.summary} before, {verdict.summary} now"
-        held = {c.clause for c in self.before.clauses if c.state == "verified"}
-        lost = sorted(held - {c.clause for c in verdict.clauses if c.state == "verified"})
-        if lost:
-            return f"clause{'s' if len(lost) > 1 else ''} {', '.join(lost)} verified before, not now"
-        return None
+        return worse_off(self.before, verdict)
+
+
+def worse_off(before: ClaimVerdict, after: ClaimVerdict) -> str | None:
+    """Why ``after`` is worse than ``before`` (None: it is not): its result is lower
+    (``RANK``), or a clause that was verified is not now."""
+    if RANK.get(after.result, 0) < RANK.get(before.result, 0):
+        return f"{before.summary} before, {after.summary} now"
+    held = {c.clause for c in before.clauses if c.state == "verified"}
+    lost = sorted(held - {c.clause for c in after.clauses if c.state == "verified"})
+    if lost:
+        return f"clause{'s' if len(lost) > 1 else ''} {', '.join(lost)} verified before, not now"
+    return None
 
 
 @dataclass
