@@ -185,6 +185,21 @@ def test_new_writes_a_valid_entry_with_the_next_id(minimal: Callable[[], Project
         project.root / "record/theory/THEORY-2.yaml").read_text(encoding="utf-8")
 
 
+def test_new_names_the_records_json_schema_which_schema_prints(minimal: Callable[[], ProjectBuilder]) -> None:
+    import jsonschema
+
+    project = minimal()
+    assert run("new", "--root", str(project.root), "theory", "--title", "T")[0] == 0
+    text = (project.root / "record" / "theory" / "THEORY-2.yaml").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "# yaml-language-server: $schema=../.schema.json"
+    code, out, err = run("schema", "--root", str(project.root))
+    assert (code, err) == (0, "")
+    assert (project.root / "record" / ".schema.json").read_text(encoding="utf-8") == out
+    data = json.loads(json.dumps(yaml.safe_load(text), default=str))
+    assert list(jsonschema.Draft7Validator(json.loads(out)).iter_errors(data)) == []
+    assert run("validate", "--root", str(project.root))[0] == 0  # the schema file is no entry
+
+
 def test_new_never_overwrites(project: ProjectBuilder) -> None:
     project.add("NOTE-1", "title: T\n")
     (project.root / "record" / "notes" / "NOTE-1.yaml").rename(project.root / "record" / "notes" / "NOTE-1.yml")

@@ -168,6 +168,25 @@ def new(root: Path | None, kind_name: str, title: str) -> None:
 
 
 
+@cli.command(short_help="Print the JSON Schema of an entry, for editors.")
+@common.root_option
+def schema(root: Path | None) -> None:
+    """Print the JSON Schema (draft 7) of the record's entries, made from the models that
+    `validate` uses and the project's kinds: an editor's YAML server completes and checks
+    fields with it. `recordtool new` keeps a copy in record/.schema.json, which each new
+    entry's first line names; `recordtool schema > record/.schema.json` refreshes it
+    (docs/editors.md).
+    """
+    from recordtool.record.config import ConfigError, find_root, load_config
+    from recordtool.record.template import schema_text
+
+    try:
+        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
+    except ConfigError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
+    common.echo(schema_text(config).rstrip("\n"))
+
+
 @cli.command()
 @common.root_option
 @click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path), default=None,

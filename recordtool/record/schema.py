@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,6 +22,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import models_json_schema
 
 from recordtool.record.expect import Expectation, parse_expectation
 
@@ -79,7 +81,8 @@ def _expectation(value: Any) -> Any:
     return value if isinstance(value, Expectation) else parse_expectation(value)
 
 
-ExpectationField = Annotated[Expectation, BeforeValidator(_expectation)]
+# (each ``json_schema_input_type``: what a YAML file may write there, for ``json_schema``)
+ExpectationField = Annotated[Expectation, BeforeValidator(_expectation, json_schema_input_type=str)]
 
 
 def _clause_list(value: Any) -> Any:
@@ -98,7 +101,7 @@ def _clause_ids(value: list[str]) -> list[str]:
     return value
 
 
-ClauseList = Annotated[list[str], BeforeValidator(_clause_list)]
+ClauseList = Annotated[list[str], BeforeValidator(_clause_list, json_schema_input_type=str | list[str])]
 
 
 class Expect(_Strict):
@@ -159,8 +162,8 @@ def _expect(value: Any) -> Any:
     return expect
 
 
-ExpectField = Annotated[Expect, BeforeValidator(_expect)]
-ClauseRef = Annotated[list[str], BeforeValidator(_clause_list)]
+ExpectField = Annotated[Expect, BeforeValidator(_expect, json_schema_input_type=str | Expect)]
+ClauseRef = ClauseList
 
 
 class Tolerance(_Strict):
@@ -463,3 +466,28 @@ class Theory(Entry):
 
 
 MODELS: dict[str, type[Entry]] = {"literature": Literature, "note": Note, "theory": Theory}
+
+
+def json_schema(kinds: Mapping[str, str]) -> dict[str, Any]:
+    """The JSON Schema of an entry file (draft 7, which editors' YAML servers read), made from
+    the models: ``kinds`` maps each kind's name to its schema (literature, note, theory). An
+    entry whose ``kind:`` names a kind is held to that kind's model; one that leaves ``kind:``
+    out (its folder says it) to any of them. What a model checks beyond its fields' shapes (an
+    expectation's syntax, a tag's form, that cited ids exist) is ``recordtool validate``'s."""
+    names = sorted(set(kinds.values()))
+    refs, found = models_json_schema([(MODELS[n], "validation") for n in names], ref_template="#/definitions/{model}")
+    definitions = found["$defs"]
+    for name in names:
+        definitions[MODELS[name].__name__]["required"].remove("kind")  # (the folder gives it)
+    ref = {name: refs[(MODELS[name], "validation")] for name in names}
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "An entry of the record (recordtool schema)",
+        "type": "object",
+        "properties": {"kind": {"enum": sorted(kinds)}},
+        "allOf": [{"if": {"required": ["kind"], "properties": {"kind": {"enum": sorted(k for k, n in kinds.items()
+                                                                                       if n == name)}}},
+                   "then": ref[name]} for name in names]
+                 + [{"if": {"not": {"required": ["kind"]}}, "then": {"anyOf": list(ref.values())}}],
+        "definitions": definitions,
+    }

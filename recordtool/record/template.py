@@ -1,4 +1,5 @@
-"""New entries: the next free id of a kind and a valid file to start from."""
+"""New entries: the next free id of a kind and a valid file to start from, whose first line
+points editors at the record's JSON Schema (``SCHEMA_FILE``, kept up to date by ``new``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import os
 import unicodedata
 from pathlib import Path
 
-from recordtool.atomic import temporary_name
+from recordtool.atomic import temporary_name, write_atomic
 from recordtool.record.config import Config, Kind
 from recordtool.record.entry import ID, load_entry
 from recordtool.record.load import entry_files
+from recordtool.record.schema import json_schema
 from recordtool.record.source import parse_source
 from recordtool.record.static import PLACEHOLDER_AUTHOR, PLACEHOLDER_BODY, PLACEHOLDER_STATEMENT
+
+SCHEMA_FILE = ".schema.json"  # in the record folder (a dotfile: never read as an entry)
 
 
 class TemplateError(Exception):
@@ -36,8 +40,16 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
 
 
-def render_template(kind: Kind, entry_id: str, title: str, today: dt.date) -> str:
+def schema_text(config: Config) -> str:
+    """The JSON Schema of the project's entries (``recordtool schema``), as a file holds it."""
+    kinds = {kind.name: kind.schema for kind in config.kinds.values()}
+    return json.dumps(json_schema(kinds), indent=2, sort_keys=True) + "\n"
+
+
+def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str = SCHEMA_FILE) -> str:
+    """The new entry's text; ``schema``: the path of the JSON Schema file relative to it."""
     lines = [
+        f"# yaml-language-server: $schema={schema}",
         f"id: {entry_id}",
         f"kind: {kind.name}",
         f"title: {_quote(title)}",
@@ -97,18 +109,24 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
     is parsed and validated before it is written: what ``new`` writes always loads. When
     another process (another ``recordtool new`` at the same moment) takes the id first, the
-    next one is taken, so that ten ``new`` at once make ten entries."""
+    next one is taken, so that ten ``new`` at once make ten entries. Then the record's JSON Schema
+    (``SCHEMA_FILE``), which the entry's first line names, is written when it differs."""
     title = check_title(title)
+    schema = config.record / SCHEMA_FILE
     number = int(next_id(config, kind).rpartition("-")[2])
     for _ in range(NEW_TRIES):
         entry_id = f"{kind.prefix}-{number}"
         path = config.record / kind.folder / f"{entry_id}.yaml"
-        text = render_template(kind, entry_id, title, today or dt.date.today())
+        text = render_template(kind, entry_id, title, today or dt.date.today(),
+                               Path(os.path.relpath(schema, path.parent)).as_posix())
         _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
         problems = [p for p in found if p.severity == "error"]
         if problems:  # a bug here, not the user's: say what, and write nothing
             raise TemplateError(f"the new entry would not load ({problems[0].message}); nothing written")
         if _write_new(path, text):
+            wanted = schema_text(config)
+            if not schema.is_file() or schema.read_text(encoding="utf-8") != wanted:
+                write_atomic(schema, wanted)
             return path
         number += 1
     raise TemplateError(f"{NEW_TRIES} ids in a row were taken by other processes while this one wrote; "

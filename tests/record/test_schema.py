@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
 import pytest
+import yaml
 from pydantic import ValidationError
 
-from recordtool.record.schema import Theory
+from recordtool.record.config import load_config
+from recordtool.record.load import entry_files
+from recordtool.record.project import open_project
+from recordtool.record.schema import MODELS, Theory, json_schema
+from recordtool.record.template import SCHEMA_FILE, schema_text
 
 CLAIM = {
     "id": "THEORY-1", "kind": "theory", "statement": "A claim.", "cites": [{"id": "LIT-1", "as": "source"}],
@@ -95,3 +105,79 @@ def test_names_fit_a_file_system(change: dict[str, object], message: str) -> Non
     with pytest.raises(ValidationError, match=message):
         Theory.model_validate({**CLAIM, **change})
     Theory.model_validate({**CLAIM, "tags": ["a" * 100]})  # the limit itself is a name
+
+
+# The JSON Schema editors read (``json_schema``): what the models accept, it accepts; a wrong
+# field is rejected at its path.
+KINDS = {"literature": "literature", "note": "note", "theory": "theory", "paper": "literature"}
+GOOD = [
+    {"id": "LIT-1", "kind": "literature", "title": "A paper", "created": "2026-10-26",
+     "reference": {"authors": ["Doe, J."], "year": 2021, "title": "A paper", "doi": "10.1000/xyz"}},
+    {"id": "PAPER-1", "kind": "paper", "title": "A paper", "reference": {"authors": ["Doe, J."], "year": 2021,
+                                                                        "title": "A paper"}},
+    {"id": "NOTE-1", "kind": "note", "title": "Notes", "tags": ["reading"], "cites": [{"id": "LIT-1", "as": "paper"}],
+     "body": "Read LIT-1."},
+    {"id": "NOTE-2", "title": "No kind: its folder says it"},
+    CLAIM,
+    {**CLAIM, "clauses": {"a": "A.", "b": "B."}, "checks": [
+        {"name": "c", "run": "checks.demo:measure", "seeds": 3, "tolerance": {"rel": 1e-3},
+         "expect": {"x": {"is": "> 0.4", "clause": "a"}, "y": {"is": "< 1", "clause": ["a", "b"], "null": "y0"}},
+         "observe": {"z": "b"}, "degenerate": {"x": "< 0"}, "positives": [{"name": "planted"}], "needs": ["gpu"]}]},
+]
+BAD = [  # (entry, the path of the error, what the validator says there)
+    ({"id": "NOTE-1", "kind": "note", "title": "Notes", "titel": "typo"}, [], "Additional properties are not allowed ('titel' was unexpected)"),
+    ({"id": "NOTE-1", "kind": "note", "title": "Notes", "statement": "only claims have one"}, [], "Additional properties are not allowed ('statement' was"),
+    ({"id": "LIT-1", "kind": "literature", "title": "T", "reference": {"authors": ["A"], "year": "soon",
+                                                                      "title": "T"}},
+     ["reference", "year"], "'soon' is not of type 'integer'"),
+    ({**CLAIM, "checks": [{"name": "c", "run": "checks.demo:measure", "expect": {"x": "< 1"}, "seed": 3}]},
+     ["checks", 0], "Additional properties are not allowed ('seed' was unexpected)"),
+    ({**CLAIM, "checks": [{"name": "c", "run": "checks.demo:measure", "expect": {"x": 1.5}}]},
+     ["checks", 0, "expect", "x"], "1.5 is not valid under any of the given schemas"),
+    ({"id": "NOTE-1", "kind": "notes", "title": "Notes"}, ["kind"], "'notes' is not one of"),
+    ({"id": "NOTE-1", "kind": "note", "title": "Notes", "status": "done"}, ["status"], "'done' is not one of"),
+]
+
+
+def _validator() -> jsonschema.Draft7Validator:
+    schema = json_schema(KINDS)
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+def test_the_json_schema_accepts_every_kind_of_entry() -> None:
+    validator = _validator()
+    for entry in GOOD:
+        assert list(validator.iter_errors(entry)) == [], entry
+        kind = KINDS.get(entry.get("kind", "note"), "note")
+        MODELS[kind].model_validate({"kind": kind, **entry})  # (the models accept them too)
+
+
+@pytest.mark.parametrize(("entry", "path", "message"), BAD)
+def test_the_json_schema_rejects_a_wrong_field_at_its_path(entry: dict[str, Any], path: list[Any],
+                                                           message: str) -> None:
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(entry))
+    assert error is not None
+    assert (list(error.absolute_path), error.message[:len(message)]) == (path, message)
+
+
+@pytest.mark.shipped_record
+def test_the_json_schema_accepts_every_entry_of_the_shipped_record() -> None:
+    """Whatever entries the shipped record holds: each file without an error passes the schema
+    (a YAML date read as the string an editor sees)."""
+    project = open_project(root=Path(__file__).resolve().parents[2])
+    broken = {problem.path for problem in project.errors}
+    validator = _validator()
+    files, _ = entry_files(project.config)
+    assert files
+    for path, _kind in files:
+        if project.config.relative(Path(path)) not in broken:
+            data = json.loads(json.dumps(yaml.safe_load(Path(path).read_text(encoding="utf-8")), default=str))
+            assert [e.message for e in validator.iter_errors(data)] == [], path
+
+
+@pytest.mark.shipped_record
+def test_the_shipped_records_schema_file_is_what_schema_prints() -> None:
+    config = load_config(Path(__file__).resolve().parents[2])
+    assert (config.record / SCHEMA_FILE).read_text(encoding="utf-8") == schema_text(config), (
+        "record/.schema.json is out of date: recordtool schema > record/.schema.json")
