@@ -554,3 +554,36 @@ def test_a_new_claim_that_does_not_hold_fails_the_run(tmp_path: Path) -> None:
     code, out, _ = invoke(root, "verify")
     assert code == 1
     assert lines(out)[-1] == "worse than committed: THEORY-1: contradicted, with no verdict before"
+
+
+def test_a_verify_while_another_holds_the_lock_exits_75_and_runs_nothing(tmp_path: Path) -> None:
+    from recordtool.record.config import load_config
+    from recordtool.verify.store import locked
+
+    root = one_claim(tmp_path, check("small", "noop", more=POWER))
+    with locked(load_config(root)):
+        code, out, err = invoke(root, "verify")
+    assert (code, out) == (75, "")
+    assert lines(err)[-1] == (f"busy: another `recordtool verify` (pid {os.getpid()}) is writing record/verdicts; "
+                              "wait for it to finish")
+    assert not (root / "record" / "verdicts" / "THEORY-1.json").exists()
+
+
+def test_a_new_claim_whose_clauses_have_no_check_fails_the_run(tmp_path: Path) -> None:
+    """A claim that declares clauses but no check cannot be verified: new to the record, it is
+    worse off than the (no) committed verdict, as a new claim that does not hold is. A claim of
+    one statement and no check is a note, not a failure."""
+    root = make_project(tmp_path, {
+        "THEORY-1": claim_yaml("THEORY-1", check("small", "noop", more=POWER)),
+        "THEORY-2": "id: THEORY-2\nkind: theory\nstatement: A and B.\nclauses: {a: A., b: B.}\nchecks: []\n",
+        "THEORY-3": "id: THEORY-3\nkind: theory\nstatement: Said, not checked.\n",
+    })
+    code, out, err = invoke(root, "verify")
+    assert code == 1
+    assert [line.split()[:3] for line in lines(out)[:2]] == [["THEORY-1", "verified", "ran"],
+                                                             ["THEORY-2", "unchecked", "not"]]
+    assert lines(out)[-1] == "worse than committed: THEORY-2: unchecked: no check tests its clauses, and it has no " \
+                             "verdict before"
+    assert lines(err)[-1] == "note: no checks, not verified: THEORY-2, THEORY-3"
+    (root / "record" / "theory" / "THEORY-2.yaml").unlink()
+    assert invoke(root, "verify")[0] == 0

@@ -162,6 +162,7 @@ def interrupted_code() -> int:
 
 SHOWN_IDS = 20  # orphans named by `validate` (a large record has thousands)
 NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")
+BUSY = 75  # `verify` while another holds the verdicts' lock: try again later (sysexits' EX_TEMPFAIL)
 
 
 def a_tag(tag: str | None) -> str | None:

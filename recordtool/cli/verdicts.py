@@ -65,8 +65,9 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     claim the record already shows as contradicted is a finding, not a failure; with
     --strict, 1 unless every selected claim is verified (every clause; or skipped). Exits 2
     on a usage error (an id that is not a claim, say) or a cluster that cannot be used
-    (before anything runs), 5 when --tag or -k select no claim at all, 130 on Ctrl-C (the
-    verdicts already finished are kept). The rules: docs/verdicts.md.
+    (before anything runs), 5 when --tag or -k select no claim at all, 75 when another
+    verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the verdicts
+    already finished are kept). The rules: docs/verdicts.md.
     """
     inputs = None
     if not (force or trial or junit_xml is not None):  # those always run or write something
@@ -79,7 +80,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     from recordtool.verify.report import format_report, report_json
     from recordtool.verify.session import Options, VerifyError, select
     from recordtool.verify.session import verify as run_verify
-    from recordtool.verify.store import StoreError
+    from recordtool.verify.store import StoreBusy, StoreError
 
     project = common.open_record(root)
     common.claims_only(project, ids)
@@ -105,6 +106,9 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         sys.exit(2)
     except VerifyError as exc:
         raise click.UsageError(terminal(str(exc))) from None
+    except StoreBusy as exc:
+        common.echo(f"busy: {exc}", err=True)
+        sys.exit(common.BUSY)
     except StoreError as exc:
         raise click.ClickException(terminal(str(exc))) from None
     except OSError as exc:

@@ -39,10 +39,13 @@ class ClaimResult:
         The committed verdicts are the baseline: a claim that the record already shows as
         contradicted is a finding, not a fault of this run. A broken check (error, timeout)
         always counts; so does a claim run for the first time that is not verified, and one
-        whose result, or any clause that held, got worse."""
+        whose result, or any clause that held, got worse; and a claim new to the record that
+        has nothing to run (no check tests its clauses)."""
         verdict = self.status.verdict
         if self.status.state in ("error", "timeout"):
             return f"its check ended in {self.status.state}"
+        if self.status.state == "unchecked" and self.before is None and not self.cut_short:
+            return "unchecked: no check tests its clauses, and it has no verdict before"
         if not self.ran or verdict is None:
             return None
         if self.before is None:

@@ -191,7 +191,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         unchecked = [i for i in chosen if not has_checks(i)]
         if unchecked:
             report.notes.append(f"no checks, not verified: {some(unchecked, SHOWN_UNCHECKED)}")
-        chosen = [i for i in chosen if has_checks(i)]
+        chosen = [i for i in chosen if has_checks(i) or claim(i).clauses]  # (clauses: meant to be checked)
 
     # The selected claims and those they use: enough to say what to run and on what they rest.
     chosen_ids = set(chosen)

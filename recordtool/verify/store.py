@@ -35,6 +35,10 @@ class StoreError(Exception):
     """The verdict store cannot be used (locked by another run, unwritable)."""
 
 
+class StoreBusy(StoreError):
+    """Another run holds the store's lock: wait and run again."""
+
+
 @dataclass
 class Store:
     """What the verdict folder holds: readable verdicts and damaged files (id -> why)."""
@@ -216,10 +220,10 @@ LOCK = ".recordtool.lock"  # at the project root: outside the cache folder, whic
 
 
 def locked(config: Config) -> contextlib.AbstractContextManager[None]:
-    """Hold the store's lock for a whole verify run; StoreError when another run holds it."""
+    """Hold the store's lock for a whole verify run; StoreBusy when another run holds it."""
 
     def busy(holder: str) -> StoreError:
-        return StoreError(f"another `recordtool verify` ({holder}) is writing {config.relative(config.verdicts)}; "
-                          "wait for it to finish")
+        return StoreBusy(f"another `recordtool verify` ({holder}) is writing {config.relative(config.verdicts)}; "
+                         "wait for it to finish")
 
     return exclusive(config.root / LOCK, busy)
