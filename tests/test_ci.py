@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
+from recordtool.cli import cli
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -27,3 +31,14 @@ def test_ci_runs_exactly_the_readmes_quick_start_commands() -> None:
 def test_the_readme_and_the_performance_notes_stay_short() -> None:
     assert len((REPO / "README.md").read_bytes()) <= 12 * 1024
     assert len((REPO / "docs" / "performance.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def test_the_pre_commit_hook_runs_validate_on_a_change_to_what_it_reads() -> None:
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert (hook["entry"], hook["language"], hook["pass_filenames"]) == ("recordtool validate", "python", False)
+    assert "validate" in cli.commands
+    files = re.compile(hook["files"])
+    assert all(files.search(p) for p in ["record/theory/THEORY-1.yaml", "record/notes/NOTE-1.yml", "checks/lab.py",
+                                         "pyproject.toml"])
+    assert not any(files.search(p) for p in ["record/pages/THEORY-1.md", "record/verdicts/THEORY-1.json",
+                                             "README.md", "tests/test_ci.py"])
