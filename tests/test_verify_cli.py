@@ -53,7 +53,8 @@ def test_every_outcome_in_one_parallel_run(tmp_path: Path) -> None:
     root = make_project(tmp_path, claims)
     code, out, err = invoke(root, "verify", "-j", "4")
     assert code == 1
-    got = lines(out)
+    got = [line for line in lines(out) if not line.startswith(" ")]  # (below a claim: the end of a traceback)
+    assert "    boom seed 0 raised; the end of the traceback:" in lines(out)
     assert [line.split()[:3] for line in got[:8]] == [
         ["THEORY-1", "verified", "ran"], ["THEORY-2", "contradicted", "ran"], ["THEORY-3", "no", "power"],
         ["THEORY-4", "contradicted", "ran"], ["THEORY-5", "timeout", "ran"], ["THEORY-6", "error", "ran"],
@@ -587,3 +588,30 @@ def test_a_new_claim_whose_clauses_have_no_check_fails_the_run(tmp_path: Path) -
     assert lines(err)[-1] == "note: no checks, not verified: THEORY-2, THEORY-3"
     (root / "record" / "theory" / "THEORY-2.yaml").unlink()
     assert invoke(root, "verify")[0] == 0
+
+
+def test_a_traceback_shows_its_end_everywhere_with_paths_in_the_project(tmp_path: Path) -> None:
+    """A control that raises: the end of its traceback in `verify --try`, `verify`, `status
+    --why`, the verdict file and the claim's page, each file named relative to the project."""
+    root = one_claim(tmp_path, check("small", "fragile", more=POWER))
+    line = next(n for n, text in enumerate(CHECKS.splitlines(), 1) if "no control here" in text)
+    head = "small control 'control' seed 0 raised; the end of the traceback:"
+    end = ["Traceback (most recent call last):", f'File "checks/fake.py", line {line}, in fragile',
+           'raise ValueError(f"no control here: {ctx.cache_dir}")', "ValueError: no control here: .recordtool-cache"]
+    for args in (["--try"], []):
+        code, out, _ = invoke(root, "verify", *args)
+        assert code == 1 and lines(out)[0].startswith("THEORY-1  error")
+        assert lines(out)[1:6] == ["    " + head, *("      " + text for text in end[:1]),
+                                   *("        " + text for text in end[1:2]), *("          " + t for t in end[2:3]),
+                                   "      " + end[3]]
+        assert str(tmp_path) not in out
+    error = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())["checks"][0]["controls"][0][
+        "runs"][0]["error"]
+    assert error.startswith("Traceback (most recent call last):\n") and end[1] in error
+    assert str(tmp_path) not in error
+    why = [text.strip() for text in lines(invoke(root, "status", "--why")[1])]
+    assert why[why.index(head):][:5] == [head, *end]
+    assert invoke(root, "render")[0] == 0
+    page = (root / "record" / "pages" / "THEORY-1.md").read_text()
+    assert "Control 'control' seed 0: error; the end of its traceback:" in page
+    assert end[1] in page and str(tmp_path) not in page

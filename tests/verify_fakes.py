@@ -154,6 +154,13 @@ def noop(ctx, broken=False):
     return {"err": 1.0 if broken else 0.0}
 
 
+def fragile(ctx, broken=False):
+    """Holds; its control raises."""
+    if broken:
+        raise ValueError(f"no control here: {ctx.cache_dir}")
+    return {"err": 0.0}
+
+
 def kernels(ctx, broken=False):
     """Imports torch; seed 1 runs with MKL held to AVX2, as on another machine's kernels."""
     import torch  # noqa: F401

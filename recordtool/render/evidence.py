@@ -19,6 +19,7 @@ from recordtool.record.expect import ExpectationSyntaxError, parse_expectation
 from recordtool.render import escape
 from recordtool.render.figures import figure_lines
 from recordtool.render.sitemap import Context, badge, number, outcome_badge
+from recordtool.verify.verdict import failed_runs
 
 if TYPE_CHECKING:
     from recordtool.record.schema import CheckSpec, Theory
@@ -165,10 +166,9 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     if observed:
         out += ["", *observed]
     if verdict is not None:
-        for run_ in verdict.runs:
-            if run_.error:
-                out += ["", f"Seed {run_.seed}: {run_.outcome}; the end of its traceback:", "",
-                        _tail(run_.error)]
+        for where, run_ in failed_runs(verdict):  # its own runs, its controls' and positives'
+            out += ["", f"{escape.line(where[:1].upper() + where[1:])}: {run_.outcome}; the end of its traceback:", "",
+                    _tail(run_.error or "")]
         if verdict.controls:
             out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:

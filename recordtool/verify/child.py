@@ -144,16 +144,53 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             return {"status": "error", "duration_s": duration, "error": "; ".join(problems[:3])}
         return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request)}
     except CheckLoadError as exc:
-        return {"status": "error", "error": str(exc), "duration_s": time.perf_counter() - start}
+        return {"status": "error", "error": _in_project(str(exc), root), "duration_s": time.perf_counter() - start}
     except MemoryError:
         return {"status": "error", "duration_s": time.perf_counter() - start,
                 "error": f"MemoryError: ran out of memory within its limit of {request.get('memory_mb')} MiB of "
                          "address space; raise 'limits: {memory_mb: ...}' in the check's YAML if it needs more"}
     except BaseException:
-        text = traceback.format_exc()
+        text = _traceback(root)
         if len(text) > TRACEBACK_CHARS:
             text = "…" + text[-TRACEBACK_CHARS:]
         return {"status": "error", "error": text.rstrip(), "duration_s": time.perf_counter() - start}
+
+
+def _traceback(root: Path) -> str:
+    """The exception being handled, formatted with each file named as it would be on any
+    machine: relative to the project root (``checks/lab.py``), else to the import path it
+    was found on (``torch/nn/functional.py``), else by its name; never an absolute path,
+    which a verdict that is committed would carry."""
+    bases = sorted({os.path.abspath(p) for p in [str(root), *sys.path] if p}, key=len, reverse=True)
+
+    def shown(path: str) -> str:
+        if not os.path.isabs(path):
+            return path  # (<string>, <frozen importlib._bootstrap>)
+        base = next((b for b in bases if path.startswith(b.rstrip(os.sep) + os.sep)), None)
+        return os.path.relpath(path, base) if base is not None else os.path.basename(path)
+
+    kind, exc, frames = sys.exc_info()
+    if frames is not None and frames.tb_next is not None:
+        frames = frames.tb_next  # (from the check's call on: not this module's frame)
+    top = traceback.TracebackException(kind, exc, frames)  # type: ignore[arg-type]
+    pending, seen = [top], set()
+    while pending:  # the exception, its causes and contexts, a group's members
+        each = pending.pop()
+        if id(each) in seen:
+            continue
+        seen.add(id(each))
+        for frame in each.stack:
+            frame.filename = shown(frame.filename)
+        if getattr(each, "filename", None):  # a SyntaxError's file
+            each.filename = shown(each.filename)
+        pending += [e for e in (each.__cause__, each.__context__, *(getattr(each, "exceptions", None) or [])) if e]
+    return _in_project("".join(top.format()), root)
+
+
+def _in_project(text: str, root: Path) -> str:
+    """``text`` with the project root's path left out of the paths inside it (a message
+    naming a file: ``No such file: '.recordtool-cache/x.pt'``)."""
+    return text.replace(f"{os.path.abspath(root).rstrip(os.sep)}{os.sep}", "")
 
 
 def _device(request: dict[str, Any]) -> str:

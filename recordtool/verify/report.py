@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordtool.verify.status import status_json
+from recordtool.verify.status import status_json, tracebacks
 from recordtool.verify.verdict import ClaimStatus, ClaimVerdict
 
 # How good a claim's result is, for telling whether a run left it worse off than the verdict
@@ -110,6 +110,8 @@ def format_report(report: Report) -> str:
         if status.depends:
             line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
         lines.append(line)
+        if verdict is not None and result.ran:  # what raised, said where it is read first
+            lines += [t for check in verdict.checks for t in tracebacks(check, "    ")]
     total = len(report.results)
     verified = sum(1 for r in report.results if r.status.state == "verified")
     others = Counter(r.status.state for r in report.results if r.status.state != "verified")

@@ -26,6 +26,8 @@ from recordtool.verify.verdict import (
     ExpectationVerdict,
     ObservationVerdict,
     State,
+    failed_runs,
+    traceback_tail,
 )
 
 if TYPE_CHECKING:
@@ -243,6 +245,24 @@ def _check_lines(check: CheckVerdict) -> list[str]:
         lines.append(f"      setting: {check.setting}{' (an analogue of the model the claim is about)' if check.analogue else ''}")
     lines += [f"      {expectation_line(e)}" for e in check.expectations]
     lines += [f"      {observation_line(o, len(check.runs))}" for o in check.observations]
+    return lines + tracebacks(check, "      ")
+
+
+TAIL_LINES = 8  # of a traceback, on the terminal (the claim's page shows more)
+
+
+def tracebacks(check: CheckVerdict, indent: str) -> list[str]:
+    """The end of each traceback of ``check``'s runs (its own, its controls', its positives'),
+    each said once with the runs that raised it."""
+    raised: dict[str, list[str]] = {}
+    for where, run in failed_runs(check):
+        raised.setdefault(run.error or "", []).append(where)
+    lines = []
+    for error, wheres in raised.items():
+        tail = traceback_tail(error, TAIL_LINES)
+        if tail is not None:
+            lines.append(f"{indent}{check.name} {', '.join(wheres)} raised; the end of the traceback:")
+            lines += [f"{indent}  {line}" for line in tail]
     return lines
 
 

@@ -276,6 +276,22 @@ class CheckVerdict:
         return [r.seed for r in self.runs]
 
 
+def failed_runs(check: CheckVerdict) -> list[tuple[str, Run]]:
+    """The runs of ``check`` that say what went wrong (its own, its controls', its
+    positives'), each with where it ran: ``seed 0``, ``control 'broken' seed 1``."""
+    out = [(f"seed {r.seed}", r) for r in check.runs if r.error]
+    for kind, controls in (("control", check.controls), ("positive", check.positives)):
+        out += [(f"{kind} '{c.name}' seed {r.seed}", r) for c in controls for r in c.runs if r.error]
+    return out
+
+
+def traceback_tail(error: str, lines: int) -> list[str] | None:
+    """The last ``lines`` lines of ``error`` when it is a traceback (a run that raised), else None."""
+    if not error.startswith(("Traceback", "…")):
+        return None
+    return error.rstrip("\n").split("\n")[-lines:]
+
+
 @dataclass
 class ClaimVerdict:
     """Everything `verify` learnt about one claim, and what produced it.
