@@ -60,8 +60,8 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     except FileNotFoundError:
         raise DiffError("git is not installed") from None
     if done.returncode != 0:
-        raise DiffError(done.stderr.decode(errors="replace").strip().splitlines()[-1:][0] if done.stderr else
-                        f"git {args[0]} failed")
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        raise DiffError(said[-1] if said else f"git {args[0]} failed")
     return done.stdout
 
 
@@ -81,8 +81,11 @@ def git_verdicts(root: Path, folder: Path, rev: str) -> dict[str, ClaimVerdict]:
         tree = _git(root, "ls-tree", "-z", "--end-of-options", place).decode()
     except DiffError:
         return {}  # no verdicts at that revision
-    files = [(info.split()[2], name[: -len(".json")]) for info, name in (line.split("\t", 1) for line in tree.split("\0") if line)
-             if info.split()[1] == "blob" and name.endswith(".json")]  # (blob, claim id)
+    files = []  # (blob, claim id)
+    for line in filter(None, tree.split("\0")):  # "<mode> <type> <blob>\t<name>"
+        info, name = line.split("\t", 1)
+        if info.split()[1] == "blob" and name.endswith(".json"):
+            files.append((info.split()[2], name[: -len(".json")]))
     data = _git(root, "cat-file", "--batch", stdin="".join(f"{blob}\n" for blob, _ in files).encode())
     verdicts: dict[str, ClaimVerdict] = {}
     at = 0
