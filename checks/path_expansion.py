@@ -53,23 +53,9 @@ def measure(
     max_steps: a training budget other than the lab's default (trained models only)
     """
     torch.set_num_threads(ctx.threads)
-    if model == "random":
-        config = ModelConfig(
-            n_layers=n_layers, layer_norm=layer_norm, biases=biases, dtype=dtype, init_std=init_std
-        )
-        net = AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed))
-        steps = 0
-    elif model == "trained":
-        overrides: dict[str, Any] = {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases}
-        if max_steps is not None:
-            overrides["max_steps"] = max_steps
-        trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir,
-                                threads=ctx.threads, progress=ctx.progress)
-        net = trained.model.to_dtype(dtype)
-        config = net.config
-        steps = trained.log.steps
-    else:
-        raise ValueError(f"model must be 'random' or 'trained', not {model!r}")
+    net, steps = _model(ctx, model, dtype, init_std, max_steps,
+                        {"n_layers": n_layers, "layer_norm": layer_norm, "biases": biases})
+    config = net.config
     net.eval()
 
     gen = torch.Generator().manual_seed(ctx.seed + 3)
@@ -104,3 +90,17 @@ def measure(
         "score_group_norms": [float(g.norm()) for g in groups.values()],
         "training_steps": steps,
     }
+
+
+def _model(ctx: CheckContext, model: str, dtype: str, init_std: float, max_steps: int | None,
+           switches: dict[str, Any]) -> tuple[AttnOnlyTransformer, int]:
+    """The model the expansion is measured on, and its training steps (0 for a random one)."""
+    if model == "random":
+        config = ModelConfig(**switches, dtype=dtype, init_std=init_std)
+        return AttnOnlyTransformer(config, generator=torch.Generator().manual_seed(ctx.seed)), 0
+    if model == "trained":
+        overrides = switches if max_steps is None else {**switches, "max_steps": max_steps}
+        trained = load_or_train(*lab_configs(**overrides), ctx.seed, ctx.cache_dir,
+                                threads=ctx.threads, progress=ctx.progress)
+        return trained.model.to_dtype(dtype), trained.log.steps
+    raise ValueError(f"model must be 'random' or 'trained', not {model!r}")

@@ -290,12 +290,7 @@ def _train(
             log.loss_steps.append(step)
             log.loss.append(float(loss.detach()))
         if step % train_config.eval_every == 0:
-            with torch.no_grad():
-                losses = language_model_losses(model.logits(eval_tokens), eval_tokens)
-            repeat_loss = float(losses[eval_mask].mean()) if eval_mask.any() else math.nan
-            log.eval_steps.append(step)
-            log.eval_loss.append(float(losses.mean()))
-            log.eval_repeat_loss.append(repeat_loss)
+            repeat_loss = _evaluate(model, eval_tokens, eval_mask, step, log)
             progress(f"step {step}/{max_steps}, loss {float(loss.detach()):.3f}, "
                      f"repeated tokens {repeat_loss:.3f}")
             if repeat_loss < train_config.target_repeat_loss:
@@ -312,6 +307,18 @@ def _train(
     log.tokens_per_second = n_tokens / this_run if this_run > 0 else 0.0
     model.eval()
     return model, log
+
+
+def _evaluate(model: AttnOnlyTransformer, tokens: Tensor, mask: Tensor, step: int, log: TrainingLog) -> float:
+    """Log the held-out loss at ``step``, over all tokens and over the predictable repeated
+    ones (``mask``); return the latter (nan when there are none)."""
+    with torch.no_grad():
+        losses = language_model_losses(model.logits(tokens), tokens)
+    repeat_loss = float(losses[mask].mean()) if mask.any() else math.nan
+    log.eval_steps.append(step)
+    log.eval_loss.append(float(losses.mean()))
+    log.eval_repeat_loss.append(repeat_loss)
+    return repeat_loss
 
 
 @contextlib.contextmanager

@@ -6,11 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 import recordtool.cli.common as common
 from recordtool.safetext import terminal
+
+if TYPE_CHECKING:
+    from recordtool.record.project import Project
+    from recordtool.verify.report import Report
+    from recordtool.verify.session import Options
 
 
 @click.command(short_help="Run claims' checks and keep their verdicts.")
@@ -75,12 +81,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
             "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
             "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
             "strict": strict})
-    from recordtool.meter import make_display
-    from recordtool.verify.cluster import ClusterError
     from recordtool.verify.report import format_report, report_json
-    from recordtool.verify.session import Options, VerifyError, select
-    from recordtool.verify.session import verify as run_verify
-    from recordtool.verify.store import StoreBusy, StoreError
+    from recordtool.verify.session import Options
 
     project = common.open_record(root)
     common.claims_only(project, ids)
@@ -93,26 +95,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         sys.exit(1)
     options = Options(ids=list(ids), tags=list(tags), keyword=keyword, stale=stale, failed=failed, force=force,
                       jobs=jobs, seeds=seeds, timeout=timeout, device=device, scheduler=scheduler, trial=trial)
-    try:
-        if (tags or keyword) and not select(project.record.claims(), options):
-            filters = [f"--tag {t}" for t in tags] + ([f"-k {keyword}"] if keyword else [])
-            hint = common.no_such_tag(tags, project.record.claims(), "claim")
-            common.echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
-            sys.exit(common.NOTHING_SELECTED)
-        with common.terminate_as_interrupt():
-            report = run_verify(project, options, make_display())
-    except ClusterError as exc:
-        common.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except VerifyError as exc:
-        raise click.UsageError(terminal(str(exc))) from None
-    except StoreBusy as exc:
-        common.echo(f"busy: {exc}", err=True)
-        sys.exit(common.BUSY)
-    except StoreError as exc:
-        raise click.ClickException(terminal(str(exc))) from None
-    except OSError as exc:
-        common.storage_error(exc, "cannot verify")
+    report = _run(project, options)
     for note in report.notes:
         common.echo(f"note: {note}", err=True)
     if junit_xml is not None:
@@ -129,6 +112,37 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     if not (report.interrupted or report.checks_run or report.written or report.tried):  # nothing to do
         common.keep(project, inputs, code)
     sys.exit(code)
+
+
+def _run(project: Project, options: Options) -> Report:
+    """Run ``verify`` on ``project``; exit with a message where it cannot (nothing selected, a
+    cluster that cannot be used, another verify holding the lock, storage that fails)."""
+    from recordtool.meter import make_display
+    from recordtool.verify.cluster import ClusterError
+    from recordtool.verify.session import VerifyError, select
+    from recordtool.verify.session import verify as run_verify
+    from recordtool.verify.store import StoreBusy, StoreError
+
+    try:
+        if (options.tags or options.keyword) and not select(project.record.claims(), options):
+            filters = [f"--tag {t}" for t in options.tags] + ([f"-k {options.keyword}"] if options.keyword else [])
+            hint = common.no_such_tag(tuple(options.tags), project.record.claims(), "claim")
+            common.echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
+            sys.exit(common.NOTHING_SELECTED)
+        with common.terminate_as_interrupt():
+            return run_verify(project, options, make_display())
+    except ClusterError as exc:
+        common.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except VerifyError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
+    except StoreBusy as exc:
+        common.echo(f"busy: {exc}", err=True)
+        sys.exit(common.BUSY)
+    except StoreError as exc:
+        raise click.ClickException(terminal(str(exc))) from None
+    except OSError as exc:
+        common.storage_error(exc, "cannot verify")
 
 
 @click.command(short_help="Show every claim's verdict, and why it is stale.")

@@ -58,6 +58,7 @@ import gc
 import json
 import os
 import random
+import re
 import select
 import signal
 import subprocess
@@ -160,31 +161,16 @@ def _traceback(root: Path) -> str:
     """The exception being handled, formatted with each file named as it would be on any
     machine: relative to the project root (``checks/lab.py``), else to the import path it
     was found on (``torch/nn/functional.py``), else by its name; never an absolute path,
-    which a verdict that is committed would carry."""
-    bases = sorted({os.path.abspath(p) for p in [str(root), *sys.path] if p}, key=len, reverse=True)
-
-    def shown(path: str) -> str:
-        if not os.path.isabs(path):
-            return path  # (<string>, <frozen importlib._bootstrap>)
-        base = next((b for b in bases if path.startswith(b.rstrip(os.sep) + os.sep)), None)
-        return os.path.relpath(path, base) if base is not None else os.path.basename(path)
-
+    which a verdict that is committed would carry. This module's own frame is left out."""
     kind, exc, frames = sys.exc_info()
-    if frames is not None and frames.tb_next is not None:
-        frames = frames.tb_next  # (from the check's call on: not this module's frame)
-    top = traceback.TracebackException(kind, exc, frames)  # type: ignore[arg-type]
-    pending, seen = [top], set()
-    while pending:  # the exception, its causes and contexts, a group's members
-        each = pending.pop()
-        if id(each) in seen:
-            continue
-        seen.add(id(each))
-        for frame in each.stack:
-            frame.filename = shown(frame.filename)
-        if getattr(each, "filename", None):  # a SyntaxError's file
-            each.filename = shown(each.filename)
-        pending += [e for e in (each.__cause__, each.__context__, *(getattr(each, "exceptions", None) or [])) if e]
-    return _in_project("".join(top.format()), root)
+    text = "".join(traceback.format_exception(kind, exc, frames.tb_next if frames is not None else None))
+    bases = {os.path.abspath(p).rstrip(os.sep) + os.sep for p in [str(root), *sys.path] if p}
+    for base in sorted(bases, key=len, reverse=True):  # the deepest first: site-packages inside the project
+        text = text.replace(f'File "{base}', 'File "')
+    return _in_project(_ABSOLUTE_FILE.sub(r'File "\1"', text), root)
+
+
+_ABSOLUTE_FILE = re.compile(r'File "/[^"\n]*/([^"/\n]+)"')  # a file on no import path: its name
 
 
 def _in_project(text: str, root: Path) -> str:
