@@ -1,10 +1,15 @@
 """The MkDocs plugin ``recordtool`` that `render --site` names in ``mkdocs.yml``.
 
-Its one job: the Mermaid graphs' ``click`` lines. A page links to another as ``LIT-1.md``, which
-GitHub and Obsidian follow and which MkDocs rewrites to ``LIT-1.html`` in ordinary Markdown
-links, but not inside a Mermaid fence, where it stays a link to a file the site does not have.
-The plugin rewrites those targets as MkDocs would (``use_directory_urls: false``), and only
-inside ``mermaid`` fences, only in ``click`` lines, only relative ``.md`` targets.
+What the pages cannot say for themselves, it tells MkDocs:
+
+- The Mermaid graphs' ``click`` lines. A page links to another as ``LIT-1.md``, which GitHub
+  and Obsidian follow and which MkDocs rewrites to ``LIT-1.html`` in ordinary Markdown links,
+  but not inside a Mermaid fence. The plugin rewrites those targets as MkDocs would
+  (``use_directory_urls: false``), only inside ``mermaid`` fences, only in ``click`` lines, only
+  relative ``.md`` targets.
+- The front matter is record text, and MkDocs Material writes ``page.meta`` into the HTML
+  raw (the ``<title>``, the header, the navigation): every string of it is HTML-escaped here,
+  and an entry's title is shown as ``ID: title`` (the browser's tab carries the id).
 
 It is registered as an entry point (``mkdocs.plugins``) and imported only by MkDocs, so the
 rest of recordtool never imports mkdocs.
@@ -12,6 +17,7 @@ rest of recordtool never imports mkdocs.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -31,8 +37,24 @@ def site_links(markdown: str) -> str:
     return FENCE.sub(fence, markdown)
 
 
-class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
-    """Makes the Mermaid graphs' node links point at the site's pages."""
+def safe_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A page's front matter with every string HTML-escaped (in lists too), and an entry's
+    title as ``ID: title``."""
 
-    def on_page_markdown(self, markdown: str, /, **_kwargs: Any) -> str:
+    def safe(value: Any) -> Any:
+        if isinstance(value, str):
+            return html.escape(value)
+        return [safe(v) for v in value] if isinstance(value, list) else value
+
+    out = {key: safe(value) for key, value in meta.items()}
+    if isinstance(meta.get("id"), str) and isinstance(meta.get("title"), str):
+        out["title"] = html.escape(f"{meta['id']}: {meta['title']}")
+    return out
+
+
+class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
+    """The site's Mermaid links, and its front matter escaped."""
+
+    def on_page_markdown(self, markdown: str, /, *, page: Any, **_kwargs: Any) -> str:
+        page.meta = safe_meta(page.meta)
         return site_links(markdown)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +15,7 @@ from recordtool.record.config import Config
 from recordtool.render.mkdocs import MARK
 from recordtool.render.mkdocs_plugin import site_links
 from tests.conftest import ProjectBuilder
-from tests.render_record import site_markdown, small_record
+from tests.render_record import build_site, site_markdown, small_record
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -52,18 +49,12 @@ def test_a_mkdocs_yml_recordtool_did_not_write_is_left_alone(project: ProjectBui
     assert (project.root / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: Mine\n"
 
 
-def _build(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "record/mkdocs.yml"],
-                          cwd=root, capture_output=True, text=True, timeout=300,
-                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
-
-
 def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e \".[site]\" to test the site")
     pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e \".[site]\"")
     small_record(project)
     assert run("render", "--root", str(project.root), "--site")[0] == 0
-    built = _build(project.root)
+    built = build_site(project.root)
     assert built.returncode == 0, built.stderr
     site = project.root / "record" / "pages-site"
     assert 'class="mermaid"' in (site / "LIT-1.html").read_text(encoding="utf-8")
@@ -77,7 +68,7 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     # strict mode fails on what a reader would find broken: a link to a file not in the site
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     assert run("render", "--root", str(project.root), "--site")[0] == 0
-    broken = _build(project.root)
+    broken = build_site(project.root)
     assert broken.returncode != 0 and "nothere.csv" in broken.stderr
 
 
