@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from recordtool.cli import cli
 from recordtool.record.config import Config
 from recordtool.render.mkdocs import MARK
-from recordtool.render.mkdocs_plugin import site_links
+from recordtool.render.mkdocs_plugin import site_links, site_nav
 from tests.conftest import ProjectBuilder
 from tests.render_record import build_site, site_markdown, small_record
 
@@ -65,11 +65,28 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     assert not re.search(r"click \w+ (&quot;|\")[^&\"]*\.md(&quot;|\")", drawn)
     search = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert any(doc["location"].startswith("THEORY-1.html") for doc in search["docs"])
+    assert not [doc["location"] for doc in search["docs"] if "classDef" in doc["text"]]  # no graph's source
+    # Mermaid is the site's own; every entry and tag is in the nav, the page's own item marked
+    assert (site / "assets" / "mermaid.min.js").stat().st_size > 1_000_000
+    assert '<script src="assets/mermaid.min.js"></script>' in drawn and "unpkg.com" not in drawn
+    nav = drawn[drawn.index('<nav class="md-nav md-nav--primary"'):]
+    for page in ("NOTE-1.html", "THEORY-1.html", "THEORY-2.html", "tags/alpha.html", "tags/beta.html"):
+        assert f'href="{page}"' in nav, page
+    assert '<a href="LIT-1.html" class="md-nav__link md-nav__link--active">' in drawn
+    assert "<title>LIT-1: A paper - The record</title>" in drawn and "md-status" not in drawn
     # strict mode fails on what a reader would find broken: a link to a file not in the site
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     assert run("render", "--root", str(project.root), "--site")[0] == 0
     broken = build_site(project.root)
     assert broken.returncode != 0 and "nothere.csv" in broken.stderr
+
+
+def test_the_nav_adds_every_entry_and_tag_in_the_records_order() -> None:
+    named = [{"The record": "index.md"}, {"Kinds": [{"theory": "kinds/theory.md"}]}, {"Graph": "graph.md"}]
+    pages = ["index.md", "graph.md", "THEORY-10.md", "LIT-2.md", "THEORY-9.md", "kinds/theory.md", "tags/b.md",
+             "tags/a.md"]
+    assert site_nav(named, pages) == [*named, {"Entries": ["LIT-2.md", "THEORY-9.md", "THEORY-10.md"]},
+                                      {"Tags": ["tags/a.md", "tags/b.md"]}]
 
 
 def test_the_plugin_rewrites_only_the_click_targets_of_mermaid_fences() -> None:

@@ -1,4 +1,5 @@
-"""The site from a hostile record, read in a browser: no script of the record's runs."""
+"""The site from a hostile record, read in a browser: no script of the record's runs, and no
+request leaves the site (Mermaid included)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ flowchart LR
 ```
 """
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+OWN = (".google.com", ".googleapis.com", ".gstatic.com")  # the browser's own services, not the pages' requests
 
 
 def _hostile(project: ProjectBuilder) -> None:
@@ -102,6 +104,7 @@ def test_no_record_text_is_active_html_on_the_site(project: ProjectBuilder) -> N
         assert parser.found == [], page.relative_to(site)
     entry = (site / "THEORY-1.html").read_text(encoding="utf-8")
     assert "<title>THEORY-1: X &lt;/title&gt;&lt;script&gt;" in entry  # the tab: the id, and the title as text
+    assert "unpkg.com" not in entry and '<script src="assets/mermaid.min.js"></script>' in entry
 
 
 class _Logged(SimpleHTTPRequestHandler):
@@ -159,4 +162,6 @@ def test_a_browser_runs_no_script_of_the_record_and_fetches_nothing_off_the_site
                 capture_output=True, text=True, timeout=120).stdout
         assert "</html>" in dom, page
         assert "<title>PWNED</title>" not in dom, page
-    assert [(h, p) for h, p in seen if "evil.example" in h] == []  # no script ran, no image of the record's loaded
+    off = [(h, p) for h, p in seen if h != host and not h.split(":")[0].endswith(OWN)]
+    assert off == []  # nothing off the site: no script ran, no CDN
+    assert (host, "/assets/mermaid.min.js") in seen  # Mermaid came from the site
