@@ -29,6 +29,21 @@ def test_dashboard_counts_per_verdict_with_denominators(project: ProjectBuilder)
     assert "[1 ids](wanted.md) are mentioned but not in the record." in page
 
 
+def test_a_claims_row_counts_its_clauses_and_names_those_that_decide(project: ProjectBuilder) -> None:
+    import dataclasses
+
+    from recordtool.verify.verdict import ClauseVerdict
+
+    record = small_record(project)
+    clauses = [ClauseVerdict(name, "", state, []) for name, state in
+               [("a", "verified"), ("recent-tokens", "contradicted"), ("c", "observed"), ("d", "verified")]]
+    shown = dataclasses.replace(verdict(), result="contradicted", clauses=clauses)
+    page = dashboard(context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "contradicted", shown))))
+    assert ("| [THEORY-1](THEORY-1.md) | active | ❌ contradicted: 1 of 4 clauses ([`recent-tokens`]"
+            "(THEORY-1.md#clauses)) · 2 verified · 1 observed only | 2026-11-28 | 2026-11-29 | The claim |") in page
+    assert "| Claim | Status | Verdict | Since | Last verified | Title |" in page
+
+
 def test_dashboard_says_which_claims_are_drafts(project: ProjectBuilder) -> None:
     small_record(project)
     project.add("THEORY-3", "statement: A draft, cut off …\nstatus: draft\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -164,7 +165,12 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     record = small_record(project)
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png"]))
     page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
-    assert "\n[The record](index.md) · 1 min read · ✅ verified\n" in page
+    assert "\n# THEORY-1: The claim\n\n**✅ verified**\n\n[The record](index.md) · 1 min read\n" in page
+    shown = status.verdict
+    assert shown is not None
+    setting = dataclasses.replace(shown, checks=[dataclasses.replace(shown.checks[0], setting="a <2-layer> toy")])
+    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "verified", setting)))
+    assert "\n**✅ verified** — setting: a \\<2-layer\\> toy\n" in render_entry(ctx, "THEORY-1")
     assert "| Verdict | ✅ verified |" in page
     v = _section(page, "Verdict")
     assert "**✅ verified** since 2026-11-28T10:00:00Z, last verified 2026-11-29T14:03:00Z." in v
@@ -284,7 +290,7 @@ def test_a_body_puts_no_image_or_raw_html_on_its_page_or_on_the_pages_quoting_it
 def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuilder, marker: str) -> None:
     """CommonMark reads two lists of one marker with nothing but blank lines between them as one
     list: a body that begins with a list, after a statement that ends with one, put the body's
-    items in the statement on the page. The body's list takes another marker."""
+    items in the statement on the page. The body has a heading of its own."""
     project.add("THEORY-1", f"""
         statement: "It has two parts:\\n\\n{marker} one\\n{marker} two"
         body: "{marker} a remark on it\\n{marker} another\\n\\nMore."
@@ -296,7 +302,8 @@ def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuild
     items = [t for t in tokens if t.type == "list_item_open"]
     texts = [t.content for t in tokens if t.type == "inline"]
     assert len(lists) == 2 and len(items) == 4, page
-    assert texts == ["Statement", "It has two parts:", "one", "two", "a remark on it", "another", "More."]
+    assert texts == ["Statement", "It has two parts:", "one", "two", "Discussion", "a remark on it", "another",
+                     "More."]
 
 
 def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder, tmp_path: Path) -> None:
@@ -350,11 +357,15 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
     claim_verdict = ClaimVerdict("THEORY-5", check.outcome, "A, B and C.", [check], {}, "2026-11-29T14:03:00Z",
                                  "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
     status = ClaimStatus("THEORY-5", result, claim_verdict)
-    v = _section(render_entry(context(record, statuses(record, THEORY_5=status)), "THEORY-5"), "Verdict")
+    page = render_entry(context(record, statuses(record, THEORY_5=status)), "THEORY-5")
+    # the verdict at a glance, first: the clauses that keep it from verified named, linked to the table
+    assert "\n# THEORY-5: A, B and C.\n\n**🟡 partly verified: 1 of 3 clauses untested ([`c`](#clauses)) · " \
+           "1 verified · 1 observed only**\n\n[The record]" in page
+    v = _section(page, "Verdict")
     assert v.split("\n\n")[:4] == [
         "## Verdict",
         "**🟡 partly verified: 1 of 3 clauses** since 2026-11-29T14:03:00Z, last verified 2026-11-29T14:03:00Z.",
-        "Clauses:",
+        "### Clauses",
         "| Clause | Verdict | Decided by |\n| --- | --- | --- |\n"
         "| `a`: A holds. | ✅ verified | `lab`: `err` \\< 0.5: ✅ holds on 2 of 2 seeds, measured 0.1 / 0.2 / 0.3; "
         "power: control 'shuffled' |\n"
