@@ -40,11 +40,11 @@ TITLE_LINES = 2
 
 CLASSES: dict[str, str] = {
     "verified": "fill:#d4edda,stroke:#2e7d32,color:#1b3d1f",
-    "partly-verified": "fill:#fff9c4,stroke:#9e9d24,color:#3e3c00",
+    "partly-verified": "fill:#e6f2c9,stroke:#7cb342,color:#2e4a0f",
     "contradicted": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
     "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
-    "not-reproduced": "fill:#e3f2fd,stroke:#546e7a,color:#263238",
-    "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
+    "not-reproduced": "fill:#e0f2f1,stroke:#546e7a,color:#263238",
+    "error": "fill:#f3e5f5,stroke:#8e24aa,color:#4a0f57",
     "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",
     "skipped": "fill:#eceff1,stroke:#607d8b,color:#263238",
     "stale": "fill:#fff8e1,stroke:#f9a825,color:#4d3b00,stroke-dasharray:5 3",
@@ -53,8 +53,9 @@ CLASSES: dict[str, str] = {
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
     "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
+# What the legend calls each fill (tests/render/test_mermaid.py checks the names against the hues)
 COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow",
-           "not-reproduced": "pale blue", "error": "purple", "timeout": "orange",
+           "not-reproduced": "pale teal", "error": "purple", "timeout": "orange",
            "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
            "entry": "blue", "missing": "white, dashed border"}
 WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)

@@ -39,6 +39,8 @@ def mkdocs_config(config: Config, out: Path) -> str:
         f"docs_dir: {quoted(out.name)}",
         f"site_dir: {quoted(site_dir(out))}",
         "use_directory_urls: false  # LIT-1.md is LIT-1.html: the pages' relative links hold",
+        "validation:",
+        "  anchors: warn  # with --strict, a link to a heading that is not there fails the build",
         "exclude_docs: |",
         "  .recordtool-*",
         "theme:",

@@ -17,13 +17,13 @@ from recordtool.render.mermaid import graph_view
 from recordtool.render.prose import Style, block, inline
 from recordtool.render.sitemap import (
     INDEX,
-    WANTED,
     Context,
     entry_page,
     kind_page,
     reading_time,
     relative,
     tag_page,
+    wanted_link,
 )
 
 HEADING_WIDTH = 120
@@ -66,7 +66,7 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
     def link(target: str) -> tuple[str, str | None]:
         if ctx.has(target):
             return relative(page, entry_page(target)), None
-        return relative(page, WANTED), "not in the record"
+        return wanted_link(page, target), "not in the record"
 
     def rewrite(href: str) -> str:
         # A relative link in prose is relative to the entry's YAML file; on the page it must

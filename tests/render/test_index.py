@@ -74,7 +74,7 @@ def test_wanted_lists_dangling_mentions_with_who_mentions_them(project: ProjectB
     page = wanted(context(record, statuses(record)))
     assert "## THEORY-99\n\nMentioned by 1 entry:\n\n" in page
     assert ("- [THEORY-1](THEORY-1.md) (body): “Checked as [NOTE-1](NOTE-1.md) suggests; "
-            "[THEORY-99](wanted.md \"not in the record\") would extend it.”") in page
+            "[THEORY-99](wanted.md#theory-99 \"not in the record\") would extend it.”") in page
 
 
 def test_index_paths_are_the_dashboard_wanted_graph_kinds_and_tags(project: ProjectBuilder) -> None:
@@ -128,4 +128,4 @@ def test_the_wanted_page_follows_the_ids_its_sentences_name(project: ProjectBuil
     before = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
     project.add("LIT-7", 'title: Another paper\nreference: {authors: ["Doe, J."], year: 2021, title: P}\n')
     after = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
-    assert '[LIT-7](wanted.md "not in the record")' in before and "[LIT-7](LIT-7.md)" in after
+    assert '[LIT-7](wanted.md#lit-7 "not in the record")' in before and "[LIT-7](LIT-7.md)" in after

@@ -200,3 +200,27 @@ def test_graph_md_from_the_entry_cache_is_graph_md_afresh(project: ProjectBuilde
     assert page == graph_page(context(afresh, {}))
     assert ("Claim 1" in page) == (whole_max == 60) and ('-->|uses|' in page) == (whole_max == 60)
 
+
+
+# The hues (degrees) and the most colour (0-1) each name of the legend allows
+HUES = {"green": (100, 160), "light green": (60, 140), "red": (340, 375), "yellow": (40, 65), "pale yellow": (40, 65),
+        "pale teal": (160, 200), "purple": (260, 320), "orange": (20, 40), "blue": (200, 250)}
+GREYS = ("grey", "light grey", "white")
+
+
+def test_the_legend_names_the_colour_each_fill_is() -> None:
+    """A legend that says "light green" for a yellow fill misleads: each name matches its fill's hue."""
+    import colorsys
+
+    from recordtool.render.mermaid import CLASSES, COLOURS
+
+    for state, name in COLOURS.items():
+        fill = CLASSES[state].split("fill:#", 1)[1][:6]
+        red, green, blue = (int(fill[i:i + 2], 16) / 255 for i in (0, 2, 4))
+        hue, _saturation, _value = colorsys.rgb_to_hsv(red, green, blue)
+        colour, chroma = name.split(",")[0], max(red, green, blue) - min(red, green, blue)
+        if colour in GREYS:
+            assert chroma < 0.05, (state, fill)
+        else:
+            low, high = HUES[colour]
+            assert chroma >= 0.05 and (low <= hue * 360 <= high or low <= hue * 360 + 360 <= high), (state, fill, hue * 360)

@@ -31,7 +31,8 @@ def test_site_writes_mkdocs_yml_beside_the_pages(project: ProjectBuilder) -> Non
     text = (project.root / "record" / "mkdocs.yml").read_text(encoding="utf-8")
     assert text.startswith(MARK)
     for line in ['docs_dir: "pages"', 'site_dir: "pages-site"', "  - search", "        - name: mermaid",
-                 '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #"]:
+                 '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #",
+                 "  anchors: warn  #", "  - assets/mermaid.min.js  #"]:
         assert f"\n{line}" in text
     # unchanged, the file is left as it is
     before = (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns
@@ -58,6 +59,9 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     assert built.returncode == 0, built.stderr
     site = project.root / "record" / "pages-site"
     assert 'class="mermaid"' in (site / "LIT-1.html").read_text(encoding="utf-8")
+    # a missing id links to its heading on the wanted page (strict mode checks the anchors)
+    assert 'href="wanted.html#theory-99"' in (site / "THEORY-1.html").read_text(encoding="utf-8")
+    assert 'id="theory-99"' in (site / "wanted.html").read_text(encoding="utf-8")
     assert 'class="mermaid"' in (site / "graph.html").read_text(encoding="utf-8")
     # the graphs' node links lead to the site's pages, not to the Markdown sources
     drawn = (site / "LIT-1.html").read_text(encoding="utf-8")

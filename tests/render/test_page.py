@@ -84,7 +84,7 @@ def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBui
             "22 December 2021. <https://example.org/framework>") in page
     assert "Read in full on 2026-10-26 ([NOTE-3](NOTE-3.md)). Claims drawn from it" in page
     assert "## Why this is here" in page
-    assert '[THEORY-404](wanted.md "not in the record")' in page
+    assert '[THEORY-404](wanted.md#theory-404 "not in the record")' in page
     backlinks = _section(page, "Backlinks")
     assert re.findall(r"^- \[([A-Z]+-\d+)\]", backlinks, re.MULTILINE) == [
         "LIT-8", "NOTE-3", "THEORY-9", "THEORY-12", "THEORY-100"]
@@ -132,12 +132,12 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
         "- [LIT-1](LIT-1.md) — A paper (mentions it)",
         "    - body: “See [NOTE-1](NOTE-1.md).”",
         "- [THEORY-1](THEORY-1.md) — The claim (mentions it)",
-        "    - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md \"not in the record\") would extend it.”",
+        "    - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md#theory-99 \"not in the record\") would extend it.”",
     ])
     claim = render_entry(ctx, "THEORY-1")
     assert "| Used by | [THEORY-2](THEORY-2.md) — A second claim that uses the first. |" in claim
-    assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md "not in the record") would extend it.' in claim
-    assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md "not in the record").')
+    assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md#theory-99 "not in the record") would extend it.' in claim
+    assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md#theory-99 "not in the record").')
     second = render_entry(ctx, "THEORY-2")
     assert "\n---\n\n# THEORY-2: A second claim that uses the first.\n" in second
 
@@ -313,7 +313,7 @@ def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder,
     """)
     record = open_project(root=project.root)
     page = render_entry(context(record, statuses(record), project.root / "record" / "pages"), "NOTE-1")
-    assert 'See [the data](../../data/x.csv) and [a claim](wanted.md "not in the record").' in page
+    assert 'See [the data](../../data/x.csv) and [a claim](wanted.md#theory-5 "not in the record").' in page
     page = render_entry(context(record, statuses(record), project.root / "site"), "NOTE-1")
     assert "[the data](../data/x.csv)" in page
 
