@@ -277,10 +277,11 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
     out, and what it gives power (sensitivity) to."""
     rows = []
     for control in controls:
-        measured = "; ".join(_control_run(r) for r in control.runs) or "—"
         outcome = CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome))
-        gives = [escape.code(e.metric) for e in expectations
-                 if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
+        decides = [e.metric for e in expectations
+                   if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
+        gives = [escape.code(metric) for metric in decides]
+        measured = _control_measured(control.runs, set(decides))
         degenerate = [r for r in control.runs if r.degenerate]
         if degenerate:
             seeds = ", ".join(str(r.seed) for r in degenerate)
@@ -295,12 +296,27 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
             *_table(["Control", "Params", "Outcome", "Gives power to", "Measured"], rows)]
 
 
-def _control_run(run_: Run) -> str:
-    if run_.outcome != "ok":
-        return f"seed {run_.seed}: {escape.cell(run_.outcome)}"
-    parts = [f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} ({'holds' if r.holds else 'fails'})"
-             for r in run_.expectations]
-    return f"seed {run_.seed}: " + ", ".join(parts)
+def _control_measured(runs: list[Run], decides: set[str]) -> str:
+    """What a control measured, per seed: first the metrics it decides something for (``decides``;
+    without one, those it fails; without one, all), the rest folded away in ``<details>``."""
+    results = [r for run_ in runs for r in run_.expectations]
+    first = decides or {r.metric for r in results if not r.holds} or {r.metric for r in results}
+    shown, folded, more = [], [], 0
+    for run_ in runs:
+        if run_.outcome != "ok":
+            shown.append(f"seed {run_.seed}: {escape.cell(run_.outcome)}")
+            continue
+        parts: dict[bool, list[str]] = {True: [], False: []}
+        for r in run_.expectations:
+            parts[r.metric in first].append(f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} "
+                                            f"({'holds' if r.holds else 'fails'})")
+        shown += [f"seed {run_.seed}: " + ", ".join(parts[True])] if parts[True] else []
+        folded += [f"seed {run_.seed}: " + ", ".join(parts[False])] if parts[False] else []
+        more += len(parts[False])
+    out = "; ".join(shown)
+    if folded:  # (GitHub, Obsidian and the site draw it in the table's cell)
+        out += f" <details><summary>{more} more</summary>{'; '.join(folded)}</details>"
+    return out.strip() or "—"
 
 
 def spread(values: list[float] | None, nans: int, seeds: int) -> str:

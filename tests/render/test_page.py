@@ -182,8 +182,9 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     assert "`loss`" not in v[:v.index("<details")]
     assert ('<details markdown="1">\n<summary>1 observed metric, judged by no expectation</summary>\n\n'
             "| Seed | Metric | Measured |\n| --- | --- | --- |\n| 0 | `loss` | 5 values, 0.1 … 0.5 |\n\n</details>") in v
-    assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails), "
-            "terms = 5 (holds) |") in v
+    # what the control decides first (here, giving no power: what it fails), the rest folded away
+    assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails) "
+            "<details><summary>1 more</summary>seed 0: terms = 5 (holds)</details> |") in v
     assert "#### Figures: main run\n\n![Figure 1. loss.png](figures/THEORY-1/exact/loss.png)\n\n*Figure 1.* loss.png" in v
     assert "| Commit | 0123456789ab |" in v
     assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
@@ -378,6 +379,9 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
             "degenerate, no power) | none | ✅ holds |") in v
     assert ("| `n` | \\>= 2 | `b` | 2 of 2 | 5 | none | none | ➖ no power (decides nothing) |") in v
     assert "| 1 | `n` | \\>= 2 | 2 | 5 | ✅ holds (no power) |" in v
+    assert ("| `shuffled` | `shuffle=true` | fails an expectation on every seed | `err` | seed 0: err = 0.8 (fails); "
+            "seed 1: err = 0.8 (fails) <details><summary>2 more</summary>seed 0: n = 5 (holds); seed 1: n = 5 (holds)"
+            "</details> |") in v  # the metric it gives power to first
     assert ("| `untrained` | `train=false` | fails an expectation on every seed; ⚠️ degenerate on seeds 0, 1 "
             "(loss_drop \\< 0.1): it learned nothing | none |") in v
 
