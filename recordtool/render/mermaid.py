@@ -115,20 +115,24 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 
 
 def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
-    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, nearest first (typed citations either
-    way, then what this entry mentions, then what mentions it; each group in the record's
-    order), drawn in the record's order."""
+    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, those that matter most first (the
+    claims that use this entry, and contradicted or not-reproduced claims; then typed citations
+    either way; then what this entry mentions; then what mentions it; claims before other
+    entries in each group, each in the record's order), drawn in the record's order."""
     if len(neighbours) <= MAX_NEIGHBOURS:
         return neighbours
     graph = ctx.project.graph
     cited = {c.id for c in ctx.project.record.entries[entry_id].cites}
     citing = {s for _relation, _label, sources in graph.inverse(entry_id) for s in sources}
+    users = {s for relation, _label, sources in graph.inverse(entry_id) if relation == "uses" for s in sources}
     mentioned = {m.target for m in graph.mentions_out.get(entry_id, ())}
 
-    def distance(n: str) -> int:
-        return 0 if n in cited or n in citing else 1 if n in mentioned else 2
+    def rank(n: str) -> tuple[int, bool]:
+        state = ctx.state(n)
+        first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
+        return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
     order = {n: i for i, n in enumerate(neighbours)}
-    nearest = set(sorted(neighbours, key=lambda n: (distance(n), order[n]))[:MAX_NEIGHBOURS])
+    nearest = set(sorted(neighbours, key=lambda n: (*rank(n), order[n]))[:MAX_NEIGHBOURS])
     return [n for n in neighbours if n in nearest]
 
 

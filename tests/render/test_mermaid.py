@@ -224,3 +224,20 @@ def test_the_legend_names_the_colour_each_fill_is() -> None:
         else:
             low, high = HUES[colour]
             assert chroma >= 0.05 and (low <= hue * 360 <= high or low <= hue * 360 + 360 <= high), (state, fill, hue * 360)
+
+
+def test_claims_that_use_the_entry_or_are_contradicted_are_drawn_before_notes(project: ProjectBuilder) -> None:
+    """In a crowded neighbourhood the claims that matter keep their nodes: one that uses the
+    entry, and a contradicted one that only mentions it, before the many notes that cite it."""
+    from recordtool.verify.verdict import ClaimStatus
+
+    project.add("THEORY-1", "statement: The hub.\n")
+    for i in range(MAX_NEIGHBOURS + 5):
+        project.add(f"NOTE-{i}", f"title: Note {i}\ncites: [{{id: THEORY-1, as: paper}}]\n")
+    project.add("THEORY-50", "statement: Built on it.\ncites: [{id: THEORY-1, as: uses}]\n")
+    project.add("THEORY-60", "statement: Against THEORY-1, and false.\n")
+    record = open_project(root=project.root)
+    states = statuses(record, THEORY_60=ClaimStatus("THEORY-60", "contradicted", None))
+    nodes = [m.group(1) for line in _block(graph_view(context(record, states), "THEORY-1", "THEORY-1.md"))
+             if (m := NODE.match(line))]
+    assert "THEORY_50" in nodes and "THEORY_60" in nodes and "more_" in nodes
