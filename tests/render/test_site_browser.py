@@ -3,6 +3,7 @@ request leaves the site (Mermaid included)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import tempfile
@@ -17,8 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from recordtool.cli import cli
+from recordtool.record.config import load_config
+from recordtool.verify.store import write_verdict
 from tests.conftest import ProjectBuilder
-from tests.render_record import build_site
+from tests.render_record import build_site, verdict
 
 # What each payload does when it runs: the tab's title becomes PWNED, and a request goes out.
 JS = "document.title='PWNED';new Image().src='http://evil.example/ran'"
@@ -55,6 +58,10 @@ def _hostile(project: ProjectBuilder) -> None:
                             f"cites: [{{id: LIT-1, as: source, note: {quoted(TITLE)}}}]\nbody: {quoted(BODY)}\n")
     project.add("NOTE-1", f"title: {quoted('%%{init: {}}%% ' + TITLE)}\ncites: [{{id: THEORY-1, as: uses}}]\n"
                           f"body: {quoted('See THEORY-1 and THEORY-9. ' + BODY)}\n")
+    shown = verdict("THEORY-1")  # (stale: THEORY-1 declares no check now, and its page shows the last verdict)
+    check = dataclasses.replace(shown.checks[0], params={"p": TITLE}, message=TITLE, setting=TITLE, runs=[
+        dataclasses.replace(run, metrics={**run.metrics, f"m{TITLE}": 1.0}, error=TITLE) for run in shown.checks[0].runs])
+    write_verdict(load_config(project.root), dataclasses.replace(shown, checks=[check]))
 
 
 def _build(project: ProjectBuilder) -> Path:
