@@ -317,6 +317,7 @@ def _ellipsis(lines: list[str], width: int) -> list[str]:
 WHOLE_MAX = 60
 MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
 MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
+MAX_STANDOUTS = 20  # contradicted or not-reproduced claims drawn on their own in the summary
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
 
@@ -400,6 +401,12 @@ def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     for g in groups:
         if g not in (other, "#"):
             lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
+    # the claims a reader looks for first keep their own nodes, each joined to its tag's
+    for claim in [c for c in claims if ctx.states.get(c) in ("contradicted", "not-reproduced")][:MAX_STANDOUTS]:
+        name = node(claim)
+        lines += [node_line(ctx, claim), f"  {name} -.- {names[place(claim)]}",
+                  f'  click {name} "{relative(page, entry_page(claim))}"']
+        used.setdefault(ctx.states.get(claim) or "unchecked", []).append(name)
     lines += _classes(used)
     lines.append("```")
     out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
@@ -430,7 +437,8 @@ def _tag_table(ctx: Context, claims: int, tag_groups: list[str], members: dict[s
     """What the summary says under it, and its table of every tag with its claims' verdicts."""
     out = (f"\n\n{claims} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
            "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
-           f"to the {MAX_ARROWS} it cites most"
+           f"to the {MAX_ARROWS} it cites most; contradicted and not-reproduced claims are drawn on their own "
+           "too, joined to their tag by a dotted line"
            + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
               if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
               if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")

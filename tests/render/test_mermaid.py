@@ -149,17 +149,22 @@ def test_graph_md_above_its_size_counts_claims_by_tag(project: ProjectBuilder, m
         project.add(f"THEORY-{i}", f"statement: S{i}.\ntags: [{tag}]\ncites: [{{id: LIT-1, as: source}}"
                     + (", {id: THEORY-3, as: uses}" if i < 2 else "") + "]\n")
     record = open_project(root=project.root)
-    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified", verdict("THEORY-3"))))
+    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified", verdict("THEORY-3")),
+                                   THEORY_5=ClaimStatus("THEORY-5", "contradicted", verdict("THEORY-5", "fail"))))
     page = graph_page(ctx)
     lines = _block(page)
+    # a contradicted claim keeps its own node, joined to its tag's (here 'other tags')
+    assert [line for line in lines if "THEORY_5" in line and "class" not in line] == \
+        ['  THEORY_5["THEORY-5<br/>S5."]', "  THEORY_5 -.- g2_", '  click THEORY_5 "THEORY-5.md"']
+    assert "  class THEORY_5 contradicted" in lines
     assert '  g0_["a<br/>3 claims<br/>3 unchecked"]' in lines
     assert '  g1_["b<br/>2 claims<br/>1 unchecked, 1 verified"]' in lines
-    assert '  g2_["other tags<br/>1 claim<br/>1 unchecked"]' in lines
+    assert '  g2_["other tags<br/>1 claim<br/>1 contradicted"]' in lines
     assert '  k0_["literature<br/>cited 6 times"]' in lines
     assert [line for line in lines if line.startswith("  g0_ -->")] == ["  g0_ -->|3| k0_", "  g0_ -->|2| g1_"]
     assert "  class g1_ unchecked" in lines  # the worst verdict among its claims
     assert "the smallest tag is drawn as 'other tags'" in page
-    assert "| [c](tags/c.md) | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 |" in page
+    assert "| [c](tags/c.md) | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in page
 
 
 @pytest.mark.parametrize(("title", "lines"), [
