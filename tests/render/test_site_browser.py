@@ -44,7 +44,7 @@ flowchart LR
 ```
 """
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-OWN = (".google.com", ".googleapis.com", ".gstatic.com")  # the browser's own services, not the pages' requests
+OWN = (".google.com", ".googleapis.com", ".gstatic.com", ".gvt1.com")  # the browser's own services, not the pages' requests
 
 
 def _hostile(project: ProjectBuilder) -> None:
