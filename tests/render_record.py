@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+import recordtool
 from recordtool.record.config import Config
 from recordtool.record.project import Project, open_project
 from recordtool.verify.verdict import (
@@ -106,3 +110,12 @@ def site_markdown(config: Config) -> Any:
         if line.startswith("  - "):
             names.append(line[4:].split("#")[0].strip().rstrip(":"))
     return markdown.Markdown(extensions=["toc", "tables", *names])
+
+
+def build_site(root: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` of the site ``render --site`` configured under ``root``, with
+    this tree's recordtool (its MkDocs plugin), not an installed one."""
+    here = str(Path(recordtool.__file__).resolve().parents[1])
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "record/mkdocs.yml"],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": here})

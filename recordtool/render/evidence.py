@@ -13,6 +13,7 @@ duration). The rules: docs/verdicts.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from recordtool.record.expect import ExpectationSyntaxError, parse_expectation
@@ -54,6 +55,12 @@ CLAUSE_BADGES = {
     "skipped": "⏭️ skipped",
 }
 
+# A clause's state in a count ("5 verified · 1 observed only"): verified, then the worst first
+CLAUSE_WORDS = {"verified": "verified", "contradicted": "contradicted", "not-reproduced": "not reproduced",
+                "error": "error", "timeout": "timeout", "skipped": "skipped", "untested": "untested",
+                "observed": "observed only"}
+CLAUSES = "clauses"  # the anchor of the clause table
+
 EXPECTATION_BADGES = {
     "holds": "✅ holds",
     "fails": "❌ fails",
@@ -74,6 +81,37 @@ def verdict_badge(ctx: Context, claim_id: str, state: str) -> str:
     status = ctx.statuses.get(claim_id)
     analogue = status is not None and status.verdict is not None and status.verdict.analogue
     return badge(state) + (ANALOGUE if analogue and state in ("verified", "partly-verified") else "")
+
+
+def verdict_line(ctx: Context, claim_id: str, clauses: str) -> str:
+    """A claim's verdict at a glance: its badge and, of its clauses, how many are in the state
+    that decides it (named, each linked to ``clauses``, the clause table), then how many are in
+    each other: ``❌ contradicted: 1 of 7 clauses (`recent-tokens`) · 5 verified · 1 observed only``."""
+    state = ctx.state(claim_id) or "unchecked"
+    shown = verdict_badge(ctx, claim_id, state)
+    status = ctx.statuses.get(claim_id)
+    verdict = status.verdict if status is not None else None
+    if verdict is None or not verdict.clauses or state == "stale":
+        return shown
+    counts: Counter[str] = Counter(clause.state for clause in verdict.clauses)
+    worst = next((s for s in CLAUSE_WORDS if counts[s] and s != "verified"), "verified")  # (worst first)
+    lead = "verified" if state == "verified" else worst
+    word = CLAUSE_WORDS[lead]
+    out = f"{shown}: {counts[lead]} of {len(verdict.clauses)} clause{'s' if len(verdict.clauses) != 1 else ''}"
+    if word != state.replace("-", " "):
+        out += f" {word}"
+    if lead != "verified":
+        out += " (" + ", ".join(f"[{escape.code(c.clause)}]({clauses})" for c in verdict.clauses if c.state == lead) + ")"
+    return out + "".join(f" · {counts[s]} {word}" for s, word in CLAUSE_WORDS.items() if s != lead and counts[s])
+
+
+def banner(ctx: Context, claim_id: str) -> str:
+    """The first line of a claim's page: ``verdict_line``, in bold, and what its checks ran on."""
+    status = ctx.statuses.get(claim_id)
+    verdict = status.verdict if status is not None else None
+    settings = list(dict.fromkeys(c.setting for c in verdict.checks if c.setting)) if verdict is not None else []
+    setting = f" — setting{'s' if len(settings) > 1 else ''}: " + "; ".join(escape.line(s) for s in settings) if settings else ""
+    return f"**{verdict_line(ctx, claim_id, '#' + CLAUSES)}**{setting}"
 
 
 def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
@@ -239,10 +277,11 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
     out, and what it gives power (sensitivity) to."""
     rows = []
     for control in controls:
-        measured = "; ".join(_control_run(r) for r in control.runs) or "—"
         outcome = CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome))
-        gives = [escape.code(e.metric) for e in expectations
-                 if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
+        decides = [e.metric for e in expectations
+                   if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
+        gives = [escape.code(metric) for metric in decides]
+        measured = _control_measured(control.runs, set(decides))
         degenerate = [r for r in control.runs if r.degenerate]
         if degenerate:
             seeds = ", ".join(str(r.seed) for r in degenerate)
@@ -257,12 +296,27 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
             *_table(["Control", "Params", "Outcome", "Gives power to", "Measured"], rows)]
 
 
-def _control_run(run_: Run) -> str:
-    if run_.outcome != "ok":
-        return f"seed {run_.seed}: {escape.cell(run_.outcome)}"
-    parts = [f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} ({'holds' if r.holds else 'fails'})"
-             for r in run_.expectations]
-    return f"seed {run_.seed}: " + ", ".join(parts)
+def _control_measured(runs: list[Run], decides: set[str]) -> str:
+    """What a control measured, per seed: first the metrics it decides something for (``decides``;
+    without one, those it fails; without one, all), the rest folded away in ``<details>``."""
+    results = [r for run_ in runs for r in run_.expectations]
+    first = decides or {r.metric for r in results if not r.holds} or {r.metric for r in results}
+    shown, folded, more = [], [], 0
+    for run_ in runs:
+        if run_.outcome != "ok":
+            shown.append(f"seed {run_.seed}: {escape.cell(run_.outcome)}")
+            continue
+        parts: dict[bool, list[str]] = {True: [], False: []}
+        for r in run_.expectations:
+            parts[r.metric in first].append(f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} "
+                                            f"({'holds' if r.holds else 'fails'})")
+        shown += [f"seed {run_.seed}: " + ", ".join(parts[True])] if parts[True] else []
+        folded += [f"seed {run_.seed}: " + ", ".join(parts[False])] if parts[False] else []
+        more += len(parts[False])
+    out = "; ".join(shown)
+    if folded:  # (GitHub, Obsidian and the site draw it in the table's cell)
+        out += f" <details><summary>{more} more</summary>{'; '.join(folded)}</details>"
+    return out.strip() or "—"
 
 
 def spread(values: list[float] | None, nans: int, seeds: int) -> str:
@@ -308,8 +362,8 @@ def _clauses(verdict: ClaimVerdict, stale: bool) -> list[str]:
     for clause in verdict.clauses:
         rows.append([f"{escape.code(clause.clause)}: {escape.cell(clause.text)}",
                      CLAUSE_BADGES.get(clause.state, escape.cell(clause.state)), _decided_by(clause, checks)])
-    title = "Clauses (of the last verdict):" if stale else "Clauses:"
-    return [title, "", *_table(["Clause", "Verdict", "Decided by"], rows)]
+    title = ["### Clauses", "", "Of the last verdict:", ""] if stale else ["### Clauses", ""]
+    return [*title, *_table(["Clause", "Verdict", "Decided by"], rows)]
 
 
 def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:

@@ -6,13 +6,17 @@ own properties table stays, for every other viewer.
 
 The YAML is strict and plain: one ``key: value`` per line, every string double-quoted with
 the escapes YAML and JSON share (so no title can end the block, start a comment or read as a
-number, a date or ``null``), dates and versions bare, tags as a block list of Obsidian tags.
+number, a date or ``null``), dates, timestamps (``since``, ``last_verified``) and versions
+bare, so that YAML 1.1 and 1.2 parsers read them as such, and lists as block lists: the tags as
+Obsidian tags, the title as an alias, and the relations (``cites``, ``uses``, ``used_by``) as
+Obsidian links (``"[[LIT-1]]"``), which Dataview queries.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 from recordtool.record.schema import Entry
 from recordtool.render.sitemap import Context
@@ -22,6 +26,7 @@ from recordtool.render.sitemap import Context
 # ensure_ascii=False escapes only the C0 controls, quotes and backslashes.
 _UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
 _NUMERIC_TAG = re.compile(r"^[0-9/-]+$")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")  # (YAML's, narrowed)
 
 
 def quoted(value: str) -> str:
@@ -35,15 +40,34 @@ def obsidian_tag(tag: str) -> str:
     return "_" + tag if _NUMERIC_TAG.match(tag) else tag
 
 
+def timestamp(value: str) -> str:
+    """``value`` bare when it is a valid time in the form a verdict writes (which YAML reads as a
+    timestamp); quoted otherwise."""
+    if _TIMESTAMP.fullmatch(value):
+        try:
+            datetime.fromisoformat(value)
+            return value
+        except ValueError:
+            pass
+    return quoted(value)
+
+
+def _listed(key: str, values: list[str]) -> list[str]:
+    return [f"{key}:", *(f"  - {quoted(v)}" for v in values)] if values else []
+
+
 def front_matter(ctx: Context, entry: Entry) -> list[str]:
     """The lines of ``entry``'s front matter, ``---`` to ``---``."""
     kind = ctx.project.config.kind_of(entry.id)
-    lines = ["---", f"id: {quoted(entry.id)}", f"title: {quoted(ctx.title(entry.id))}",
+    title = ctx.title(entry.id)
+    lines = ["---", f"id: {quoted(entry.id)}", f"title: {quoted(title)}", *_listed("aliases", [title] if title else []),
              f"kind: {quoted(kind.name if kind is not None else entry.kind)}",
-             f"status: {quoted(entry.status)}", f"version: {entry.version}"]
-    if entry.tags:
-        lines.append("tags:")
-        lines += [f"  - {quoted(obsidian_tag(t))}" for t in entry.tags]
+             f"status: {quoted(entry.status)}", f"version: {entry.version}",
+             *_listed("tags", [obsidian_tag(t) for t in entry.tags])]
+    lines += _listed("cites", list(dict.fromkeys(f"[[{c.id}]]" for c in entry.cites)))
+    lines += _listed("uses", [f"[[{c.id}]]" for c in entry.cites if c.as_ == "uses"])
+    lines += _listed("used_by", [f"[[{s}]]" for rel, _label, sources in ctx.project.graph.inverse(entry.id)
+                                 if rel == "uses" for s in sources])
     if entry.created:
         lines.append(f"created: {entry.created.isoformat()}")
     if entry.updated:
@@ -54,7 +78,9 @@ def front_matter(ctx: Context, entry: Entry) -> list[str]:
         status = ctx.statuses.get(entry.id)
         verdict = status.verdict if status is not None else None
         if verdict is not None and state != "stale":  # a stale verdict's outcome no longer holds
-            lines.append(f"since: {quoted(verdict.since)}")
+            lines.append(f"since: {timestamp(verdict.since)}")
+        if verdict is not None:
+            lines.append(f"last_verified: {timestamp(verdict.verified_at)}")
     lines.append("---")
     return lines
 

@@ -11,6 +11,7 @@ from collections import Counter
 
 from recordtool.record.load import id_sort_key
 from recordtool.render import escape, mermaid
+from recordtool.render.evidence import CLAUSES, verdict_line
 from recordtool.render.page import sentence
 from recordtool.render.sitemap import (
     GRAPH,
@@ -57,7 +58,7 @@ def dashboard(ctx: Context) -> str:
                   f"Of these, {_not_active(unsettled)}: their verdicts are on the statements as they stand."]
 
     if claims:
-        lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Statement |",
+        lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Title |",
                   "| --- | --- | --- | --- | --- | --- |"]
         lines.extend(_claim_line(ctx, claim, shown[claim], state) for claim, state in zip(claims, states, strict=True))
 
@@ -97,7 +98,8 @@ def _claim_line(ctx: Context, claim: str, row: Row, state: str) -> str:
     verdict = status.verdict if status is not None else None
     since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
     last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
-    return f"| {ctx.link(INDEX, claim)} | {_status(row.status)} | {badge(state)} | {since} | {last} | {row.title} |"
+    shown = verdict_line(ctx, claim, f"{relative(INDEX, entry_page(claim))}#{CLAUSES}") if state != "unchecked" else badge(state)
+    return f"| {ctx.link(INDEX, claim)} | {_status(row.status)} | {escape.in_row(shown)} | {since} | {last} | {row.title} |"
 
 
 def _not_active(counts: Counter[str]) -> str:

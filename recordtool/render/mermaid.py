@@ -40,11 +40,11 @@ TITLE_LINES = 2
 
 CLASSES: dict[str, str] = {
     "verified": "fill:#d4edda,stroke:#2e7d32,color:#1b3d1f",
-    "partly-verified": "fill:#fff9c4,stroke:#9e9d24,color:#3e3c00",
+    "partly-verified": "fill:#e6f2c9,stroke:#7cb342,color:#2e4a0f",
     "contradicted": "fill:#f8d7da,stroke:#c62828,color:#5c1414",
     "no-power": "fill:#fff3cd,stroke:#b08800,color:#4d3b00",
-    "not-reproduced": "fill:#e3f2fd,stroke:#546e7a,color:#263238",
-    "error": "fill:#fde2e4,stroke:#8e24aa,color:#4a0f57",
+    "not-reproduced": "fill:#e0f2f1,stroke:#546e7a,color:#263238",
+    "error": "fill:#f3e5f5,stroke:#8e24aa,color:#4a0f57",
     "timeout": "fill:#ffe8cc,stroke:#e65100,color:#5a2000",
     "skipped": "fill:#eceff1,stroke:#607d8b,color:#263238",
     "stale": "fill:#fff8e1,stroke:#f9a825,color:#4d3b00,stroke-dasharray:5 3",
@@ -53,8 +53,9 @@ CLASSES: dict[str, str] = {
     "missing": "fill:#ffffff,stroke:#bdbdbd,color:#757575,stroke-dasharray:3 3",
     "more": "fill:#ffffff,stroke:#9e9e9e,color:#424242",
 }
+# What the legend calls each fill (tests/render/test_mermaid.py checks the names against the hues)
 COLOURS = {"verified": "green", "partly-verified": "light green", "contradicted": "red", "no-power": "yellow",
-           "not-reproduced": "pale blue", "error": "purple", "timeout": "orange",
+           "not-reproduced": "pale teal", "error": "purple", "timeout": "orange",
            "skipped": "grey", "stale": "pale yellow, dashed border", "unchecked": "light grey",
            "entry": "blue", "missing": "white, dashed border"}
 WANTED_NODE = "wanted_"  # entry nodes never end with "_" (see node)
@@ -114,20 +115,24 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 
 
 def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
-    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, nearest first (typed citations either
-    way, then what this entry mentions, then what mentions it; each group in the record's
-    order), drawn in the record's order."""
+    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, those that matter most first (the
+    claims that use this entry, and contradicted or not-reproduced claims; then typed citations
+    either way; then what this entry mentions; then what mentions it; claims before other
+    entries in each group, each in the record's order), drawn in the record's order."""
     if len(neighbours) <= MAX_NEIGHBOURS:
         return neighbours
     graph = ctx.project.graph
     cited = {c.id for c in ctx.project.record.entries[entry_id].cites}
     citing = {s for _relation, _label, sources in graph.inverse(entry_id) for s in sources}
+    users = {s for relation, _label, sources in graph.inverse(entry_id) if relation == "uses" for s in sources}
     mentioned = {m.target for m in graph.mentions_out.get(entry_id, ())}
 
-    def distance(n: str) -> int:
-        return 0 if n in cited or n in citing else 1 if n in mentioned else 2
+    def rank(n: str) -> tuple[int, bool]:
+        state = ctx.state(n)
+        first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
+        return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
     order = {n: i for i, n in enumerate(neighbours)}
-    nearest = set(sorted(neighbours, key=lambda n: (distance(n), order[n]))[:MAX_NEIGHBOURS])
+    nearest = set(sorted(neighbours, key=lambda n: (*rank(n), order[n]))[:MAX_NEIGHBOURS])
     return [n for n in neighbours if n in nearest]
 
 
@@ -312,6 +317,7 @@ def _ellipsis(lines: list[str], width: int) -> list[str]:
 WHOLE_MAX = 60
 MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
 MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
+MAX_STANDOUTS = 20  # contradicted or not-reproduced claims drawn on their own in the summary
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
 
@@ -395,6 +401,12 @@ def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
     for g in groups:
         if g not in (other, "#"):
             lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
+    # the claims a reader looks for first keep their own nodes, each joined to its tag's
+    for claim in [c for c in claims if ctx.states.get(c) in ("contradicted", "not-reproduced")][:MAX_STANDOUTS]:
+        name = node(claim)
+        lines += [node_line(ctx, claim), f"  {name} -.- {names[place(claim)]}",
+                  f'  click {name} "{relative(page, entry_page(claim))}"']
+        used.setdefault(ctx.states.get(claim) or "unchecked", []).append(name)
     lines += _classes(used)
     lines.append("```")
     out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
@@ -425,7 +437,8 @@ def _tag_table(ctx: Context, claims: int, tag_groups: list[str], members: dict[s
     """What the summary says under it, and its table of every tag with its claims' verdicts."""
     out = (f"\n\n{claims} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
            "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
-           f"to the {MAX_ARROWS} it cites most"
+           f"to the {MAX_ARROWS} it cites most; contradicted and not-reproduced claims are drawn on their own "
+           "too, joined to their tag by a dotted line"
            + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
               if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
               if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")

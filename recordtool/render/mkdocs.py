@@ -2,16 +2,16 @@
 
 ``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (``record/mkdocs.yml``
 for ``record/pages``); ``mkdocs build -f record/mkdocs.yml --strict`` then builds a site with
-navigation, search and the Mermaid graphs drawn (``pymdownx.superfences``' custom fence),
-into ``record/pages-site/``. The Markdown pages stay the primary output: the configuration only
+navigation, search and the Mermaid graphs drawn (``pymdownx.superfences``' custom fence, and
+Mermaid served by the site itself), into ``record/pages-site/``. The Markdown pages stay the primary output: the configuration only
 says how to read them (front matter, ``<details markdown="1">``, backslash escapes of any
 character as CommonMark allows) and, through recordtool's own MkDocs plugin, that the Mermaid
 graphs' node links point at ``.html`` pages.
 
 The configuration depends only on the project's configuration (its kinds) and the folder
 names, so it does not go stale as entries come and go: the navigation names the index pages,
-and entries are reached from them, by links and by search. A ``mkdocs.yml`` that recordtool
-did not write is never overwritten.
+and the plugin adds every entry's and tag's page to it at build time. A ``mkdocs.yml`` that
+recordtool did not write is never overwritten.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def mkdocs_config(config: Config, out: Path) -> str:
         f"docs_dir: {quoted(out.name)}",
         f"site_dir: {quoted(site_dir(out))}",
         "use_directory_urls: false  # LIT-1.md is LIT-1.html: the pages' relative links hold",
+        "validation:",
+        "  anchors: warn  # with --strict, a link to a heading that is not there fails the build",
         "exclude_docs: |",
         "  .recordtool-*",
         "theme:",
@@ -49,7 +51,9 @@ def mkdocs_config(config: Config, out: Path) -> str:
         "    - navigation.top",
         "plugins:",
         "  - search",
-        "  - recordtool  # the graphs' node links as the site's pages (recordtool/render/mkdocs_plugin.py)",
+        "  - recordtool  # Mermaid, escaping, entries in the nav (recordtool/render/mkdocs_plugin.py)",
+        "extra_javascript:",
+        "  - assets/mermaid.min.js  # served by the site, from recordtool's package: no CDN",
         "markdown_extensions:",
         "  - md_in_html  # <details markdown=\"1\">",
         "  - pymdownx.escapeall  # a backslash escapes any character, as in CommonMark",

@@ -1,10 +1,20 @@
 """The MkDocs plugin ``recordtool`` that `render --site` names in ``mkdocs.yml``.
 
-Its one job: the Mermaid graphs' ``click`` lines. A page links to another as ``LIT-1.md``, which
-GitHub and Obsidian follow and which MkDocs rewrites to ``LIT-1.html`` in ordinary Markdown
-links, but not inside a Mermaid fence, where it stays a link to a file the site does not have.
-The plugin rewrites those targets as MkDocs would (``use_directory_urls: false``), and only
-inside ``mermaid`` fences, only in ``click`` lines, only relative ``.md`` targets.
+What the pages cannot say for themselves, it tells MkDocs:
+
+- The Mermaid graphs' ``click`` lines. A page links to another as ``LIT-1.md``, which GitHub
+  and Obsidian follow and which MkDocs rewrites to ``LIT-1.html`` in ordinary Markdown links,
+  but not inside a Mermaid fence. The plugin rewrites those targets as MkDocs would
+  (``use_directory_urls: false``), only inside ``mermaid`` fences, only in ``click`` lines, only
+  relative ``.md`` targets.
+- The front matter is record text, and MkDocs Material writes ``page.meta`` into the HTML
+  raw (the ``<title>``, the header, the navigation): every string of it is HTML-escaped here,
+  and an entry's title is shown as ``ID: title`` (the browser's tab carries the id).
+- Mermaid is served from the site (``assets/mermaid.min.js``, shipped in this package; Material
+  uses a ``mermaid`` already loaded instead of fetching it from a CDN): the site reads offline.
+  The graphs' source stays out of the search index.
+- The navigation: after the index pages ``mkdocs.yml`` names, every entry's page and every
+  tag's page, in the record's order, so the sidebar shows where a page is.
 
 It is registered as an entry point (``mkdocs.plugins``) and imported only by MkDocs, so the
 rest of recordtool never imports mkdocs.
@@ -12,13 +22,20 @@ rest of recordtool never imports mkdocs.
 
 from __future__ import annotations
 
+import html
 import re
+from pathlib import Path
 from typing import Any
 
 from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files
+
+from recordtool.record.load import id_sort_key
 
 FENCE = re.compile(r"^(?P<fence>```+|~~~+)mermaid[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
 CLICK = re.compile(r'^(?P<head>[ \t]*click[ \t]+\S+[ \t]+")(?P<href>[^":]*?)\.md(?P<anchor>#[^"]*)?"', re.MULTILINE)
+MERMAID = "assets/mermaid.min.js"  # in this package, and in the site
+ASSETS = Path(__file__).parent / "assets"
 
 
 def site_links(markdown: str) -> str:
@@ -31,8 +48,41 @@ def site_links(markdown: str) -> str:
     return FENCE.sub(fence, markdown)
 
 
-class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
-    """Makes the Mermaid graphs' node links point at the site's pages."""
+def safe_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A page's front matter with every string HTML-escaped (in lists too), an entry's title
+    as ``ID: title``, and no ``status`` (Material would take it for a status icon of its own)."""
 
-    def on_page_markdown(self, markdown: str, /, **_kwargs: Any) -> str:
+    def safe(value: Any) -> Any:
+        if isinstance(value, str):
+            return html.escape(value)
+        return [safe(v) for v in value] if isinstance(value, list) else value
+
+    out = {key: safe(value) for key, value in meta.items() if key != "status"}
+    if isinstance(meta.get("id"), str) and isinstance(meta.get("title"), str):
+        out["title"] = html.escape(f"{meta['id']}: {meta['title']}")
+    return out
+
+
+def site_nav(nav: list[Any], pages: list[str]) -> list[Any]:
+    """``mkdocs.yml``'s navigation, then the entries' pages (those at the top not named
+    there) and the tags' pages, each in the record's order."""
+    named = {v for item in nav if isinstance(item, dict) for v in item.values() if isinstance(v, str)}
+    entries = sorted((p for p in pages if "/" not in p and p not in named), key=lambda p: id_sort_key(p[:-3]))
+    tags = sorted(p for p in pages if p.startswith("tags/"))
+    return [*nav, *([{"Entries": entries}] if entries else []), *([{"Tags": tags}] if tags else [])]
+
+
+class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
+    """The site's Mermaid (links, script, search), escaped front matter and navigation."""
+
+    def on_files(self, files: Files, /, *, config: Any) -> Files:
+        config.nav = site_nav(config.nav or [], [f.src_uri for f in files.documentation_pages()])
+        files.append(File.generated(config, MERMAID, abs_src_path=str(ASSETS / "mermaid.min.js")))
+        return files
+
+    def on_page_markdown(self, markdown: str, /, *, page: Any, **_kwargs: Any) -> str:
+        page.meta = safe_meta(page.meta)
         return site_links(markdown)
+
+    def on_page_content(self, content: str, /, **_kwargs: Any) -> str:
+        return content.replace('<pre class="mermaid">', '<pre class="mermaid" data-search-exclude>')

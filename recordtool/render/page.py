@@ -11,19 +11,19 @@ import posixpath
 from recordtool.record.load import id_sort_key
 from recordtool.record.schema import Entry, Literature, Reference, Theory
 from recordtool.render import escape
-from recordtool.render.evidence import verdict_badge, verdict_section
+from recordtool.render.evidence import banner, verdict_badge, verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, block, block_tail, inline
+from recordtool.render.prose import Style, block, inline
 from recordtool.render.sitemap import (
     INDEX,
-    WANTED,
     Context,
     entry_page,
     kind_page,
     reading_time,
     relative,
     tag_page,
+    wanted_link,
 )
 
 HEADING_WIDTH = 120
@@ -40,23 +40,19 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
     words = sum(len(text.split()) for _name, text in entry.prose())
     lines = [*front_matter(ctx, entry), "", f"# {entry_id}: {escape.line(heading)}", ""]
-    meta = [f"[The record]({relative(page, INDEX)})", reading_time(words)]
-    state = ctx.state(entry_id)
-    if state is not None:
-        meta.append(verdict_badge(ctx, entry_id, state))
-    lines += [" · ".join(meta), ""]
+    if ctx.state(entry_id) is not None:
+        lines += [banner(ctx, entry_id), ""]
+    lines += [f"[The record]({relative(page, INDEX)}) · {reading_time(words)}", ""]
 
     lines += _properties(ctx, entry, page, style)
     lines += ["", "## Graph view", "", graph_view(ctx, entry_id, page)]
     if isinstance(entry, Literature):
         lines += ["", "## Reference", "", citation(entry.reference)]
-    tail = None  # the marker of the list the statement ends with: the body's own lists are not its items
     if isinstance(entry, Theory):
-        statement, tail = block_tail(entry.statement, style)
-        lines += ["", "## Statement", "", statement]
-    body = block(entry.body, style, after=tail)
+        lines += ["", "## Statement", "", block(entry.statement, style)]
+    body = block(entry.body, style)
     if body:
-        lines += ["", body]
+        lines += ["", "## Discussion" if isinstance(entry, Theory) else "## Notes", "", body]
     if isinstance(entry, Theory):
         lines += ["", verdict_section(ctx, entry, page)]
     lines += ["", *_backlinks(ctx, entry_id, page)]
@@ -70,7 +66,7 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
     def link(target: str) -> tuple[str, str | None]:
         if ctx.has(target):
             return relative(page, entry_page(target)), None
-        return relative(page, WANTED), "not in the record"
+        return wanted_link(page, target), "not in the record"
 
     def rewrite(href: str) -> str:
         # A relative link in prose is relative to the entry's YAML file; on the page it must

@@ -43,23 +43,13 @@ class Style:
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
 
 
-def block(source: str, style: Style, tokens: list[Token] | None = None, *, after: str | None = None) -> str:
+def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
     """``source`` (Markdown) written back as Markdown blocks, ids linked; ``tokens``: what
-    ``markdown().parse(source)`` gives, when it was parsed already. ``after``: the marker of the
-    list that what the page writes right before ends with (``block_tail``), which a list that
-    begins ``source`` must not continue."""
-    return block_tail(source, style, tokens, after=after)[0]
-
-
-def block_tail(source: str, style: Style, tokens: list[Token] | None = None, *,
-               after: str | None = None) -> tuple[str, str | None]:
-    """``block``, and the marker of the list it ends with ('-', '*', '+', '.' or ')'; None when it
-    ends otherwise): a text written next on the page must not begin with a list of that marker,
-    which CommonMark reads as more items of the same list (``block``'s ``after``)."""
+    ``markdown().parse(source)`` gives, when it was parsed already."""
     if not source.strip():
-        return "", after
-    lines, _end, tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style, after=after)
-    return "\n".join(lines).rstrip("\n"), tail
+        return ""
+    lines, _end, _tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style)
+    return "\n".join(lines).rstrip("\n")
 
 
 def inline(source: str, style: Style) -> str:
@@ -101,15 +91,13 @@ def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     return _inline(token.children or _NONE, 0, style, one_line, cell)[0]
 
 
-def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False,
-            after: str | None = None) -> tuple[list[str], int, str | None]:
+def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
     """The blocks from ``tokens[i]`` up to the closing token of their parent (or the end),
     written as lines, blank lines between them unless ``tight``; that closing token's index; and
-    the marker of the list the lines end with (None: they end otherwise). ``after``: the
-    marker of a list right before them (``block``)."""
+    the marker of the list the lines end with (None: they end otherwise)."""
     out: list[str] = []
     end = len(tokens)
-    tail = after  # the marker of the list last written, while nothing but blank lines follows it
+    tail: str | None = None  # the marker of the list last written, while nothing but blank lines follows it
     while i < end:
         token = tokens[i]
         kind = token.type

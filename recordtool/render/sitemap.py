@@ -85,6 +85,12 @@ def entry_page(entry_id: str) -> str:
     return f"{entry_id}.md"
 
 
+def wanted_link(from_page: str, entry_id: str) -> str:
+    """The link to a missing id's heading on the wanted page: the anchor GitHub, MkDocs and
+    Obsidian give ``## THEORY-9`` (an id is letters, digits and dashes)."""
+    return f"{relative(from_page, WANTED)}#{entry_id.lower()}"
+
+
 def kind_page(kind: str) -> str:
     return f"kinds/{kind}.md"
 
@@ -251,4 +257,4 @@ class Context:
         label = escape.line(text) if text is not None else entry_id
         if self.has(entry_id):
             return f"[{label}]({relative(from_page, entry_page(entry_id))})"
-        return f'[{label}]({relative(from_page, WANTED)} "not in the record")'
+        return f'[{label}]({wanted_link(from_page, entry_id)} "not in the record")'

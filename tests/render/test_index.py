@@ -29,6 +29,21 @@ def test_dashboard_counts_per_verdict_with_denominators(project: ProjectBuilder)
     assert "[1 ids](wanted.md) are mentioned but not in the record." in page
 
 
+def test_a_claims_row_counts_its_clauses_and_names_those_that_decide(project: ProjectBuilder) -> None:
+    import dataclasses
+
+    from recordtool.verify.verdict import ClauseVerdict
+
+    record = small_record(project)
+    clauses = [ClauseVerdict(name, "", state, []) for name, state in
+               [("a", "verified"), ("recent-tokens", "contradicted"), ("c", "observed"), ("d", "verified")]]
+    shown = dataclasses.replace(verdict(), result="contradicted", clauses=clauses)
+    page = dashboard(context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "contradicted", shown))))
+    assert ("| [THEORY-1](THEORY-1.md) | active | ❌ contradicted: 1 of 4 clauses ([`recent-tokens`]"
+            "(THEORY-1.md#clauses)) · 2 verified · 1 observed only | 2026-11-28 | 2026-11-29 | The claim |") in page
+    assert "| Claim | Status | Verdict | Since | Last verified | Title |" in page
+
+
 def test_dashboard_says_which_claims_are_drafts(project: ProjectBuilder) -> None:
     small_record(project)
     project.add("THEORY-3", "statement: A draft, cut off …\nstatus: draft\n")
@@ -59,7 +74,7 @@ def test_wanted_lists_dangling_mentions_with_who_mentions_them(project: ProjectB
     page = wanted(context(record, statuses(record)))
     assert "## THEORY-99\n\nMentioned by 1 entry:\n\n" in page
     assert ("- [THEORY-1](THEORY-1.md) (body): “Checked as [NOTE-1](NOTE-1.md) suggests; "
-            "[THEORY-99](wanted.md \"not in the record\") would extend it.”") in page
+            "[THEORY-99](wanted.md#theory-99 \"not in the record\") would extend it.”") in page
 
 
 def test_index_paths_are_the_dashboard_wanted_graph_kinds_and_tags(project: ProjectBuilder) -> None:
@@ -113,4 +128,4 @@ def test_the_wanted_page_follows_the_ids_its_sentences_name(project: ProjectBuil
     before = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
     project.add("LIT-7", 'title: Another paper\nreference: {authors: ["Doe, J."], year: 2021, title: P}\n')
     after = _render_and_compare(project.root, tmp_path)["wanted.md"].decode()
-    assert '[LIT-7](wanted.md "not in the record")' in before and "[LIT-7](LIT-7.md)" in after
+    assert '[LIT-7](wanted.md#lit-7 "not in the record")' in before and "[LIT-7](LIT-7.md)" in after

@@ -30,6 +30,7 @@ PIECES = ["a", " ", "!", "[", "]", "(", ")", "<b>", "<script>x</script>", "`", "
           "$x_1$", "<!--", "-->", "1)", "+", "-     "]
 text = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 OURS = re.compile(r'<details markdown="1">\n<summary>[^<>]*</summary>\n|</details>\n')  # recordtool's own HTML
+OURS_INLINE = {"<details>", "<summary>", "</summary>", "</details>", "<br>"}  # (a control's measurements folded)
 SITE_TAGS = {"p", "a", "ul", "ol", "li", "code", "pre", "div", "span", "em", "strong", "h1", "h2", "h3", "h4",
              "table", "thead", "tbody", "tr", "th", "td", "blockquote", "hr", "br", "details", "summary", "img"}
 
@@ -82,7 +83,7 @@ def test_no_field_of_an_entry_or_a_verdict_becomes_markup_on_a_page_or_the_site(
             tokens = markdown().parse(written)
             children = [c for t in tokens if t.children for c in t.children]
             assert not [t.content for t in tokens if t.type == "html_block" and not OURS.fullmatch(t.content)], page
-            assert not [c for c in children if c.type == "html_inline"], page
+            assert not [c for c in children if c.type == "html_inline" and c.content not in OURS_INLINE], page
             assert sum(c.type == "image" for c in children) <= allowed.get(page, 0), page
             if site is not None:
                 html = site.reset().convert(written)

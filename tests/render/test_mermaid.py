@@ -149,17 +149,22 @@ def test_graph_md_above_its_size_counts_claims_by_tag(project: ProjectBuilder, m
         project.add(f"THEORY-{i}", f"statement: S{i}.\ntags: [{tag}]\ncites: [{{id: LIT-1, as: source}}"
                     + (", {id: THEORY-3, as: uses}" if i < 2 else "") + "]\n")
     record = open_project(root=project.root)
-    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified", verdict("THEORY-3"))))
+    ctx = context(record, statuses(record, THEORY_3=ClaimStatus("THEORY-3", "verified", verdict("THEORY-3")),
+                                   THEORY_5=ClaimStatus("THEORY-5", "contradicted", verdict("THEORY-5", "fail"))))
     page = graph_page(ctx)
     lines = _block(page)
+    # a contradicted claim keeps its own node, joined to its tag's (here 'other tags')
+    assert [line for line in lines if "THEORY_5" in line and "class" not in line] == \
+        ['  THEORY_5["THEORY-5<br/>S5."]', "  THEORY_5 -.- g2_", '  click THEORY_5 "THEORY-5.md"']
+    assert "  class THEORY_5 contradicted" in lines
     assert '  g0_["a<br/>3 claims<br/>3 unchecked"]' in lines
     assert '  g1_["b<br/>2 claims<br/>1 unchecked, 1 verified"]' in lines
-    assert '  g2_["other tags<br/>1 claim<br/>1 unchecked"]' in lines
+    assert '  g2_["other tags<br/>1 claim<br/>1 contradicted"]' in lines
     assert '  k0_["literature<br/>cited 6 times"]' in lines
     assert [line for line in lines if line.startswith("  g0_ -->")] == ["  g0_ -->|3| k0_", "  g0_ -->|2| g1_"]
     assert "  class g1_ unchecked" in lines  # the worst verdict among its claims
     assert "the smallest tag is drawn as 'other tags'" in page
-    assert "| [c](tags/c.md) | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 |" in page
+    assert "| [c](tags/c.md) | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in page
 
 
 @pytest.mark.parametrize(("title", "lines"), [
@@ -200,3 +205,44 @@ def test_graph_md_from_the_entry_cache_is_graph_md_afresh(project: ProjectBuilde
     assert page == graph_page(context(afresh, {}))
     assert ("Claim 1" in page) == (whole_max == 60) and ('-->|uses|' in page) == (whole_max == 60)
 
+
+
+# The hues (degrees) and the most colour (0-1) each name of the legend allows
+HUES = {"green": (100, 160), "light green": (60, 140), "red": (340, 375), "yellow": (40, 65), "pale yellow": (40, 65),
+        "pale teal": (160, 200), "purple": (260, 320), "orange": (20, 40), "blue": (200, 250)}
+GREYS = ("grey", "light grey", "white")
+
+
+def test_the_legend_names_the_colour_each_fill_is() -> None:
+    """A legend that says "light green" for a yellow fill misleads: each name matches its fill's hue."""
+    import colorsys
+
+    from recordtool.render.mermaid import CLASSES, COLOURS
+
+    for state, name in COLOURS.items():
+        fill = CLASSES[state].split("fill:#", 1)[1][:6]
+        red, green, blue = (int(fill[i:i + 2], 16) / 255 for i in (0, 2, 4))
+        hue, _saturation, _value = colorsys.rgb_to_hsv(red, green, blue)
+        colour, chroma = name.split(",")[0], max(red, green, blue) - min(red, green, blue)
+        if colour in GREYS:
+            assert chroma < 0.05, (state, fill)
+        else:
+            low, high = HUES[colour]
+            assert chroma >= 0.05 and (low <= hue * 360 <= high or low <= hue * 360 + 360 <= high), (state, fill, hue * 360)
+
+
+def test_claims_that_use_the_entry_or_are_contradicted_are_drawn_before_notes(project: ProjectBuilder) -> None:
+    """In a crowded neighbourhood the claims that matter keep their nodes: one that uses the
+    entry, and a contradicted one that only mentions it, before the many notes that cite it."""
+    from recordtool.verify.verdict import ClaimStatus
+
+    project.add("THEORY-1", "statement: The hub.\n")
+    for i in range(MAX_NEIGHBOURS + 5):
+        project.add(f"NOTE-{i}", f"title: Note {i}\ncites: [{{id: THEORY-1, as: paper}}]\n")
+    project.add("THEORY-50", "statement: Built on it.\ncites: [{id: THEORY-1, as: uses}]\n")
+    project.add("THEORY-60", "statement: Against THEORY-1, and false.\n")
+    record = open_project(root=project.root)
+    states = statuses(record, THEORY_60=ClaimStatus("THEORY-60", "contradicted", None))
+    nodes = [m.group(1) for line in _block(graph_view(context(record, states), "THEORY-1", "THEORY-1.md"))
+             if (m := NODE.match(line))]
+    assert "THEORY_50" in nodes and "THEORY_60" in nodes and "more_" in nodes

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +13,9 @@ from click.testing import CliRunner
 from recordtool.cli import cli
 from recordtool.record.config import Config
 from recordtool.render.mkdocs import MARK
-from recordtool.render.mkdocs_plugin import site_links
+from recordtool.render.mkdocs_plugin import site_links, site_nav
 from tests.conftest import ProjectBuilder
-from tests.render_record import site_markdown, small_record
+from tests.render_record import build_site, site_markdown, small_record
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -34,7 +31,8 @@ def test_site_writes_mkdocs_yml_beside_the_pages(project: ProjectBuilder) -> Non
     text = (project.root / "record" / "mkdocs.yml").read_text(encoding="utf-8")
     assert text.startswith(MARK)
     for line in ['docs_dir: "pages"', 'site_dir: "pages-site"', "  - search", "        - name: mermaid",
-                 '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #"]:
+                 '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #",
+                 "  anchors: warn  #", "  - assets/mermaid.min.js  #"]:
         assert f"\n{line}" in text
     # unchanged, the file is left as it is
     before = (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns
@@ -52,21 +50,18 @@ def test_a_mkdocs_yml_recordtool_did_not_write_is_left_alone(project: ProjectBui
     assert (project.root / "mkdocs.yml").read_text(encoding="utf-8") == "site_name: Mine\n"
 
 
-def _build(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "record/mkdocs.yml"],
-                          cwd=root, capture_output=True, text=True, timeout=300,
-                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
-
-
 def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     pytest.importorskip("mkdocs", reason="mkdocs is not installed: pip install -e \".[site]\" to test the site")
     pytest.importorskip("material", reason="mkdocs-material is not installed: pip install -e \".[site]\"")
     small_record(project)
     assert run("render", "--root", str(project.root), "--site")[0] == 0
-    built = _build(project.root)
+    built = build_site(project.root)
     assert built.returncode == 0, built.stderr
     site = project.root / "record" / "pages-site"
     assert 'class="mermaid"' in (site / "LIT-1.html").read_text(encoding="utf-8")
+    # a missing id links to its heading on the wanted page (strict mode checks the anchors)
+    assert 'href="wanted.html#theory-99"' in (site / "THEORY-1.html").read_text(encoding="utf-8")
+    assert 'id="theory-99"' in (site / "wanted.html").read_text(encoding="utf-8")
     assert 'class="mermaid"' in (site / "graph.html").read_text(encoding="utf-8")
     # the graphs' node links lead to the site's pages, not to the Markdown sources
     drawn = (site / "LIT-1.html").read_text(encoding="utf-8")
@@ -74,11 +69,28 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     assert not re.search(r"click \w+ (&quot;|\")[^&\"]*\.md(&quot;|\")", drawn)
     search = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert any(doc["location"].startswith("THEORY-1.html") for doc in search["docs"])
+    assert not [doc["location"] for doc in search["docs"] if "classDef" in doc["text"]]  # no graph's source
+    # Mermaid is the site's own; every entry and tag is in the nav, the page's own item marked
+    assert (site / "assets" / "mermaid.min.js").stat().st_size > 1_000_000
+    assert '<script src="assets/mermaid.min.js"></script>' in drawn and "unpkg.com" not in drawn
+    nav = drawn[drawn.index('<nav class="md-nav md-nav--primary"'):]
+    for page in ("NOTE-1.html", "THEORY-1.html", "THEORY-2.html", "tags/alpha.html", "tags/beta.html"):
+        assert f'href="{page}"' in nav, page
+    assert '<a href="LIT-1.html" class="md-nav__link md-nav__link--active">' in drawn
+    assert "<title>LIT-1: A paper - The record</title>" in drawn and "md-status" not in drawn
     # strict mode fails on what a reader would find broken: a link to a file not in the site
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     assert run("render", "--root", str(project.root), "--site")[0] == 0
-    broken = _build(project.root)
+    broken = build_site(project.root)
     assert broken.returncode != 0 and "nothere.csv" in broken.stderr
+
+
+def test_the_nav_adds_every_entry_and_tag_in_the_records_order() -> None:
+    named = [{"The record": "index.md"}, {"Kinds": [{"theory": "kinds/theory.md"}]}, {"Graph": "graph.md"}]
+    pages = ["index.md", "graph.md", "THEORY-10.md", "LIT-2.md", "THEORY-9.md", "kinds/theory.md", "tags/b.md",
+             "tags/a.md"]
+    assert site_nav(named, pages) == [*named, {"Entries": ["LIT-2.md", "THEORY-9.md", "THEORY-10.md"]},
+                                      {"Tags": ["tags/a.md", "tags/b.md"]}]
 
 
 def test_the_plugin_rewrites_only_the_click_targets_of_mermaid_fences() -> None:

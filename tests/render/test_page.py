@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBui
             "22 December 2021. <https://example.org/framework>") in page
     assert "Read in full on 2026-10-26 ([NOTE-3](NOTE-3.md)). Claims drawn from it" in page
     assert "## Why this is here" in page
-    assert '[THEORY-404](wanted.md "not in the record")' in page
+    assert '[THEORY-404](wanted.md#theory-404 "not in the record")' in page
     backlinks = _section(page, "Backlinks")
     assert re.findall(r"^- \[([A-Z]+-\d+)\]", backlinks, re.MULTILINE) == [
         "LIT-8", "NOTE-3", "THEORY-9", "THEORY-12", "THEORY-100"]
@@ -131,12 +132,12 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
         "- [LIT-1](LIT-1.md) — A paper (mentions it)",
         "    - body: “See [NOTE-1](NOTE-1.md).”",
         "- [THEORY-1](THEORY-1.md) — The claim (mentions it)",
-        "    - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md \"not in the record\") would extend it.”",
+        "    - body: “Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md#theory-99 \"not in the record\") would extend it.”",
     ])
     claim = render_entry(ctx, "THEORY-1")
     assert "| Used by | [THEORY-2](THEORY-2.md) — A second claim that uses the first. |" in claim
-    assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md "not in the record") would extend it.' in claim
-    assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md "not in the record").')
+    assert 'Checked as [NOTE-1](NOTE-1.md) suggests; [THEORY-99](wanted.md#theory-99 "not in the record") would extend it.' in claim
+    assert claim.rstrip().endswith('Mentioned here but not in the record: [THEORY-99](wanted.md#theory-99 "not in the record").')
     second = render_entry(ctx, "THEORY-2")
     assert "\n---\n\n# THEORY-2: A second claim that uses the first.\n" in second
 
@@ -164,7 +165,12 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     record = small_record(project)
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png"]))
     page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
-    assert "\n[The record](index.md) · 1 min read · ✅ verified\n" in page
+    assert "\n# THEORY-1: The claim\n\n**✅ verified**\n\n[The record](index.md) · 1 min read\n" in page
+    shown = status.verdict
+    assert shown is not None
+    setting = dataclasses.replace(shown, checks=[dataclasses.replace(shown.checks[0], setting="a <2-layer> toy")])
+    ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "verified", setting)))
+    assert "\n**✅ verified** — setting: a \\<2-layer\\> toy\n" in render_entry(ctx, "THEORY-1")
     assert "| Verdict | ✅ verified |" in page
     v = _section(page, "Verdict")
     assert "**✅ verified** since 2026-11-28T10:00:00Z, last verified 2026-11-29T14:03:00Z." in v
@@ -176,8 +182,9 @@ def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -
     assert "`loss`" not in v[:v.index("<details")]
     assert ('<details markdown="1">\n<summary>1 observed metric, judged by no expectation</summary>\n\n'
             "| Seed | Metric | Measured |\n| --- | --- | --- |\n| 0 | `loss` | 5 values, 0.1 … 0.5 |\n\n</details>") in v
-    assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails), "
-            "terms = 5 (holds) |") in v
+    # what the control decides first (here, giving no power: what it fails), the rest folded away
+    assert ("| `control` | `noise=true` | fails an expectation on every seed | none | seed 0: error = 0.31 (fails) "
+            "<details><summary>1 more</summary>seed 0: terms = 5 (holds)</details> |") in v
     assert "#### Figures: main run\n\n![Figure 1. loss.png](figures/THEORY-1/exact/loss.png)\n\n*Figure 1.* loss.png" in v
     assert "| Commit | 0123456789ab |" in v
     assert "| Versions | python 3.11.7, torch 2.4.0 |" in v
@@ -284,7 +291,7 @@ def test_a_body_puts_no_image_or_raw_html_on_its_page_or_on_the_pages_quoting_it
 def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuilder, marker: str) -> None:
     """CommonMark reads two lists of one marker with nothing but blank lines between them as one
     list: a body that begins with a list, after a statement that ends with one, put the body's
-    items in the statement on the page. The body's list takes another marker."""
+    items in the statement on the page. The body has a heading of its own."""
     project.add("THEORY-1", f"""
         statement: "It has two parts:\\n\\n{marker} one\\n{marker} two"
         body: "{marker} a remark on it\\n{marker} another\\n\\nMore."
@@ -296,7 +303,8 @@ def test_a_claims_body_adds_no_item_to_its_statements_list(project: ProjectBuild
     items = [t for t in tokens if t.type == "list_item_open"]
     texts = [t.content for t in tokens if t.type == "inline"]
     assert len(lists) == 2 and len(items) == 4, page
-    assert texts == ["Statement", "It has two parts:", "one", "two", "a remark on it", "another", "More."]
+    assert texts == ["Statement", "It has two parts:", "one", "two", "Discussion", "a remark on it", "another",
+                     "More."]
 
 
 def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder, tmp_path: Path) -> None:
@@ -306,7 +314,7 @@ def test_relative_links_in_prose_point_at_the_same_file(project: ProjectBuilder,
     """)
     record = open_project(root=project.root)
     page = render_entry(context(record, statuses(record), project.root / "record" / "pages"), "NOTE-1")
-    assert 'See [the data](../../data/x.csv) and [a claim](wanted.md "not in the record").' in page
+    assert 'See [the data](../../data/x.csv) and [a claim](wanted.md#theory-5 "not in the record").' in page
     page = render_entry(context(record, statuses(record), project.root / "site"), "NOTE-1")
     assert "[the data](../data/x.csv)" in page
 
@@ -350,11 +358,15 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
     claim_verdict = ClaimVerdict("THEORY-5", check.outcome, "A, B and C.", [check], {}, "2026-11-29T14:03:00Z",
                                  "2026-11-29T14:03:00Z", 4.0, [0, 1], None, None, {}, "cpu", result, clauses)
     status = ClaimStatus("THEORY-5", result, claim_verdict)
-    v = _section(render_entry(context(record, statuses(record, THEORY_5=status)), "THEORY-5"), "Verdict")
+    page = render_entry(context(record, statuses(record, THEORY_5=status)), "THEORY-5")
+    # the verdict at a glance, first: the clauses that keep it from verified named, linked to the table
+    assert "\n# THEORY-5: A, B and C.\n\n**🟡 partly verified: 1 of 3 clauses untested ([`c`](#clauses)) · " \
+           "1 verified · 1 observed only**\n\n[The record]" in page
+    v = _section(page, "Verdict")
     assert v.split("\n\n")[:4] == [
         "## Verdict",
         "**🟡 partly verified: 1 of 3 clauses** since 2026-11-29T14:03:00Z, last verified 2026-11-29T14:03:00Z.",
-        "Clauses:",
+        "### Clauses",
         "| Clause | Verdict | Decided by |\n| --- | --- | --- |\n"
         "| `a`: A holds. | ✅ verified | `lab`: `err` \\< 0.5: ✅ holds on 2 of 2 seeds, measured 0.1 / 0.2 / 0.3; "
         "power: control 'shuffled' |\n"
@@ -367,6 +379,9 @@ def test_the_clause_table_comes_first_with_what_decides_each_clause(project: Pro
             "degenerate, no power) | none | ✅ holds |") in v
     assert ("| `n` | \\>= 2 | `b` | 2 of 2 | 5 | none | none | ➖ no power (decides nothing) |") in v
     assert "| 1 | `n` | \\>= 2 | 2 | 5 | ✅ holds (no power) |" in v
+    assert ("| `shuffled` | `shuffle=true` | fails an expectation on every seed | `err` | seed 0: err = 0.8 (fails); "
+            "seed 1: err = 0.8 (fails) <details><summary>2 more</summary>seed 0: n = 5 (holds); seed 1: n = 5 (holds)"
+            "</details> |") in v  # the metric it gives power to first
     assert ("| `untrained` | `train=false` | fails an expectation on every seed; ⚠️ degenerate on seeds 0, 1 "
             "(loss_drop \\< 0.1): it learned nothing | none |") in v
 

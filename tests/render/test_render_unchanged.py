@@ -177,7 +177,7 @@ def test_adding_an_id_quoted_in_a_backlink_updates_the_quoting_page(project: Pro
     record = small_record(project)
     site.render(record)
     page = project.root / "record" / "pages" / "NOTE-1.md"
-    assert '[THEORY-99](wanted.md "not in the record") would extend it.”' in page.read_text(encoding="utf-8")
+    assert '[THEORY-99](wanted.md#theory-99 "not in the record") would extend it.”' in page.read_text(encoding="utf-8")
     project.add("THEORY-99", "statement: An extension.\n")
     report = site.render(recordtool.record.project.open_project(root=project.root))
     assert "NOTE-1.md" in report.written
