@@ -81,12 +81,12 @@ def _reference(entry: BibEntry, path: Path) -> Reference:
     if missing:
         raise BibtexError(f"{where} has no {' or '.join(missing)}; add {'it' if len(missing) == 1 else 'them'} "
                           "to the BibTeX")
-    venue = next((value for value in map(lambda name: _text(entry, name), VENUES) if value), None)
+    venue = next(filter(None, (_text(entry, name) for name in VENUES)), None)
     try:
         return Reference.model_validate({
             "authors": [a for a in authors if a != "others"], "et_al": "others" in authors, "year": year,
             "title": title, "venue": venue, "url": _text(entry, "url") or None, "doi": _text(entry, "doi") or None})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        name = {"authors": "author", "venue": VENUES[0]}.get(str(error["loc"][0]), str(error["loc"][0]))
-        raise BibtexError(f"{where}: {name}: {str(error['msg']).removeprefix('Value error, ')}; fix it in the BibTeX") from None
+        error = exc.errors()[0]  # (a year, URL or DOI: the others are checked above)
+        raise BibtexError(f"{where}: {error['loc'][0]}: {error['msg'].removeprefix('Value error, ')}; "
+                          "fix it in the BibTeX") from None
