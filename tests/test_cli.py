@@ -288,6 +288,7 @@ def test_new_literature_says_what_bibtex_it_cannot_use(project: ProjectBuilder) 
         ("new", "--root", str(project.root), "note", "--bibtex", str(refs)):
             "Invalid value for KIND: only literature has a reference to read from BibTeX, not note",
         tuple(new): 'give the entry a title: --title "..." (or, for literature, --bibtex FILE)',
+        (*new, "--key", "olsson2022"): "--key names an entry of a BibTeX file: give the file with --bibtex FILE",
     }
     for args, message in said.items():
         code, out, err = run(*args)

@@ -176,11 +176,12 @@ def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | Non
         if kind.schema != "literature":
             raise click.BadParameter(f"only literature has a reference to read from BibTeX, not {kind.name}",
                                      param_hint="KIND")
+        if bibtex is None and doi is None:
+            raise click.UsageError("--key names an entry of a BibTeX file: give the file with --bibtex FILE")
         if bibtex is None:
-            raise click.UsageError(terminal(
-                f"looking up DOI {doi} needs the network, and recordtool fetches nothing: export the work's BibTeX "
-                f"from your reference manager and give it with --bibtex FILE" if doi is not None else
-                "--key names an entry of a BibTeX file: give the file with --bibtex FILE"))
+            raise click.UsageError(terminal(f"looking up DOI {doi} needs the network, and recordtool fetches "
+                                            "nothing: export the work's BibTeX from your reference manager and "
+                                            "give it with --bibtex FILE"))
         try:
             reference = read_reference(bibtex, key, doi)
         except BibtexError as exc:
