@@ -234,6 +234,72 @@ def test_concurrent_new_makes_one_entry_each(project: ProjectBuilder) -> None:
     assert titles == sorted(f'"import {n}"' for n in range(10))
 
 
+BIBTEX = r"""@article{olsson2022,
+  title = {In-context {L}earning and {I}nduction {H}eads},
+  author = {Olsson, Catherine and Elhage, Nelson and others},
+  journal = {Transformer Circuits Thread},
+  year = {2022},
+  doi = {10.1234/induction.2022},
+  url = {https://transformer-circuits.pub/2022/in-context/}
+}
+@article{elhage2021, title = {A Mathematical Framework}, author = {Elhage, Nelson}, year = 2021}
+"""
+
+
+def test_new_literature_from_bibtex_then_refused_as_a_duplicate_unless_forced(project: ProjectBuilder) -> None:
+    """Issue 65: a BibTeX import makes an entry with its DOI; the same paper again is refused,
+    and with --force made, after which ``validate`` names both places."""
+    refs = project.root / "refs.bib"
+    refs.write_text(BIBTEX, encoding="utf-8")
+    new = ["new", "--root", str(project.root), "literature", "--bibtex", str(refs)]
+    assert run(*new, "--key", "olsson2022") == (0, "record/literature/LIT-1.yaml\n", "")
+    data = yaml.safe_load(project.path("LIT-1").read_text(encoding="utf-8"))
+    assert (data["title"], data["reference"]) == ("In-context Learning and Induction Heads", {
+        "authors": ["Olsson, C.", "Elhage, N."], "et_al": True, "year": 2022,
+        "title": "In-context Learning and Induction Heads", "venue": "Transformer Circuits Thread",
+        "url": "https://transformer-circuits.pub/2022/in-context/", "doi": "10.1234/induction.2022"})
+    code, out, err = run("validate", "--root", str(project.root))
+    assert (code, out) == (0, "orphans (nothing links to or from them): LIT-1\n1 entry: 0 errors, 1 warning\n")
+    assert err == ("record/literature/LIT-1.yaml:20:7: warning: body: still the template's placeholder; "
+                   "replace it with your own (see docs/record.md)\n")
+    refused = (1, "", "Error: LIT-1 (record/literature/LIT-1.yaml) has the same DOI: the work is in the record "
+                      "already; cite LIT-1, or give --force to add another entry\n")
+    assert run(*new, "--doi", "https://doi.org/10.1234/INDUCTION.2022") == refused
+    assert run("new", "--root", str(project.root), "literature", "--title", "In-context learning and induction "
+               "heads!") == (refused[0], "", refused[2].replace("same DOI", "same title"))
+    assert not project.path("LIT-2").exists()
+    assert run(*new, "--key", "olsson2022", "--force") == (0, "record/literature/LIT-2.yaml\n", "")
+    code, out, err = run("validate", "--root", str(project.root))
+    assert (code, out.splitlines()[-1]) == (0, "2 entries: 0 errors, 3 warnings")
+    assert err.splitlines()[1] == ("record/literature/LIT-2.yaml:19:8: warning: reference.doi: the same DOI, URL and "
+                                   "title as LIT-1 (record/literature/LIT-1.yaml:19:8); if both are one work, keep "
+                                   "one entry and cite it")
+
+
+def test_new_literature_says_what_bibtex_it_cannot_use(project: ProjectBuilder) -> None:
+    refs = project.root / "refs.bib"
+    refs.write_text(BIBTEX, encoding="utf-8")
+    new = ["new", "--root", str(project.root), "literature"]
+    said = {
+        (*new, "--bibtex", str(refs)): f"{refs} holds 2 entries; choose one with --key: olsson2022, elhage2021",
+        (*new, "--doi", "10.1234/x"): "looking up DOI 10.1234/x needs the network, and recordtool fetches nothing: "
+                                      "export the work's BibTeX from your reference manager and give it with "
+                                      "--bibtex FILE",
+        ("new", "--root", str(project.root), "note", "--bibtex", str(refs)):
+            "Invalid value for KIND: only literature has a reference to read from BibTeX, not note",
+        tuple(new): 'give the entry a title: --title "..." (or, for literature, --bibtex FILE)',
+        (*new, "--key", "olsson2022"): "--key names an entry of a BibTeX file: give the file with --bibtex FILE",
+    }
+    for args, message in said.items():
+        code, out, err = run(*args)
+        assert (code, out, err.splitlines()[-1]) == (2, "", f"Error: {message}")
+    refs.write_text("@article{broken, title = {In-context\n", encoding="utf-8")
+    code, out, err = run(*new, "--bibtex", str(refs))
+    assert (code, out, err.splitlines()[-1]) == (
+        2, "", f"Error: {refs}:1: not valid BibTeX (Unexpectedly reached end of file); fix it or export it again")
+    assert not list((project.root / "record" / "literature").iterdir())
+
+
 def test_validate_never_imports_torch_or_a_check(minimal: Callable[[], ProjectBuilder]) -> None:
     project = minimal()
     (project.root / "checks").mkdir()

@@ -147,25 +147,63 @@ def _example_id(root: Path | None) -> str:
 @cli.command(short_help="Create an entry with the next free id.")
 @common.root_option
 @click.argument("kind_name", metavar="KIND")
-@click.option("--title", required=True, help="The new entry's title.")
-def new(root: Path | None, kind_name: str, title: str) -> None:
+@click.option("--title", default=None, help="The new entry's title (with --bibtex, the work's title by default).")
+@click.option("--bibtex", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Literature: read the reference (authors, year, title, venue, URL, DOI) from this BibTeX file.")
+@click.option("--key", default=None, metavar="K", help="The entry of the BibTeX file to read, when it holds several.")
+@click.option("--doi", default=None, metavar="DOI", help="The entry of the BibTeX file with this DOI. Nothing is "
+              "fetched: without --bibtex, export the work's BibTeX from your reference manager first.")
+@click.option("--force", is_flag=True, help="Create a literature entry even when one with the same DOI, URL or "
+              "title is in the record.")
+def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | None, key: str | None,
+        doi: str | None, force: bool) -> None:
     """Create an entry of KIND (literature, note, theory) with the next free id.
 
-    Writes a valid file from a template and prints its path; never overwrites a file.
+    Writes a valid file from a template and prints its path; never overwrites a file. A
+    literature entry's reference can come from BibTeX: --bibtex FILE, with --key K or --doi
+    DOI to choose when FILE holds several entries. A literature entry with the DOI, URL or
+    title of one in the record is refused (exit 1) unless --force is given. Exits 2 on a
+    usage error or BibTeX that cannot be read.
     """
+    from recordtool.record.bibtex import BibtexError, read_reference
+    from recordtool.record.duplicates import same_work
     from recordtool.record.template import TemplateError, create_entry
 
     project = common.open_record(root)
     kind = _kind(project, kind_name, "KIND")
+    reference = None
+    if bibtex is not None or key is not None or doi is not None:
+        if kind.schema != "literature":
+            raise click.BadParameter(f"only literature has a reference to read from BibTeX, not {kind.name}",
+                                     param_hint="KIND")
+        if bibtex is None and doi is None:
+            raise click.UsageError("--key names an entry of a BibTeX file: give the file with --bibtex FILE")
+        if bibtex is None:
+            raise click.UsageError(terminal(f"looking up DOI {doi} needs the network, and recordtool fetches "
+                                            "nothing: export the work's BibTeX from your reference manager and "
+                                            "give it with --bibtex FILE"))
+        try:
+            reference = read_reference(bibtex, key, doi)
+        except BibtexError as exc:
+            raise click.UsageError(terminal(str(exc))) from None
+    if title is None and reference is not None:
+        title = reference.title
+    if title is None:
+        raise click.UsageError('give the entry a title: --title "..." (or, for literature, --bibtex FILE)')
+    if kind.schema == "literature" and not force:
+        found = (same_work(project.record, reference.title, reference.doi, reference.url) if reference is not None
+                 else same_work(project.record, title))
+        if found is not None:
+            raise click.ClickException(terminal(
+                f"{found[0]} ({project.record.places[found[0]].path}) has the same {found[1]}: the work is in the "
+                f"record already; cite {found[0]}, or give --force to add another entry"))
     try:
-        path = create_entry(project.config, kind, title)
+        path = create_entry(project.config, kind, title, reference=reference)
     except TemplateError as exc:
         raise click.ClickException(terminal(str(exc))) from None
     except OSError as exc:
         common.storage_error(exc, "cannot write the entry")
     common.echo(project.config.relative(path))
-
-
 
 
 @cli.command(short_help="Print the JSON Schema of an entry, for editors.")

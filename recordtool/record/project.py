@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recordtool.record.config import Config, find_root, load_config
+from recordtool.record.duplicates import duplicate_problems
 from recordtool.record.graph import Graph, build_graph
 from recordtool.record.load import Record, load_record
 from recordtool.record.problems import Problem
@@ -81,7 +82,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             if meter is not None:
                 meter.stage("linking the record")
             graph, more = build_graph(record, jobs=jobs)
-            more += static_problems(config, record, store)
+            more += static_problems(config, record, store) + duplicate_problems(record)
         finally:
             if store is not None:
                 store.close()

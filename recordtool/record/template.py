@@ -14,7 +14,7 @@ from recordtool.atomic import temporary_name, write_atomic
 from recordtool.record.config import Config, Kind
 from recordtool.record.entry import ID, load_entry
 from recordtool.record.load import entry_files
-from recordtool.record.schema import json_schema
+from recordtool.record.schema import Reference, json_schema
 from recordtool.record.source import parse_source
 from recordtool.record.static import PLACEHOLDER_AUTHOR, PLACEHOLDER_BODY, PLACEHOLDER_STATEMENT
 
@@ -46,8 +46,10 @@ def schema_text(config: Config) -> str:
     return json.dumps(json_schema(kinds), indent=2, sort_keys=True) + "\n"
 
 
-def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str = SCHEMA_FILE) -> str:
-    """The new entry's text; ``schema``: the path of the JSON Schema file relative to it."""
+def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str = SCHEMA_FILE,
+                    reference: Reference | None = None) -> str:
+    """The new entry's text; ``schema``: the path of the JSON Schema file relative to it;
+    ``reference``: a literature entry's (read from BibTeX), else the template's placeholder."""
     lines = [
         f"# yaml-language-server: $schema={schema}",
         f"id: {entry_id}",
@@ -62,14 +64,11 @@ def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schem
         "#  - {id: LIT-1, as: source}",
     ]
     if kind.schema == "literature":
-        lines += [
-            "reference:",
-            f"  authors: [{_quote(PLACEHOLDER_AUTHOR)}]",
-            f"  year: {today.year}",
-            f"  title: {_quote(title)}",
-            "  venue: null",
-            "  url: null",
-        ]
+        ref = reference or Reference(authors=[PLACEHOLDER_AUTHOR], year=today.year, title=title)
+        lines += ["reference:", f"  authors: [{', '.join(map(_quote, ref.authors))}]",
+                  *(["  et_al: true"] if ref.et_al else []), f"  year: {ref.year}", f"  title: {_quote(ref.title)}",
+                  *(f"  {name}: {_quote(value) if value else 'null'}"
+                    for name, value in (("venue", ref.venue), ("url", ref.url), ("doi", ref.doi)))]
     if kind.schema == "theory":
         lines += [
             "statement: >-",
@@ -105,12 +104,14 @@ def check_title(title: str) -> str:
 NEW_TRIES = 100  # ids tried one after the other when other processes take them first
 
 
-def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None) -> Path:
+def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None, *,
+                 reference: Reference | None = None) -> Path:
     """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
     is parsed and validated before it is written: what ``new`` writes always loads. When
     another process (another ``recordtool new`` at the same moment) takes the id first, the
     next one is taken, so that ten ``new`` at once make ten entries. Then the record's JSON Schema
-    (``SCHEMA_FILE``), which the entry's first line names, is written when it differs."""
+    (``SCHEMA_FILE``), which the entry's first line names, is written when it differs.
+    ``reference``: a literature entry's, read from BibTeX (``recordtool.record.bibtex``)."""
     title = check_title(title)
     schema = config.record / SCHEMA_FILE
     number = int(next_id(config, kind).rpartition("-")[2])
@@ -118,7 +119,7 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
         entry_id = f"{kind.prefix}-{number}"
         path = config.record / kind.folder / f"{entry_id}.yaml"
         text = render_template(kind, entry_id, title, today or dt.date.today(),
-                               Path(os.path.relpath(schema, path.parent)).as_posix())
+                               Path(os.path.relpath(schema, path.parent)).as_posix(), reference)
         _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
         problems = [p for p in found if p.severity == "error"]
         if problems:  # a bug here, not the user's: say what, and write nothing
