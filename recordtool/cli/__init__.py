@@ -236,8 +236,10 @@ def schema(root: Path | None) -> None:
               "`mkdocs build -f record/mkdocs.yml --strict` builds a static site with navigation, search "
               "and the graphs drawn (pip install \".[site]\").")
 @common.no_cache_option
+@click.option("--watch", is_flag=True, help="Then render again each time an entry, a verdict or a figure is "
+              "saved (only the pages that change are written), until Ctrl-C.")
 def render(root: Path | None, output: Path | None, check: bool, jobs: int | None, site: bool,
-           no_cache: bool) -> None:
+           no_cache: bool, watch: bool) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
     Each page shows the entry's properties, typed citations both ways, a graph view, its
@@ -250,6 +252,10 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     --check finds a broken link (each printed as page:line) or an entry file does not load,
     2 on a usage error (or such a file), 130 on Ctrl-C.
     """
+    if watch:
+        from recordtool.cli import watch as watching
+
+        watching.render(click.get_current_context(), root, output)
     from recordtool.render.site import render as render_site
     from recordtool.render.write import RenderError
 

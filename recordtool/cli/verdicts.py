@@ -53,9 +53,11 @@ if TYPE_CHECKING:
               help="Also write a JUnit XML report, one test case per check.")
 @click.option("--strict", is_flag=True, help="Exit 1 unless every selected claim is verified (every clause), "
               "not only when a claim is worse off than its committed verdict.")
+@click.option("--watch", is_flag=True, help="With --try: run again each time a selected claim's entry, its check "
+              "module or a module that one imports is saved, until Ctrl-C.")
 def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keyword: str | None, stale: bool,
            failed: bool, force: bool, trial: bool, jobs: int, seeds: int | None, timeout: float | None,
-           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool) -> None:
+           device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool, watch: bool) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
     Each check runs on its `seeds:` (default 1), and so does each control, every run in a
@@ -75,6 +77,12 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the verdicts
     already finished are kept). The rules: docs/verdicts.md.
     """
+    if watch:
+        if not trial:
+            raise click.UsageError("--watch needs --try: a watch shows each result and keeps no verdict")
+        from recordtool.cli import watch as watching
+
+        watching.verify(click.get_current_context(), root, ids)
     inputs = None
     if not (force or trial or junit_xml is not None):  # those always run or write something
         inputs = common.replay(root, "verify", {

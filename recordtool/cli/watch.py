@@ -1,0 +1,92 @@
+"""``--watch``: run ``verify --try`` or ``render`` again each time a file it reads is saved.
+
+The system's file events come through watchfiles (inotify, FSEvents, ...), one watcher for the
+whole session, started before the first run, so that a file saved while a run is under way
+starts the next one as soon as it ends. Each run is the command itself, called again in this
+process (``verify`` runs every check in a child process of its own, so a changed check module
+is imported afresh). Ctrl-C ends the watch, exit 130: while a run is under way it stops that
+run as it stops the command (what it finished is kept whole), and between runs there is
+nothing to stop (``common.Commands``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+import click
+import watchfiles
+
+import recordtool.cli.common as common
+from recordtool.record.config import Config, ConfigError, find_root, load_config
+from recordtool.safetext import some, terminal
+from recordtool.verify.fingerprint import Scanner, claim_parts, covered_paths, with_sources
+
+READY_MS = 200  # how long the watcher first waits for events before the first run starts
+
+
+def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoReturn:
+    """Watch the files whose change makes the fingerprint of the claims ``ids`` (every claim
+    when none is given) change: each claim's entry, its checks' modules and the modules of
+    the checks package they import (``fingerprint.covered_paths``), found again after each
+    run (a new import is watched from then on)."""
+    config = _config(root)
+    files: set[Path] = set()
+
+    def refresh() -> str:
+        project = common.open_record(root)
+        scanner, wanted = Scanner(config), {i.upper() for i in ids}
+        for claim in project.record.claims():
+            if claim.id in wanted or not wanted:
+                fingerprint, _ = with_sources(claim_parts(claim), scanner)
+                place = project.record.places[claim.id].path
+                files.update(config.root / rel for rel in covered_paths(place, fingerprint))
+        return f"{len(files)} file{'s' if len(files) != 1 else ''}"
+
+    checks = config.root.joinpath(*config.checks.split("."))
+    _loop(ctx, config, [config.record, checks], lambda path: path in files, refresh)
+
+
+def render(ctx: click.Context, root: Path | None, output: Path | None) -> NoReturn:
+    """Watch the record's folder and the verdicts (entries, verdicts and their figures), but
+    not what recordtool writes there itself (the pages, the site's configuration)."""
+    config = _config(root)
+    own = [p for p in config.written_here() if p != config.verdicts]
+    own += [output.resolve()] if output is not None else []
+
+    def wanted(path: Path) -> bool:
+        return not path.name.startswith(".") and not any(o == path or o in path.parents for o in own)
+
+    _loop(ctx, config, [config.record, config.verdicts], wanted, lambda: config.relative(config.record) + "/")
+
+
+def _config(root: Path | None) -> Config:
+    try:
+        return load_config(root.resolve() if root is not None else find_root(Path.cwd()))
+    except ConfigError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
+
+
+def _loop(ctx: click.Context, config: Config, folders: list[Path], wanted: Callable[[Path], bool],
+          refresh: Callable[[], str]) -> NoReturn:
+    """Run the command of ``ctx`` (without --watch), then again after each change to a file
+    that ``wanted`` keeps under ``folders``; ``refresh`` (after each run) says what is watched.
+    A run that ends interrupted (130, 143) ends the watch with its code."""
+    default = watchfiles.DefaultFilter()
+    inside = [f for f in dict.fromkeys(folders) if f.is_dir() and not any(o in f.parents for o in folders)]
+    events = watchfiles.watch(*inside, rust_timeout=READY_MS, yield_on_timeout=True,
+                              watch_filter=lambda change, path: default(change, path) and wanted(Path(path)))
+    with contextlib.closing(events):
+        next(events)  # the watcher is running
+        while True:
+            try:
+                ctx.invoke(ctx.command, **{**ctx.params, "watch": False})
+            except SystemExit as end:
+                if end.code in (130, 143):
+                    raise
+            common.echo(f"watching {refresh()} for changes; Ctrl-C to stop", err=True)
+            changed = next(c for c in events if c)
+            names = sorted({config.relative(Path(path)) for _, path in changed})
+            common.echo(f"changed: {some(names, 5)}; running again", err=True)
