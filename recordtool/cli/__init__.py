@@ -253,7 +253,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     2 on a usage error (or such a file), 130 on Ctrl-C.
     """
     if watch:
-        from recordtool.cli import watch as watching
+        import recordtool.cli.watch as watching
 
         watching.render(click.get_current_context(), root, output)
     from recordtool.render.site import render as render_site

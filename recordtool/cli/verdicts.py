@@ -80,7 +80,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
     if watch:
         if not trial:
             raise click.UsageError("--watch needs --try: a watch shows each result and keeps no verdict")
-        from recordtool.cli import watch as watching
+        import recordtool.cli.watch as watching
 
         watching.verify(click.get_current_context(), root, ids)
     inputs = None
