@@ -91,6 +91,16 @@ def test_verify_watch_reruns_when_a_module_the_check_imports_is_saved(tmp_path: 
     assert not (root / "record" / "verdicts").exists()  # a try keeps no verdict
 
 
+def test_ctrl_c_during_a_run_ends_the_watch(tmp_path: Path, started: list[Watching]) -> None:
+    root = one_claim(tmp_path, check("fit", "hang"))
+    watch = Watching("verify", "--root", str(root), "--try", "--watch", "THEORY-1")
+    started.append(watch)
+    watch.until("THEORY-1 fit seed 0: started", START_S)
+    code, said = watch.interrupt()  # the run stops as a plain verify's does, and the watch with it
+    assert code == 130 and "Traceback" not in said and "watching" not in said, said
+    assert said.endswith("interrupted: kept 0 finished verdicts")
+
+
 def test_render_watch_rewrites_the_page_of_a_saved_entry_and_not_its_own_pages(project: ProjectBuilder,
                                                                               started: list[Watching]) -> None:
     minimal_record(project)

@@ -24,7 +24,9 @@ from recordtool.record.config import Config, ConfigError, find_root, load_config
 from recordtool.safetext import some, terminal
 from recordtool.verify.fingerprint import Scanner, claim_parts, covered_paths, with_sources
 
-READY_MS = 200  # how long the watcher first waits for events before the first run starts
+# The watcher yields an empty set after this long without events: its first one says that it
+# runs, so the first run starts only then and a file saved from then on is seen.
+READY_MS = 200
 
 
 def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoReturn:
