@@ -85,6 +85,11 @@ def test_verify_watch_reruns_when_a_module_the_check_imports_is_saved(tmp_path: 
     assert watch.until("changed", RERUN_S) == "changed: checks/helper.py; running again"
     assert "verified" not in watch.until("THEORY-1  ", START_S)  # err 0.9 is not < 0.5 now
     watch.until("watching", START_S)
+    claim = root / "record" / "theory" / "THEORY-1.yaml"
+    claim.write_text(claim.read_text(encoding="utf-8") + "statement: [\n", encoding="utf-8")  # half-edited
+    assert watch.until("changed", RERUN_S) == "changed: record/theory/THEORY-1.yaml; running again"
+    watch.until("the record has 1 error", START_S)
+    assert watch.until("watching", START_S) == "watching 4 files for changes; Ctrl-C to stop"  # it goes on
     code, said = watch.interrupt()
     assert code == 130, said
     assert said.endswith("interrupted: nothing half-written is left") and "Traceback" not in said
