@@ -16,7 +16,7 @@ import hashlib
 import math
 import pydoc_data.topics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import torch
@@ -59,6 +59,10 @@ class RepeatData:
         positions whose token copies an earlier one by construction."""
         drawn = self.draw(batch_size, generator)
         return drawn.tokens, drawn.repeated
+
+    def held_out(self) -> RepeatData:
+        """Data a model is measured on: fresh random draws, like every training batch."""
+        return self
 
     def draw(self, batch_size: int, generator: torch.Generator) -> Batch:
         """A batch with its layout (which segment copies what), for every sequence at once.
@@ -149,6 +153,10 @@ class TextData:
         starts = torch.randint(lo, hi - self.n_ctx, (batch_size,), generator=generator)
         tokens = ids[starts[:, None] + torch.arange(self.n_ctx)]  # (batch, n_ctx)
         return tokens, torch.zeros_like(tokens, dtype=torch.bool)
+
+    def held_out(self) -> TextData:
+        """Data a model is measured on: the evaluation windows, which it never trained on."""
+        return replace(self, split="eval")
 
     def digest(self) -> str:
         """The corpus text's sha256: another Python's documentation trains another model."""

@@ -117,7 +117,7 @@ def measure(
                 "frozen_layer0": frozen_layer0 or None}
     model_config, train_config = lab_configs(data, **{k: v for k, v in settings.items() if v is not None})
     model, metrics = _model(ctx, train, model_config, train_config)
-    batch, _ = train_config.data.batch(probe_batch, torch.Generator().manual_seed(ctx.seed + 6))
+    batch, _ = train_config.data.held_out().batch(probe_batch, torch.Generator().manual_seed(ctx.seed + 6))
     probe = repeated_random_tokens(probe_batch, probe_length, model_config.d_vocab,
                                    torch.Generator().manual_seed(ctx.seed + 4))
     heads = _heads(model, batch, probe, probe_length, threshold, window)

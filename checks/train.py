@@ -70,7 +70,7 @@ class TrainingLog:
     """The evidence of one training run."""
 
     steps: int = 0  # optimisation steps taken
-    seconds: float = 0.0  # wall time of the run (0 when loaded from the cache)
+    seconds: float = 0.0  # wall time of the training (a cached model keeps its training's)
     tokens_per_second: float = 0.0
     loss_steps: list[int] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)  # training loss, every log_every steps
@@ -262,7 +262,7 @@ def _train(
     model = AttnOnlyTransformer(model_config, generator=torch.Generator().manual_seed(seed))
     data_gen = torch.Generator().manual_seed(seed + 1)
     eval_gen = torch.Generator().manual_seed(seed + 2)
-    eval_tokens, eval_repeated = data.batch(train_config.eval_batch_size, eval_gen)
+    eval_tokens, eval_repeated = data.held_out().batch(train_config.eval_batch_size, eval_gen)
     eval_mask = predictable_repeat_mask(eval_repeated)
     if train_config.frozen_layer0:
         model.attention(0).requires_grad_(False)
