@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ _TEMPORARY = re.compile(r"^\..*recordtool-(\d+)(?:-[0-9a-f]+)?\.tmp$")
 
 def temporary_name(folder: str | Path, name: str) -> str:
     """A fresh temporary name in ``folder`` for writing ``name``, naming this process."""
-    return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{os.urandom(4).hex()}.tmp")
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
