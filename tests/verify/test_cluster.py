@@ -51,6 +51,12 @@ def killworker(ctx, once="", after=""):
     return {"err": 0.0}
 
 
+def leaveslink(ctx, secret=""):
+    ctx.figures_dir.mkdir(parents=True, exist_ok=True)
+    os.symlink(secret, ctx.figures_dir / "leak.png")
+    return {"err": 0.0}
+
+
 def hangpid(ctx, path=""):
     from pathlib import Path
     Path(path).write_text(str(os.getpid()))
@@ -138,7 +144,9 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
         "THEORY-3": check("small", "always", more=CONTROL),
         "THEORY-4": check("boom", "boom") + check("exit3", "exit3") + check("killed", "killed"),
         "THEORY-5": check("hang", "hang", more="timeout: 1"),
+        "THEORY-6": check("link", "leaveslink", more=f"params: {{secret: '{tmp_path / 'secret.png'}'}}"),
     }
+    (tmp_path / "secret.png").write_bytes(b"the secret")
     here = project(tmp_path / "here", claims)
     there = project(tmp_path / "there", claims)
     local = cli(here, "--seeds", "2", "-j", "2", "--format", "json")
@@ -146,11 +154,11 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
     assert remote.returncode == local.returncode == 1, remote.stderr
     states = [(c["claim"], c["state"]) for c in json.loads(remote.stdout)["claims"]]
     assert states == [(c["claim"], c["state"]) for c in json.loads(local.stdout)["claims"]]
-    assert [state for _, state in states] == ["verified", "contradicted", "no-power", "error", "timeout"]
+    assert [state for _, state in states] == ["verified", "contradicted", "no-power", "error", "timeout", "error"]
     said = [line.partition(": ")[::2] for line in remote.stderr.splitlines() if " seed " in line.split(":")[0]]
     started = sorted(label for label, what in said if what == "started")
     ended = sorted(label for label, what in said if what != "started" and not what.startswith("running "))
-    assert len(started) == 22 and started == ended  # (a heartbeat, "running 30 s", is neither)
+    assert len(started) == 24 and started == ended  # (a heartbeat, "running 30 s", is neither)
     mine, theirs = verdicts(here), verdicts(there)
     for claim, verdict in mine.items():  # tracebacks name the project's folder
         assert json.dumps(judged(theirs[claim])).replace(str(there), "ROOT") == \
@@ -161,6 +169,8 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
     assert figures == sorted(p.relative_to(here).as_posix() for p in (here / "record").rglob("*.png"))
     assert len(figures) == 4  # two seeds, the check and its control
     assert all((there / f).read_bytes() == b"png" for f in figures)
+    link = theirs["THEORY-6"]["checks"][0]["runs"][0]["error"]  # (issue 66, class 2: refused on the worker too)
+    assert link.startswith("check 'link' left 'leak.png', which is a symbolic link;")
 
 
 def test_a_gpu_check_runs_on_the_gpu_worker_and_its_model_comes_back(tmp_path: Path, cluster: dict[str, Any]) -> None:
