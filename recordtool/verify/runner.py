@@ -434,15 +434,20 @@ def _strays(folder: Path, others: set[Path]) -> list[tuple[Path, str]]:
     """What under ``folder`` (walked without following links; the folders of ``others`` left
     out) is not a regular file or a folder, or is a folder named like a file, and why."""
     bad: list[tuple[Path, str]] = []
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            path = Path(entry.path)
-            if path in others:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                bad += [(path, "is a folder where a file is expected")] if path.suffix else _strays(path, others)
-            elif (why := not_plain(path)) is not None:
-                bad.append((path, why))
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:  # (made unreadable)
+        return [(folder, f"cannot be read ({exc.strerror})")]
+    for entry in entries:
+        path = Path(entry.path)
+        if path in others:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            bad += [(path, "is a folder where a file is expected")] if path.suffix else _strays(path, others)
+        else:
+            with contextlib.suppress(FileNotFoundError):  # (gone since: nothing to keep)
+                if (why := not_plain(path)) is not None:
+                    bad.append((path, why))
     return bad
 
 
