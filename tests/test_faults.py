@@ -985,7 +985,8 @@ def _dead_pid() -> int:
 
 
 @pytest.mark.parametrize("replayed", [False, True], ids=["opened", "replayed"])
-def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path, replayed: bool) -> None:
+def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  replayed: bool) -> None:
     """Issue 66, class 4 (a killed run's files are left behind): after ``kill -9`` of verify, its
     folder under .recordtool-cache/verify-runs/ (logs, requests, figures, temporary files) stayed
     through every later run. The next verify removes it, and the temporary files of processes
@@ -1015,16 +1016,19 @@ def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path
     (runs / f"{alive}-2").mkdir()
     leftovers = [root / "record" / "verdicts" / f".THEORY-1.json.recordtool-{dead}-0a1b.tmp",
                  root / ".recordtool-cache" / f".verify-snapshot.json.recordtool-{dead}-0a1b.tmp"]
-    mine = [root / "record" / "verdicts" / "notes.recordtool-1.tmp", root / "record" / "verdicts" / f".{dead}-mine.tmp"]
+    mine = [root / ".recordtool-cache" / "notes.recordtool-1.tmp", root / ".recordtool-cache" / f".{dead}-mine.tmp",
+            runs / "notes"]
     for path in leftovers + mine:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x")
+    if replayed:  # (the answer is replayed: the project is not opened)
+        monkeypatch.setattr("recordtool.cli.common.open_record", lambda *a, **k: pytest.fail("opened"))
     try:
         assert invoke("verify", "--root", str(root)).code == int(not replayed)
     finally:
         sleeper.kill()
         sleeper.wait()
-    assert [p.name for p in runs.iterdir()] == [f"{alive}-2"]
+    assert sorted(p.name for p in runs.iterdir()) == [f"{alive}-2", "notes"]
     assert [p for p in leftovers if p.exists()] == [] and all(p.exists() for p in mine)
 
 
