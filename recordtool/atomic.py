@@ -3,7 +3,8 @@ the one file lock.
 
 A temporary file is named after the process that writes it (``.NAME.recordtool-PID-XXXX.tmp``)
 and created with mode 0666 less the umask, like any file the user makes. One left behind by a
-process that died (SIGKILL, a power cut) is removed by the next run: ``sweep``.
+process that died (SIGKILL, a power cut) is removed by the next run: ``sweep``; so is a
+folder of a run named the same way (``<pid>-...``): ``sweep_runs``.
 
 ``exclusive`` holds an ``fcntl`` lock on a file for a block: the kernel releases it when the
 process dies, however it dies, so a crash never leaves it stuck.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
@@ -24,7 +25,7 @@ _TEMPORARY = re.compile(r"^\..*recordtool-(\d+)(?:-[0-9a-f]+)?\.tmp$")
 
 def temporary_name(folder: str | Path, name: str) -> str:
     """A fresh temporary name in ``folder`` for writing ``name``, naming this process."""
-    return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{os.urandom(4).hex()}.tmp")
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -70,6 +71,20 @@ def sweep(folder: str | Path) -> list[str]:
             os.unlink(os.path.join(folder, name))
             removed.append(name)
     return removed
+
+
+def sweep_runs(folder: str | Path) -> None:
+    """Remove the folders in ``folder`` named ``<pid>-...`` by recordtool processes that are
+    gone (their id names no running process): what a run killed before it could clean up left
+    there (its logs, requests, figures, temporary files). A folder of a run still going stays."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid, dash, _rest = name.partition("-")
+        if dash and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:

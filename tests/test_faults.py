@@ -207,6 +207,7 @@ def figures(names: dict[str, bytes | str], listed: list[str]) -> Callable[[Path]
 
 
 OWN = "record/verdicts/figures/THEORY-1/small/"
+OTHER = "record/verdicts/figures/THEORY-1/other/"
 
 
 def swapped_after(module: str, name: str, rel: str, target: str, text: bytes) -> Callable[[pytest.MonkeyPatch, Path], None]:
@@ -362,15 +363,19 @@ OUTSIDE_CASES = [
           patch=swapped_after("recordtool.record.load", "checks_problems", "checks/evil.py", "evil.py",
                               MARK.format(marker="{outside}/it-ran").encode())),
     Fault("figure-swapped-for-a-link", swappable(figures({OWN + "a.png": PNG}, [OWN + "a.png"])), 0,
-          f"warning: figure {OWN}a.png is a link to {{tmp}}/outside/s.png, outside THEORY-1/; it is not copied",
+          f"warning: figure {OWN}a.png is a symbolic link; it is not copied",
           patch=swapped_after("recordtool.render.write", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
-    # (through a link that stays inside: a path with none on the way is opened at once, one name
-    # at a time, with no check before it to race; see recordtool.record.confine)
+    # (through a folder link that stays inside: a path with none on the way is opened at once, one
+    # name at a time, with no check before it to race; see recordtool.record.confine)
     Fault("figure-swapped-for-a-link-as-opened",
-          swappable(figures({OWN + "a.png": PNG, OWN + "b.png": "project/" + OWN + "a.png"}, [OWN + "b.png"])), 0,
-          f"warning: figure {OWN}b.png changed while it was read (it or a folder on its way is a link now, outside "
-          "THEORY-1/ or not); it is not copied",
+          swappable(figures({OWN + "a.png": PNG, OTHER.rstrip("/"): "project/" + OWN.rstrip("/")}, [OTHER + "a.png"])),
+          0, f"warning: figure {OTHER}a.png changed while it was read (it or a folder on its way is a link now, "
+          "outside THEORY-1/ or not); it is not copied",
           patch=swapped_after("recordtool.record.confine", "refused", OWN + "a.png", "s.png", SECRET_PNG)),
+    # Issue 66, class 2: a kept figure is a plain file, never a link, even one that stays inside
+    Fault("class-2-figure-link-inside", figures({OWN + "a.png": PNG, OWN + "b.png": "project/" + OWN + "a.png"},
+                                                [OWN + "b.png"]), 0,
+          f"warning: figure {OWN}b.png is a symbolic link; it is not copied"),
 ]
 
 # Faults of the machine ------------------------------------------------------------------------
@@ -937,3 +942,137 @@ def test_a_real_full_disk_loses_nothing(tmp_path: Path, small_disk: Mount, case:
         for path, data in old.items():
             new = path.read_bytes() if path.exists() else None
             assert new in (data, (tmp_path / "fresh" / path.relative_to(pages)).read_bytes()), path
+
+
+# Issue 66: the classes a new adversarial hunt found ---------------------------------------------
+
+LEAVES_A_LINK = CHECKS + '''
+
+def leaves_a_link(ctx, secret="", broken=False):
+    ctx.figure("plot.png", title="A plot").write_bytes(b"\\\\x89PNG\\\\r\\\\n\\\\x1a\\\\n")
+    os.symlink(secret, ctx.figures_dir / "leak.png")
+    return {"err": 1.0 if broken else 0.0}
+'''
+
+
+def test_class_2_a_figure_left_as_a_link_out_is_neither_kept_nor_published(tmp_path: Path) -> None:
+    """Issue 66, class 2 (something from outside is still published): a check wrote its figure as
+    a link to a file outside the project; verify kept the target's content under
+    record/verdicts/figures/ and render published it. Now the run is an error naming the file and
+    the check, and nothing of it is kept or published."""
+    target = tmp_path / "outside" / "photo.png"
+    target.parent.mkdir()
+    target.write_bytes(SECRET_PNG)
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check(
+        "small", "leaves_a_link", more=f"params: {{secret: '{target}'}}\n{POWER}"))}, checks=LEAVES_A_LINK)
+    verified = invoke("verify", "--root", str(root))
+    assert verified.code == 1
+    refused = ("check 'small' left 'leak.png', which is a symbolic link; what a check leaves (figures, captions, "
+               "artefacts) must be regular files in its run's folder: nothing of it is kept")
+    assert "THEORY-1 small seed 0: error (" in verified.err and refused in verified.err, verified.err
+    assert invoke("render", "--root", str(root)).code == 0
+    kept = [p for p in (root / "record").rglob("*") if p.is_file() or p.is_symlink()]
+    assert not [p for p in kept if p.is_symlink()]
+    assert not [p for p in kept if b"the secret" in p.read_bytes()]
+    assert target.read_bytes() == SECRET_PNG
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    return int(done.stdout)
+
+
+@pytest.mark.parametrize("replayed", [False, True], ids=["opened", "replayed"])
+def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  replayed: bool) -> None:
+    """Issue 66, class 4 (a killed run's files are left behind): after ``kill -9`` of verify, its
+    folder under .recordtool-cache/verify-runs/ (logs, requests, figures, temporary files) stayed
+    through every later run. The next verify removes it, and the temporary files of processes
+    that are gone, whether it runs checks or replays a kept answer; never a folder of a run still
+    going, nor a file that is not the tool's."""
+    go = tmp_path / "go"
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check(
+        "small", "waitfor", more=f"params: {{path: '{go}'}}"))})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    assert "started" in child.stderr.readline()  # the check runs: kill verify now
+    child.kill()
+    child.wait()
+    runs = root / ".recordtool-cache" / "verify-runs"
+    assert [p.name.split("-")[0] for p in runs.iterdir()] == [str(child.pid)]
+    go.touch()
+    if replayed:  # a verify with nothing to do, kept to be replayed: the next one opens nothing
+        assert invoke("verify", "--root", str(root)).code == 1  # (no power: worse than no verdict)
+        assert invoke("verify", "--root", str(root)).code == 0
+        assert [p.name for p in runs.iterdir()] == []
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # a run still going
+    dead, alive = _dead_pid(), sleeper.pid
+    (runs / f"{dead}-1").mkdir(parents=True, exist_ok=True)
+    (runs / f"{dead}-1" / f".job-1.result.recordtool-{dead}-0a1b.tmp").write_text("{")
+    (runs / f"{alive}-2").mkdir()
+    leftovers = [root / "record" / "verdicts" / f".THEORY-1.json.recordtool-{dead}-0a1b.tmp",
+                 root / ".recordtool-cache" / f".verify-snapshot.json.recordtool-{dead}-0a1b.tmp"]
+    mine = [root / ".recordtool-cache" / "notes.recordtool-1.tmp", root / ".recordtool-cache" / f".{dead}-mine.tmp",
+            runs / "notes"]
+    for path in leftovers + mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    if replayed:  # (the answer is replayed: the project is not opened)
+        monkeypatch.setattr("recordtool.cli.common.open_record", lambda *a, **k: pytest.fail("opened"))
+    try:
+        assert invoke("verify", "--root", str(root)).code == int(not replayed)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert sorted(p.name for p in runs.iterdir()) == [f"{alive}-2", "notes"]
+    assert [p for p in leftovers if p.exists()] == [] and all(p.exists() for p in mine)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    with contextlib.suppress(OSError, IndexError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="PR_SET_PDEATHSIG is Linux's; a pool needs two cores")
+@pytest.mark.parametrize("jobs", [[], ["-j", "2"]], ids=["render", "render-j2"])
+def test_class_3_kill_9_of_render_leaves_no_process_behind(tmp_path: Path, jobs: list[str]) -> None:
+    """Issue 66, class 3 (processes outlive their parent): ``kill -9`` of ``render`` (every core
+    by default) or ``render -j 2`` while its pool works leaves no worker behind."""
+    notes = tmp_path / "record" / "notes"
+    notes.mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.recordtool]\n", encoding="utf-8")
+    for n in range(1, 4001):
+        (notes / f"NOTE-{n}.yaml").write_text(f"id: NOTE-{n}\ntitle: Note {n}\nbody: See NOTE-{n % 4000 + 1}.\n",
+                                              encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", "render", "--no-cache", *jobs], cwd=tmp_path,
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, workers = time.monotonic() + 120, []
+        while time.monotonic() < deadline and len(workers) < 2 and child.poll() is None:
+            workers = _children(child.pid)
+            time.sleep(0.01)
+        assert len(workers) >= 2, "the pool did not start"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(_alive, workers)):
+        time.sleep(0.05)
+    assert [pid for pid in workers if _alive(pid)] == []

@@ -41,6 +41,21 @@ def refused(path: Path | str, folder: Path | str) -> str | None:
     return None
 
 
+_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe",
+          stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+
+
+def not_plain(path: Path | str) -> str | None:
+    """Why ``path``, not followed, is not a plain file (None when it is): a regular file of one
+    name. What a check leaves behind and ``verify`` keeps and ``render`` publishes is held to
+    this, so that it is never a link (to anything, inside or outside), never a hard link to a
+    file elsewhere, never a named pipe or a device."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        return f"is {_KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')}"
+    return "is a hard link (the file has another name, maybe outside)" if info.st_nlink > 1 else None
+
+
 class Refused(OSError):
     """A file that may not be read as a file of its folder; ``str()`` says why."""
 

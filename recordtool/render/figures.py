@@ -14,7 +14,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from recordtool.record.confine import read_inside
+from recordtool.record.confine import not_plain, read_inside
 from recordtool.render import escape
 from recordtool.render.sitemap import Context, figure_file, relative
 from recordtool.verify.context import SIDECAR
@@ -41,7 +41,7 @@ def _read(path: str, folder: str) -> tuple[str, str]:
     ``folder`` (checked as it is opened: its words reach the page) and no larger than
     ``MAX_SIDECAR``."""
     try:
-        if os.path.islink(path):
+        if not_plain(path) is not None:
             return "", ""
         raw = read_inside(path, folder, limit=MAX_SIDECAR)
         if len(raw) > MAX_SIDECAR:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name
-from recordtool.record.confine import Refused, read_inside, refused
+from recordtool.record.confine import Refused, not_plain, read_inside, refused
 from recordtool.render import manifest
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
@@ -223,13 +223,14 @@ IMAGES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": 
 def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | None]:
     """The bytes of the figure ``source`` (relative to ``root``) copied to ``rel`` (under
     ``figures/<claim>/``), or (why, None) when it is not copied: it leads out of its claim's
-    figure folder, or is not an image (by its name and its first bytes: PNG, JPEG, GIF, WebP;
-    an SVG may hold scripts). (None, None): it is missing."""
+    figure folder, is no plain file (``confine.not_plain``: a link, even inside), or is not an
+    image (by its name and its first bytes: PNG, JPEG, GIF, WebP; an SVG may hold scripts).
+    (None, None): it is missing."""
     folder = root / source[: len(source) - len(rel)] / "/".join(rel.split("/")[:2])
     path = root / source
     if not os.path.lexists(path):
         return None, None
-    why = refused(path, folder)
+    why = refused(path, folder) or not_plain(path)
     if why is not None:
         return why, None
     magic = IMAGES.get(os.path.splitext(source)[1].lower())

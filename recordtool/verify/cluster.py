@@ -32,8 +32,8 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import queue
+import socket
 import time
 import uuid
 from collections.abc import Generator
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from recordtool.atomic import write_atomic
+from recordtool.parallel import cores
 from recordtool.verify.runner import Display, Job, JobResult, NoDisplay
 from recordtool.verify.task import CACHE_ID, Setup, TaskResult, differences, identity, run_task
 from recordtool.verify.verdict import RunOutcome
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
 CONNECT_TIMEOUT_S = 5.0  # to reach a scheduler, before anything runs
+HANDSHAKE_MAX = 2**20  # bytes: a scheduler's handshake is a few hundred
 DRAIN_S = 10.0  # after Ctrl-C, how long workers get to stop their runs
 POLL_S = 0.05
 CAPACITY_S = 1.0  # how often the cluster's threads and GPUs are counted again
@@ -66,14 +68,57 @@ def parse_address(address: str) -> tuple[str, int | None]:
     scheduler's address, passed on to Dask."""
     text = address.strip()
     if text.lower() == "local":
-        return "local", max(1, os.cpu_count() or 1)
+        return "local", cores()
     if text.lower().startswith("local:"):
         count = text.split(":", 1)[1]
         if not count.isdigit() or int(count) < 1:
             raise ClusterError(f"scheduler '{address}': local:N needs a number of workers N of at least 1, "
                                "e.g. local:4")
+        if int(count) > cores():  # each worker is a process: more than the cores only waits, or never starts
+            raise ClusterError(f"scheduler '{address}': local:N starts N worker processes on this machine, "
+                               f"which has {cores()} cores; give N of at most {cores()}")
         return "local", int(count)
     return text, None
+
+
+def _probe(address: str) -> None:
+    """``ClusterError`` when the TCP port at ``address`` accepts but is not a Dask scheduler's,
+    said within ``CONNECT_TIMEOUT_S``.
+
+    A pre-flight probe, because Dask's ``Client`` cannot fail fast here: its ``timeout`` bounds
+    the connection but not the handshake after it (``distributed.comm.core.connect`` awaits the
+    peer's first message without one), so a port that accepts and stays silent (``python3 -m
+    http.server``, a dashboard) hangs it for ever, and one that answers in HTTP has its first
+    bytes read as a frame's length (exabytes: a MemoryError). A scheduler speaks first, its
+    handshake's first 8 bytes its length (little-endian, small); those are read here. An
+    address Dask cannot parse, a port that refuses, or another protocol than TCP is left to
+    Dask, which says so within its timeout."""
+    from distributed.comm import parse_address as split
+    from distributed.comm import parse_host_port
+
+    try:
+        scheme, where = split(address)
+        host, port = parse_host_port(where)
+        if scheme != "tcp":
+            return
+        probe = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+    except (OSError, ValueError, TypeError):
+        return
+    end, first = time.monotonic() + CONNECT_TIMEOUT_S, b""
+    with probe, contextlib.suppress(OSError):
+        while len(first) < 8 and (left := end - time.monotonic()) > 0:
+            probe.settimeout(left)
+            got = probe.recv(8 - len(first))
+            if not got:
+                break
+            first += got
+    hint = "a Dask scheduler listens on 8786 by default (8787 is its dashboard)"
+    if not first:
+        raise ClusterError(f"--scheduler {address}: the port accepts connections but says nothing within "
+                           f"{CONNECT_TIMEOUT_S:g} s: not a Dask scheduler; {hint}")
+    if len(first) < 8 or int.from_bytes(first, "little") > HANDSHAKE_MAX:
+        what = " (it speaks HTTP)" if first.startswith(b"HTTP") else ""
+        raise ClusterError(f"--scheduler {address}: the port answers, but not as a Dask scheduler{what}; {hint}")
 
 
 def _write_under(folder: Path, files: dict[str, bytes], keep_existing: bool = False) -> None:
@@ -127,6 +172,7 @@ class ClusterRunner:
                 cluster = _local_cluster(count)
                 client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT_S)
             else:
+                _probe(name)
                 client = distributed.Client(name, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
             if cluster is not None:
@@ -295,25 +341,52 @@ class ClusterRunner:
 def _local_cluster(count: int) -> LocalCluster:
     """A cluster of ``count`` worker processes on this machine, one run at a time each.
 
-    The workers ignore SIGINT (a Ctrl-C reaches the whole foreground process group): the
-    client cancels their runs and then stops them, so none is left without its worker."""
+    Its workers ignore SIGINT from their start (a Ctrl-C reaches the whole foreground process
+    group): the client cancels their runs and then stops them, so none is left without its
+    worker. They inherit that from this process, which ignores SIGINT while a thread of its
+    own starts them, but with SIGINT blocked in every thread, so that Linux keeps a Ctrl-C
+    pending instead of dropping it: this thread waits for one beside the start (and takes a
+    SIGTERM), and stops verify at once; the cluster, half started, is left to die with this
+    process (its workers follow their parent; Dask's closing of it at exit fails, loudly)."""
+    import atexit
     import signal
     import threading
 
     import dask
     import distributed
+    from distributed.deploy.spec import close_clusters
 
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    try:
-        # A worker takes a run only when it has a thread free for it: none waits behind another.
-        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-            return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR,
-                                            scheduler_kwargs={"allowed_failures": 1})
-    finally:
-        if main:
+    made: list[Any] = []
+
+    def start() -> None:
+        try:  # a worker takes a run only when it has a thread free for it: none waits behind another
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                made.append(distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None, silence_logs=logging.ERROR,
+                                                     scheduler_kwargs={"allowed_failures": 1}))
+        except BaseException as exc:  # (raised again below)
+            made.append(exc)
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "sigtimedwait"):
+        start()  # (signals are the main thread's, and waited for on Linux: the workers take a Ctrl-C too)
+    else:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            starter = threading.Thread(target=start, name="recordtool-local-cluster", daemon=True)
+            starter.start()
+            while starter.is_alive():
+                if signal.sigtimedwait({signal.SIGINT}, POLL_S) is not None:
+                    raise KeyboardInterrupt
+        except BaseException:
+            atexit.unregister(close_clusters)
+            raise
+        finally:
             signal.signal(signal.SIGINT, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if isinstance(made[0], BaseException):
+        raise made[0]
+    return cast("LocalCluster", made[0])
 
 
 def _cache_id(cache_dir: Path) -> str:

@@ -26,6 +26,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from recordtool.record.confine import not_plain
 from recordtool.safetext import one_line
 from recordtool.verify import reaper
 from recordtool.verify.child import FIXED_THREADS, ServerProcess
@@ -182,6 +184,7 @@ class Runner:
         """Yield each job's result as it finishes. On KeyboardInterrupt (or when the
         generator is closed), every running child is stopped before it propagates."""
         pending = sorted(jobs, key=lambda j: -j.expected_s)
+        folders = {j.figures_dir for j in jobs}  # (a run's folder may hold those of its other seeds and controls)
         live: list[_Live] = []
         counter = 0
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -213,7 +216,7 @@ class Runner:
                 for item in live:
                     if item.poll():
                         item.signal(signal.SIGKILL)  # any stray grandchildren
-                        result = self._finish(item, now)
+                        result = self._confined(self._finish(item, now), folders - {item.job.figures_dir})
                         self.display.finished(result)
                         yield result
                         continue
@@ -236,6 +239,33 @@ class Runner:
 
     def close(self) -> None:
         """Nothing to release: ``run`` stops what it started."""
+
+    def _confined(self, result: JobResult, others: set[Path]) -> JobResult:
+        """``result``, or an error when the run left in its folder (``figures_dir``, but the
+        folders of ``others``) anything but regular files and folders (``confine.not_plain``):
+        a link, a hard link, a named pipe, a device, a folder named like a file, or a folder on
+        its way made a link. What is refused is removed: nothing of it is kept or published."""
+        job, folder, stop = result.job, result.job.figures_dir, self.workdir.parent
+        chain = [folder, *folder.parents]
+        bad = [(p, "is a symbolic link") for p in (chain[:chain.index(stop)] if stop in chain else chain[:1])
+               if p.is_symlink()]
+        if not bad and os.path.lexists(folder):
+            bad = _strays(folder, others) if folder.is_dir() else [(folder, "is a file where a folder is expected")]
+        if not bad:
+            return result
+        for path, _why in bad:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        path, why = bad[0]
+        name = path.relative_to(folder).as_posix() if folder in path.parents else os.path.relpath(path, stop)
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        return JobResult(job, "error", {}, result.duration_s,
+                         f"check '{job.check}' left '{name}', which {why}{more}; what a check leaves (figures, "
+                         "captions, artefacts) must be regular files in its run's folder: nothing of it is kept",
+                         result.log)
 
     def _next(self, pending: list[Job], live: list[_Live]) -> Job | None:
         """The first pending job whose threads fit beside the runs going: their threads add up
@@ -398,6 +428,27 @@ def exit_message(code: int | None, log: str = "") -> str:
         text = f"the check's process exited with code {code} before returning"
     last = [line for line in log.strip().splitlines() if line.strip()][-1:]
     return text + (f"; last output: {last[0][:200]}" if last else "")
+
+
+def _strays(folder: Path, others: set[Path]) -> list[tuple[Path, str]]:
+    """What under ``folder`` (walked without following links; the folders of ``others`` left
+    out) is not a regular file or a folder, or is a folder named like a file, and why."""
+    bad: list[tuple[Path, str]] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:  # (made unreadable)
+        return [(folder, f"cannot be read ({exc.strerror})")]
+    for entry in entries:
+        path = Path(entry.path)
+        if path in others:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            bad += [(path, "is a folder where a file is expected")] if path.suffix else _strays(path, others)
+        else:
+            with contextlib.suppress(FileNotFoundError):  # (gone since: nothing to keep)
+                if (why := not_plain(path)) is not None:
+                    bad.append((path, why))
+    return bad
 
 
 def _tail(path: Path) -> str:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from recordtool.atomic import sweep
 from recordtool.meter import PlainDisplay
 from recordtool.record.config import Config
 from recordtool.record.problems import RecordError, did_you_mean_id
@@ -41,6 +40,7 @@ from recordtool.verify.rules import (
     skipped_check,
 )
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
+from recordtool.verify.snapshot import RUNS, leftovers
 from recordtool.verify.status import (
     add_dependencies,
     assess_claims,
@@ -172,7 +172,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
         raise RecordError(project.errors)
     _refuse_bad(options)
     config: Config = project.config
-    sweep(config.verdicts)  # temporary files of a verify that died (figures left half-kept: under the lock)
+    leftovers(config)  # what a verify that was killed left (figures left half-kept: under the lock)
     record = project.record
     ids = record.claim_ids()
 
@@ -273,7 +273,7 @@ def _run(project: Any, options: Options, to_run: list[Theory], statuses: dict[st
     """Run the claims' checks; returns (interrupted, number of runs finished)."""
     config: Config = project.config
     config.cache.mkdir(parents=True, exist_ok=True)  # (the runs' folder is in it: a fault there is named by it)
-    workdir = config.cache / "verify-runs" / f"{os.getpid()}-{int(time.time() * 1000)}"
+    workdir = config.cache / RUNS / f"{os.getpid()}-{int(time.time() * 1000)}"
     try:
         executor, no_gpu = _executor(config, options, workdir, display)
     except KeyboardInterrupt:  # while connecting to a cluster: nothing ran

@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import recordtool
-from recordtool.record.config import ConfigError, find_root, load_config
+from recordtool.atomic import sweep, sweep_runs
+from recordtool.record.config import Config, ConfigError, find_root, load_config
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
 
 SNAPSHOT = "verify-snapshot.json"  # in the cache folder
+RUNS = "verify-runs"  # in the cache folder: one folder for each verify that runs checks, ``<pid>-<ms>``
 PACKAGE = Path(recordtool.__file__).resolve().parent  # recordtool's own code: its modules' files are inputs too
 SNAPSHOT_FORMAT = 1
 KEPT = 16  # answers kept for one state of the inputs (commands and options)
@@ -73,6 +75,8 @@ def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | N
         return None
     if not config.record.is_dir():  # opening it says so
         return None
+    if command == "verify":
+        leftovers(config)
     folders = [str(config.record / kind.folder) for kind in config.kinds.values()]
     # where the record and its folders lead (a folder replaced by a link is another input)
     places = [os.path.realpath(path) for path in (str(config.record), *folders, str(config.verdicts),
@@ -84,6 +88,15 @@ def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | N
     state = {"root": str(base), "code": f"{recordtool.__version__} {sys.version}", "places": places, "files": files}
     key = json.dumps([command, options], sort_keys=True)
     return Inputs(str(config.cache / SNAPSHOT), key, state)
+
+
+def leftovers(config: Config) -> None:
+    """Remove what verify runs that were killed left: their temporary files in the verdicts and
+    cache folders, and their runs' folders (``recordtool.atomic``: only those of processes that
+    are gone). Done by every verify, the one that replays a kept answer too."""
+    sweep(config.verdicts)
+    sweep(config.cache)
+    sweep_runs(config.cache / RUNS)
 
 
 def _read(path: str) -> dict[str, Any]:

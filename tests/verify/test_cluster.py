@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -47,6 +48,12 @@ def killworker(ctx, once="", after=""):
         time.sleep(0.05)  # a worker's death takes the runs waiting there with it
     os.kill(helper.runner(), signal.SIGKILL)
     time.sleep(10)
+    return {"err": 0.0}
+
+
+def leaveslink(ctx, secret=""):
+    ctx.figures_dir.mkdir(parents=True, exist_ok=True)
+    os.symlink(secret, ctx.figures_dir / "leak.png")
     return {"err": 0.0}
 
 
@@ -137,7 +144,9 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
         "THEORY-3": check("small", "always", more=CONTROL),
         "THEORY-4": check("boom", "boom") + check("exit3", "exit3") + check("killed", "killed"),
         "THEORY-5": check("hang", "hang", more="timeout: 1"),
+        "THEORY-6": check("link", "leaveslink", more=f"params: {{secret: '{tmp_path / 'secret.png'}'}}"),
     }
+    (tmp_path / "secret.png").write_bytes(b"the secret")
     here = project(tmp_path / "here", claims)
     there = project(tmp_path / "there", claims)
     local = cli(here, "--seeds", "2", "-j", "2", "--format", "json")
@@ -145,11 +154,11 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
     assert remote.returncode == local.returncode == 1, remote.stderr
     states = [(c["claim"], c["state"]) for c in json.loads(remote.stdout)["claims"]]
     assert states == [(c["claim"], c["state"]) for c in json.loads(local.stdout)["claims"]]
-    assert [state for _, state in states] == ["verified", "contradicted", "no-power", "error", "timeout"]
+    assert [state for _, state in states] == ["verified", "contradicted", "no-power", "error", "timeout", "error"]
     said = [line.partition(": ")[::2] for line in remote.stderr.splitlines() if " seed " in line.split(":")[0]]
     started = sorted(label for label, what in said if what == "started")
     ended = sorted(label for label, what in said if what != "started" and not what.startswith("running "))
-    assert len(started) == 22 and started == ended  # (a heartbeat, "running 30 s", is neither)
+    assert len(started) == 24 and started == ended  # (a heartbeat, "running 30 s", is neither)
     mine, theirs = verdicts(here), verdicts(there)
     for claim, verdict in mine.items():  # tracebacks name the project's folder
         assert json.dumps(judged(theirs[claim])).replace(str(there), "ROOT") == \
@@ -160,6 +169,8 @@ def test_every_outcome_is_the_local_runners(tmp_path: Path, cluster: dict[str, A
     assert figures == sorted(p.relative_to(here).as_posix() for p in (here / "record").rglob("*.png"))
     assert len(figures) == 4  # two seeds, the check and its control
     assert all((there / f).read_bytes() == b"png" for f in figures)
+    link = theirs["THEORY-6"]["checks"][0]["runs"][0]["error"]  # (issue 66, class 2: refused on the worker too)
+    assert link.startswith("check 'link' left 'leak.png', which is a symbolic link;")
 
 
 def test_a_gpu_check_runs_on_the_gpu_worker_and_its_model_comes_back(tmp_path: Path, cluster: dict[str, Any]) -> None:
@@ -287,3 +298,121 @@ def test_the_project_can_name_the_scheduler_and_the_command_line_overrides_it(tm
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())["device"] == "cpu"
+
+
+def _serve(answer: bytes | None) -> tuple[socket.socket, int]:
+    """A port on this machine that accepts connections and says ``answer`` on each (None: nothing)."""
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                held.append(conn)  # (kept open: silent, or said and left open)
+                if answer is not None:
+                    conn.sendall(answer)
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, server.getsockname()[1]
+
+
+NOT_DASK = "a Dask scheduler listens on 8786 by default (8787 is its dashboard)"
+
+
+@pytest.mark.parametrize("port", ["silent", "http", "http.server"])
+def test_class_10_a_port_that_is_not_dask_exits_2_in_one_line_within_the_timeout(tmp_path: Path, port: str) -> None:
+    """Issue 66, class 10 (cluster addresses): a port that accepts but stays silent hung verify
+    for ever; one that answers with HTTP bytes gave a traceback (a 3 EiB allocation). Each is
+    one line and exit 2, within the connect timeout."""
+    root = project(tmp_path, {"THEORY-1": check("small", "ok")})
+    server: Any = None
+    if port == "http.server":
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            number = free.getsockname()[1]
+        server = subprocess.Popen([sys.executable, "-m", "http.server", str(number), "--bind", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe, contextlib.suppress(OSError):
+                probe.connect(("127.0.0.1", number))
+                break
+            time.sleep(0.05)
+    else:
+        server, number = _serve(None if port == "silent" else b"HTTP/1.0 400 Bad request\r\n\r\n")
+    address = f"tcp://127.0.0.1:{number}"
+    try:
+        start = time.monotonic()
+        result = cli(root, "--scheduler", address)
+        spent = time.monotonic() - start
+    finally:
+        server.kill() if isinstance(server, subprocess.Popen) else server.close()
+    said = ("the port answers, but not as a Dask scheduler (it speaks HTTP)" if port == "http" else
+            "the port accepts connections but says nothing within 5 s: not a Dask scheduler")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: --scheduler {address}: {said}; "
+                                                                 f"{NOT_DASK}\n")
+    assert spent < 30  # its 5 s and Python's start, not for ever (room for a busy machine)
+    assert not (root / "record" / "verdicts").exists()
+
+
+def test_class_3_local_n_above_the_cores_is_refused(tmp_path: Path) -> None:
+    """Issue 66, class 3 (processes outlive their parent): ``local:100000`` started nothing for
+    45 s and ignored Ctrl-C and SIGTERM. More workers than cores is refused, in one line."""
+    root = project(tmp_path, {"THEORY-1": check("small", "ok")})
+    cores = len(os.sched_getaffinity(0))
+    result = cli(root, "--scheduler", "local:100000")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"error: scheduler 'local:100000': local:N starts N worker processes on this machine, which has "
+        f"{cores} cores; give N of at most {cores}\n")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_class_3_a_signal_while_a_local_cluster_starts_ends_verify_at_once(tmp_path: Path, sig: int) -> None:
+    """Issue 66, class 3: verify ignored Ctrl-C while its local cluster started (and then ran on).
+    A Ctrl-C (to the whole process group, as a terminal sends it) or SIGTERM then ends it at once,
+    with one line and no traceback, and leaves no process behind."""
+    pid = tmp_path / "hang.pid"
+    root = project(tmp_path, {"THEORY-1": check("hang", "hangpid", more=f"params: {{path: {pid}}}")})
+    proc = subprocess.Popen([*RECORDTOOL, "verify", "--root", str(root), "--scheduler", "local:1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not _children(proc.pid) and time.monotonic() < deadline:  # the cluster's first worker is starting
+        time.sleep(0.01)
+    assert _children(proc.pid), "no worker started"
+    os.killpg(proc.pid, sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == (130 if sig == signal.SIGINT else 143), err
+    assert "Traceback" not in err and out.splitlines()[-1] == "interrupted: kept 0 finished verdicts", err
+    assert not pid.exists()  # nothing ran
+    deadline = time.monotonic() + 30
+    while _in_session(proc.pid) and time.monotonic() < deadline:  # the workers follow their parent
+        time.sleep(0.05)
+    assert _in_session(proc.pid) == []
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started with multiprocessing (the local cluster's workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid \
+                    and b"multiprocessing" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def _in_session(sid: int) -> list[int]:
+    """The live processes of session ``sid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if entry.name.isdigit() and int(fields[3]) == sid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found

@@ -430,3 +430,84 @@ def test_class_7_verify_holds_each_run_to_the_limits_its_yaml_gives(tmp_path: Pa
     verdict = read_store(load_config(root)).verdicts["THEORY-1"]
     assert {k: v for k, v in verdict.checks[0].runs[0].metrics.items() if k in ("as", "cpu")} == {
         "as": 3000 * 2**20, "cpu": 40.0}
+
+
+LEAVES = '''
+import os
+import shutil
+
+
+def leave(ctx, kind="", secret=""):
+    """Leaves ``plot.png`` and, beside it, what ``kind`` names."""
+    folder = ctx.figures_dir
+    ctx.figure("plot.png").write_bytes(b"png")
+    if kind == "link-out":
+        os.symlink(secret, folder / "leak.png")
+    elif kind == "link-in":
+        os.symlink("plot.png", folder / "again.png")
+    elif kind == "caption-link":
+        os.symlink(secret, folder / "plot.png.json")
+    elif kind == "hard-link":
+        os.link(secret, folder / "hard.png")
+    elif kind == "fifo":
+        os.mkfifo(folder / "pipe.png")
+    elif kind == "folder":
+        (folder / "loss.png").mkdir()
+        (folder / "loss.png" / "inside.png").write_bytes(b"png")
+    elif kind == "folder-link":
+        shutil.rmtree(folder)
+        os.symlink(os.path.dirname(secret), folder)
+    elif kind == "deep-link":
+        (folder / "more").mkdir()
+        os.symlink(secret, folder / "more" / "leak.png")
+    return {"err": 0.0}
+'''
+
+LEFT = {  # kind: (what it left, why it is refused)
+    "link-out": ("leak.png", "is a symbolic link"),
+    "link-in": ("again.png", "is a symbolic link"),
+    "caption-link": ("plot.png.json", "is a symbolic link"),
+    "hard-link": ("hard.png", "is a hard link (the file has another name, maybe outside)"),
+    "fifo": ("pipe.png", "is a named pipe"),
+    "folder": ("loss.png", "is a folder where a file is expected"),
+    "folder-link": ("figures/folder-link", "is a symbolic link"),
+    "deep-link": ("more/leak.png", "is a symbolic link"),
+}
+
+
+def test_class_2_what_a_check_leaves_is_a_regular_file_inside_its_run(root: Path) -> None:
+    """Issue 66, class 2 (something from outside is still published): a check wrote its figure
+    as a link to a file outside, and verify kept the target's content. What a run leaves in its
+    folder must be regular files there; anything else is an error naming the file and the check,
+    and is removed (the files beside it stay), so nothing of it is kept or published."""
+    (root / "checks" / "leaves.py").write_text(LEAVES)
+    secret = root.parent / "outside" / "secret.png"
+    secret.parent.mkdir()
+    secret.write_bytes(b"the secret")
+    jobs = [job(kind, "leave", module="checks.leaves", kind=kind, secret=str(secret)) for kind in [*LEFT, "plain"]]
+    results = run_all(root, jobs, workers=3)
+    for kind, (name, why) in LEFT.items():
+        assert (results[kind].outcome, results[kind].error) == ("error", (
+            f"check '{kind}' left '{name}', which {why}; what a check leaves (figures, captions, artefacts) must be "
+            "regular files in its run's folder: nothing of it is kept")), kind
+        assert not os.path.lexists(root / name if kind == "folder-link" else root / "figures" / kind / name), kind
+    assert results["plain"].outcome == "ok"
+    assert sorted(p.relative_to(root / "figures").as_posix() for p in (root / "figures").rglob("*") if p.is_file()) \
+        == sorted(f"{kind}/plot.png" for kind in [*LEFT, "plain"] if kind != "folder-link")
+    assert secret.read_bytes() == b"the secret"
+
+
+def test_class_2_a_runs_folder_holds_those_of_its_other_runs_without_answering_for_them(root: Path) -> None:
+    """A run's folder holds the folders of its check's other seeds and controls: each run answers
+    for its own files only."""
+    (root / "checks" / "leaves.py").write_text(LEAVES)
+    secret = root.parent / "secret.png"
+    secret.write_bytes(b"the secret")
+    main, other = job("main", "leave", module="checks.leaves"), job("other", "leave", module="checks.leaves",
+                                                                       kind="link-out", secret=str(secret))
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=2)
+    main.figures_dir, other.figures_dir = root / "figures" / "c", root / "figures" / "c" / "seed-1"
+    results = {r.job.check: r for r in runner.run([main, other])}
+    assert results["main"].outcome == "ok" and results["other"].outcome == "error"
+    assert (root / "figures" / "c" / "plot.png").is_file() and not os.path.lexists(root / "figures" / "c" / "seed-1" /
+                                                                                     "leak.png")
