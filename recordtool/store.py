@@ -97,10 +97,6 @@ class Store:
             self._tables.add(table)
         return f'"{table}"'
 
-    def get(self, table: str, key: str, digest: str) -> Any | None:
-        """The value kept for ``key`` under ``digest``, or None (never kept, or kept under another)."""
-        return self.get_many(table, {key: digest}).get(key)
-
     def get_many(self, table: str, digests: dict[str, str]) -> dict[str, Any]:
         """The values kept for the keys of ``digests`` under the digest given for each."""
         if len(digests) > 500:  # (one pass over the table beats a query per key)
@@ -153,16 +149,6 @@ class Store:
             pass
         except sqlite3.DatabaseError:
             self._reset()
-
-    def clear(self, table: str | None = None) -> None:
-        """Forget one table, or everything."""
-        db = self._connect()
-        with _transaction(db):
-            names = [table] if table else [row[0] for row in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall()]
-            for name in names:
-                db.execute(f'DROP TABLE IF EXISTS "{name}"')
-        self._tables.clear()
 
     def _reset(self) -> None:
         """A damaged file: set it aside, and start again on the next use."""

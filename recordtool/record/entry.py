@@ -22,7 +22,7 @@ from recordtool.record.confine import Refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
-from recordtool.record.schema import MODELS, NAME_MAX, Entry, Theory
+from recordtool.record.schema import MODELS, NAME_MAX, CheckSpec, Entry, Theory
 from recordtool.record.source import (
     Loc,
     Mark,
@@ -224,49 +224,11 @@ def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> li
     """Expectations and observations against the claim's clauses (docs/verdicts.md): every
     clause id they name exists, a claim of several clauses says which each one tests, and
     a clause that nothing tests is warned about."""
-    problems = []
     known = entry.clause_ids
-    shown = ", ".join(known)
     named: set[str] = set()
-
-    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
-        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
-        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
-
+    problems = []
     for i, check in enumerate(entry.checks):
-        for metric, expect in check.expect.items():
-            loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
-            field = f"checks[{i}].expect.{metric}"
-            if not expect.clause and len(known) > 1:
-                example = f'{{is: "{expect}", clause: {known[0]}}}'
-                written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
-                problems.append(Problem(rel, *mark(loc),
-                                        f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
-                                        f"{metric}: {example} (clauses: {shown})",
-                                        field=field, code="expectation-without-clause"))
-            for clause in expect.clause:
-                if clause in known:
-                    named.add(clause)
-                else:
-                    problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
-            if not expect.clause and len(known) == 1:
-                named.add(known[0])
-            if expect.null is not None and expect.null == metric:
-                problems.append(Problem(rel, *mark((*loc, "null")),
-                                        f"'{metric}' is its own null; name the metric the check returns for the "
-                                        f"null hypothesis, e.g. {metric}_null",
-                                        field=f"{field}.null", code="bad-null"))
-        for metric, clauses in check.observe.items():
-            loc = ("checks", i, "observe", metric)
-            field = f"checks[{i}].observe.{metric}"
-            if metric in check.expect:
-                problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
-                                        field=field, code="observed-and-expected"))
-            for clause in clauses:
-                if clause in known:
-                    named.add(clause)
-                else:
-                    problems.append(unknown(clause, loc, field))
+        problems += _named_clauses(check, i, known, named, mark, rel)
     if entry.clauses and not entry.checks:
         problems.append(Problem(rel, *mark(("checks",) if "checks" in entry.model_fields_set else ("clauses",)),
                                 f"the claim has {len(known)} clauses and no check: none of them can be verified; "
@@ -282,6 +244,53 @@ def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> li
                                         f"expectation's 'clause:' or under 'observe:'",
                                         field=f"clauses.{clause}" if entry.clauses else "statement",
                                         severity="warning", code="untested-clause"))
+    return problems
+
+
+def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], mark: Callable[[Loc], Mark],
+                   rel: str) -> list[Problem]:
+    """The problems of check ``i``'s expectations and observations with the clauses they name
+    (``known``: the claim's); the clauses it tests are added to ``named``."""
+    shown = ", ".join(known)
+    problems = []
+
+    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
+        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+
+    for metric, expect in check.expect.items():
+        loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
+        field = f"checks[{i}].expect.{metric}"
+        if not expect.clause and len(known) > 1:
+            example = f'{{is: "{expect}", clause: {known[0]}}}'
+            written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
+            problems.append(Problem(rel, *mark(loc),
+                                    f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
+                                    f"{metric}: {example} (clauses: {shown})",
+                                    field=field, code="expectation-without-clause"))
+        for clause in expect.clause:
+            if clause in known:
+                named.add(clause)
+            else:
+                problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+        if not expect.clause and len(known) == 1:
+            named.add(known[0])
+        if expect.null is not None and expect.null == metric:
+            problems.append(Problem(rel, *mark((*loc, "null")),
+                                    f"'{metric}' is its own null; name the metric the check returns for the "
+                                    f"null hypothesis, e.g. {metric}_null",
+                                    field=f"{field}.null", code="bad-null"))
+    for metric, clauses in check.observe.items():
+        loc = ("checks", i, "observe", metric)
+        field = f"checks[{i}].observe.{metric}"
+        if metric in check.expect:
+            problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
+                                    field=field, code="observed-and-expected"))
+        for clause in clauses:
+            if clause in known:
+                named.add(clause)
+            else:
+                problems.append(unknown(clause, loc, field))
     return problems
 
 

@@ -56,11 +56,6 @@ class Record:
         return [c.id for c in self.claims()]
 
     @property
-    def theories(self) -> set[str]:
-        """The ids of the claims."""
-        return set(self.claim_ids())
-
-    @property
     def modules(self) -> dict[str, tuple[str, ...]]:
         """Claim id -> the modules of its checks, for the claims with checks."""
         return {c.id: tuple(check.module for check in c.checks) for c in self.claims() if c.checks}

@@ -81,7 +81,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             if meter is not None:
                 meter.stage("linking the record")
             graph, more = build_graph(record, jobs=jobs)
-            more += static_problems(config, record, store)
+            more += static_problems(config, record)
         finally:
             if store is not None:
                 store.close()

@@ -69,23 +69,10 @@ class Scanner:
     def __init__(self, config: Config) -> None:
         self.root = config.root
         self.package = config.checks
+        self.module_file = config.module_file
         self._imports: dict[Path, tuple[list[str], set[str]]] = {}
         self._digests: dict[Path, str] = {}  # of each file read, so one run reads it once
         self._scans: dict[str, SourceScan] = {}
-
-    def module_file(self, module: str) -> Path | None:
-        """``checks.model`` -> ``root/checks/model.py`` (or its package's ``__init__.py``)."""
-        base = self.root.joinpath(*module.split("."))
-        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-            if candidate.is_file():
-                return candidate
-        return None
-
-    def rel(self, module: str) -> str:
-        path = self.module_file(module)
-        if path is not None:
-            return path.relative_to(self.root).as_posix()
-        return "/".join(module.split(".")) + ".py"
 
     def digest(self, path: Path) -> str:
         """The digest of a file that ``scan`` listed (read once per scanner)."""
@@ -113,7 +100,7 @@ class Scanner:
                 todo.append(".".join(parts[:i]))
             path = self.module_file(name)
             if path is None:
-                out.missing.add(self.rel(name))
+                out.missing.add(name.replace(".", "/") + ".py")
                 continue
             out.files[path.relative_to(self.root).as_posix()] = path
             local, third = self._read(path, name)

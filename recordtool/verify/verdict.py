@@ -1,41 +1,10 @@
 """Verdicts: what `recordtool verify` measured, judged, and kept as evidence.
 
 A claim's verdict is computed, never typed by hand. One ``ClaimVerdict`` per claim is kept in
-``record/verdicts/<ID>.json`` (stable formatting, meant to be committed), so pages render
-without re-running anything. ``ClaimStatus`` is what holds *now*: the verdict, and whether
-anything that produced it has changed since (then ``stale``, with the reasons).
-
-The rules are in docs/verdicts.md. In short: each expectation is judged over the check's
-seeds (``holds`` on at least the quorum of them, or not) and counts only when it has power
-(some control that is not degenerate, or its declared null, fails it on every seed; else
-``no-power``); one that does not hold is ``fails`` when it also has sensitivity (a positive
-control holds it on every seed), else ``not-reproduced``. Outcome of one check:
-
-    pass            every expectation with power holds (and at least one has power)
-    fail            an expectation with power and sensitivity fails
-    not-reproduced  an expectation with power but no sensitivity fails (and none validated does)
-    no-power        no expectation has power: the check cannot tell
-    error           the check raised, crashed, or returned a missing / non-numeric metric
-                    (or a control or positive did, when nothing validated failed)
-    timeout         the check ran past its time
-    skipped         the check could not run here (e.g. it needs a GPU)
-
-Each clause of the claim is ``verified`` (an expectation with power tests it, and every one
-that does holds), ``contradicted`` (a validated one fails), ``not-reproduced`` (one with power
-but no sensitivity fails), ``observed`` (only observations or expectations without power speak
-of it), ``untested`` (nothing does), or the ``error``, ``timeout`` or ``skipped`` of a check
-that tests it. The claim's result:
-
-    verified         every clause verified
-    partly-verified  some clauses verified, none contradicted ("partly verified: 4 of 5 clauses")
-    contradicted     a clause contradicted
-    error, timeout   a check broke (and no clause is contradicted)
-    not-reproduced   nothing verified, a clause not reproduced
-    skipped          nothing verified, a check could not run here
-    no-power         nothing verified: no expectation has power
-
-Verdict files are strict JSON: a number that is not finite is written as the string
-``"nan"``, ``"inf"`` or ``"-inf"`` and read back as that float.
+``record/verdicts/<ID>.json`` (stable strict JSON, meant to be committed: a number that is not
+finite is written as ``"nan"``, ``"inf"`` or ``"-inf"``), so pages render without re-running
+anything. ``ClaimStatus`` is what holds *now*: the verdict, or ``stale`` with the reasons.
+The outcomes, clause states and results, and how they are judged, are in docs/verdicts.md.
 """
 
 from __future__ import annotations
