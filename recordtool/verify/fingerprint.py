@@ -1,26 +1,12 @@
 """Fingerprints: what produced a verdict, hashed, so a change makes it stale with a reason.
 
-A claim's fingerprint is a flat mapping, one key per thing that produced its verdict::
-
-    statement                      hash of the claim's statement
-    clauses                        hash of its clauses (when it has ``clauses:``)
-    check:<name>:run               the check's ``module:function``
-    check:<name>:params            its params
-    check:<name>:expect            its expectations
-    check:<name>:controls          its controls (names and params)
-    check:<name>:seeds, :threads   how many seeds it ran on, and its threads per run (numbers)
-    check:<name>:observe, ...      its observe, degenerate, positives, setting, analogue,
-                                   quorum and tolerance, when given
-    source:checks/circuits.py      hash of each source file the check module runs: the module,
-                                   every module inside checks/ it imports (transitively, found
-                                   by reading ``import`` statements with ``ast``, never by
-                                   running code) and the packages' ``__init__.py``
-    version:python, version:torch  versions (not hashes) of Python and of every third-party
-                                   package the check modules import, read with
-                                   ``importlib.metadata`` (torch is never imported)
-
-``diff`` turns two fingerprints into reasons: "statement changed", "checks/circuits.py
-changed", "torch 2.13.0 -> 2.14.0".
+A claim's fingerprint is a flat mapping, one key per thing that produced its verdict: its
+``statement`` and ``clauses``, each part of each check's spec (``check:<name>:params``, ...),
+each source file its check modules run (``source:checks/circuits.py``: the module and every
+module of the checks package it imports, found by reading ``import`` statements with ``ast``,
+never by running code), and the versions of Python and of every third-party package they
+import (``version:torch``, read from package metadata: torch is never imported). ``diff``
+turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
 """
 
 from __future__ import annotations
@@ -182,17 +168,15 @@ def package_version(import_name: str) -> str | None:
     # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
-    version: str | None = None
     try:
-        version = metadata.version(import_name)
+        return metadata.version(import_name)
     except metadata.PackageNotFoundError:
-        try:
-            dists = metadata.packages_distributions().get(import_name, [])
-            if dists:
-                version = metadata.version(dists[0])
-        except Exception:  # pragma: no cover - broken metadata
-            version = None
-    return version
+        pass
+    try:
+        dists = metadata.packages_distributions().get(import_name, [])
+        return metadata.version(dists[0]) if dists else None
+    except Exception:  # pragma: no cover - broken metadata
+        return None
 
 
 def environment(packages: Iterable[str] = ()) -> dict[str, str]:
@@ -239,8 +223,7 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
 
 # What a claim's fingerprint takes from its entry alone (``claim_parts``), in the order the
 # fingerprint lists it: segments of keys, each with the check module whose sources follow them
-# (None: none). Plain data, so that it can be kept by the hash of the entry's file
-# (``recordtool.verify.kept``) and the entry not made again to work it out.
+# (None: none).
 ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
@@ -41,17 +40,11 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
                  seeds_given: bool = False) -> ClaimStatus:
     """The state of one claim given its verdict (or None) and its current fingerprint
     (``seeds_given``: made with the seeds of ``verify --seeds``)."""
-    return _status(claim.id, lambda: claim, verdict, current, seeds_given)
-
-
-def _status(claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict | None, current: dict[str, str],
-            seeds_given: bool) -> ClaimStatus:
-    """``claim_status``, the claim's entry made (``claim()``) only to say why its verdict is stale."""
     if verdict is None:
-        return ClaimStatus(claim_id, "unchecked", None)
+        return ClaimStatus(claim.id, "unchecked", None)
     if verdict.fingerprint == current:
-        return ClaimStatus(claim_id, verdict.result, verdict)
-    return ClaimStatus(claim_id, "stale", verdict, stale_reasons(claim(), verdict, current, seeds_given=seeds_given))
+        return ClaimStatus(claim.id, verdict.result, verdict)
+    return ClaimStatus(claim.id, "stale", verdict, stale_reasons(claim, verdict, current, seeds_given=seeds_given))
 
 
 def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
@@ -103,38 +96,29 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
     """The state of each of the claims ``claims`` (ids) given the verdicts in ``store``, and
     the fingerprint each has now (which ``verify`` keeps with a new verdict; ``seeds``:
     ``verify --seeds``). ``kept``: what ``store`` was read with, which also keeps each
-    verdict's judgement and what the claim's entry gives its fingerprint; a claim's entry is
-    then made only when something about it is worked out afresh."""
+    verdict's judgement."""
     config = project.config
     entries = project.record.entries
     scanner = Scanner(config)
     statuses: dict[str, ClaimStatus] = {}
     prints: Fingerprints = {}
     for claim_id in claims:
-        def claim(claim_id: str = claim_id) -> Theory:
-            return cast(Theory, entries[claim_id])
-
-        digest = _digest(project, claim_id)
-        parts = kept.parts(claim_id, digest) if kept is not None and seeds is None else None
-        if parts is None:
-            parts = claim_parts(claim(), seeds)
-            if kept is not None and seeds is None:
-                kept.keep_parts(claim_id, digest, parts)
-        prints[claim_id] = current, _packages = with_sources(parts, scanner)
+        claim = cast(Theory, entries[claim_id])
+        prints[claim_id] = current, _packages = with_sources(claim_parts(claim, seeds), scanner)
         if claim_id in store.damaged:
             where = config.relative(verdict_path(config, claim_id))
             statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None,
                                              [f"verdict file {where} is damaged: {store.damaged[claim_id]}"])
             continue
-        status = statuses[claim_id] = _status(claim_id, claim, store.verdicts.get(claim_id), current,
-                                              seeds is not None)
+        status = statuses[claim_id] = claim_status(claim, store.verdicts.get(claim_id), current,
+                                                   seeds_given=seeds is not None)
         if status.verdict is not None and status.state != "stale":
             if status.verdict.format < FORMAT:  # judged under today's rules (docs/verdicts.md §6)
-                status.verdict, why = as_judged_now(claim(), status.verdict)
+                status.verdict, why = as_judged_now(claim, status.verdict)
                 status.state = status.verdict.result
             else:
-                why = (unsupported(claim(), status.verdict) if kept is None  # judged again from its own numbers
-                       else kept.unsupported(claim_id, claim, status.verdict, digest))
+                why = (unsupported(claim, status.verdict) if kept is None  # judged again from its own numbers
+                       else kept.unsupported(claim, status.verdict, _digest(project, claim_id)))
             if why is not None:
                 where = config.relative(verdict_path(config, claim_id))
                 statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None, [
