@@ -1,19 +1,13 @@
 """Progress on the terminal: one module for every long command.
 
-``Meter``: the line that says where a long command is ("reading the entry files: 41,216 of
-100,000"). On a terminal (the command's stderr) it keeps one line up to date with the stage
-and how many of its items are done. It draws nothing before the command has run ``DELAY_S``,
-redraws at most every ``EVERY_S``, and erases its line before anything else is printed and
-when the command is done, so that what a command prints is what it printed without it. Off a
-terminal, or on a dumb one (``TERM=dumb``), it writes nothing.
+``Meter``: one line on a terminal saying where a long command is ("reading the entry files:
+41,216 of 100,000"), drawn only after ``DELAY_S``, at most every ``EVERY_S``, and erased before
+anything else is printed; off a terminal, or on a dumb one, nothing.
 
-``make_display``: the runs of ``verify``. On a terminal, finished runs scroll up as lines and
-the running ones stay at the bottom, redrawn a few times a second. Off a terminal (CI, a
-pipe), each run is a plain line when it starts and one when it ends, and a run still going
-says so every ``HEARTBEAT_S`` seconds with what the check last reported, so a log is never
-silent for long. A run is anything with a ``label``, and its end anything with the run and a
-``line`` (``recordtool.verify.runner``'s ``Job`` and ``JobResult``): this module imports no stage.
-What a check says is shown with its control characters escaped.
+``make_display``: the runs of ``verify``. On a terminal the running ones stay at the bottom,
+redrawn; off one (CI, a pipe), a line when a run starts and ends, and every ``HEARTBEAT_S``
+while it runs. A run is anything with a ``label`` (``recordtool.verify.runner``'s ``Job``):
+this module imports no stage. What a check says is shown with its control characters escaped.
 """
 
 from __future__ import annotations

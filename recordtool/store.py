@@ -1,22 +1,14 @@
 """The one store of what recordtool keeps between runs: a SQLite file in the cache folder.
 
-Everything a run can work out again from the project's files, but would rather not (an entry
-file read and validated, the ids its prose mentions, its static checks, a page's key, a claim's
-verdict summary), is kept here in named tables of ``key -> (digest, value)``.
+What a run could work out again from the project's files (an entry file read and validated, a
+page's key, a verdict read and judged) is kept in named tables of ``key -> (digest, value)``.
+The one rule of invalidation: a value is returned only while the digest it was kept under is
+the digest the caller works out now from its inputs; never by age or file times. The store as
+a whole is keyed by recordtool's code and ``FORM``: another version finds an empty store.
 
-The one rule of invalidation: a value is returned only while the digest it was kept under is the
-digest the caller works out now from the value's inputs (for an entry file: the hash of its
-bytes and of the configuration; for a page: the hash of what it shows). Nothing is ever trusted
-by age or by file times alone. The store as a whole is keyed by recordtool's version and
-``FORM``: another version finds an empty store.
-
-SQLite gives what a cache needs without code of our own: one file, transactions (a run killed
-mid-write leaves the last committed state), and safe use by two processes at once (a second
-writer waits up to ``TIMEOUT_S``). A damaged or unreadable file is set aside and the store starts
-empty: a cache only ever costs time, never a wrong answer or a failed command.
-
-Values are pickled: they are the project's own records (dataclasses and pydantic models), read
-back only by the process that wrote them or its successors on the same machine.
+SQLite gives one file, transactions and safe use by two processes at once. A damaged or
+unreadable file is set aside and the store starts empty: a cache only ever costs time. Values
+are pickled: the project's own records, read back only on the machine that wrote them.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from recordtool.record.config import Config, Kind
-from recordtool.record.confine import Refused
+from recordtool.record.confine import NOT_REGULAR, Refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
@@ -34,6 +34,7 @@ from recordtool.record.source import (
 
 ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
 ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
+OUTSIDE = "an entry must be a file inside the record (copy it in instead of linking): it is not read"
 
 
 class Places(NamedTuple):
@@ -77,11 +78,10 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
     except SourceError as exc:
         return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)])
     except Refused as exc:
-        if exc.why == "is not a regular file":
+        if exc.why == NOT_REGULAR:
             return Loaded(None, None, [Problem(rel, 0, 0, "not a regular file; an entry is a YAML file",
                                                code="not-a-file")])
-        return Loaded(None, None, [Problem(rel, 0, 0, f"{exc.why}; an entry must be a file inside the record "
-                                           "(copy it in instead of linking): it is not read", code="outside")])
+        return Loaded(None, None, [Problem(rel, 0, 0, f"{exc.why}; {OUTSIDE}", code="outside")])
     except OSError as exc:
         return Loaded(None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror or exc}", code="io")])
     digest = bytes_digest(raw)

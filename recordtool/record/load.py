@@ -21,8 +21,17 @@ from typing import TYPE_CHECKING
 
 from recordtool import parallel
 from recordtool.record.config import Config, Kind
-from recordtool.record.confine import checks_problems, refused
-from recordtool.record.entry import ID, ID_RULE, Loaded, Mention, Places, bytes_digest, load_file
+from recordtool.record.confine import NOT_REGULAR, checks_problems, refused
+from recordtool.record.entry import (
+    ID,
+    ID_RULE,
+    OUTSIDE,
+    Loaded,
+    Mention,
+    Places,
+    bytes_digest,
+    load_file,
+)
 from recordtool.record.problems import Problem, did_you_mean_id
 from recordtool.record.schema import Entry, Theory
 from recordtool.record.source import MAX_BYTES
@@ -112,16 +121,13 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
                                     "the record: it is not read", code="outside"))
             continue
         for path, name, link in _walk(str(child), own):
-            if link and os.path.isdir(path) and (why := refused(Path(path), config.record)) != "is not a regular file":
-                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
-                                        "the record (copy it in instead of linking): it is not read", code="outside"))
+            why = refused(Path(path), config.record) if link else None
+            # (a link to a folder is refused when it leads out, else reported as not YAML)
+            if why is not None and (name.endswith(YAML_SUFFIXES) or (why != NOT_REGULAR and os.path.isdir(path))):
+                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; {OUTSIDE}", code="outside"))
             elif not name.endswith(YAML_SUFFIXES):
-                problems.append(Problem(config.relative(Path(path)), 0, 0,
-                                        _not_yaml(name),
-                                        severity="warning", code="stray-file"))
-            elif link and (why := refused(Path(path), config.record)) is not None:
-                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
-                                        "the record (copy it in instead of linking): it is not read", code="outside"))
+                problems.append(Problem(config.relative(Path(path)), 0, 0, _not_yaml(name), severity="warning",
+                                        code="stray-file"))
             else:
                 files.append((path, kind))
     return files, problems

@@ -201,20 +201,13 @@ def judge_control(name: str, params: dict[str, Any], runs: list[Run], *, positiv
     return ControlResult(name, params, outcome, runs)
 
 
-def _fails_on_every_seed(control: ControlResult, metric: str) -> bool:
-    """Whether every run of ``control`` ran and fails the expectation on ``metric`` with a
-    defined value. NaN fails every expectation, but a metric undefined under a control (no
-    second layer to compose with, say) shows nothing the measurement could get wrong."""
+def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
+    """Whether every run of ``control`` ran and holds (``holds``) the expectation on ``metric``,
+    or fails it with a defined value: NaN fails every expectation, but a metric undefined under
+    a control shows nothing the measurement could get wrong."""
     judged = [_result(run, metric) for run in control.runs]
     return bool(judged) and all(run.outcome == "ok" for run in control.runs) and all(
-        r is not None and not r.holds and _defined(r.measured) for r in judged)
-
-
-def _holds_on_every_seed(positive: ControlResult, metric: str) -> bool:
-    """Whether every run of ``positive`` ran and holds the expectation on ``metric``."""
-    judged = [_result(run, metric) for run in positive.runs]
-    return bool(judged) and all(run.outcome == "ok" for run in positive.runs) and all(
-        r is not None and r.holds for r in judged)
+        r is not None and (r.holds if holds else not r.holds and _defined(r.measured)) for r in judged)
 
 
 def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run], controls: list[ControlResult],
@@ -227,13 +220,13 @@ def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run],
     for metric, expect in spec.expect.items():
         measured = [r for r in (_result(run, metric) for run in runs) if r is not None]
         holds_on = sum(1 for r in measured if r.holds)
-        failing = [c for c in controls if _fails_on_every_seed(c, metric)]
+        failing = [c for c in controls if _on_every_seed(c, metric, holds=False)]
         power = [f"control '{c.name}'" for c in failing if not any(run.degenerate for run in c.runs)]
         degenerate_power = [f"control '{c.name}'" for c in failing if any(run.degenerate for run in c.runs)]
         if expect.null is not None and measured and len(measured) == len(runs) and all(
                 r.null is not None and r.null_holds is False and _defined(r.null) for r in measured):
             power.append(f"null {expect.null}")
-        sensitivity = [f"positive '{p.name}'" for p in positives if _holds_on_every_seed(p, metric)]
+        sensitivity = [f"positive '{p.name}'" for p in positives if _on_every_seed(p, metric, holds=True)]
         values, nans = spread([r.measured for r in measured if r.measured is not None])
         state: ExpectationState = ("no-power" if not power else "holds" if holds_on >= required
                                    else "fails" if sensitivity else "not-reproduced")
@@ -388,18 +381,11 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
                 clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None,
                 previous_elsewhere: str = "", positives: list[ControlResult] | None = None) -> CheckVerdict:
     """The check's outcome from its runs (one per seed), its controls and its positive
-    controls (docs/verdicts.md).
-
-    ``last_ok``: how long the longest successful run of the check ("") and of each control
-    took last time (``last_successful``), said when a run times out.
-
-    ``clause_ids``: the claim's clauses (an expectation that names none tests them all).
-    ``previous``: the last verdict of this same check (same spec, code and environment); a
-    seed whose numbers differ from it beyond the check's tolerance marks the check
-    nondeterministic. ``previous_elsewhere``: the device that verdict was measured on, when
-    not this run's (another CPU's kernels, a GPU): a difference beyond the tolerance is then
-    said to come from the machine, and marks nothing.
-    """
+    controls (docs/verdicts.md). ``last_ok``: ``last_successful`` of the last verdict, said
+    when a run times out. ``clause_ids``: the claim's clauses (an expectation that names none
+    tests them all). ``previous``: the last verdict of this same check, whose numbers a seed's
+    may not leave beyond the tolerance (``_moved``); ``previous_elsewhere``: the device it was
+    measured on, when not this run's."""
     clause_ids = clause_ids or [STATEMENT_CLAUSE]
     positives = positives or []
     last_ok = last_ok or {}

@@ -1,12 +1,9 @@
 """The verdict store: one JSON file per claim in ``record/verdicts/``, meant to be committed.
 
-Writes are atomic (a reader sees the old verdict or the new one). One ``recordtool verify``
-at a time holds the store's lock (``.recordtool.lock`` at the project root, ignored by git:
-``atomic.exclusive``, released by the kernel when the process dies, so a crash never leaves it
-stuck; outside the cache folder, so a run that deletes the cache does not let a second verify
-run beside it). A file that cannot be read
-back is reported and, before a new verdict replaces it, moved aside to
-``<ID>.json.damaged-<timestamp>``: never silently overwritten.
+Writes are atomic. One ``recordtool verify`` at a time holds the store's lock (``LOCK`` at the
+project root, outside the cache folder that users may delete; released by the kernel when the
+process dies). A file that cannot be read back is reported and, before a new verdict replaces
+it, moved aside to ``<ID>.json.damaged-<timestamp>``: never silently overwritten.
 """
 
 from __future__ import annotations

@@ -112,20 +112,13 @@ class ExpectationResult:
 
 @dataclass
 class ExpectationVerdict:
-    """One expectation judged over a check's seeds (docs/verdicts.md).
+    """One expectation judged over a check's seeds (its states: docs/verdicts.md).
 
-    state:    ``holds`` (on at least ``required`` of ``seeds`` seeds) or ``fails``, when it
-              has power; ``no-power`` when nothing gives it power (it decides nothing);
-              ``error``, ``timeout`` or ``skipped`` when the check could not judge it.
-              ``not-reproduced`` when it has power and fails, but has no sensitivity: the
-              test was never shown able to pass.
-    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``
-              (a control degenerate on some seed gives none).
+    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``.
     spread:   ``[min, median, max]`` of the measured values over the seeds (NaN left out,
               counted in ``nans``); None when no value is a number.
-    sensitivity: the positive controls it holds on, on every seed: ``positive 'planted'``.
-    degenerate_power: the controls that fail it on every seed but are degenerate (so give
-              no power), said so that an expectation whose only power is degenerate shows it.
+    sensitivity: the positive controls that hold it on every seed: ``positive 'planted'``.
+    degenerate_power: the degenerate controls that fail it on every seed (they give no power).
     """
 
     metric: str
