@@ -111,9 +111,8 @@ class Ended(Protocol):
 class PlainDisplay:
     """For logs and pipes: a line when a run starts, one when it ends, a heartbeat between."""
 
-    def __init__(self, stream: TextIO | None = None, heartbeat_s: float = HEARTBEAT_S) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.heartbeat_s = heartbeat_s
         self.beats: dict[str, float] = {}  # a running run's label -> the elapsed time it last said so at
 
     def started(self, job: Run) -> None:
@@ -126,7 +125,7 @@ class PlainDisplay:
 
     def tick(self, running: Sequence[tuple[Run, float, str]]) -> None:
         for job, elapsed, progress in running:
-            if elapsed - self.beats.get(job.label, 0.0) >= self.heartbeat_s:
+            if elapsed - self.beats.get(job.label, 0.0) >= HEARTBEAT_S:
                 self.beats[job.label] = elapsed
                 said = f", {one_line(progress)}" if progress else ", nothing reported yet"
                 print(f"{job.label}: running {elapsed:.0f} s{said}", file=self.stream, flush=True)

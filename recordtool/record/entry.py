@@ -8,7 +8,6 @@ path and a message with a hint.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from recordtool.record.source import (
     Mark,
     Source,
     SourceError,
+    bytes_digest,
     parse_source,
     read_bytes,
 )
@@ -92,11 +92,6 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
     entry, places, problems = load_entry(Path(path), kind, config, rel, source)
     mentions = scan_mentions(entry, places, config.id_pattern) if entry is not None and places is not None else []
     return Loaded(entry, places, problems, mentions, digest)
-
-
-def bytes_digest(raw: bytes) -> str:
-    """The hash of a file's bytes (``Places.digest``)."""
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def scan_mentions(entry: Entry, places: Places, pattern: re.Pattern[str]) -> list[Mention]:

@@ -182,10 +182,10 @@ def uses_cycles(record: Record) -> list[list[str]]:
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
 
 
-def cycle_problems(record: Record, cycles: list[list[str]] | None = None) -> list[Problem]:
-    """A problem for each 'uses' cycle (``cycles``: ``uses_cycles``, worked out if None)."""
+def cycle_problems(record: Record) -> list[Problem]:
+    """A problem for each 'uses' cycle (``uses_cycles``)."""
     problems = []
-    for cycle in uses_cycles(record) if cycles is None else cycles:
+    for cycle in uses_cycles(record):
         at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
                   if relation == "uses" and cited == cycle[1])
         places = record.places[cycle[0]]

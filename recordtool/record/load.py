@@ -29,12 +29,11 @@ from recordtool.record.entry import (
     Loaded,
     Mention,
     Places,
-    bytes_digest,
     load_file,
 )
 from recordtool.record.problems import Problem, did_you_mean_id
 from recordtool.record.schema import Entry, Theory
-from recordtool.record.source import MAX_BYTES
+from recordtool.record.source import MAX_BYTES, bytes_digest
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter

@@ -79,9 +79,9 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path, *, inside: Path | str | None = None) -> Source:
+def read_source(path: Path) -> Source:
     """Read and compose ``path``; raise SourceError with a place on any problem."""
-    return parse_source(read_bytes(path, inside))
+    return parse_source(read_bytes(path))
 
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
@@ -167,8 +167,12 @@ def parse_source(raw: bytes) -> Source:
     builder = _Builder(text)
     data = builder.build(node, ())
     assert isinstance(data, dict)
-    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    return Source(data, builder.marks, builder.key_marks, builder.styles, digest)
+    return Source(data, builder.marks, builder.key_marks, builder.styles, bytes_digest(raw))
+
+
+def bytes_digest(raw: bytes) -> str:
+    """The hash of a file's bytes (``Source.digest``, ``Places.digest``)."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 # libyaml's composer recurses in C once per level of nesting and crashes the interpreter some
@@ -339,12 +343,8 @@ def _scalar(tag: str, value: str) -> Any:
         digits = cleaned.lstrip("+-")
         if len(digits) > MAX_DIGITS:
             raise _TooLong(f"an integer of {len(digits)} digits is over the limit of {MAX_DIGITS} digits")
-        if digits.startswith("0x"):
-            number = int(digits[2:], 16)
-        elif digits.startswith("0o"):
-            number = int(digits[2:], 8)
-        elif digits.startswith("0b"):
-            number = int(digits[2:], 2)
+        if digits[:2] in ("0x", "0b"):
+            number = int(digits, 0)
         elif ":" in digits:  # sexagesimal, YAML 1.1
             number = 0
             for part in digits.split(":"):
@@ -356,13 +356,7 @@ def _scalar(tag: str, value: str) -> Any:
         return sign * number
     if tag == _FLOAT:
         lowered = value.lower().replace("_", "")
-        if lowered in (".nan",):
-            return float("nan")
-        if lowered in (".inf", "+.inf"):
-            return float("inf")
-        if lowered == "-.inf":
-            return float("-inf")
-        if ":" in lowered:
+        if ":" in lowered:  # sexagesimal: text
             return value
-        return float(lowered)
+        return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
     return value  # '<<' as a value: text

@@ -10,12 +10,12 @@ judged afresh.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recordtool.record.project import open_store
+from recordtool.record.source import bytes_digest
 from recordtool.verify.judge import unsupported
 from recordtool.verify.verdict import ClaimVerdict
 
@@ -47,7 +47,7 @@ class KeptVerdicts:
     def verdict(self, claim_id: str, data: bytes, parse: Callable[[bytes], ClaimVerdict]) -> ClaimVerdict:
         """The verdict whose file holds ``data``: the one kept for those bytes, or ``parse(data)``
         (which raises for a damaged file: nothing is kept then)."""
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        digest = bytes_digest(data)
         before = self._before.get(claim_id)
         if before is not None and before[0] == digest and isinstance(before[1], Kept) \
                 and isinstance(before[1].verdict, ClaimVerdict):

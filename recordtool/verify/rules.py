@@ -55,11 +55,7 @@ def describe(value: Any) -> str:
 
 def as_number(value: Any) -> float | None:
     """The metric as a float (bools count as 0/1), or None when it is not a number."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[str, Any],
@@ -111,10 +107,8 @@ def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[
 
 
 def _run_outcome(run: Run) -> Outcome:
-    if run.outcome == "timeout":
-        return "timeout"
-    if run.outcome == "error":
-        return "error"
+    if run.outcome != "ok":
+        return run.outcome
     return "pass" if all(e.holds for e in run.expectations) else "fail"
 
 
@@ -129,9 +123,7 @@ def short_error(error: str | None) -> str:
 
 
 def number_text(x: float | None) -> str:
-    if x is None:
-        return "?"
-    return f"{x:.6g}"
+    return "?" if x is None else f"{x:.6g}"
 
 
 def _result(run: Run, metric: str) -> ExpectationResult | None:
@@ -261,10 +253,6 @@ def _failure(e: ExpectationVerdict, runs: list[Run]) -> str:
     return text
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
 def _degenerate_note(runs: list[Run], controls: list[ControlResult]) -> str:
     notes = []
     for name, group in [("the main run", runs), *((f"{_kind(c)} '{c.name}'", c.runs) for c in controls)]:
@@ -347,7 +335,8 @@ def _judged(spec: CheckSpec, runs: list[Run], expectations: list[ExpectationVerd
         if degenerate:
             message += f"; its only power is degenerate ({', '.join(degenerate)})"
     else:
-        message = f"{_plural(len(powered), 'expectation')} with power hold{'s' if len(powered) == 1 else ''}"
+        one = len(powered) == 1
+        message = f"{len(powered)} expectation{'' if one else 's'} with power hold{'s' if one else ''}"
         if len(runs) > 1:
             required = spec.required(len(runs))
             message += f" on {'every one' if required == len(runs) else f'at least {required}'} of {len(runs)} seeds"

@@ -57,15 +57,14 @@ def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str],
 
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
-    """Every claim of the record, in record order, with its state now.
-
-    A claim with no verdict file is ``unchecked`` whatever its fingerprint: only the claims
-    whose file the verdict folder lists are made, read and fingerprinted (the folder is listed
-    once instead of looking for a file per claim; the other claims are known by their ids, and
-    a claim whose verdict and entry file are those read before is not judged again:
-    ``recordtool.verify.kept``)."""
+    """Every claim of the record, in record order, with its state now. A claim with no
+    verdict file is ``unchecked`` whatever its fingerprint: only the claims whose file the
+    verdict folder lists (listed once) are read and fingerprinted."""
     ids = project.record.claim_ids()
-    listed = _verdict_files(project, ids)
+    try:  # (a link or a folder named like a verdict is read, and refused with its reason)
+        listed = set(os.listdir(project.config.verdicts))
+    except OSError:  # no folder (or an unreadable one: each verdict then says why)
+        listed = set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
     kept = None
@@ -80,15 +79,6 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
     add_dependencies(project, statuses, ids)
     return statuses
-
-
-def _verdict_files(project: Project, ids: list[str]) -> set[str]:
-    """The names in the verdict folder (every entry: a link or a folder named like a verdict
-    is read, and refused with its reason, as before)."""
-    try:
-        return set(os.listdir(project.config.verdicts))
-    except OSError:  # no folder (or an unreadable one: each verdict then says why, as before)
-        return set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
 
 
 def assess_claims(project: Project, claims: list[str], store: Store, seeds: int | None = None,
@@ -118,19 +108,13 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
                 status.state = status.verdict.result
             else:
                 why = (unsupported(claim, status.verdict) if kept is None  # judged again from its own numbers
-                       else kept.unsupported(claim, status.verdict, _digest(project, claim_id)))
+                       else kept.unsupported(claim, status.verdict, project.record.places[claim_id].digest))
             if why is not None:
                 where = config.relative(verdict_path(config, claim_id))
                 statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None, [
                     f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
                     f"run `recordtool verify {claim_id}` to check it again"])
     return statuses, prints
-
-
-def _digest(project: Project, claim_id: str) -> str | None:
-    """The hash of the claim's entry file, as read (None when not known)."""
-    places = project.record.places.get(claim_id)
-    return places.digest if places is not None else None
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
