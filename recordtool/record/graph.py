@@ -9,8 +9,9 @@ but not in the record is a dangling mention (a warning, and a "wanted" entry), n
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from recordtool import parallel
 from recordtool.record.entry import Mention, scan_mentions
@@ -39,14 +40,11 @@ class Graph:
     mentions_out: Mapping[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: Mapping[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: Mapping[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    # Ids of the record sort by their place in it (``_order``).
-    _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def _place(self) -> Callable[[str], int]:
-        """Each id's place in the record, as a sort key."""
-        if not self._order:
-            self._order.update((entry_id, n) for n, entry_id in enumerate(self.record.entries))
-        return self._order.__getitem__
+    @cached_property
+    def _place(self) -> dict[str, int]:
+        """Each id's place in the record: ids sort by it."""
+        return {entry_id: n for n, entry_id in enumerate(self.record.entries)}
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
         """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
@@ -63,7 +61,7 @@ class Graph:
         mentions: dict[str, list[Mention]] = defaultdict(list)
         for mention in self.mentions_in.get(entry_id, ()):
             mentions[mention.source].append(mention)
-        sources = sorted(relations.keys() | mentions.keys(), key=self._place())
+        sources = sorted(relations.keys() | mentions.keys(), key=self._place.__getitem__)
         return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
 
     def neighbours(self, entry_id: str) -> list[str]:
@@ -74,7 +72,7 @@ class Graph:
         out = {i for i in linked if i in entries}  # (an id cited or mentioned that is not in the record: none)
         out.update(b.source for b in self.backlinks(entry_id))
         out.discard(entry_id)
-        return sorted(out, key=self._place())
+        return sorted(out, key=self._place.__getitem__)
 
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""

@@ -23,8 +23,8 @@ from typing import Any
 from recordtool.record.config import Config
 from recordtool.record.confine import refused
 from recordtool.record.load import Record
-from recordtool.record.problems import Problem, did_you_mean
-from recordtool.record.schema import CheckSpec, Entry, Literature, Theory
+from recordtool.record.problems import Problem, did_you_mean, field_path
+from recordtool.record.schema import CheckSpec, Control, Entry, Literature, Theory
 from recordtool.record.source import Loc, SourceError, read_source
 
 # What `recordtool new` writes for the author to replace (recordtool/record/template.py).
@@ -275,15 +275,12 @@ def _check_problems(modules: Modules, config: Config, i: int, check: CheckSpec) 
                        f"'def {check.function}(ctx, *, ...)'")]
     found = _param_problems(name, module.rel, signature, check.params, (*at, "params"), f"{where}.params",
                             (*at, "params") if check.params else (*at, "run"), f"{where}.params")
-    controls = [check.control] if check.control is not None else check.controls
-    for j, control in enumerate(controls):
-        loc = (*at, "control") if check.control is not None else (*at, "controls", j)
-        field_ = f"{where}.control" if check.control is not None else f"{where}.controls[{j}]"
-        found += _param_problems(name, module.rel, signature, control.params, (*loc, "params"),
-                                 f"{field_}.params", loc, field_, control=True)
-    for j, positive in enumerate(check.positives):  # (merged over the check's params, as a control's)
-        loc, field_ = (*at, "positives", j), f"{where}.positives[{j}]"
-        found += _param_problems(name, module.rel, signature, positive.params, (*loc, "params"),
+    # each control's and positive's params, merged over the check's
+    variants: list[tuple[Loc, Control]] = [(("control",), check.control)] if check.control is not None else [
+        (("controls", j), control) for j, control in enumerate(check.controls)]
+    for path, variant in [*variants, *((("positives", j), p) for j, p in enumerate(check.positives))]:
+        loc, field_ = (*at, *path), f"{where}.{field_path(path)}"
+        found += _param_problems(name, module.rel, signature, variant.params, (*loc, "params"),
                                  f"{field_}.params", loc, field_, control=True)
     found += _metric_problems(modules, module, signature, check, at, where)
     return found
