@@ -115,16 +115,19 @@ def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
 def figures_id(staged: Path) -> str | None:
     """The name of the folder a run's figures are kept in: a digest of their names and bytes
     (None when the run made none). The same figures keep the same folder."""
-    if not staged.is_dir():
-        return None
-    digest = hashlib.blake2b(digest_size=6)
-    files = sorted(p for p in staged.rglob("*") if p.is_file())
+    files = _files(staged)
     if not files:
         return None
+    digest = hashlib.blake2b(digest_size=6)
     for path in files:
         digest.update(path.relative_to(staged).as_posix().encode("utf-8") + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _files(folder: Path) -> list[Path]:
+    """The files under ``folder``, sorted (none when it is not a folder)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
 
 
 def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
@@ -142,20 +145,11 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
     if name is not None and not (folder / name).is_dir():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
-        failed: list[OSError] = []
-
-        def copy(source: str, target: str) -> object:
-            try:
-                return shutil.copy2(source, target)
-            except OSError as exc:
-                failed.append(exc)
-                raise
-
         try:
-            try:
-                shutil.copytree(staged, tmp, copy_function=copy)
-            except shutil.Error as exc:  # a list of (source, target, why): say the first why, as it came
-                raise (failed[0] if failed else OSError(None, str(exc.args[0][0][2]))) from None
+            for path in _files(staged):
+                target = tmp / path.relative_to(staged)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
             os.rename(tmp, folder / name)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
