@@ -44,7 +44,7 @@ class Meter:
     def __init__(self, stream: TextIO | None, *, delay: float | None = None, every: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream if stream is not None and _is_terminal(stream) else None
-        self.delay = DELAY_S if delay is None else delay
+        self.delay = DELAY_S if delay is None else delay  # (read now: tests set them to draw at once)
         self.every = EVERY_S if every is None else every
         self.clock = clock
         self.started = clock()

@@ -187,13 +187,14 @@ def load_record(config: Config, *, jobs: int | None = None, store: Store | None 
 
 def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], jobs: int | None,
                 store: Store | None, meter: Meter | None) -> list[Loaded]:
-    """What each file gives (``entry.load_file``), from the store where its bytes are as they were."""
+    """What each file gives (``entry.load_file``), from the store where its bytes are as they were
+    (kept under the hash of its bytes and of the configuration)."""
     key = config_digest(config)
     digests: dict[str, str] = {}
     if store is not None:
         for (path, _kind), rel in zip(files, rels, strict=True):
             try:
-                digests[rel] = _kept_under(_file_digest(path), key)
+                digests[rel] = f"{_file_digest(path)}:{key}"
             except OSError:  # (unreadable: read below, to say why)
                 continue
     kept: dict[str, Loaded] = store.get_many(ENTRIES, digests) if store is not None else {}
@@ -209,7 +210,7 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
         out[i] = result
     if store is not None:
         gone = store.keys(ENTRIES) - set(rels)
-        store.put_many(ENTRIES, [(rels[i], _kept_under(result.digest, key), result) for i, result in zip(
+        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in zip(
             todo, done, strict=True) if result.digest is not None], drop=gone)
     return [found if found is not None else Loaded(None, None) for found in out]
 
@@ -234,11 +235,6 @@ def config_digest(config: Config) -> str:
     beyond its own file (recordtool's code and versions key the store itself)."""
     text = repr((os.path.realpath(config.root), config))
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-
-
-def _kept_under(file_digest: str, key: str) -> str:
-    """The digest what a file gave is kept under: its bytes' hash and the configuration's."""
-    return f"{file_digest}:{key}"
 
 
 def _assembled(config: Config, files: list[tuple[str, Kind]], rels: list[str], loaded: list[Loaded],
