@@ -244,7 +244,7 @@ class ClaimVerdict:
 
     result:      the claim's result (``verified``, ``partly-verified``, ...), from its clauses.
     outcome:     the worst of its checks' outcomes.
-    verified_at: when these numbers were measured (ISO 8601 UTC, ``2026-11-29T14:03:00Z``).
+    verified_at: when these numbers were measured (ISO 8601 UTC, ``YYYY-MM-DDTHH:MM:SSZ``).
     since:       when this result began (kept across reruns with the same result).
     fingerprint: hashes of what produced the verdict (``statement``, ``check:<name>``,
                  ``source:<path>``, ``version:<package>``); see ``recordtool.verify.fingerprint``.
