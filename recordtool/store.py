@@ -178,8 +178,16 @@ def code_version(dists: tuple[str, ...] = ()) -> str:
     for dist in dists:
         with contextlib.suppress(metadata.PackageNotFoundError):
             digest.update(f"{dist}={metadata.version(dist)}".encode())
+    digest.update(code_digest().encode())
+    return digest.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """A hash of recordtool's own modules (their paths and bytes, as on disk), once a process."""
+    digest = hashlib.blake2b(digest_size=16)
     for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
+        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8") + b"\0")
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()
