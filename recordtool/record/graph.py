@@ -18,9 +18,6 @@ from recordtool.record.entry import Mention, scan_mentions
 from recordtool.record.load import Record, id_sort_key
 from recordtool.record.problems import Problem
 
-__all__ = ["Backlink", "Graph", "Mention", "build_graph", "cycle_problems", "uses_cycles"]
-
-
 
 @dataclass(frozen=True, slots=True)
 class Backlink:

@@ -24,7 +24,6 @@ from recordtool.record.config import Config, Kind
 from recordtool.record.confine import NOT_REGULAR, checks_problems, refused
 from recordtool.record.entry import (
     ID,
-    ID_RULE,
     OUTSIDE,
     Loaded,
     Mention,
@@ -38,9 +37,6 @@ from recordtool.record.source import MAX_BYTES, bytes_digest
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.store import Store
-
-__all__ = ["ID_RULE", "Places", "Record", "check_citations", "entry_files", "id_sort_key", "load_record",
-           "title_line"]
 
 YAML_SUFFIXES = (".yaml", ".yml")
 ENTRIES = "entries"  # the store's table of what each entry file gave: path -> (digest, ``Loaded``)
@@ -169,11 +165,9 @@ def title_line(entry: Entry) -> str:
 def load_record(config: Config, *, jobs: int | None = None, store: Store | None = None,
                 meter: Meter | None = None) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
-    how many processes may read, parse and validate files (``recordtool.parallel``; None:
-    every core). ``store``: what each file gave when its bytes were last read: a file whose
-    bytes and configuration are as they were then is not read again; what the others give is
-    kept, and files gone are forgotten. ``meter``: the command's progress line
-    (``recordtool.meter``), told of the files read."""
+    how many processes may share the files (None: every core). ``store``: what each file gave
+    before, given back while its bytes and the configuration are as they were. ``meter``: the
+    command's progress line, told of the files read."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     base = os.fspath(config.root) + os.sep

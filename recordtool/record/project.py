@@ -67,11 +67,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
                  cache: bool = False, meter: Meter | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
-    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
-    many processes may share reading a large record (None: every core). ``cache``: read only
-    the entry files whose bytes changed since they were kept in the store (``open_store``),
-    and keep what the others give; the project is the same either way. ``meter``: the
-    command's progress line (``recordtool.meter``), told what it is doing."""
+    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``,
+    ``meter``: as ``load_record``'s; ``cache``: with the store (``open_store``), which changes
+    what is read again, never the project."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     store = open_store(config) if cache else None

@@ -1,10 +1,8 @@
 """What holds now: every claim's verdict, and whether anything that produced it has changed.
 
-``assess`` reads the verdict store and the check sources (never running or importing them,
-never importing torch) and gives each claim of the record a ``ClaimStatus``: ``unchecked``
-when it has no verdict, ``stale`` with the reasons when its fingerprint changed, otherwise
-the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``not-reproduced``, ``no-power``,
-``error``, ``timeout``, ``skipped``; docs/verdicts.md).
+``assess`` reads the verdict store and the check sources (never running or importing them)
+and gives each claim a ``ClaimStatus``: ``unchecked`` when it has no verdict, ``stale`` with
+the reasons when its fingerprint changed, otherwise the verdict's own result.
 """
 
 from __future__ import annotations
@@ -30,8 +28,6 @@ from recordtool.verify.verdict import (
 if TYPE_CHECKING:
     from recordtool.record.project import Project
     from recordtool.verify.kept import KeptVerdicts
-
-__all__ = ["assess", "assess_claims", "claim_status", "summary"]
 
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
