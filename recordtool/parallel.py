@@ -70,7 +70,7 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
     chunks = chunked(items)
     count = min(workers(jobs), len(chunks))
     if count < 2 or len(items) < (MIN_ITEMS if min_items is None else min_items) or not _forkable():
-        return [result for chunk in chunks for result in _done_here(work, chunk, progress)]
+        return [result for chunk in chunks for result in _result(work, chunk, None, progress)]
     import multiprocessing
     from concurrent import futures
 
@@ -86,19 +86,13 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _done_here(work: Callable[[list[T]], list[Any]], chunk: list[T], progress: Progress | None) -> list[Any]:
-    results = work(chunk)
-    if progress is not None:
-        progress(len(chunk))
-    return results
-
-
-def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: futures.Future[list[Any]],
+def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: futures.Future[list[Any]] | None,
             progress: Progress | None) -> list[Any]:
-    """The results of ``chunk`` from its worker, or, when the worker could not give them (it
-    died, they do not pickle, ``work`` raised there), done here (so an error is raised here)."""
+    """The results of ``chunk`` from its worker, or, with no worker (``future`` None) or when
+    the worker could not give them (it died, they do not pickle, ``work`` raised there), done
+    here (so an error is raised here)."""
     try:
-        results = future.result()
+        results = future.result() if future is not None else None
     except Exception:
         results = None
     if not isinstance(results, list) or len(results) != len(chunk):

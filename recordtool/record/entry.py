@@ -336,9 +336,8 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             continue
         if kind == "extra_forbidden":
             owner = _model_at(model, loc[:-1])
-            hint = did_you_mean(str(name), _field_names(owner)) if owner else ""
-            if not hint and owner:
-                hint = f"; known fields: {', '.join(_field_names(owner))}"
+            known = _field_names(owner) if owner else []
+            hint = (did_you_mean(str(name), known) or f"; known fields: {', '.join(known)}") if owner else ""
             line, col = source.mark(loc, key=True)
             problems.setdefault((field_path(loc), kind),
                                 Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))

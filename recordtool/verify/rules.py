@@ -101,9 +101,8 @@ def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[
         number = number_of(metric, ", named under degenerate")
         if number is not None and condition.holds(number):
             degenerate.append(f"{metric} {condition}")
-    if problems:
-        return Run(seed, "error", dict(metrics), results, duration_s, "; ".join(problems), log, degenerate)
-    return Run(seed, "ok", dict(metrics), results, duration_s, None, log, degenerate)
+    return Run(seed, "error" if problems else "ok", dict(metrics), results, duration_s, "; ".join(problems) or None,
+               log, degenerate)
 
 
 def _run_outcome(run: Run) -> Outcome:
