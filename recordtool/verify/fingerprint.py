@@ -221,32 +221,24 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
     return parts
 
 
-# What a claim's fingerprint takes from its entry alone (``claim_parts``), in the order the
-# fingerprint lists it: segments of keys, each with the check module whose sources follow them
-# (None: none).
-ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
-
-
-def claim_parts(claim: Theory, seeds: int | None = None) -> ClaimParts:
-    """The keys of the claim's fingerprint that its entry alone gives: its statement, its
-    clauses and each check's spec (``seeds``: the seeds every check runs on, when ``verify
-    --seeds`` overrides theirs)."""
-    head = {"statement": digest(" ".join(claim.statement.split()))}
+def claim_fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+    """The claim's fingerprint (its statement, its clauses, each check's spec and ``with_sources``)
+    and the third-party packages its checks import (``seeds``: the seeds every check runs on,
+    when ``verify --seeds`` overrides theirs)."""
+    keys = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
-        head["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
-    return ((head, None), *((check_parts(check, seeds), check.module) for check in claim.checks))
+        keys["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
+    for check in claim.checks:
+        keys.update(check_parts(check, seeds))
+    return with_sources(keys, [check.module for check in claim.checks], scanner)
 
 
-def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], set[str]]:
-    """The whole fingerprint of a claim whose own keys are ``parts`` (``claim_parts``): its
-    checks' sources, Python's version and those of the packages they import added, and those
-    packages."""
-    out: dict[str, str] = {}
+def with_sources(keys: dict[str, str], modules: list[str], scanner: Scanner) -> tuple[dict[str, str], set[str]]:
+    """``keys`` with the sources that ``modules`` run and the versions of Python and of the
+    packages they import added, and those packages."""
+    out = dict(keys)
     packages: set[str] = set()
-    for keys, module in parts:
-        out.update(keys)
-        if module is None:
-            continue
+    for module in modules:
         scan = scanner.scan(module)
         for rel, path in scan.files.items():
             out[f"source:{rel}"] = scanner.digest(path)

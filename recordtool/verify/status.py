@@ -12,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
-from recordtool.verify.fingerprint import Scanner, claim_parts, diff, with_sources
+from recordtool.verify.fingerprint import Scanner, claim_fingerprint, diff
 from recordtool.verify.judge import as_judged_now, unsupported
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
@@ -90,7 +90,7 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
     prints: Fingerprints = {}
     for claim_id in claims:
         claim = cast(Theory, entries[claim_id])
-        prints[claim_id] = current, _packages = with_sources(claim_parts(claim, seeds), scanner)
+        prints[claim_id] = current, _packages = claim_fingerprint(claim, scanner, seeds)
         if claim_id in store.damaged:
             where = config.relative(verdict_path(config, claim_id))
             statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None,

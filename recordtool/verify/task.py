@@ -36,7 +36,7 @@ def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]
     from recordtool.record.config import load_config
 
     scanner = Scanner(replace(load_config(root), checks=package))
-    out, packages = with_sources(tuple(({}, module) for module in sorted(set(modules))), scanner)
+    out, packages = with_sources({}, sorted(set(modules)), scanner)
     out["source:recordtool/"] = code_digest()  # (recordtool's own sources, which the runs use)
     for name in packages:  # (a package the client lacks differs from one it has)
         out.setdefault(f"version:{name}", "absent")
