@@ -23,7 +23,7 @@ from typing import Any
 from recordtool.record.config import Config
 from recordtool.record.confine import refused
 from recordtool.record.load import Record
-from recordtool.record.problems import Problem, did_you_mean, field_path
+from recordtool.record.problems import Problem, Severity, did_you_mean, field_path
 from recordtool.record.schema import CheckSpec, Control, Entry, Literature, Theory
 from recordtool.record.source import Loc, SourceError, read_source
 
@@ -201,7 +201,7 @@ class _Found:
     loc: Loc
     field: str
     message: str
-    severity: str = "error"
+    severity: Severity = "error"
     code: str = "check-spec"
     key: bool = False
 
@@ -229,8 +229,7 @@ def _placed(config: Config, rel: str, found: list[_Found]) -> list[Problem]:
         marks = [source.mark(f.loc, key=f.key) for f in found]
     except (SourceError, OSError):
         marks = [(0, 0)] * len(found)
-    return [Problem(rel, line, col, f.message, field=f.field, severity="warning" if f.severity == "warning" else "error",
-                    code=f.code) for f, (line, col) in zip(found, marks, strict=True)]
+    return [Problem(rel, line, col, f.message, f.field, f.severity, f.code) for f, (line, col) in zip(found, marks, strict=True)]
 
 
 def _placeholders(entry: Entry) -> Iterator[_Found]:
