@@ -316,10 +316,6 @@ def _submodel(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [info.alias or name for name, info in model.model_fields.items()]
-
-
 def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Source, rel: str) -> list[Problem]:
     problems: dict[tuple[str, str], Problem] = {}
     for error in exc.errors(include_url=False):
@@ -336,7 +332,7 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             continue
         if kind == "extra_forbidden":
             owner = _model_at(model, loc[:-1])
-            known = _field_names(owner) if owner else []
+            known = [info.alias or name for name, info in owner.model_fields.items()] if owner else []
             hint = (did_you_mean(str(name), known) or f"; known fields: {', '.join(known)}") if owner else ""
             line, col = source.mark(loc, key=True)
             problems.setdefault((field_path(loc), kind),

@@ -400,6 +400,7 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
     )
 
 
+CLAUSE_STATE = {"holds": "verified", "fails": "contradicted", "no-power": "observed"}  # an expectation's, as a clause's
 CLAUSE_ORDER: tuple[ClauseState, ...] = ("contradicted", "error", "timeout", "skipped", "not-reproduced", "verified",
                                          "observed")
 
@@ -414,14 +415,10 @@ def judge_clauses(claim: Theory, checks: list[CheckVerdict]) -> list[ClauseVerdi
                          for e in check.expectations if clause in e.clauses]
             evidence += [Evidence(check.name, o.metric, "observe", "observed")
                          for o in check.observations if clause in o.clauses]
-        states = {_clause_state(e.state) for e in evidence}
+        states = {CLAUSE_STATE.get(e.state, e.state) for e in evidence}
         state: ClauseState = next((s for s in CLAUSE_ORDER if s in states), "untested")
         out.append(ClauseVerdict(clause, claim.clause_text(clause), state, evidence))
     return out
-
-
-def _clause_state(state: str) -> ClauseState:
-    return cast(ClauseState, {"holds": "verified", "fails": "contradicted", "no-power": "observed"}.get(state, state))
 
 
 def claim_result(clauses: list[ClauseVerdict], checks: list[CheckVerdict]) -> Result:

@@ -21,7 +21,6 @@ from recordtool.verify.verdict import (
     ClaimStatus,
     ClaimVerdict,
     ExpectationVerdict,
-    ObservationVerdict,
     State,
 )
 
@@ -40,16 +39,10 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
         return ClaimStatus(claim.id, "unchecked", None)
     if verdict.fingerprint == current:
         return ClaimStatus(claim.id, verdict.result, verdict)
-    return ClaimStatus(claim.id, "stale", verdict, stale_reasons(claim, verdict, current, seeds_given=seeds_given))
-
-
-def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
-                  seeds_given: bool = False) -> list[str]:
-    """Why ``verdict`` is stale under the claim's fingerprint now (``current``, which differs)."""
     old_params = {c.name: c.params for c in verdict.checks}
     new_params = {c.name: c.params for c in claim.checks}
-    return (diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
-            or ["fingerprint changed"])
+    reasons = diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
+    return ClaimStatus(claim.id, "stale", verdict, reasons or ["fingerprint changed"])
 
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
@@ -196,17 +189,14 @@ def evidence_text(e: ExpectationVerdict) -> str:
     return f"power: {power}; sensitivity: {sensitivity}"
 
 
-def observation_line(o: ObservationVerdict, seeds: int) -> str:
-    return f"{o.metric} observed [{', '.join(o.clauses)}]: {spread_text(o.spread, o.nans, seeds)}"
-
-
 def _check_lines(check: CheckVerdict) -> list[str]:
     flag = " [nondeterministic]" if check.nondeterministic else ""
     lines = [f"    check {check.name}: {check.outcome}{flag} — {check.message}"]
     if check.setting:
         lines.append(f"      setting: {check.setting}{' (an analogue of the model the claim is about)' if check.analogue else ''}")
     lines += [f"      {expectation_line(e)}" for e in check.expectations]
-    lines += [f"      {observation_line(o, len(check.runs))}" for o in check.observations]
+    lines += [f"      {o.metric} observed [{', '.join(o.clauses)}]: {spread_text(o.spread, o.nans, len(check.runs))}"
+              for o in check.observations]
     return lines
 
 
