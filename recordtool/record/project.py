@@ -23,10 +23,8 @@ if TYPE_CHECKING:
 # validating): with recordtool's own code, the store's version (``open_store``).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
 SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
-# Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``):
-# else its next passes go over every object of it, three times (on 10,000 entries, as long again
-# as reading what the store keeps). Reference counting still frees what is dropped; only garbage
-# in cycles at that moment stays until the process ends. Below, the passes cost next to nothing.
+# Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``),
+# whose later passes would go over every object of it again and again; below, they cost little.
 FREEZE_MIN = 2_000
 
 

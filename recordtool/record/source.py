@@ -178,10 +178,8 @@ def bytes_digest(raw: bytes) -> str:
 # ten thousand levels deep. Every level takes one of these characters; a file with few of them
 # is composed at once, any other is first parsed flat (events, no recursion) for its depth.
 _SAFE_INDICATORS = 2_000
-# The libyaml of PyYAML 6.0.4's wheels refuses a thousand levels of nesting, and does so before
-# it gives the events of the first hundred (it looks up to 1,024 characters ahead for a key):
-# PyYAML's parser in Python, which has no such limit, then finds where the values first go
-# deeper than ``MAX_DEPTH``, as the message says with any libyaml.
+# Some libyaml builds refuse deep nesting before giving the events of its first levels: PyYAML's
+# parser in Python then finds where the values first go deeper than ``MAX_DEPTH``.
 _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 

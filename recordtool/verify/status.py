@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import asdict
 from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
@@ -22,6 +23,7 @@ from recordtool.verify.verdict import (
     ClaimVerdict,
     ExpectationVerdict,
     State,
+    json_ready,
 )
 
 if TYPE_CHECKING:
@@ -249,8 +251,6 @@ def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
 def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
     """The statuses as plain data (for ``--format json``); strict JSON (non-finite numbers
     as ``"nan"``, ``"inf"``, ``"-inf"``)."""
-    from recordtool.verify.verdict import json_ready
-
     claims = []
     for status in statuses.values():
         verdict = status.verdict
@@ -268,8 +268,7 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
             "reasons": status.reasons,
             "depends": [{"claim": d, "state": s} for d, s in status.depends],
             "clauses": [{"clause": c.clause, "state": c.state, "text": c.text,
-                         "evidence": [{"check": e.check, "metric": e.metric, "kind": e.kind, "state": e.state}
-                                      for e in c.evidence]} for c in verdict.clauses] if verdict else [],
+                         "evidence": [asdict(e) for e in c.evidence]} for c in verdict.clauses] if verdict else [],
             "checks": [{"name": c.name, "outcome": c.outcome, "message": c.message,
                         "nondeterministic": c.nondeterministic, "seeds": c.seeds, "required": c.required,
                         "threads": c.threads, "setting": c.setting, "analogue": c.analogue,
@@ -279,8 +278,7 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
                                           "degenerate_power": e.degenerate_power, "sensitivity": e.sensitivity,
                                           "validated": e.validated, "spread": e.spread,
                                           "nans": e.nans} for e in c.expectations],
-                        "observations": [{"metric": o.metric, "clauses": o.clauses, "spread": o.spread,
-                                          "nans": o.nans} for o in c.observations]}
+                        "observations": [asdict(o) for o in c.observations]}
                        for c in verdict.checks] if verdict else [],
         })
     counts = Counter(s.state for s in statuses.values())
