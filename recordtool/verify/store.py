@@ -75,14 +75,10 @@ def read_verdict(config: Config, claim_id: str, kept: KeptVerdicts | None = None
     return parse(data) if kept is None else kept.verdict(claim_id, data, parse)
 
 
-def read_store(config: Config, claim_ids: list[str] | None = None, kept: KeptVerdicts | None = None) -> Store:
-    """Every verdict in the store (or those of ``claim_ids``), damaged files set apart
-    (``kept``: as ``read_verdict``'s)."""
+def read_store(config: Config, claim_ids: list[str], kept: KeptVerdicts | None = None) -> Store:
+    """The verdicts of ``claim_ids`` in the store, damaged files set apart (``kept``: as
+    ``read_verdict``'s)."""
     store = Store()
-    if claim_ids is None:
-        if not config.verdicts.is_dir():
-            return store
-        claim_ids = sorted(p.name[: -len(SUFFIX)] for p in config.verdicts.glob(f"*{SUFFIX}"))
     for claim_id in claim_ids:
         try:
             verdict = read_verdict(config, claim_id, kept)
