@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, claim_fingerprint, diff
 from recordtool.verify.judge import as_judged_now, unsupported
+from recordtool.verify.kept import KeptVerdicts, open_kept
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
     FORMAT,
@@ -28,7 +29,6 @@ from recordtool.verify.verdict import (
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
-    from recordtool.verify.kept import KeptVerdicts
 
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
@@ -58,11 +58,8 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
         listed = set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
-    kept = None
-    if project.cached:  # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
-        from recordtool.verify.kept import open_kept
-
-        kept = open_kept(project.config)
+    # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
+    kept = open_kept(project.config) if project.cached else None
     store = read_store(project.config, judged, kept)
     found, _prints = assess_claims(project, judged, store, kept=kept)
     if kept is not None:
