@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from recordtool import parallel
-from recordtool.record.entry import Mention, scan_mentions
+from recordtool.record.entry import Mention
 from recordtool.record.load import Record, id_sort_key
 from recordtool.record.problems import Problem
 
@@ -81,19 +80,9 @@ class Graph:
         return [i for i in self.record.entries if i not in linked]
 
 
-def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list[Problem]]:
-    """Index citations and mentions; dangling mentions, links to entries that failed to load
-    and 'uses' cycles come back as problems. The mentions are those ``record.mentions`` holds;
-    entries it holds none for (a record made otherwise) are scanned here, shared by ``jobs``
-    processes (None: every core)."""
-    pattern = record.config.id_pattern
-    todo = [entry_id for entry_id in record.entries if entry_id not in record.mentions]
-
-    def scan(ids: list[str]) -> list[list[Mention]]:
-        return [scan_mentions(record.entries[i], record.places[i], pattern) for i in ids]
-
-    if todo:
-        record.mentions.update(zip(todo, parallel.map_items(scan, todo, jobs=jobs), strict=True))
+def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
+    """Index citations and mentions (those ``load_record`` found as it read each file); dangling
+    mentions, links to entries that failed to load and 'uses' cycles come back as problems."""
     entries, failed = record.entries, record.failed
     cited_by: dict[str, dict[str, list[str]]] = {}
     mentions_out: dict[str, list[Mention]] = {}

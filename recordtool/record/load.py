@@ -50,7 +50,7 @@ class Record:
     entries: Mapping[str, Entry] = field(default_factory=dict)  # (a dict, but a page's slice of it: ``render.slices``)
     places: Mapping[str, Places] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
-    mentions: dict[str, list[Mention]] = field(default_factory=dict)  # id -> the mentions in its prose, if found
+    mentions: dict[str, list[Mention]] = field(default_factory=dict)  # id -> the mentions in its prose
 
     def claims(self) -> list[Theory]:
         return [e for e in self.entries.values() if isinstance(e, Theory)]

@@ -76,7 +76,7 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             record, problems = load_record(config, jobs=jobs, store=store, meter=meter)
             if meter is not None:
                 meter.stage("linking the record")
-            graph, more = build_graph(record, jobs=jobs)
+            graph, more = build_graph(record)
             more += static_problems(config, record)
         finally:
             if store is not None:
