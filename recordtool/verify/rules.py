@@ -287,14 +287,10 @@ def last_successful(previous: CheckVerdict | None) -> dict[str, float]:
     return out
 
 
-NEVER_PASSED = "the test was never shown able to pass"
-
-
 def _broken(runs: list[Run], outcome: Outcome, timeout: float, last_ok: dict[str, float]) -> str:
     """The message of a check whose own run errored or timed out: the first such run's."""
-    outcomes = [_run_outcome(r) for r in runs]
-    for run, run_outcome in zip(runs, outcomes, strict=True):
-        if run_outcome == outcome:
+    for run in runs:
+        if _run_outcome(run) == outcome:
             where = f" (seed {run.seed})" if len(runs) > 1 else ""
             return (timed_out(timeout, last_ok.get("")) if outcome == "timeout" else short_error(run.error)) + where
     return "no run"
@@ -310,7 +306,7 @@ def _judged(spec: CheckSpec, runs: list[Run], expectations: list[ExpectationVerd
     broken = [c for c in variants if c.outcome in ("error", "timeout")]
     outcome: Outcome = "pass"
     unreproduced_text = ("not reproduced: " + "; ".join(_failure(e, runs) for e in unreproduced)
-                         + f"; {NEVER_PASSED} (no positive control holds it on every seed)")
+                         + "; the test was never shown able to pass (no positive control holds it on every seed)")
     if failing:
         outcome, message = "fail", "; ".join(_failure(e, runs) for e in failing)
         if unreproduced:
