@@ -1,19 +1,13 @@
 """Progress on the terminal: one module for every long command.
 
-``Meter``: the line that says where a long command is ("reading the entry files: 41,216 of
-100,000"). On a terminal (the command's stderr) it keeps one line up to date with the stage
-and how many of its items are done. It draws nothing before the command has run ``DELAY_S``,
-redraws at most every ``EVERY_S``, and erases its line before anything else is printed and
-when the command is done, so that what a command prints is what it printed without it. Off a
-terminal, or on a dumb one (``TERM=dumb``), it writes nothing.
+``Meter``: one line on a terminal saying where a long command is ("reading the entry files:
+41,216 of 100,000"), drawn only after ``DELAY_S``, at most every ``EVERY_S``, and erased before
+anything else is printed; off a terminal, or on a dumb one, nothing.
 
-``make_display``: the runs of ``verify``. On a terminal, finished runs scroll up as lines and
-the running ones stay at the bottom, redrawn a few times a second. Off a terminal (CI, a
-pipe), each run is a plain line when it starts and one when it ends, and a run still going
-says so every ``HEARTBEAT_S`` seconds with what the check last reported, so a log is never
-silent for long. A run is anything with a ``label``, and its end anything with the run and a
-``line`` (``recordtool.verify.runner``'s ``Job`` and ``JobResult``): this module imports no stage.
-What a check says is shown with its control characters escaped.
+``make_display``: the runs of ``verify``. On a terminal the running ones stay at the bottom,
+redrawn; off one (CI, a pipe), a line when a run starts and ends, and every ``HEARTBEAT_S``
+while it runs. A run is anything with a ``label`` (``recordtool.verify.runner``'s ``Job``):
+this module imports no stage. What a check says is shown with its control characters escaped.
 """
 
 from __future__ import annotations
@@ -50,7 +44,7 @@ class Meter:
     def __init__(self, stream: TextIO | None, *, delay: float | None = None, every: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream if stream is not None and _is_terminal(stream) else None
-        self.delay = DELAY_S if delay is None else delay
+        self.delay = DELAY_S if delay is None else delay  # (read now: tests set them to draw at once)
         self.every = EVERY_S if every is None else every
         self.clock = clock
         self.started = clock()
@@ -117,9 +111,8 @@ class Ended(Protocol):
 class PlainDisplay:
     """For logs and pipes: a line when a run starts, one when it ends, a heartbeat between."""
 
-    def __init__(self, stream: TextIO | None = None, heartbeat_s: float = HEARTBEAT_S) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.heartbeat_s = heartbeat_s
         self.beats: dict[str, float] = {}  # a running run's label -> the elapsed time it last said so at
 
     def started(self, job: Run) -> None:
@@ -132,7 +125,7 @@ class PlainDisplay:
 
     def tick(self, running: Sequence[tuple[Run, float, str]]) -> None:
         for job, elapsed, progress in running:
-            if elapsed - self.beats.get(job.label, 0.0) >= self.heartbeat_s:
+            if elapsed - self.beats.get(job.label, 0.0) >= HEARTBEAT_S:
                 self.beats[job.label] = elapsed
                 said = f", {one_line(progress)}" if progress else ", nothing reported yet"
                 print(f"{job.label}: running {elapsed:.0f} s{said}", file=self.stream, flush=True)

@@ -1,23 +1,13 @@
 """Work spread over the cores with the standard library's process pool, results in order.
 
-``map_items(work, items, jobs=...)`` cuts ``items`` into chunks (``CHUNK`` items each) and
-hands them to a ``concurrent.futures.ProcessPoolExecutor`` of ``workers(jobs)`` processes
-started with ``fork``; ``work`` is called on one chunk at a time and gives one result per
-item. The results come back in the order of the items, so what the caller builds from them is
-the same, byte for byte, whatever the number of processes.
+``map_items(work, items, jobs=...)`` hands chunks of ``items`` to a ``ProcessPoolExecutor``
+of forked workers and gives one result per item, in the order of the items, whatever the
+number of processes. ``work`` may be a closure: it is kept in a module global before the pool
+forks, so only chunk numbers and results are pickled. Small inputs, one core, a worker, no
+``fork`` (Windows) or other running threads (unsafe to fork): the work is done here.
 
-``work`` may be a closure: it is kept in a module global before the pool forks, so the
-workers inherit it and nothing but chunk numbers and results is pickled. The work is done
-here, in order, without a pool for one job or one core, fewer than ``min_items`` items, one
-chunk, inside a worker, where ``fork`` is not offered (Windows), or while other threads run
-(forking those is unsafe).
-
-Workers ignore Ctrl-C: this process decides. On an interrupt or an error here, the chunks not
-yet started are cancelled, those running finish, and the pool is shut down before the
-exception goes on. On Linux each worker asks the kernel to kill it when its parent dies
-(``prctl(PR_SET_PDEATHSIG, SIGKILL)``), so that a parent killed by ``kill -9`` leaves no
-worker behind. A chunk whose worker failed (it died, or its results do not pickle) is done
-again here, so that the outcome never depends on the workers.
+Workers ignore Ctrl-C and (Linux) die with their parent; a chunk whose worker failed is done
+again here, so the outcome never depends on the workers.
 """
 
 from __future__ import annotations
@@ -80,7 +70,7 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
     chunks = chunked(items)
     count = min(workers(jobs), len(chunks))
     if count < 2 or len(items) < (MIN_ITEMS if min_items is None else min_items) or not _forkable():
-        return [result for chunk in chunks for result in _done_here(work, chunk, progress)]
+        return [result for chunk in chunks for result in _result(work, chunk, None, progress)]
     import multiprocessing
     from concurrent import futures
 
@@ -96,19 +86,13 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _done_here(work: Callable[[list[T]], list[Any]], chunk: list[T], progress: Progress | None) -> list[Any]:
-    results = work(chunk)
-    if progress is not None:
-        progress(len(chunk))
-    return results
-
-
-def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: futures.Future[list[Any]],
+def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: futures.Future[list[Any]] | None,
             progress: Progress | None) -> list[Any]:
-    """The results of ``chunk`` from its worker, or, when the worker could not give them (it
-    died, they do not pickle, ``work`` raised there), done here (so an error is raised here)."""
+    """The results of ``chunk`` from its worker, or, with no worker (``future`` None) or when
+    the worker could not give them (it died, they do not pickle, ``work`` raised there), done
+    here (so an error is raised here)."""
     try:
-        results = future.result()
+        results = future.result() if future is not None else None
     except Exception:
         results = None
     if not isinstance(results, list) or len(results) != len(chunk):

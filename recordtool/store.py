@@ -1,22 +1,14 @@
 """The one store of what recordtool keeps between runs: a SQLite file in the cache folder.
 
-Everything a run can work out again from the project's files, but would rather not (an entry
-file read and validated, the ids its prose mentions, its static checks, a page's key, a claim's
-verdict summary), is kept here in named tables of ``key -> (digest, value)``.
+What a run could work out again from the project's files (an entry file read and validated, a
+page's key, a verdict read and judged) is kept in named tables of ``key -> (digest, value)``.
+The one rule of invalidation: a value is returned only while the digest it was kept under is
+the digest the caller works out now from its inputs; never by age or file times. The store as
+a whole is keyed by recordtool's code and ``FORM``: another version finds an empty store.
 
-The one rule of invalidation: a value is returned only while the digest it was kept under is the
-digest the caller works out now from the value's inputs (for an entry file: the hash of its
-bytes and of the configuration; for a page: the hash of what it shows). Nothing is ever trusted
-by age or by file times alone. The store as a whole is keyed by recordtool's version and
-``FORM``: another version finds an empty store.
-
-SQLite gives what a cache needs without code of our own: one file, transactions (a run killed
-mid-write leaves the last committed state), and safe use by two processes at once (a second
-writer waits up to ``TIMEOUT_S``). A damaged or unreadable file is set aside and the store starts
-empty: a cache only ever costs time, never a wrong answer or a failed command.
-
-Values are pickled: they are the project's own records (dataclasses and pydantic models), read
-back only by the process that wrote them or its successors on the same machine.
+SQLite gives one file, transactions and safe use by two processes at once. A damaged or
+unreadable file is set aside and the store starts empty: a cache only ever costs time. Values
+are pickled: the project's own records, read back only on the machine that wrote them.
 """
 
 from __future__ import annotations
@@ -97,10 +89,6 @@ class Store:
             self._tables.add(table)
         return f'"{table}"'
 
-    def get(self, table: str, key: str, digest: str) -> Any | None:
-        """The value kept for ``key`` under ``digest``, or None (never kept, or kept under another)."""
-        return self.get_many(table, {key: digest}).get(key)
-
     def get_many(self, table: str, digests: dict[str, str]) -> dict[str, Any]:
         """The values kept for the keys of ``digests`` under the digest given for each."""
         if len(digests) > 500:  # (one pass over the table beats a query per key)
@@ -154,16 +142,6 @@ class Store:
         except sqlite3.DatabaseError:
             self._reset()
 
-    def clear(self, table: str | None = None) -> None:
-        """Forget one table, or everything."""
-        db = self._connect()
-        with _transaction(db):
-            names = [table] if table else [row[0] for row in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'").fetchall()]
-            for name in names:
-                db.execute(f'DROP TABLE IF EXISTS "{name}"')
-        self._tables.clear()
-
     def _reset(self) -> None:
         """A damaged file: set it aside, and start again on the next use."""
         self.close()
@@ -200,8 +178,16 @@ def code_version(dists: tuple[str, ...] = ()) -> str:
     for dist in dists:
         with contextlib.suppress(metadata.PackageNotFoundError):
             digest.update(f"{dist}={metadata.version(dist)}".encode())
+    digest.update(code_digest().encode())
+    return digest.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """A hash of recordtool's own modules (their paths and bytes, as on disk), once a process."""
+    digest = hashlib.blake2b(digest_size=16)
     for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8"))
+        digest.update(path.relative_to(PACKAGE).as_posix().encode("utf-8") + b"\0")
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -419,7 +419,7 @@ def unverified(tmp: Path) -> Setup:
 
 
 def failing(what: str, errno_: int, under: str = "record") -> Callable[[pytest.MonkeyPatch, Path], None]:
-    """Make ``what`` (os.open with O_CREAT, os.write, os.mkdir, copytree) fail with ``errno_`` under ``under``."""
+    """Make ``what`` (os.open with O_CREAT, os.write, os.mkdir, shutil.copy2) fail with ``errno_`` under ``under``."""
     def patch(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
         folder = str((root / under).resolve()) if not under.startswith("/") else under
 
@@ -453,10 +453,10 @@ def failing(what: str, errno_: int, under: str = "record") -> Callable[[pytest.M
             if sys.version_info < (3, 11):  # (Path.mkdir calls the os.mkdir its accessor took at import)
                 import pathlib
                 monkeypatch.setattr(pathlib._NormalAccessor, "mkdir", staticmethod(fake_mkdir))
-        elif what == "copytree":
-            def fake_copytree(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        elif what == "copy":
+            def fake_copy(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
                 raise OSError(errno_, os.strerror(errno_), os.fspath(dst))
-            monkeypatch.setattr(shutil, "copytree", fake_copytree)
+            monkeypatch.setattr(shutil, "copy2", fake_copy)
     return patch
 
 
@@ -533,7 +533,7 @@ MACHINE_CASES = [
           patch=failing("open", EROFS, "record/verdicts/.THEORY-1")),
     Fault("verify-figures-disk-full", verified, 1,
           f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: No space left on device; {KEPT}",
-          patch=failing("copytree", ENOSPC)),
+          patch=failing("copy", ENOSPC)),
     Fault("verify-figures-folder-read-only", verified, 1,
           f"Error: cannot keep the verdict of THEORY-1 in record/verdicts/: Read-only file system; {KEPT}",
           patch=failing("mkdir", EROFS, "record/verdicts/figures")),

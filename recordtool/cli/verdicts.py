@@ -222,7 +222,7 @@ def diff(root: Path | None, revs: tuple[str, ...], fmt: str) -> None:
         if len(revs) == 2:
             after = changes.git_verdicts(config.root, config.verdicts, revs[1])
         else:
-            store = read_store(config)
+            store = read_store(config, sorted(p.stem for p in config.verdicts.glob("*.json")))
             for claim, why in store.damaged.items():
                 raise changes.DiffError(f"{config.relative(config.verdicts)}/{claim}.json: {why}")
             after = store.verdicts

@@ -22,7 +22,7 @@ import watchfiles
 import recordtool.cli.common as common
 from recordtool.record.config import Config, ConfigError, find_root, load_config
 from recordtool.safetext import some, terminal
-from recordtool.verify.fingerprint import Scanner, claim_parts, covered_paths, with_sources
+from recordtool.verify.fingerprint import Scanner, claim_fingerprint, covered_paths
 
 # The watcher yields an empty set after this long without events: its first one says that it
 # runs, so the first run starts only then and a file saved from then on is seen.
@@ -42,7 +42,7 @@ def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoRet
         scanner, wanted = Scanner(config), {i.upper() for i in ids}
         for claim in project.record.claims():
             if claim.id in wanted or not wanted:
-                fingerprint, _ = with_sources(claim_parts(claim), scanner)
+                fingerprint, _ = claim_fingerprint(claim, scanner)
                 place = project.record.places[claim.id].path
                 files.update(config.root / rel for rel in covered_paths(place, fingerprint))
         return f"{len(files)} file{'s' if len(files) != 1 else ''}"

@@ -123,6 +123,11 @@ class Config:
         return [self.verdicts, self.pages, self.cache, self.pages.parent / SITE_CONFIG,
                 self.pages.parent / site_dir(self.pages)]
 
+    def module_file(self, module: str) -> Path | None:
+        """``checks.model`` -> ``root/checks/model.py`` (or its package's ``__init__.py``)."""
+        base = self.root.joinpath(*module.split("."))
+        return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, for messages."""
         text, base = os.fspath(path), os.fspath(self.root)

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # a check's process reads its modules through here: it import
     from recordtool.record.config import Config
     from recordtool.record.problems import Problem
 
+NOT_REGULAR = "is not a regular file"
+
 
 def refused(path: Path | str, folder: Path | str) -> str | None:
     """Why ``path`` may not be read as a file of ``folder`` (None when it may): it leads out
@@ -37,7 +39,7 @@ def refused(path: Path | str, folder: Path | str) -> str | None:
     except OSError as exc:
         return f"cannot be read: {exc.strerror}"
     if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file"
+        return NOT_REGULAR
     return None
 
 
@@ -93,7 +95,7 @@ def open_inside(path: Path | str, folder: Path | str) -> int:
         raise Refused(f"cannot be read: {exc.strerror}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise Refused("is not a regular file")
+        raise Refused(NOT_REGULAR)
     return fd
 
 

@@ -8,7 +8,6 @@ path and a message with a hint.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,22 +17,24 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from recordtool.record.config import Config, Kind
-from recordtool.record.confine import Refused
+from recordtool.record.confine import NOT_REGULAR, Refused
 from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
-from recordtool.record.schema import MODELS, NAME_MAX, Entry, Theory
+from recordtool.record.schema import MODELS, NAME_MAX, CheckSpec, Entry, Theory
 from recordtool.record.source import (
     Loc,
     Mark,
     Source,
     SourceError,
+    bytes_digest,
     parse_source,
     read_bytes,
 )
 
 ID = re.compile(r"^(?P<prefix>[A-Z][A-Z0-9]*)-(?P<number>[0-9]+)$", re.ASCII)
 ID_RULE = "ids are ASCII: PREFIX-NUMBER, capital letters A-Z then '-' then digits 0-9"
+OUTSIDE = "an entry must be a file inside the record (copy it in instead of linking): it is not read"
 
 
 class Places(NamedTuple):
@@ -77,11 +78,10 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
     except SourceError as exc:
         return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)])
     except Refused as exc:
-        if exc.why == "is not a regular file":
+        if exc.why == NOT_REGULAR:
             return Loaded(None, None, [Problem(rel, 0, 0, "not a regular file; an entry is a YAML file",
                                                code="not-a-file")])
-        return Loaded(None, None, [Problem(rel, 0, 0, f"{exc.why}; an entry must be a file inside the record "
-                                           "(copy it in instead of linking): it is not read", code="outside")])
+        return Loaded(None, None, [Problem(rel, 0, 0, f"{exc.why}; {OUTSIDE}", code="outside")])
     except OSError as exc:
         return Loaded(None, None, [Problem(rel, 0, 0, f"cannot read: {exc.strerror or exc}", code="io")])
     digest = bytes_digest(raw)
@@ -92,11 +92,6 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
     entry, places, problems = load_entry(Path(path), kind, config, rel, source)
     mentions = scan_mentions(entry, places, config.id_pattern) if entry is not None and places is not None else []
     return Loaded(entry, places, problems, mentions, digest)
-
-
-def bytes_digest(raw: bytes) -> str:
-    """The hash of a file's bytes (``Places.digest``)."""
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def scan_mentions(entry: Entry, places: Places, pattern: re.Pattern[str]) -> list[Mention]:
@@ -224,49 +219,11 @@ def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> li
     """Expectations and observations against the claim's clauses (docs/verdicts.md): every
     clause id they name exists, a claim of several clauses says which each one tests, and
     a clause that nothing tests is warned about."""
-    problems = []
     known = entry.clause_ids
-    shown = ", ".join(known)
     named: set[str] = set()
-
-    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
-        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
-        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
-
+    problems = []
     for i, check in enumerate(entry.checks):
-        for metric, expect in check.expect.items():
-            loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
-            field = f"checks[{i}].expect.{metric}"
-            if not expect.clause and len(known) > 1:
-                example = f'{{is: "{expect}", clause: {known[0]}}}'
-                written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
-                problems.append(Problem(rel, *mark(loc),
-                                        f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
-                                        f"{metric}: {example} (clauses: {shown})",
-                                        field=field, code="expectation-without-clause"))
-            for clause in expect.clause:
-                if clause in known:
-                    named.add(clause)
-                else:
-                    problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
-            if not expect.clause and len(known) == 1:
-                named.add(known[0])
-            if expect.null is not None and expect.null == metric:
-                problems.append(Problem(rel, *mark((*loc, "null")),
-                                        f"'{metric}' is its own null; name the metric the check returns for the "
-                                        f"null hypothesis, e.g. {metric}_null",
-                                        field=f"{field}.null", code="bad-null"))
-        for metric, clauses in check.observe.items():
-            loc = ("checks", i, "observe", metric)
-            field = f"checks[{i}].observe.{metric}"
-            if metric in check.expect:
-                problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
-                                        field=field, code="observed-and-expected"))
-            for clause in clauses:
-                if clause in known:
-                    named.add(clause)
-                else:
-                    problems.append(unknown(clause, loc, field))
+        problems += _named_clauses(check, i, known, named, mark, rel)
     if entry.clauses and not entry.checks:
         problems.append(Problem(rel, *mark(("checks",) if "checks" in entry.model_fields_set else ("clauses",)),
                                 f"the claim has {len(known)} clauses and no check: none of them can be verified; "
@@ -282,6 +239,53 @@ def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> li
                                         f"expectation's 'clause:' or under 'observe:'",
                                         field=f"clauses.{clause}" if entry.clauses else "statement",
                                         severity="warning", code="untested-clause"))
+    return problems
+
+
+def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], mark: Callable[[Loc], Mark],
+                   rel: str) -> list[Problem]:
+    """The problems of check ``i``'s expectations and observations with the clauses they name
+    (``known``: the claim's); the clauses it tests are added to ``named``."""
+    shown = ", ".join(known)
+    problems = []
+
+    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
+        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+
+    for metric, expect in check.expect.items():
+        loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
+        field = f"checks[{i}].expect.{metric}"
+        if not expect.clause and len(known) > 1:
+            example = f'{{is: "{expect}", clause: {known[0]}}}'
+            written = "a plain comparison" if expect.plain else "an expectation without 'clause:'"
+            problems.append(Problem(rel, *mark(loc),
+                                    f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
+                                    f"{metric}: {example} (clauses: {shown})",
+                                    field=field, code="expectation-without-clause"))
+        for clause in expect.clause:
+            if clause in known:
+                named.add(clause)
+            else:
+                problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+        if not expect.clause and len(known) == 1:
+            named.add(known[0])
+        if expect.null is not None and expect.null == metric:
+            problems.append(Problem(rel, *mark((*loc, "null")),
+                                    f"'{metric}' is its own null; name the metric the check returns for the "
+                                    f"null hypothesis, e.g. {metric}_null",
+                                    field=f"{field}.null", code="bad-null"))
+    for metric, clauses in check.observe.items():
+        loc = ("checks", i, "observe", metric)
+        field = f"checks[{i}].observe.{metric}"
+        if metric in check.expect:
+            problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
+                                    field=field, code="observed-and-expected"))
+        for clause in clauses:
+            if clause in known:
+                named.add(clause)
+            else:
+                problems.append(unknown(clause, loc, field))
     return problems
 
 
@@ -312,10 +316,6 @@ def _submodel(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [info.alias or name for name, info in model.model_fields.items()]
-
-
 def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Source, rel: str) -> list[Problem]:
     problems: dict[tuple[str, str], Problem] = {}
     for error in exc.errors(include_url=False):
@@ -332,9 +332,8 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             continue
         if kind == "extra_forbidden":
             owner = _model_at(model, loc[:-1])
-            hint = did_you_mean(str(name), _field_names(owner)) if owner else ""
-            if not hint and owner:
-                hint = f"; known fields: {', '.join(_field_names(owner))}"
+            known = [info.alias or name for name, info in owner.model_fields.items()] if owner else []
+            hint = (did_you_mean(str(name), known) or f"; known fields: {', '.join(known)}") if owner else ""
             line, col = source.mark(loc, key=True)
             problems.setdefault((field_path(loc), kind),
                                 Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))

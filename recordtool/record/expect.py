@@ -11,14 +11,15 @@ small on purpose::
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _COMPARISON = re.compile(rf"^\s*(<=|>=|==|!=|<|>)\s*({_NUMBER})\s*$")
 _BETWEEN = re.compile(rf"^\s*between\s+({_NUMBER})\s+and\s+({_NUMBER})\s*$", re.IGNORECASE)
-
-OPERATORS = ("<", "<=", ">", ">=", "==", "!=", "between")
+_OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+              "!=": operator.ne}
 
 
 class ExpectationSyntaxError(ValueError):
@@ -38,20 +39,10 @@ class Expectation:
         """Whether ``value`` satisfies this expectation (never for NaN)."""
         if math.isnan(value):
             return False
-        if self.op == "<":
-            return value < self.low
-        if self.op == "<=":
-            return value <= self.low
-        if self.op == ">":
-            return value > self.low
-        if self.op == ">=":
-            return value >= self.low
-        if self.op == "==":
-            return value == self.low
-        if self.op == "!=":
-            return value != self.low
-        assert self.high is not None
-        return self.low <= value <= self.high
+        if self.op == "between":
+            assert self.high is not None
+            return self.low <= value <= self.high
+        return bool(_OPERATORS[self.op](value, self.low))
 
     def __str__(self) -> str:
         if self.text:
@@ -94,7 +85,7 @@ def parse_expectation(text: object) -> Expectation:
         return Expectation("between", low, high, text=" ".join(text.split()))
     if text.strip().startswith("=>") or text.strip().startswith("=<"):
         raise ExpectationSyntaxError(_hint(f"'{text}'") + f" (did you mean '{text.strip()[1]}{text.strip()[0]}'?)")
-    return Expectation(*_raise(text))
+    raise ExpectationSyntaxError(_hint(f"'{text}'"))
 
 
 def _below(number: float) -> str:
@@ -112,10 +103,6 @@ def _finite(bound: float, shown: str) -> float:
         raise ExpectationSyntaxError(f"{shown}: a bound must be a finite number, and this one reads as "
                                      f"{'NaN' if math.isnan(bound) else 'infinity'}; write a number such as 1e-9 or 0.4")
     return bound
-
-
-def _raise(text: str) -> tuple[str, float]:
-    raise ExpectationSyntaxError(_hint(f"'{text}'"))
 
 
 def _hint(shown: str) -> str:

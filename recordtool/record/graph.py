@@ -9,16 +9,13 @@ but not in the record is a dangling mention (a warning, and a "wanted" entry), n
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from recordtool import parallel
-from recordtool.record.entry import Mention, scan_mentions
+from recordtool.record.entry import Mention
 from recordtool.record.load import Record, id_sort_key
 from recordtool.record.problems import Problem
-
-__all__ = ["Backlink", "Graph", "Mention", "build_graph", "cycle_problems", "uses_cycles"]
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +36,11 @@ class Graph:
     mentions_out: Mapping[str, list[Mention]] = field(default_factory=dict)  # source -> mentions, in order
     mentions_in: Mapping[str, list[Mention]] = field(default_factory=dict)  # target -> mentions
     dangling: Mapping[str, list[Mention]] = field(default_factory=dict)  # missing id -> mentions of it
-    # Ids of the record sort by their place in it (``_order``).
-    _order: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def _place(self) -> Callable[[str], int]:
-        """Each id's place in the record, as a sort key."""
-        if not self._order:
-            self._order.update((entry_id, n) for n, entry_id in enumerate(self.record.entries))
-        return self._order.__getitem__
+    @cached_property
+    def _place(self) -> dict[str, int]:
+        """Each id's place in the record: ids sort by it."""
+        return {entry_id: n for n, entry_id in enumerate(self.record.entries)}
 
     def inverse(self, entry_id: str) -> list[tuple[str, str, list[str]]]:
         """(relation, inverse label, citing ids) for ``entry_id``, in vocabulary order."""
@@ -63,7 +57,7 @@ class Graph:
         mentions: dict[str, list[Mention]] = defaultdict(list)
         for mention in self.mentions_in.get(entry_id, ()):
             mentions[mention.source].append(mention)
-        sources = sorted(relations.keys() | mentions.keys(), key=self._place())
+        sources = sorted(relations.keys() | mentions.keys(), key=self._place.__getitem__)
         return [Backlink(s, tuple(relations.get(s, ())), tuple(mentions.get(s, ()))) for s in sources]
 
     def neighbours(self, entry_id: str) -> list[str]:
@@ -74,7 +68,7 @@ class Graph:
         out = {i for i in linked if i in entries}  # (an id cited or mentioned that is not in the record: none)
         out.update(b.source for b in self.backlinks(entry_id))
         out.discard(entry_id)
-        return sorted(out, key=self._place())
+        return sorted(out, key=self._place.__getitem__)
 
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""
@@ -86,19 +80,9 @@ class Graph:
         return [i for i in self.record.entries if i not in linked]
 
 
-def build_graph(record: Record, *, jobs: int | None = None) -> tuple[Graph, list[Problem]]:
-    """Index citations and mentions; dangling mentions, links to entries that failed to load
-    and 'uses' cycles come back as problems. The mentions are those ``record.mentions`` holds;
-    entries it holds none for (a record made otherwise) are scanned here, shared by ``jobs``
-    processes (None: every core)."""
-    pattern = record.config.id_pattern
-    todo = [entry_id for entry_id in record.entries if entry_id not in record.mentions]
-
-    def scan(ids: list[str]) -> list[list[Mention]]:
-        return [scan_mentions(record.entries[i], record.places[i], pattern) for i in ids]
-
-    if todo:
-        record.mentions.update(zip(todo, parallel.map_items(scan, todo, jobs=jobs), strict=True))
+def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
+    """Index citations and mentions (those ``load_record`` found as it read each file); dangling
+    mentions, links to entries that failed to load and 'uses' cycles come back as problems."""
     entries, failed = record.entries, record.failed
     cited_by: dict[str, dict[str, list[str]]] = {}
     mentions_out: dict[str, list[Mention]] = {}
@@ -182,10 +166,10 @@ def uses_cycles(record: Record) -> list[list[str]]:
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
 
 
-def cycle_problems(record: Record, cycles: list[list[str]] | None = None) -> list[Problem]:
-    """A problem for each 'uses' cycle (``cycles``: ``uses_cycles``, worked out if None)."""
+def cycle_problems(record: Record) -> list[Problem]:
+    """A problem for each 'uses' cycle (``uses_cycles``)."""
     problems = []
-    for cycle in uses_cycles(record) if cycles is None else cycles:
+    for cycle in uses_cycles(record):
         at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
                   if relation == "uses" and cited == cycle[1])
         places = record.places[cycle[0]]

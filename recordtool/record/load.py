@@ -21,18 +21,22 @@ from typing import TYPE_CHECKING
 
 from recordtool import parallel
 from recordtool.record.config import Config, Kind
-from recordtool.record.confine import checks_problems, refused
-from recordtool.record.entry import ID, ID_RULE, Loaded, Mention, Places, bytes_digest, load_file
+from recordtool.record.confine import NOT_REGULAR, checks_problems, refused
+from recordtool.record.entry import (
+    ID,
+    OUTSIDE,
+    Loaded,
+    Mention,
+    Places,
+    load_file,
+)
 from recordtool.record.problems import Problem, did_you_mean_id
 from recordtool.record.schema import Entry, Theory
-from recordtool.record.source import MAX_BYTES
+from recordtool.record.source import MAX_BYTES, bytes_digest
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.store import Store
-
-__all__ = ["ID_RULE", "Places", "Record", "check_citations", "entry_files", "id_sort_key", "load_record",
-           "title_line"]
 
 YAML_SUFFIXES = (".yaml", ".yml")
 ENTRIES = "entries"  # the store's table of what each entry file gave: path -> (digest, ``Loaded``)
@@ -46,7 +50,7 @@ class Record:
     entries: Mapping[str, Entry] = field(default_factory=dict)  # (a dict, but a page's slice of it: ``render.slices``)
     places: Mapping[str, Places] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # id of an entry that could not be loaded -> its file
-    mentions: dict[str, list[Mention]] = field(default_factory=dict)  # id -> the mentions in its prose, if found
+    mentions: dict[str, list[Mention]] = field(default_factory=dict)  # id -> the mentions in its prose
 
     def claims(self) -> list[Theory]:
         return [e for e in self.entries.values() if isinstance(e, Theory)]
@@ -54,11 +58,6 @@ class Record:
     def claim_ids(self) -> list[str]:
         """The ids of the claims, in record order."""
         return [c.id for c in self.claims()]
-
-    @property
-    def theories(self) -> set[str]:
-        """The ids of the claims."""
-        return set(self.claim_ids())
 
     @property
     def modules(self) -> dict[str, tuple[str, ...]]:
@@ -117,16 +116,13 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
                                     "the record: it is not read", code="outside"))
             continue
         for path, name, link in _walk(str(child), own):
-            if link and os.path.isdir(path) and (why := refused(Path(path), config.record)) != "is not a regular file":
-                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
-                                        "the record (copy it in instead of linking): it is not read", code="outside"))
+            why = refused(Path(path), config.record) if link else None
+            # (a link to a folder is refused when it leads out, else reported as not YAML)
+            if why is not None and (name.endswith(YAML_SUFFIXES) or (why != NOT_REGULAR and os.path.isdir(path))):
+                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; {OUTSIDE}", code="outside"))
             elif not name.endswith(YAML_SUFFIXES):
-                problems.append(Problem(config.relative(Path(path)), 0, 0,
-                                        _not_yaml(name),
-                                        severity="warning", code="stray-file"))
-            elif link and (why := refused(Path(path), config.record)) is not None:
-                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; an entry must be a file inside "
-                                        "the record (copy it in instead of linking): it is not read", code="outside"))
+                problems.append(Problem(config.relative(Path(path)), 0, 0, _not_yaml(name), severity="warning",
+                                        code="stray-file"))
             else:
                 files.append((path, kind))
     return files, problems
@@ -169,11 +165,9 @@ def title_line(entry: Entry) -> str:
 def load_record(config: Config, *, jobs: int | None = None, store: Store | None = None,
                 meter: Meter | None = None) -> tuple[Record, list[Problem]]:
     """Read every entry of the record; return the record and every problem found. ``jobs``:
-    how many processes may read, parse and validate files (``recordtool.parallel``; None:
-    every core). ``store``: what each file gave when its bytes were last read: a file whose
-    bytes and configuration are as they were then is not read again; what the others give is
-    kept, and files gone are forgotten. ``meter``: the command's progress line
-    (``recordtool.meter``), told of the files read."""
+    how many processes may share the files (None: every core). ``store``: what each file gave
+    before, given back while its bytes and the configuration are as they were. ``meter``: the
+    command's progress line, told of the files read."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     base = os.fspath(config.root) + os.sep
@@ -187,13 +181,14 @@ def load_record(config: Config, *, jobs: int | None = None, store: Store | None 
 
 def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], jobs: int | None,
                 store: Store | None, meter: Meter | None) -> list[Loaded]:
-    """What each file gives (``entry.load_file``), from the store where its bytes are as they were."""
+    """What each file gives (``entry.load_file``), from the store where its bytes are as they were
+    (kept under the hash of its bytes and of the configuration)."""
     key = config_digest(config)
     digests: dict[str, str] = {}
     if store is not None:
         for (path, _kind), rel in zip(files, rels, strict=True):
             try:
-                digests[rel] = _kept_under(_file_digest(path), key)
+                digests[rel] = f"{_file_digest(path)}:{key}"
             except OSError:  # (unreadable: read below, to say why)
                 continue
     kept: dict[str, Loaded] = store.get_many(ENTRIES, digests) if store is not None else {}
@@ -209,7 +204,7 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
         out[i] = result
     if store is not None:
         gone = store.keys(ENTRIES) - set(rels)
-        store.put_many(ENTRIES, [(rels[i], _kept_under(result.digest, key), result) for i, result in zip(
+        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in zip(
             todo, done, strict=True) if result.digest is not None], drop=gone)
     return [found if found is not None else Loaded(None, None) for found in out]
 
@@ -234,11 +229,6 @@ def config_digest(config: Config) -> str:
     beyond its own file (recordtool's code and versions key the store itself)."""
     text = repr((os.path.realpath(config.root), config))
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-
-
-def _kept_under(file_digest: str, key: str) -> str:
-    """The digest what a file gave is kept under: its bytes' hash and the configuration's."""
-    return f"{file_digest}:{key}"
 
 
 def _assembled(config: Config, files: list[tuple[str, Kind]], rels: list[str], loaded: list[Loaded],

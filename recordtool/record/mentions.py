@@ -115,14 +115,9 @@ def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str])
     for child in children:
         if child.type == "link_close":
             in_link -= 1
-        elif child.type == "text" and in_link:  # a link's text: the link is what counts
-            plain.append(child.content)
-            offset += len(child.content)
-        elif child.type == "text":
-            spans.append((offset, offset + len(child.content), line))
-            plain.append(child.content)
-            offset += len(child.content)
-        elif child.type == "code_inline":
+        elif child.type in ("text", "code_inline"):
+            if child.type == "text" and not in_link:  # (a link's text: the link is what counts)
+                spans.append((offset, offset + len(child.content), line))
             plain.append(child.content)
             offset += len(child.content)
         elif child.type in ("softbreak", "hardbreak"):

@@ -26,15 +26,10 @@ class Problem:
     severity: Severity = "error"
     code: str = "invalid"
 
-    @property
-    def place(self) -> str:
-        if self.line <= 0:
-            return self.path
-        return f"{self.path}:{self.line}:{self.col}"
-
     def __str__(self) -> str:
+        place = f"{self.path}:{self.line}:{self.col}" if self.line > 0 else self.path
         field = f"{self.field}: " if self.field else ""
-        return f"{self.place}: {self.severity}: {field}{self.message}"
+        return f"{place}: {self.severity}: {field}{self.message}"
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.message)
@@ -59,9 +54,9 @@ class RecordError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'source'?"`` when a choice is close to ``word``, else ``""``."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    close = difflib.get_close_matches(word, list(choices), n=1)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 

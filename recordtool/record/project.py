@@ -24,10 +24,8 @@ if TYPE_CHECKING:
 # validating): with recordtool's own code, the store's version (``open_store``).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
 SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
-# Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``):
-# else its next passes go over every object of it, three times (on 10,000 entries, as long again
-# as reading what the store keeps). Reference counting still frees what is dropped; only garbage
-# in cycles at that moment stays until the process ends. Below, the passes cost next to nothing.
+# Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``),
+# whose later passes would go over every object of it again and again; below, they cost little.
 FREEZE_MIN = 2_000
 
 
@@ -68,11 +66,9 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
                  cache: bool = False, meter: Meter | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
     and every problem: the errors first, then the warnings, each in file order (a cause comes
-    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``: how
-    many processes may share reading a large record (None: every core). ``cache``: read only
-    the entry files whose bytes changed since they were kept in the store (``open_store``),
-    and keep what the others give; the project is the same either way. ``meter``: the
-    command's progress line (``recordtool.meter``), told what it is doing."""
+    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``,
+    ``meter``: as ``load_record``'s; ``cache``: with the store (``open_store``), which changes
+    what is read again, never the project."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     store = open_store(config) if cache else None
@@ -81,8 +77,8 @@ def open_project(start: Path | None = None, *, root: Path | None = None, jobs: i
             record, problems = load_record(config, jobs=jobs, store=store, meter=meter)
             if meter is not None:
                 meter.stage("linking the record")
-            graph, more = build_graph(record, jobs=jobs)
-            more += static_problems(config, record, store) + duplicate_problems(record)
+            graph, more = build_graph(record)
+            more += static_problems(config, record) + duplicate_problems(record)
         finally:
             if store is not None:
                 store.close()

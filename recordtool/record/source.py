@@ -79,16 +79,15 @@ class Source:
             loc = loc[:-1]
 
 
-def read_source(path: Path, *, inside: Path | str | None = None) -> Source:
+def read_source(path: Path) -> Source:
     """Read and compose ``path``; raise SourceError with a place on any problem."""
-    return parse_source(read_bytes(path, inside))
+    return parse_source(read_bytes(path))
 
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger, OSError when it
-    cannot be read). ``inside``:
-    the folder the file must be a regular file of, checked as it is opened
-    (``recordtool.record.confine.open_inside``; ``Refused``, an OSError, when it is not)."""
+    cannot be read). ``inside``: the folder the file must be a regular file of, checked as it
+    is opened (``confine.open_inside``; ``Refused``, an OSError, when it is not)."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
         if inside is None else open_inside(path, inside)
@@ -167,18 +166,20 @@ def parse_source(raw: bytes) -> Source:
     builder = _Builder(text)
     data = builder.build(node, ())
     assert isinstance(data, dict)
-    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    return Source(data, builder.marks, builder.key_marks, builder.styles, digest)
+    return Source(data, builder.marks, builder.key_marks, builder.styles, bytes_digest(raw))
+
+
+def bytes_digest(raw: bytes) -> str:
+    """The hash of a file's bytes (``Source.digest``, ``Places.digest``)."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 # libyaml's composer recurses in C once per level of nesting and crashes the interpreter some
 # ten thousand levels deep. Every level takes one of these characters; a file with few of them
 # is composed at once, any other is first parsed flat (events, no recursion) for its depth.
 _SAFE_INDICATORS = 2_000
-# The libyaml of PyYAML 6.0.4's wheels refuses a thousand levels of nesting, and does so before
-# it gives the events of the first hundred (it looks up to 1,024 characters ahead for a key):
-# PyYAML's parser in Python, which has no such limit, then finds where the values first go
-# deeper than ``MAX_DEPTH``, as the message says with any libyaml.
+# Some libyaml builds refuse deep nesting before giving the events of its first levels: PyYAML's
+# parser in Python then finds where the values first go deeper than ``MAX_DEPTH``.
 _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
@@ -339,12 +340,8 @@ def _scalar(tag: str, value: str) -> Any:
         digits = cleaned.lstrip("+-")
         if len(digits) > MAX_DIGITS:
             raise _TooLong(f"an integer of {len(digits)} digits is over the limit of {MAX_DIGITS} digits")
-        if digits.startswith("0x"):
-            number = int(digits[2:], 16)
-        elif digits.startswith("0o"):
-            number = int(digits[2:], 8)
-        elif digits.startswith("0b"):
-            number = int(digits[2:], 2)
+        if digits[:2] in ("0x", "0b"):
+            number = int(digits, 0)
         elif ":" in digits:  # sexagesimal, YAML 1.1
             number = 0
             for part in digits.split(":"):
@@ -356,13 +353,7 @@ def _scalar(tag: str, value: str) -> Any:
         return sign * number
     if tag == _FLOAT:
         lowered = value.lower().replace("_", "")
-        if lowered in (".nan",):
-            return float("nan")
-        if lowered in (".inf", "+.inf"):
-            return float("inf")
-        if lowered == "-.inf":
-            return float("-inf")
-        if ":" in lowered:
+        if ":" in lowered:  # sexagesimal: text
             return value
-        return float(lowered)
+        return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
     return value  # '<<' as a value: text

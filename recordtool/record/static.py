@@ -10,31 +10,22 @@ module-level ``METRICS = ("a", "b")``; a check that declares none gets a warning
 
 Entries still holding the placeholders of ``recordtool new`` are warned about here too.
 Problems are placed at their line in the YAML; only files with a problem are read again.
-
-What an entry gives depends only on its file and on the checks package, so with the store the
-problems found in each entry are kept by its file's hash and the package's state
-(``package_state``: every file's and folder's name, every link, every module's bytes).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recordtool.record.config import Config
 from recordtool.record.confine import refused
-from recordtool.record.load import Record, config_digest
-from recordtool.record.problems import Problem, did_you_mean
-from recordtool.record.schema import CheckSpec, Entry, Literature, Theory
+from recordtool.record.load import Record
+from recordtool.record.problems import Problem, Severity, did_you_mean, field_path
+from recordtool.record.schema import CheckSpec, Control, Entry, Literature, Theory
 from recordtool.record.source import Loc, SourceError, read_source
-
-if TYPE_CHECKING:
-    from recordtool.store import Store
 
 # What `recordtool new` writes for the author to replace (recordtool/record/template.py).
 PLACEHOLDER_AUTHOR = "Surname, I."
@@ -75,13 +66,6 @@ class Modules:
         self.config = config
         self.read: dict[str, Module | None] = {}
 
-    def file(self, module: str) -> Path | None:
-        base = self.config.root.joinpath(*module.split("."))
-        for path in (base.with_suffix(".py"), base / "__init__.py"):
-            if path.is_file():
-                return path
-        return None
-
     def names(self) -> list[str]:
         """Every module of the checks package, dotted."""
         package = self.config.root / self.config.checks
@@ -93,7 +77,7 @@ class Modules:
 
     def get(self, module: str) -> Module | None:
         if module not in self.read:
-            path = self.file(module)
+            path = self.config.module_file(module)
             if path is not None and refused(path, self.config.root / self.config.checks) is not None:
                 self.read[module] = Module(self.config.relative(path), refused=True)  # reported by load, not read
             else:
@@ -217,84 +201,26 @@ class _Found:
     loc: Loc
     field: str
     message: str
-    severity: str = "error"
+    severity: Severity = "error"
     code: str = "check-spec"
     key: bool = False
 
 
-STATIC = "static"  # the store's table: entry id -> (its file, package and configuration, its problems)
-
-
-def package_state(config: Config) -> str:
-    """A hash of what ``static_problems`` reads of the checks package: the names of its files and
-    folders, where each link leads, and the bytes of each module (``.py``); "" when there is no
-    package. A module's bytes, not its times: a file rewritten within the clock's tick is seen."""
-    package = config.root / config.checks
-    if not package.is_dir():
-        return ""
-    digest = hashlib.blake2b(digest_size=16)
-    for folder, folders, files in os.walk(package):
-        folders.sort()
-        rel = os.path.relpath(folder, package)
-        for name in sorted(folders + files):
-            path = os.path.join(folder, name)
-            digest.update(f"{rel}/{name}\0".encode("utf-8", "surrogateescape"))
-            if os.path.islink(path):
-                try:
-                    digest.update(f"-> {os.readlink(path)}\0".encode("utf-8", "surrogateescape"))
-                except OSError:
-                    digest.update(b"-> ?\0")
-            if name.endswith(".py"):
-                try:
-                    with open(path, "rb") as handle:
-                        digest.update(hashlib.blake2b(handle.read(), digest_size=16).digest())
-                except OSError as exc:
-                    digest.update(f"cannot read: {exc.errno}\0".encode())
-    return digest.hexdigest()
-
-
-def static_problems(config: Config, record: Record, store: Store | None = None) -> list[Problem]:
-    """Every problem of the record's checks and placeholders that reading the sources shows.
-    ``store``: what was found in each entry before, kept under its file's path and hash, the
-    checks package's state (``package_state``) and the configuration's hash: an entry whose
-    inputs are as they were gives what it gave."""
+def static_problems(config: Config, record: Record) -> list[Problem]:
+    """Every problem of the record's checks and placeholders that reading the sources shows."""
     modules = Modules(config)
     # Without a checks package there is nothing to read (a record of notes, a test's record):
     # `verify` says so for each check it cannot load.
     readable = (config.root / config.checks).is_dir()
-    looked = [entry_id for entry_id, entry in record.entries.items() if looked_at(entry)]
-    inputs = f"{package_state(config)}:{config_digest(config)}"
-    digests = {entry_id: f"{record.places[entry_id].path}:{record.places[entry_id].digest}:{inputs}"
-               for entry_id in looked}  # (its problems name its file)
-    kept: dict[str, list[Problem]] = store.get_many(STATIC, digests) if store is not None else {}
     problems: list[Problem] = []
-    new = []
-    for entry_id in looked:
-        placed = kept.get(entry_id)
-        if placed is None:
-            placed = _entry_problems(modules, config, record, entry_id, readable)
-            new.append((entry_id, digests[entry_id], placed))
-        problems += placed
-    if store is not None:
-        store.put_many(STATIC, new, drop=store.keys(STATIC) - digests.keys())
+    for entry_id, entry in record.entries.items():
+        found = list(_placeholders(entry))
+        if readable and isinstance(entry, Theory):
+            for i, check in enumerate(entry.checks):
+                found += _check_problems(modules, config, i, check)
+        if found:
+            problems += _placed(config, record.places[entry_id].path, found)
     return problems
-
-
-def _entry_problems(modules: Modules, config: Config, record: Record, entry_id: str, readable: bool
-                    ) -> list[Problem]:
-    """The problems ``static_problems`` finds in one entry, placed."""
-    entry = record.entries[entry_id]
-    found = list(_placeholders(entry))
-    if readable and isinstance(entry, Theory):
-        for i, check in enumerate(entry.checks):
-            found += _check_problems(modules, config, i, check)
-    return _placed(config, record.places[entry_id].path, found) if found else []
-
-
-def looked_at(entry: Entry) -> bool:
-    """Whether ``static_problems`` has anything to look at in ``entry``: a placeholder of
-    ``recordtool new``, or a claim's checks."""
-    return any(_placeholders(entry)) or (isinstance(entry, Theory) and bool(entry.checks))
 
 
 def _placed(config: Config, rel: str, found: list[_Found]) -> list[Problem]:
@@ -303,8 +229,7 @@ def _placed(config: Config, rel: str, found: list[_Found]) -> list[Problem]:
         marks = [source.mark(f.loc, key=f.key) for f in found]
     except (SourceError, OSError):
         marks = [(0, 0)] * len(found)
-    return [Problem(rel, line, col, f.message, field=f.field, severity="warning" if f.severity == "warning" else "error",
-                    code=f.code) for f, (line, col) in zip(found, marks, strict=True)]
+    return [Problem(rel, line, col, f.message, f.field, f.severity, f.code) for f, (line, col) in zip(found, marks, strict=True)]
 
 
 def _placeholders(entry: Entry) -> Iterator[_Found]:
@@ -349,15 +274,12 @@ def _check_problems(modules: Modules, config: Config, i: int, check: CheckSpec) 
                        f"'def {check.function}(ctx, *, ...)'")]
     found = _param_problems(name, module.rel, signature, check.params, (*at, "params"), f"{where}.params",
                             (*at, "params") if check.params else (*at, "run"), f"{where}.params")
-    controls = [check.control] if check.control is not None else check.controls
-    for j, control in enumerate(controls):
-        loc = (*at, "control") if check.control is not None else (*at, "controls", j)
-        field_ = f"{where}.control" if check.control is not None else f"{where}.controls[{j}]"
-        found += _param_problems(name, module.rel, signature, control.params, (*loc, "params"),
-                                 f"{field_}.params", loc, field_, control=True)
-    for j, positive in enumerate(check.positives):  # (merged over the check's params, as a control's)
-        loc, field_ = (*at, "positives", j), f"{where}.positives[{j}]"
-        found += _param_problems(name, module.rel, signature, positive.params, (*loc, "params"),
+    # each control's and positive's params, merged over the check's
+    variants: list[tuple[Loc, Control]] = [(("control",), check.control)] if check.control is not None else [
+        (("controls", j), control) for j, control in enumerate(check.controls)]
+    for path, variant in [*variants, *((("positives", j), p) for j, p in enumerate(check.positives))]:
+        loc, field_ = (*at, *path), f"{where}.{field_path(path)}"
+        found += _param_problems(name, module.rel, signature, variant.params, (*loc, "params"),
                                  f"{field_}.params", loc, field_, control=True)
     found += _metric_problems(modules, module, signature, check, at, where)
     return found

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recordtool.atomic import write_atomic
+
 SIDECAR = ".json"  # a figure's title and caption: ``loss.png.json`` beside ``loss.png``
 
 
@@ -64,8 +66,6 @@ class CheckContext:
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         path = self.figures_dir / name
         if title is not None or caption is not None:
-            from recordtool.atomic import write_atomic
-
             words = {k: " ".join(v.split()) for k, v in (("title", title), ("caption", caption)) if v}
             write_atomic(sidecar(path), json.dumps(words, ensure_ascii=False, sort_keys=True) + "\n")
         return path

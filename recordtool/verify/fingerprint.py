@@ -1,26 +1,12 @@
 """Fingerprints: what produced a verdict, hashed, so a change makes it stale with a reason.
 
-A claim's fingerprint is a flat mapping, one key per thing that produced its verdict::
-
-    statement                      hash of the claim's statement
-    clauses                        hash of its clauses (when it has ``clauses:``)
-    check:<name>:run               the check's ``module:function``
-    check:<name>:params            its params
-    check:<name>:expect            its expectations
-    check:<name>:controls          its controls (names and params)
-    check:<name>:seeds, :threads   how many seeds it ran on, and its threads per run (numbers)
-    check:<name>:observe, ...      its observe, degenerate, positives, setting, analogue,
-                                   quorum and tolerance, when given
-    source:checks/circuits.py      hash of each source file the check module runs: the module,
-                                   every module inside checks/ it imports (transitively, found
-                                   by reading ``import`` statements with ``ast``, never by
-                                   running code) and the packages' ``__init__.py``
-    version:python, version:torch  versions (not hashes) of Python and of every third-party
-                                   package the check modules import, read with
-                                   ``importlib.metadata`` (torch is never imported)
-
-``diff`` turns two fingerprints into reasons: "statement changed", "checks/circuits.py
-changed", "torch 2.13.0 -> 2.14.0".
+A claim's fingerprint is a flat mapping, one key per thing that produced its verdict: its
+``statement`` and ``clauses``, each part of each check's spec (``check:<name>:params``, ...),
+each source file its check modules run (``source:checks/circuits.py``: the module and every
+module of the checks package it imports, found by reading ``import`` statements with ``ast``,
+never by running code), and the versions of Python and of every third-party package they
+import (``version:torch``, read from package metadata: torch is never imported). ``diff``
+turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
 """
 
 from __future__ import annotations
@@ -69,23 +55,10 @@ class Scanner:
     def __init__(self, config: Config) -> None:
         self.root = config.root
         self.package = config.checks
+        self.module_file = config.module_file
         self._imports: dict[Path, tuple[list[str], set[str]]] = {}
         self._digests: dict[Path, str] = {}  # of each file read, so one run reads it once
         self._scans: dict[str, SourceScan] = {}
-
-    def module_file(self, module: str) -> Path | None:
-        """``checks.model`` -> ``root/checks/model.py`` (or its package's ``__init__.py``)."""
-        base = self.root.joinpath(*module.split("."))
-        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-            if candidate.is_file():
-                return candidate
-        return None
-
-    def rel(self, module: str) -> str:
-        path = self.module_file(module)
-        if path is not None:
-            return path.relative_to(self.root).as_posix()
-        return "/".join(module.split(".")) + ".py"
 
     def digest(self, path: Path) -> str:
         """The digest of a file that ``scan`` listed (read once per scanner)."""
@@ -113,7 +86,7 @@ class Scanner:
                 todo.append(".".join(parts[:i]))
             path = self.module_file(name)
             if path is None:
-                out.missing.add(self.rel(name))
+                out.missing.add(name.replace(".", "/") + ".py")
                 continue
             out.files[path.relative_to(self.root).as_posix()] = path
             local, third = self._read(path, name)
@@ -195,17 +168,15 @@ def package_version(import_name: str) -> str | None:
     # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
-    version: str | None = None
     try:
-        version = metadata.version(import_name)
+        return metadata.version(import_name)
     except metadata.PackageNotFoundError:
-        try:
-            dists = metadata.packages_distributions().get(import_name, [])
-            if dists:
-                version = metadata.version(dists[0])
-        except Exception:  # pragma: no cover - broken metadata
-            version = None
-    return version
+        pass
+    try:
+        dists = metadata.packages_distributions().get(import_name, [])
+        return metadata.version(dists[0]) if dists else None
+    except Exception:  # pragma: no cover - broken metadata
+        return None
 
 
 def environment(packages: Iterable[str] = ()) -> dict[str, str]:
@@ -250,33 +221,24 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
     return parts
 
 
-# What a claim's fingerprint takes from its entry alone (``claim_parts``), in the order the
-# fingerprint lists it: segments of keys, each with the check module whose sources follow them
-# (None: none). Plain data, so that it can be kept by the hash of the entry's file
-# (``recordtool.verify.kept``) and the entry not made again to work it out.
-ClaimParts = tuple[tuple[dict[str, str], "str | None"], ...]
-
-
-def claim_parts(claim: Theory, seeds: int | None = None) -> ClaimParts:
-    """The keys of the claim's fingerprint that its entry alone gives: its statement, its
-    clauses and each check's spec (``seeds``: the seeds every check runs on, when ``verify
-    --seeds`` overrides theirs)."""
-    head = {"statement": digest(" ".join(claim.statement.split()))}
+def claim_fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
+    """The claim's fingerprint (its statement, its clauses, each check's spec and ``with_sources``)
+    and the third-party packages its checks import (``seeds``: the seeds every check runs on,
+    when ``verify --seeds`` overrides theirs)."""
+    keys = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
-        head["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
-    return ((head, None), *((check_parts(check, seeds), check.module) for check in claim.checks))
+        keys["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
+    for check in claim.checks:
+        keys.update(check_parts(check, seeds))
+    return with_sources(keys, [check.module for check in claim.checks], scanner)
 
 
-def with_sources(parts: ClaimParts, scanner: Scanner) -> tuple[dict[str, str], set[str]]:
-    """The whole fingerprint of a claim whose own keys are ``parts`` (``claim_parts``): its
-    checks' sources, Python's version and those of the packages they import added, and those
-    packages."""
-    out: dict[str, str] = {}
+def with_sources(keys: dict[str, str], modules: list[str], scanner: Scanner) -> tuple[dict[str, str], set[str]]:
+    """``keys`` with the sources that ``modules`` run and the versions of Python and of the
+    packages they import added, and those packages."""
+    out = dict(keys)
     packages: set[str] = set()
-    for keys, module in parts:
-        out.update(keys)
-        if module is None:
-            continue
+    for module in modules:
         scan = scanner.scan(module)
         for rel, path in scan.files.items():
             out[f"source:{rel}"] = scanner.digest(path)

@@ -38,7 +38,7 @@ def as_judged_now(claim: Theory, verdict: ClaimVerdict) -> tuple[ClaimVerdict, s
     old verdict's failing expectation with no positive control comes out ``not-reproduced``."""
     if verdict.format >= FORMAT:
         return verdict, unsupported(claim, verdict)
-    checks, why = _checks_again(claim, verdict, strict=False, compare=False)
+    checks, why = _checks_again(claim, verdict, strict=False)
     if why is not None:
         return verdict, why
     clauses = judge_clauses(claim, checks)
@@ -55,7 +55,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     format is judged by ``as_judged_now``."""
     if verdict.format < FORMAT:
         return as_judged_now(claim, verdict)[1]
-    again, why = _checks_again(claim, verdict, strict=True, compare=True)
+    again, why = _checks_again(claim, verdict, strict=True)
     if why is not None:
         return why
     if verdict.outcome != worst([c.outcome for c in again]):
@@ -79,11 +79,10 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
     return None
 
 
-def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool, compare: bool
-                  ) -> tuple[list[CheckVerdict], str | None]:
+def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool) -> tuple[list[CheckVerdict], str | None]:
     """Each check of ``verdict`` judged again from its runs, and the first thing that differs
-    from the file (``compare``: its expectations, message and outcome too; ``strict``: all a
-    page shows)."""
+    from the file (``strict``: all a page shows; else only its runs' numbers, for a verdict of
+    an older format)."""
     specs = {spec.name: spec for spec in claim.checks}
     if [check.name for check in verdict.checks] != list(specs):  # (none left out: a failing one, say)
         return [], f"it holds the checks {[c.name for c in verdict.checks]}, the claim has {list(specs)}"
@@ -94,7 +93,7 @@ def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool, compare
             skipped = skipped_check(spec, check.message, claim.clause_ids)
             if strict and not _same(skipped, check):
                 return again, f"check '{check.name}': {_first_field('the skipped check', skipped, check)}"
-            again.append(skipped if not compare else check)
+            again.append(check if strict else skipped)
             continue
         if strict:
             # the seeds it ran on: the check's own, or those of ``verify --seeds``, as its fingerprint
@@ -103,11 +102,11 @@ def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool, compare
             if why:
                 return again, f"check '{check.name}': {why}"
         made, why = _check_again(spec, check, claim.clause_ids, strict=strict)
-        if why is None and compare:
-            why = _compared(made, check, strict)
+        if why is None and strict:
+            why = _compared(made, check)
         if why is not None:
             return again, why
-        if not compare:  # (an older format: keep what a rerun said of its numbers moving)
+        if not strict:  # (an older format: keep what a rerun said of its numbers moving)
             moved = check.message.find("; seed ")
             if moved >= 0 and _MOVED in check.message[moved:]:
                 made.message += check.message[moved:]
@@ -147,7 +146,7 @@ def _check_again(spec: CheckSpec, check: CheckVerdict, clause_ids: list[str], *,
     return made_check, None
 
 
-def _compared(made: CheckVerdict, check: CheckVerdict, strict: bool) -> str | None:
+def _compared(made: CheckVerdict, check: CheckVerdict) -> str | None:
     """What of ``check`` (the file's) differs from ``made`` (judged again)."""
     kept = {e.metric: e for e in check.expectations}
     for expectation in made.expectations:
@@ -155,10 +154,9 @@ def _compared(made: CheckVerdict, check: CheckVerdict, strict: bool) -> str | No
         if said.state != expectation.state:
             return (f"check '{check.name}': {expectation.metric} {expectation.state} by its numbers, "
                     f"but the file says {said.state}")
-    if strict:
-        why = _as_made(made, check)
-        if why:
-            return f"check '{check.name}': {why}"
+    why = _as_made(made, check)
+    if why:
+        return f"check '{check.name}': {why}"
     if made.outcome != check.outcome:
         return f"check '{check.name}' comes out {made.outcome} by its numbers, but the file says {check.outcome}"
     return None

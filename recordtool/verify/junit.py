@@ -1,14 +1,10 @@
 """JUnit XML of a verify run (``--junit-xml PATH``), for CI systems that show test reports.
 
-One test case per check: ``classname`` the claim, ``name`` the check; ``fail`` and
-``no-power`` are failures, ``error`` and ``timeout`` errors, ``skipped`` and
-``not-reproduced`` skipped (neither passed nor failed: the test was never shown able to pass).
-Then one test case per clause, ``name`` ``clause <id>``: ``verified`` passes, ``contradicted``,
-``observed`` and ``untested`` are failures (the claim is not verified), ``not-reproduced``
-skipped, the others as their check's. The claim's result (``partly verified: 4 of 5
-clauses``) is each case's ``claim-result`` property; a check's case also has its ``setting``
-and, per expectation, a property ``expectation <metric>`` with its state, power and
-sensitivity.
+One test case per check (``classname`` the claim, ``name`` the check), then one per clause
+(``name`` ``clause <id>``), each failing, erring or skipped as ``CHECK_TAGS`` and
+``CLAUSE_TAGS`` say (``not-reproduced`` is skipped: the test was never shown able to pass).
+Each case has the claim's result as its ``claim-result`` property; a check's case also has its
+``setting`` and, per expectation, its state, power and sensitivity.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The CPU kernels a run's numbers came from, named and probed.
 
-A trained model's numbers are the same bit for bit from run to run on one machine (fixed
-seeds, fixed threads), but move a little from one CPU to another: ATen's vectorised kernels
-(softmax, layer norm, reductions) and MKL's matrix products take the widest instructions the
-CPU has and group float sums differently, and training amplifies the difference
-(docs/verdicts.md, "Numbers across machines").
-So a verdict's device names the kernels, and a probe tells whether two machines compute
-alike: it hashes the bits of a few operations at a small model's shapes, from inputs that are
-the same bits on every machine.
-
-Written here rather than taken from torch: torch says which instruction set its own kernels
-use (``torch.backends.cpu.get_cpu_capability()``), not which paths MKL takes, which also
-depend on the CPU and on ``MKL_CBWR``. recordtool never imports torch: the caller passes it.
+A trained model's numbers move a little from one CPU to another: ATen's vectorised kernels and
+MKL's matrix products take the widest instructions the CPU has and group float sums
+differently (docs/verdicts.md, "Numbers across machines"). So a verdict's device names the
+kernels, and a probe hashes the bits of a few operations from inputs that are the same bits on
+every machine: torch's own ``get_cpu_capability()`` does not say which paths MKL takes.
+recordtool never imports torch: the caller passes it.
 """
 
 from __future__ import annotations

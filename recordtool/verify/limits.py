@@ -1,24 +1,12 @@
 """Limits on what a run of a check may use, and on what it returns: a verdict is committed, so
-it stays small.
+it stays small (docs/checks.md, "Limits").
 
-Each run is held to an address space and a CPU time (issue 66, class 7): the check's
-``limits: {memory_mb: M, cpu_s: S}``, else half the machine's memory (at least
-``MIN_MEMORY_MB``; none on a GPU) and twice the CPU time its threads can use before its
-timeout (``run_limits``), set in the run's own process before the check's module loads
-(``hold_to_limits``).
-
-A run keeps at most ``MAX_METRICS`` metrics (more is an error that names the bound: return the
-few the claim is about). A list of more than ``MAX_VALUES`` values is kept as a summary, its
-count, min, median and max (``{"summary": "list", "count": ..., ...}``), which the page shows
-as such, unless the check's ``keep:`` names it: then up to ``MAX_KEPT_VALUES`` values are kept
-as they are (more is an error). Text is cut to ``MAX_TEXT`` characters, an error's lines to
-twice that and the error to its last ``MAX_ERROR``. So one run of one check adds at most about 100 kB to its verdict.
-
-What a check may return at all is checked where it returns, in its own process
-(``metric_problem``): a mapping whose keys are names (strings) and whose values are numbers
-(NaN included: a value undefined in that setting, which never meets an expectation; not an
-infinity), lists of numbers, or strings. Anything else (an infinity, a function, ``None``, a
-mapping) makes the run an error that names the metric (issue 66, class 6).
+Each run is held to an address space and a CPU time (``run_limits``, set in the run's own
+process by ``hold_to_limits``). A run keeps at most ``MAX_METRICS`` metrics; a list of more
+than ``MAX_VALUES`` values is kept as its summary (count, min, median, max) unless the check's
+``keep:`` names it (then up to ``MAX_KEPT_VALUES``); text is cut to ``MAX_TEXT`` characters and
+an error to its last ``MAX_ERROR``. What a check may return at all (names with numbers, NaN
+included, lists of numbers or strings) is checked in its own process (``metric_problem``).
 """
 
 from __future__ import annotations
@@ -41,10 +29,9 @@ MAX_ERROR = 4_000
 
 
 def run_limits(check: CheckSpec, timeout: float, device: str) -> dict[str, Any]:
-    """Each run's limits (docs/checks.md, "Limits"): the check's ``limits:``, else an address
-    space of half the machine's memory (at least ``MIN_MEMORY_MB``; none on a GPU, whose driver
-    maps far more address space than it uses) and twice the CPU time its threads can use before
-    its timeout."""
+    """Each run's limits: the check's ``limits:``, else an address space of half the machine's
+    memory (at least ``MIN_MEMORY_MB``; none on a GPU, whose driver maps far more than it uses)
+    and twice the CPU time its threads can use before its timeout."""
     memory = check.limits.memory_mb
     if memory is None and not device.startswith("cuda"):
         memory = max(MIN_MEMORY_MB, physical_memory_mb() // 2)

@@ -1,33 +1,18 @@
 """The reaper: every process a check starts ends when its run ends, or when ``verify`` dies.
 
-On Linux the processes of a local run are::
+On Linux the check process, the fork server and a fresh run's reaper are each a *subreaper*
+(``PR_SET_CHILD_SUBREAPER``): what a process below them leaves behind (a double fork, a daemon
+in a session of its own) becomes their child, never init's, and is killed (``end_children``).
+A check process dies with its parent (``PR_SET_PDEATHSIG``); the server and the reaper get
+SIGTERM when ``verify`` dies (``watch_parent``) and kill all they have. On a timeout ``verify``
+ends a run's whole tree from outside (``end_tree``): it stops each process so that none can
+fork or leave, then kills them all.
 
-    verify ── fork server (a session of its own) ──fork── check process (a session of its own) ── what the check starts
-    verify ── reaper of a fresh run (a session of its own) ──fork── check process (same session) ── what the check starts
-
-- The check process, the fork server and a fresh run's reaper are each a *subreaper*
-  (``PR_SET_CHILD_SUBREAPER``): what a process below them leaves behind when it dies (a
-  double fork, a daemon in a session of its own) becomes their child, never init's. The check
-  process kills all it has (``end_children``) when its run ends; the server and the reaper
-  kill what a check process that died (a crash, ``os._exit``, a timeout's SIGKILL) left them.
-- A check process dies with its parent (``PR_SET_PDEATHSIG`` with SIGKILL): the server and
-  the reaper run one thread, so their end is their main thread's. The server and the reaper
-  get SIGTERM when ``verify`` dies (``watch_parent``): they kill all they have and leave.
-  The kernel sends that signal when the *thread* that started them ends, so they act only
-  when their parent process is gone (their parent pid changed); any other SIGTERM they leave
-  to the check.
-- On a timeout, or when it stops, ``verify`` ends a run's whole tree from outside
-  (``end_tree``): it stops each process (SIGSTOP, so that none can fork or leave), walks the
-  tree again until nothing new shows, then kills them all.
-
-Why not something simpler: killing the run's process group (``os.killpg``) is simpler, and is
-what happens where these calls are missing; but a process that a check starts in a session of
-its own (``start_new_session=True``, a daemon, a double fork) leaves the group and would outlive
-the run. A subreaper is the simplest hold the kernel offers on such a process: it cannot leave.
-
-Elsewhere (macOS has neither call) every function here does nothing and says so by its
-result: there a run's process group is killed, and what a check starts in a session of its
-own, or anything when ``verify`` is killed with SIGKILL, can outlive the run (docs/checks.md).
+Why not simply kill the run's process group (``os.killpg``, what happens where these calls are
+missing, as on macOS): a process that a check starts in a session of its own leaves the group
+and would outlive the run. A subreaper is the simplest hold the kernel offers on such a
+process. Elsewhere every function here does nothing and says so by its result
+(docs/checks.md).
 """
 
 from __future__ import annotations

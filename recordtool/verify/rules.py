@@ -55,11 +55,7 @@ def describe(value: Any) -> str:
 
 def as_number(value: Any) -> float | None:
     """The metric as a float (bools count as 0/1), or None when it is not a number."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[str, Any],
@@ -105,16 +101,13 @@ def judge_run(spec: CheckSpec, seed: int, outcome: RunOutcome, metrics: Mapping[
         number = number_of(metric, ", named under degenerate")
         if number is not None and condition.holds(number):
             degenerate.append(f"{metric} {condition}")
-    if problems:
-        return Run(seed, "error", dict(metrics), results, duration_s, "; ".join(problems), log, degenerate)
-    return Run(seed, "ok", dict(metrics), results, duration_s, None, log, degenerate)
+    return Run(seed, "error" if problems else "ok", dict(metrics), results, duration_s, "; ".join(problems) or None,
+               log, degenerate)
 
 
 def _run_outcome(run: Run) -> Outcome:
-    if run.outcome == "timeout":
-        return "timeout"
-    if run.outcome == "error":
-        return "error"
+    if run.outcome != "ok":
+        return run.outcome
     return "pass" if all(e.holds for e in run.expectations) else "fail"
 
 
@@ -129,9 +122,7 @@ def short_error(error: str | None) -> str:
 
 
 def number_text(x: float | None) -> str:
-    if x is None:
-        return "?"
-    return f"{x:.6g}"
+    return "?" if x is None else f"{x:.6g}"
 
 
 def _result(run: Run, metric: str) -> ExpectationResult | None:
@@ -201,20 +192,13 @@ def judge_control(name: str, params: dict[str, Any], runs: list[Run], *, positiv
     return ControlResult(name, params, outcome, runs)
 
 
-def _fails_on_every_seed(control: ControlResult, metric: str) -> bool:
-    """Whether every run of ``control`` ran and fails the expectation on ``metric`` with a
-    defined value. NaN fails every expectation, but a metric undefined under a control (no
-    second layer to compose with, say) shows nothing the measurement could get wrong."""
+def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
+    """Whether every run of ``control`` ran and holds (``holds``) the expectation on ``metric``,
+    or fails it with a defined value: NaN fails every expectation, but a metric undefined under
+    a control shows nothing the measurement could get wrong."""
     judged = [_result(run, metric) for run in control.runs]
     return bool(judged) and all(run.outcome == "ok" for run in control.runs) and all(
-        r is not None and not r.holds and _defined(r.measured) for r in judged)
-
-
-def _holds_on_every_seed(positive: ControlResult, metric: str) -> bool:
-    """Whether every run of ``positive`` ran and holds the expectation on ``metric``."""
-    judged = [_result(run, metric) for run in positive.runs]
-    return bool(judged) and all(run.outcome == "ok" for run in positive.runs) and all(
-        r is not None and r.holds for r in judged)
+        r is not None and (r.holds if holds else not r.holds and _defined(r.measured)) for r in judged)
 
 
 def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run], controls: list[ControlResult],
@@ -227,13 +211,13 @@ def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run],
     for metric, expect in spec.expect.items():
         measured = [r for r in (_result(run, metric) for run in runs) if r is not None]
         holds_on = sum(1 for r in measured if r.holds)
-        failing = [c for c in controls if _fails_on_every_seed(c, metric)]
+        failing = [c for c in controls if _on_every_seed(c, metric, holds=False)]
         power = [f"control '{c.name}'" for c in failing if not any(run.degenerate for run in c.runs)]
         degenerate_power = [f"control '{c.name}'" for c in failing if any(run.degenerate for run in c.runs)]
         if expect.null is not None and measured and len(measured) == len(runs) and all(
                 r.null is not None and r.null_holds is False and _defined(r.null) for r in measured):
             power.append(f"null {expect.null}")
-        sensitivity = [f"positive '{p.name}'" for p in positives if _holds_on_every_seed(p, metric)]
+        sensitivity = [f"positive '{p.name}'" for p in positives if _on_every_seed(p, metric, holds=True)]
         values, nans = spread([r.measured for r in measured if r.measured is not None])
         state: ExpectationState = ("no-power" if not power else "holds" if holds_on >= required
                                    else "fails" if sensitivity else "not-reproduced")
@@ -266,10 +250,6 @@ def _failure(e: ExpectationVerdict, runs: list[Run]) -> str:
     if e.required < e.seeds:
         text += f"; holds on {e.holds_on} of {e.seeds} seeds, quorum {e.required}"
     return text
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def _degenerate_note(runs: list[Run], controls: list[ControlResult]) -> str:
@@ -307,14 +287,10 @@ def last_successful(previous: CheckVerdict | None) -> dict[str, float]:
     return out
 
 
-NEVER_PASSED = "the test was never shown able to pass"
-
-
 def _broken(runs: list[Run], outcome: Outcome, timeout: float, last_ok: dict[str, float]) -> str:
     """The message of a check whose own run errored or timed out: the first such run's."""
-    outcomes = [_run_outcome(r) for r in runs]
-    for run, run_outcome in zip(runs, outcomes, strict=True):
-        if run_outcome == outcome:
+    for run in runs:
+        if _run_outcome(run) == outcome:
             where = f" (seed {run.seed})" if len(runs) > 1 else ""
             return (timed_out(timeout, last_ok.get("")) if outcome == "timeout" else short_error(run.error)) + where
     return "no run"
@@ -330,7 +306,7 @@ def _judged(spec: CheckSpec, runs: list[Run], expectations: list[ExpectationVerd
     broken = [c for c in variants if c.outcome in ("error", "timeout")]
     outcome: Outcome = "pass"
     unreproduced_text = ("not reproduced: " + "; ".join(_failure(e, runs) for e in unreproduced)
-                         + f"; {NEVER_PASSED} (no positive control holds it on every seed)")
+                         + "; the test was never shown able to pass (no positive control holds it on every seed)")
     if failing:
         outcome, message = "fail", "; ".join(_failure(e, runs) for e in failing)
         if unreproduced:
@@ -354,7 +330,8 @@ def _judged(spec: CheckSpec, runs: list[Run], expectations: list[ExpectationVerd
         if degenerate:
             message += f"; its only power is degenerate ({', '.join(degenerate)})"
     else:
-        message = f"{_plural(len(powered), 'expectation')} with power hold{'s' if len(powered) == 1 else ''}"
+        one = len(powered) == 1
+        message = f"{len(powered)} expectation{'' if one else 's'} with power hold{'s' if one else ''}"
         if len(runs) > 1:
             required = spec.required(len(runs))
             message += f" on {'every one' if required == len(runs) else f'at least {required}'} of {len(runs)} seeds"
@@ -388,18 +365,11 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
                 clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None,
                 previous_elsewhere: str = "", positives: list[ControlResult] | None = None) -> CheckVerdict:
     """The check's outcome from its runs (one per seed), its controls and its positive
-    controls (docs/verdicts.md).
-
-    ``last_ok``: how long the longest successful run of the check ("") and of each control
-    took last time (``last_successful``), said when a run times out.
-
-    ``clause_ids``: the claim's clauses (an expectation that names none tests them all).
-    ``previous``: the last verdict of this same check (same spec, code and environment); a
-    seed whose numbers differ from it beyond the check's tolerance marks the check
-    nondeterministic. ``previous_elsewhere``: the device that verdict was measured on, when
-    not this run's (another CPU's kernels, a GPU): a difference beyond the tolerance is then
-    said to come from the machine, and marks nothing.
-    """
+    controls (docs/verdicts.md). ``last_ok``: ``last_successful`` of the last verdict, said
+    when a run times out. ``clause_ids``: the claim's clauses (an expectation that names none
+    tests them all). ``previous``: the last verdict of this same check, whose numbers a seed's
+    may not leave beyond the tolerance (``_moved``); ``previous_elsewhere``: the device it was
+    measured on, when not this run's."""
     clause_ids = clause_ids or [STATEMENT_CLAUSE]
     positives = positives or []
     last_ok = last_ok or {}
@@ -426,6 +396,7 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
     )
 
 
+CLAUSE_STATE = {"holds": "verified", "fails": "contradicted", "no-power": "observed"}  # an expectation's, as a clause's
 CLAUSE_ORDER: tuple[ClauseState, ...] = ("contradicted", "error", "timeout", "skipped", "not-reproduced", "verified",
                                          "observed")
 
@@ -440,14 +411,10 @@ def judge_clauses(claim: Theory, checks: list[CheckVerdict]) -> list[ClauseVerdi
                          for e in check.expectations if clause in e.clauses]
             evidence += [Evidence(check.name, o.metric, "observe", "observed")
                          for o in check.observations if clause in o.clauses]
-        states = {_clause_state(e.state) for e in evidence}
+        states = {CLAUSE_STATE.get(e.state, e.state) for e in evidence}
         state: ClauseState = next((s for s in CLAUSE_ORDER if s in states), "untested")
         out.append(ClauseVerdict(clause, claim.clause_text(clause), state, evidence))
     return out
-
-
-def _clause_state(state: str) -> ClauseState:
-    return cast(ClauseState, {"holds": "verified", "fails": "contradicted", "no-power": "observed"}.get(state, state))
 
 
 def claim_result(clauses: list[ClauseVerdict], checks: list[CheckVerdict]) -> Result:

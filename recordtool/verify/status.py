@@ -1,22 +1,21 @@
 """What holds now: every claim's verdict, and whether anything that produced it has changed.
 
-``assess`` reads the verdict store and the check sources (never running or importing them,
-never importing torch) and gives each claim of the record a ``ClaimStatus``: ``unchecked``
-when it has no verdict, ``stale`` with the reasons when its fingerprint changed, otherwise
-the verdict's own result (``verified``, ``partly-verified``, ``contradicted``, ``not-reproduced``, ``no-power``,
-``error``, ``timeout``, ``skipped``; docs/verdicts.md).
+``assess`` reads the verdict store and the check sources (never running or importing them)
+and gives each claim a ``ClaimStatus``: ``unchecked`` when it has no verdict, ``stale`` with
+the reasons when its fingerprint changed, otherwise the verdict's own result.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, cast
 
 from recordtool.record.schema import Theory
-from recordtool.verify.fingerprint import Scanner, claim_parts, diff, with_sources
+from recordtool.verify.fingerprint import Scanner, claim_fingerprint, diff
 from recordtool.verify.judge import as_judged_now, unsupported
+from recordtool.verify.kept import KeptVerdicts, open_kept
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
     FORMAT,
@@ -24,17 +23,14 @@ from recordtool.verify.verdict import (
     ClaimStatus,
     ClaimVerdict,
     ExpectationVerdict,
-    ObservationVerdict,
     State,
     failed_runs,
+    json_ready,
     traceback_tail,
 )
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
-    from recordtool.verify.kept import KeptVerdicts
-
-__all__ = ["assess", "assess_claims", "claim_status", "summary"]
 
 Fingerprints = dict[str, tuple[dict[str, str], set[str]]]  # claim -> (fingerprint, packages)
 
@@ -43,45 +39,29 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
                  seeds_given: bool = False) -> ClaimStatus:
     """The state of one claim given its verdict (or None) and its current fingerprint
     (``seeds_given``: made with the seeds of ``verify --seeds``)."""
-    return _status(claim.id, lambda: claim, verdict, current, seeds_given)
-
-
-def _status(claim_id: str, claim: Callable[[], Theory], verdict: ClaimVerdict | None, current: dict[str, str],
-            seeds_given: bool) -> ClaimStatus:
-    """``claim_status``, the claim's entry made (``claim()``) only to say why its verdict is stale."""
     if verdict is None:
-        return ClaimStatus(claim_id, "unchecked", None)
+        return ClaimStatus(claim.id, "unchecked", None)
     if verdict.fingerprint == current:
-        return ClaimStatus(claim_id, verdict.result, verdict)
-    return ClaimStatus(claim_id, "stale", verdict, stale_reasons(claim(), verdict, current, seeds_given=seeds_given))
-
-
-def stale_reasons(claim: Theory, verdict: ClaimVerdict, current: dict[str, str], *,
-                  seeds_given: bool = False) -> list[str]:
-    """Why ``verdict`` is stale under the claim's fingerprint now (``current``, which differs)."""
+        return ClaimStatus(claim.id, verdict.result, verdict)
     old_params = {c.name: c.params for c in verdict.checks}
     new_params = {c.name: c.params for c in claim.checks}
-    return (diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
-            or ["fingerprint changed"])
+    reasons = diff(verdict.fingerprint, current, old_params, new_params, seeds_given=seeds_given)
+    return ClaimStatus(claim.id, "stale", verdict, reasons or ["fingerprint changed"])
 
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
-    """Every claim of the record, in record order, with its state now.
-
-    A claim with no verdict file is ``unchecked`` whatever its fingerprint: only the claims
-    whose file the verdict folder lists are made, read and fingerprinted (the folder is listed
-    once instead of looking for a file per claim; the other claims are known by their ids, and
-    a claim whose verdict and entry file are those read before is not judged again:
-    ``recordtool.verify.kept``)."""
+    """Every claim of the record, in record order, with its state now. A claim with no
+    verdict file is ``unchecked`` whatever its fingerprint: only the claims whose file the
+    verdict folder lists (listed once) are read and fingerprinted."""
     ids = project.record.claim_ids()
-    listed = _verdict_files(project, ids)
+    try:  # (a link or a folder named like a verdict is read, and refused with its reason)
+        listed = set(os.listdir(project.config.verdicts))
+    except OSError:  # no folder (or an unreadable one: each verdict then says why)
+        listed = set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
-    kept = None
-    if project.cached:  # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
-        from recordtool.verify.kept import open_kept
-
-        kept = open_kept(project.config)
+    # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
+    kept = open_kept(project.config) if project.cached else None
     store = read_store(project.config, judged, kept)
     found, _prints = assess_claims(project, judged, store, kept=kept)
     if kept is not None:
@@ -91,64 +71,40 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     return statuses
 
 
-def _verdict_files(project: Project, ids: list[str]) -> set[str]:
-    """The names in the verdict folder (every entry: a link or a folder named like a verdict
-    is read, and refused with its reason, as before)."""
-    try:
-        return set(os.listdir(project.config.verdicts))
-    except OSError:  # no folder (or an unreadable one: each verdict then says why, as before)
-        return set() if not os.path.lexists(project.config.verdicts) else {f"{i}{SUFFIX}" for i in ids}
-
-
 def assess_claims(project: Project, claims: list[str], store: Store, seeds: int | None = None,
                   kept: KeptVerdicts | None = None) -> tuple[dict[str, ClaimStatus], Fingerprints]:
     """The state of each of the claims ``claims`` (ids) given the verdicts in ``store``, and
     the fingerprint each has now (which ``verify`` keeps with a new verdict; ``seeds``:
     ``verify --seeds``). ``kept``: what ``store`` was read with, which also keeps each
-    verdict's judgement and what the claim's entry gives its fingerprint; a claim's entry is
-    then made only when something about it is worked out afresh."""
+    verdict's judgement."""
     config = project.config
     entries = project.record.entries
     scanner = Scanner(config)
     statuses: dict[str, ClaimStatus] = {}
     prints: Fingerprints = {}
     for claim_id in claims:
-        def claim(claim_id: str = claim_id) -> Theory:
-            return cast(Theory, entries[claim_id])
-
-        digest = _digest(project, claim_id)
-        parts = kept.parts(claim_id, digest) if kept is not None and seeds is None else None
-        if parts is None:
-            parts = claim_parts(claim(), seeds)
-            if kept is not None and seeds is None:
-                kept.keep_parts(claim_id, digest, parts)
-        prints[claim_id] = current, _packages = with_sources(parts, scanner)
+        claim = cast(Theory, entries[claim_id])
+        prints[claim_id] = current, _packages = claim_fingerprint(claim, scanner, seeds)
         if claim_id in store.damaged:
             where = config.relative(verdict_path(config, claim_id))
             statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None,
                                              [f"verdict file {where} is damaged: {store.damaged[claim_id]}"])
             continue
-        status = statuses[claim_id] = _status(claim_id, claim, store.verdicts.get(claim_id), current,
-                                              seeds is not None)
+        status = statuses[claim_id] = claim_status(claim, store.verdicts.get(claim_id), current,
+                                                   seeds_given=seeds is not None)
         if status.verdict is not None and status.state != "stale":
             if status.verdict.format < FORMAT:  # judged under today's rules (docs/verdicts.md §6)
-                status.verdict, why = as_judged_now(claim(), status.verdict)
+                status.verdict, why = as_judged_now(claim, status.verdict)
                 status.state = status.verdict.result
             else:
-                why = (unsupported(claim(), status.verdict) if kept is None  # judged again from its own numbers
-                       else kept.unsupported(claim_id, claim, status.verdict, digest))
+                why = (unsupported(claim, status.verdict) if kept is None  # judged again from its own numbers
+                       else kept.unsupported(claim, status.verdict, project.record.places[claim_id].digest))
             if why is not None:
                 where = config.relative(verdict_path(config, claim_id))
                 statuses[claim_id] = ClaimStatus(claim_id, "unchecked", None, [
                     f"verdict file {where} does not follow from its own numbers ({why}); it is not used: "
                     f"run `recordtool verify {claim_id}` to check it again"])
     return statuses, prints
-
-
-def _digest(project: Project, claim_id: str) -> str | None:
-    """The hash of the claim's entry file, as read (None when not known)."""
-    places = project.record.places.get(claim_id)
-    return places.digest if places is not None else None
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
@@ -234,17 +190,14 @@ def evidence_text(e: ExpectationVerdict) -> str:
     return f"power: {power}; sensitivity: {sensitivity}"
 
 
-def observation_line(o: ObservationVerdict, seeds: int) -> str:
-    return f"{o.metric} observed [{', '.join(o.clauses)}]: {spread_text(o.spread, o.nans, seeds)}"
-
-
 def _check_lines(check: CheckVerdict) -> list[str]:
     flag = " [nondeterministic]" if check.nondeterministic else ""
     lines = [f"    check {check.name}: {check.outcome}{flag} — {check.message}"]
     if check.setting:
         lines.append(f"      setting: {check.setting}{' (an analogue of the model the claim is about)' if check.analogue else ''}")
     lines += [f"      {expectation_line(e)}" for e in check.expectations]
-    lines += [f"      {observation_line(o, len(check.runs))}" for o in check.observations]
+    lines += [f"      {o.metric} observed [{', '.join(o.clauses)}]: {spread_text(o.spread, o.nans, len(check.runs))}"
+              for o in check.observations]
     return lines + tracebacks(check, "      ")
 
 
@@ -315,8 +268,6 @@ def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
 def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
     """The statuses as plain data (for ``--format json``); strict JSON (non-finite numbers
     as ``"nan"``, ``"inf"``, ``"-inf"``)."""
-    from recordtool.verify.verdict import json_ready
-
     claims = []
     for status in statuses.values():
         verdict = status.verdict
@@ -334,8 +285,7 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
             "reasons": status.reasons,
             "depends": [{"claim": d, "state": s} for d, s in status.depends],
             "clauses": [{"clause": c.clause, "state": c.state, "text": c.text,
-                         "evidence": [{"check": e.check, "metric": e.metric, "kind": e.kind, "state": e.state}
-                                      for e in c.evidence]} for c in verdict.clauses] if verdict else [],
+                         "evidence": [asdict(e) for e in c.evidence]} for c in verdict.clauses] if verdict else [],
             "checks": [{"name": c.name, "outcome": c.outcome, "message": c.message,
                         "nondeterministic": c.nondeterministic, "seeds": c.seeds, "required": c.required,
                         "threads": c.threads, "setting": c.setting, "analogue": c.analogue,
@@ -345,8 +295,7 @@ def status_json(statuses: dict[str, ClaimStatus]) -> dict[str, object]:
                                           "degenerate_power": e.degenerate_power, "sensitivity": e.sensitivity,
                                           "validated": e.validated, "spread": e.spread,
                                           "nans": e.nans} for e in c.expectations],
-                        "observations": [{"metric": o.metric, "clauses": o.clauses, "spread": o.spread,
-                                          "nans": o.nans} for o in c.observations]}
+                        "observations": [asdict(o) for o in c.observations]}
                        for c in verdict.checks] if verdict else [],
         })
     counts = Counter(s.state for s in statuses.values())

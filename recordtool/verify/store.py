@@ -1,12 +1,9 @@
 """The verdict store: one JSON file per claim in ``record/verdicts/``, meant to be committed.
 
-Writes are atomic (a reader sees the old verdict or the new one). One ``recordtool verify``
-at a time holds the store's lock (``.recordtool.lock`` at the project root, ignored by git:
-``atomic.exclusive``, released by the kernel when the process dies, so a crash never leaves it
-stuck; outside the cache folder, so a run that deletes the cache does not let a second verify
-run beside it). A file that cannot be read
-back is reported and, before a new verdict replaces it, moved aside to
-``<ID>.json.damaged-<timestamp>``: never silently overwritten.
+Writes are atomic. One ``recordtool verify`` at a time holds the store's lock (``LOCK`` at the
+project root, outside the cache folder that users may delete; released by the kernel when the
+process dies). A file that cannot be read back is reported and, before a new verdict replaces
+it, moved aside to ``<ID>.json.damaged-<timestamp>``: never silently overwritten.
 """
 
 from __future__ import annotations
@@ -82,14 +79,10 @@ def read_verdict(config: Config, claim_id: str, kept: KeptVerdicts | None = None
     return parse(data) if kept is None else kept.verdict(claim_id, data, parse)
 
 
-def read_store(config: Config, claim_ids: list[str] | None = None, kept: KeptVerdicts | None = None) -> Store:
-    """Every verdict in the store (or those of ``claim_ids``), damaged files set apart
-    (``kept``: as ``read_verdict``'s)."""
+def read_store(config: Config, claim_ids: list[str], kept: KeptVerdicts | None = None) -> Store:
+    """The verdicts of ``claim_ids`` in the store, damaged files set apart (``kept``: as
+    ``read_verdict``'s)."""
     store = Store()
-    if claim_ids is None:
-        if not config.verdicts.is_dir():
-            return store
-        claim_ids = sorted(p.name[: -len(SUFFIX)] for p in config.verdicts.glob(f"*{SUFFIX}"))
     for claim_id in claim_ids:
         try:
             verdict = read_verdict(config, claim_id, kept)
@@ -122,16 +115,19 @@ def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
 def figures_id(staged: Path) -> str | None:
     """The name of the folder a run's figures are kept in: a digest of their names and bytes
     (None when the run made none). The same figures keep the same folder."""
-    if not staged.is_dir():
-        return None
-    digest = hashlib.blake2b(digest_size=6)
-    files = sorted(p for p in staged.rglob("*") if p.is_file())
+    files = _files(staged)
     if not files:
         return None
+    digest = hashlib.blake2b(digest_size=6)
     for path in files:
         digest.update(path.relative_to(staged).as_posix().encode("utf-8") + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _files(folder: Path) -> list[Path]:
+    """The files under ``folder``, sorted (none when it is not a folder)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
 
 
 def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
@@ -149,20 +145,11 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
     if name is not None and not (folder / name).is_dir():
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
-        failed: list[OSError] = []
-
-        def copy(source: str, target: str) -> object:
-            try:
-                return shutil.copy2(source, target)
-            except OSError as exc:
-                failed.append(exc)
-                raise
-
         try:
-            try:
-                shutil.copytree(staged, tmp, copy_function=copy)
-            except shutil.Error as exc:  # a list of (source, target, why): say the first why, as it came
-                raise (failed[0] if failed else OSError(None, str(exc.args[0][0][2]))) from None
+            for path in _files(staged):
+                target = tmp / path.relative_to(staged)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
             os.rename(tmp, folder / name)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -17,25 +17,16 @@ import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from recordtool.verify.fingerprint import Scanner, diff, digest, with_sources
+from recordtool.store import code_digest
+from recordtool.verify.fingerprint import Scanner, diff, with_sources
 from recordtool.verify.runner import Job, NoDisplay, Runner
 
 CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
 CACHE_ID = ".recordtool-cache-id"  # in the client's model cache: a worker that reads it shares it
 WORKER_CACHE_ENV = "RECORDTOOL_WORKER_CACHE"  # a worker's own model cache (not shared)
-
-
-@cache
-def tool_digest() -> str:
-    """A digest of recordtool's own sources (on disk), which the runs on a worker use."""
-    package = Path(__file__).resolve().parents[1]
-    parts = [f"{path.relative_to(package).as_posix()}\0{digest(path.read_bytes())}"
-             for path in sorted(package.rglob("*.py"))]
-    return digest("\n".join(parts))
 
 
 def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]:
@@ -45,8 +36,8 @@ def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]
     from recordtool.record.config import load_config
 
     scanner = Scanner(replace(load_config(root), checks=package))
-    out, packages = with_sources(tuple(({}, module) for module in sorted(set(modules))), scanner)
-    out["source:recordtool/"] = tool_digest()
+    out, packages = with_sources({}, sorted(set(modules)), scanner)
+    out["source:recordtool/"] = code_digest()  # (recordtool's own sources, which the runs use)
     for name in packages:  # (a package the client lacks differs from one it has)
         out.setdefault(f"version:{name}", "absent")
     return out

@@ -1,41 +1,10 @@
 """Verdicts: what `recordtool verify` measured, judged, and kept as evidence.
 
 A claim's verdict is computed, never typed by hand. One ``ClaimVerdict`` per claim is kept in
-``record/verdicts/<ID>.json`` (stable formatting, meant to be committed), so pages render
-without re-running anything. ``ClaimStatus`` is what holds *now*: the verdict, and whether
-anything that produced it has changed since (then ``stale``, with the reasons).
-
-The rules are in docs/verdicts.md. In short: each expectation is judged over the check's
-seeds (``holds`` on at least the quorum of them, or not) and counts only when it has power
-(some control that is not degenerate, or its declared null, fails it on every seed; else
-``no-power``); one that does not hold is ``fails`` when it also has sensitivity (a positive
-control holds it on every seed), else ``not-reproduced``. Outcome of one check:
-
-    pass            every expectation with power holds (and at least one has power)
-    fail            an expectation with power and sensitivity fails
-    not-reproduced  an expectation with power but no sensitivity fails (and none validated does)
-    no-power        no expectation has power: the check cannot tell
-    error           the check raised, crashed, or returned a missing / non-numeric metric
-                    (or a control or positive did, when nothing validated failed)
-    timeout         the check ran past its time
-    skipped         the check could not run here (e.g. it needs a GPU)
-
-Each clause of the claim is ``verified`` (an expectation with power tests it, and every one
-that does holds), ``contradicted`` (a validated one fails), ``not-reproduced`` (one with power
-but no sensitivity fails), ``observed`` (only observations or expectations without power speak
-of it), ``untested`` (nothing does), or the ``error``, ``timeout`` or ``skipped`` of a check
-that tests it. The claim's result:
-
-    verified         every clause verified
-    partly-verified  some clauses verified, none contradicted ("partly verified: 4 of 5 clauses")
-    contradicted     a clause contradicted
-    error, timeout   a check broke (and no clause is contradicted)
-    not-reproduced   nothing verified, a clause not reproduced
-    skipped          nothing verified, a check could not run here
-    no-power         nothing verified: no expectation has power
-
-Verdict files are strict JSON: a number that is not finite is written as the string
-``"nan"``, ``"inf"`` or ``"-inf"`` and read back as that float.
+``record/verdicts/<ID>.json`` (stable strict JSON, meant to be committed: a number that is not
+finite is written as ``"nan"``, ``"inf"`` or ``"-inf"``), so pages render without re-running
+anything. ``ClaimStatus`` is what holds *now*: the verdict, or ``stale`` with the reasons.
+The outcomes, clause states and results, and how they are judged, are in docs/verdicts.md.
 """
 
 from __future__ import annotations
@@ -143,20 +112,13 @@ class ExpectationResult:
 
 @dataclass
 class ExpectationVerdict:
-    """One expectation judged over a check's seeds (docs/verdicts.md).
+    """One expectation judged over a check's seeds (its states: docs/verdicts.md).
 
-    state:    ``holds`` (on at least ``required`` of ``seeds`` seeds) or ``fails``, when it
-              has power; ``no-power`` when nothing gives it power (it decides nothing);
-              ``error``, ``timeout`` or ``skipped`` when the check could not judge it.
-              ``not-reproduced`` when it has power and fails, but has no sensitivity: the
-              test was never shown able to pass.
-    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``
-              (a control degenerate on some seed gives none).
+    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``.
     spread:   ``[min, median, max]`` of the measured values over the seeds (NaN left out,
               counted in ``nans``); None when no value is a number.
-    sensitivity: the positive controls it holds on, on every seed: ``positive 'planted'``.
-    degenerate_power: the controls that fail it on every seed but are degenerate (so give
-              no power), said so that an expectation whose only power is degenerate shows it.
+    sensitivity: the positive controls that hold it on every seed: ``positive 'planted'``.
+    degenerate_power: the degenerate controls that fail it on every seed (they give no power).
     """
 
     metric: str
@@ -298,7 +260,7 @@ class ClaimVerdict:
 
     result:      the claim's result (``verified``, ``partly-verified``, ...), from its clauses.
     outcome:     the worst of its checks' outcomes.
-    verified_at: when these numbers were measured (ISO 8601 UTC, ``2026-11-29T14:03:00Z``).
+    verified_at: when these numbers were measured (ISO 8601 UTC, ``YYYY-MM-DDTHH:MM:SSZ``).
     since:       when this result began (kept across reruns with the same result).
     fingerprint: hashes of what produced the verdict (``statement``, ``check:<name>``,
                  ``source:<path>``, ``version:<package>``); see ``recordtool.verify.fingerprint``.

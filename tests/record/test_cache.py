@@ -6,14 +6,12 @@ cold run makes (``recordtool.record.load``, ``static``); and render's kept value
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 import recordtool.record.load as load
 import recordtool.record.project as project_module
-import recordtool.record.static as static
 from recordtool import parallel
 from recordtool.record.entry import Loaded
 from recordtool.record.project import Project, open_project, open_store
@@ -148,62 +146,6 @@ def test_a_few_changed_files_start_no_pool(project: ProjectBuilder, monkeypatch:
     again = open_project(root=project.root, jobs=2, cache=True)
     assert pools == []
     assert again.record.entries["NOTE-3"].title == "Changed" != cold.record.entries["NOTE-3"].title
-
-
-def _with_static_problems(project: ProjectBuilder) -> ProjectBuilder:
-    """``_record``, a package of checks, a claim whose check names a function that is not there,
-    and a note still holding ``recordtool new``'s placeholder."""
-    _record(project)
-    (project.root / "checks").mkdir()
-    (project.root / "checks" / "__init__.py").write_text("", encoding="utf-8")
-    (project.root / "checks" / "m.py").write_text("def measure(ctx):\n    return {}\n", encoding="utf-8")
-    project.add("THEORY-2", """
-        statement: A claim with a check.
-        cites: [{id: NOTE-2, as: source}]
-        checks: [{name: c, run: "checks.m:nothing", expect: {x: "> 1"}}]
-    """)
-    project.add("NOTE-3", """
-        title: A new note
-        body: Write the body here, in Markdown.
-    """)
-    return project
-
-
-def test_the_static_checks_results_are_kept_while_the_entry_and_the_package_are_as_they_were(
-        project: ProjectBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The static checks look again at an entry only when its file or the checks package
-    changed (a module's bytes, a module added or removed); the problems are always a cold run's."""
-    root = _with_static_problems(project).root
-    looked: list[str] = []
-    real = static._entry_problems
-
-    def spy(modules: object, config: object, record: object, entry_id: str, readable: bool) -> object:
-        looked.append(entry_id)
-        return real(modules, config, record, entry_id, readable)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(static, "_entry_problems", spy)
-
-    def same_as_cold() -> list[str]:
-        looked.clear()
-        warm = open_project(root=root, cache=True)
-        seen = sorted(looked)
-        _same(warm, open_project(root=root))
-        return seen
-
-    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # nothing kept yet
-    assert same_as_cold() == []
-    module = root / "checks" / "m.py"
-    _edit(module, "def measure(ctx):", "def nothing(ctx):")  # the function is there now
-    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # every entry looked at again
-    assert same_as_cold() == []
-    (root / "checks" / "other.py").write_text("def nothing(ctx):\n    return {}\n", encoding="utf-8")
-    assert same_as_cold() == ["NOTE-3", "THEORY-2"]  # a module added: the hints name every module
-    _edit(project.path("NOTE-3"), "A new note", "A newer note")
-    assert same_as_cold() == ["NOTE-3"]
-    _edit(project.path("NOTE-3"), "Write the body here, in Markdown.", "Written.")
-    assert same_as_cold() == []  # its placeholder gone: nothing to look at
-    shutil.rmtree(root / "checks")
-    assert same_as_cold() == ["THEORY-2"]  # no package: the claim looked at again
 
 
 def test_an_entry_moved_to_another_file_has_its_static_problems_placed_in_it(project: ProjectBuilder) -> None:

@@ -117,20 +117,3 @@ def test_reading_with_a_pool_gives_the_same_graph(tmp_path: Path, monkeypatch: p
     for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
         assert getattr(shared.graph, name) == getattr(serial.graph, name), name
     assert shared.problems == serial.problems
-
-
-def test_a_record_made_without_its_mentions_is_scanned_by_the_graph(project: ProjectBuilder) -> None:
-    """``build_graph`` scans the entries whose mentions the record does not hold (a record made
-    otherwise than by ``load_record``), to the same graph."""
-    from recordtool.record.config import load_config
-    from recordtool.record.graph import build_graph
-    from recordtool.record.load import load_record
-
-    graph_project(project)
-    record = load_record(load_config(project.root), jobs=1)[0]
-    serial, serial_problems = build_graph(record, jobs=1)
-    record.mentions.clear()
-    again, problems = build_graph(record, jobs=1)
-    for name in ("cited_by", "mentions_out", "mentions_in", "dangling"):
-        assert getattr(again, name) == getattr(serial, name), name
-    assert problems == serial_problems

@@ -427,7 +427,7 @@ def test_class_7_the_limits_a_run_gets_by_default_and_from_the_yaml() -> None:
 def test_class_7_verify_holds_each_run_to_the_limits_its_yaml_gives(tmp_path: Path) -> None:
     root = one_claim(tmp_path, check("lim", "limits", expect='{cpu: "> 0"}', more="limits: {memory_mb: 3000, cpu_s: 40}"))
     verify(open_project(root=root), Options())
-    verdict = read_store(load_config(root)).verdicts["THEORY-1"]
+    verdict = read_store(load_config(root), ["THEORY-1"]).verdicts["THEORY-1"]
     assert {k: v for k, v in verdict.checks[0].runs[0].metrics.items() if k in ("as", "cpu")} == {
         "as": 3000 * 2**20, "cpu": 40.0}
 

@@ -11,7 +11,7 @@ from verify_fakes import CHECKS, POWER, VALIDATED, check, claim_yaml, edit_to_ve
 from recordtool.record.project import open_project
 from recordtool.record.schema import Theory
 from recordtool.verify import status
-from recordtool.verify.fingerprint import ClaimParts
+from recordtool.verify.fingerprint import Scanner
 from recordtool.verify.session import Options, verify
 from recordtool.verify.status import assess, assess_claims, format_status
 from recordtool.verify.store import read_store
@@ -212,13 +212,13 @@ def test_assess_reads_only_listed_verdicts_and_agrees_with_every_claim_assessed(
     every, _prints = assess_claims(project, ids, read_store(project.config, ids))
     status.add_dependencies(project, every)
     fingerprinted: list[str] = []
-    real = status.claim_parts
+    real = status.claim_fingerprint
 
-    def spy(claim: Theory, seeds: int | None = None) -> ClaimParts:
+    def spy(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
         fingerprinted.append(claim.id)
-        return real(claim, seeds)
+        return real(claim, scanner, seeds)
 
-    monkeypatch.setattr(status, "claim_parts", spy)
+    monkeypatch.setattr(status, "claim_fingerprint", spy)
     now = assess(project)
     assert list(now) == list(every) and [repr(s) for s in now.values()] == [repr(s) for s in every.values()]
     assert [s.state for s in now.values()] == ["verified", "unchecked", "unchecked", "unchecked"]

@@ -46,7 +46,7 @@ def test_damaged_file_is_reported_and_kept_aside(tmp_path: Path) -> None:
     path = verdict_path(config, "THEORY-1")
     path.parent.mkdir(parents=True)
     path.write_text('{"claim": "THEORY-1", "outc')
-    store = read_store(config)
+    store = read_store(config, ["THEORY-1"])
     assert store.damaged == {"THEORY-1": "not valid JSON (Unterminated string starting at: line 1 column 23 (char 22))"}
     status = assess(open_project(root=root))["THEORY-1"]
     assert status.state == "unchecked"
@@ -59,7 +59,7 @@ def test_damaged_file_is_reported_and_kept_aside(tmp_path: Path) -> None:
     assert len(aside) == 1 and aside[0].read_text() == '{"claim": "THEORY-1", "outc'
     assert report.notes == [f"record/verdicts/THEORY-1.json was damaged (not valid JSON (Unterminated string "
                             f"starting at: line 1 column 23 (char 22))); kept as record/verdicts/{aside[0].name}"]
-    assert read_store(config).verdicts["THEORY-1"].outcome == "pass"
+    assert read_store(config, ["THEORY-1"]).verdicts["THEORY-1"].outcome == "pass"
 
 
 def test_a_verdict_of_another_claim_is_damage(tmp_path: Path) -> None:
@@ -68,4 +68,5 @@ def test_a_verdict_of_another_claim_is_damage(tmp_path: Path) -> None:
     verify(open_project(root=root), Options())
     text = verdict_path(config, "THEORY-1").read_text()
     verdict_path(config, "THEORY-2").write_text(text)
-    assert read_store(config).damaged == {"THEORY-2": "holds the verdict of THEORY-1, not of THEORY-2"}
+    assert read_store(config, ["THEORY-1", "THEORY-2"]).damaged == {
+        "THEORY-2": "holds the verdict of THEORY-1, not of THEORY-2"}
