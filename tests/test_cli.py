@@ -222,7 +222,7 @@ def test_new_takes_the_next_id_when_another_process_took_its_own(project: Projec
     assert project.path("NOTE-1").read_bytes() == before
 
 
-def test_concurrent_new_makes_one_entry_each(project: ProjectBuilder) -> None:
+def test_class_9_concurrent_new_makes_one_entry_each(project: ProjectBuilder) -> None:
     """Issue 66, concurrent ``new``: ten at once make ten entries, none overwritten."""
     project.add("NOTE-1", "title: T\n")
     command = [sys.executable, "-m", "recordtool", "new", "--root", str(project.root), "note", "--title"]

@@ -230,7 +230,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_processes_die_with_parent(tmp_path: Path) -> None:
+def test_class_3_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
     """Issue 66, class 3: ``kill -9`` of ``recordtool validate -j 2`` while its pool reads the
     record leaves no worker behind (the kernel kills each when its parent dies)."""
     notes = tmp_path / "record" / "notes"

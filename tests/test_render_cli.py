@@ -142,7 +142,7 @@ def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
         "checking the links: 0 of 13", "checking the links: 13 of 13"]
 
 
-def test_broken_entry_keeps_its_page(project: ProjectBuilder) -> None:
+def test_class_1_a_broken_entry_keeps_its_page(project: ProjectBuilder) -> None:
     """Issue 66, class 1: an entry whose file is there but does not load keeps its last good
     page (and the page of a tag only it had), marked stale on the index page; render exits 1
     with the file's error. Mended, it is rendered as before; only an entry whose file is gone
@@ -177,7 +177,7 @@ def test_broken_entry_keeps_its_page(project: ProjectBuilder) -> None:
     assert not (pages / "tags" / "gamma.md").exists()
 
 
-def test_names_fit_a_file_system_from_validate_to_render(project: ProjectBuilder) -> None:
+def test_class_8_names_fit_a_file_system_from_validate_to_render(project: ProjectBuilder) -> None:
     """Issue 66, what validate accepts render can write: an id near the file-name limit is an
     error of validate at its file:line; one at the limit validates and renders."""
     small_record(project)

@@ -62,9 +62,14 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
     base = f"{ctx.verdicts}/figures/{claim}/"
     groups: dict[tuple[int, int, str], list[str]] = {}
     outside: list[str] = []
+    absent: list[str] = []
+    root = ctx.project.config.root
     for figure in verdict.figures:
         if figure_file(figure, ctx.verdicts, claim) is None:
             outside.append(figure)
+            continue
+        if not os.path.lexists(root / figure) or not_plain(root / figure) is not None:
+            absent.append(figure)  # (render copies no such file: ``write.read_figure``)
             continue
         rest = _after_check(figure[len(base):].split("/"), verdict.name) if figure.startswith(base) else []
         rest = rest or [figure.rsplit("/", 1)[-1]]
@@ -100,6 +105,8 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
             out += ["", "</details>"]
     for figure in outside:
         out += ["", f"Figure {escape.code(figure)} is not in the claim's figure folder and is not shown."]
+    for figure in absent:
+        out += ["", f"Figure {escape.code(figure)} is named by the verdict but is not a file there; it is not shown."]
     return out
 
 

@@ -180,7 +180,7 @@ def _weights_bytes(model: torch.nn.Module) -> bytes:
 
 
 @pytest.mark.parametrize("damage", ["truncated weights", "garbled log", "weights of another model", "log missing"])
-def test_caches_heal_a_damaged_model_by_training_it_again(tmp_path: Path, damage: str) -> None:
+def test_class_5_caches_heal_a_damaged_model_by_training_it_again(tmp_path: Path, damage: str) -> None:
     """Issue 66, the caches heal: a cached model whose weights are cut short or not the model's,
     or whose log is garbled or gone, is trained again with a one-line warning naming the file,
     and the cache holds the model again afterwards."""
@@ -206,7 +206,7 @@ def test_caches_heal_a_damaged_model_by_training_it_again(tmp_path: Path, damage
     assert again == [f"loaded model {first.key} from the cache"]
 
 
-def test_caches_heal_a_checkpoint_that_lacks_fields(tmp_path: Path) -> None:
+def test_class_5_caches_heal_a_checkpoint_that_lacks_fields(tmp_path: Path) -> None:
     """Issue 66, the caches heal: a checkpoint of the right model that lacks its step, its log,
     a weight or an optimiser's moment is not resumed from; training starts over and ends as an
     uninterrupted one."""

@@ -99,7 +99,7 @@ def test_bad_check_fields_are_refused(change: dict[str, object], message: str) -
     ({"checks": [{**CLAIM["checks"][0], "controls": [{"name": "x" * 65}]}]},  # type: ignore[dict-item]
      "is 65 characters long; a control's name names a folder"),
 ])
-def test_names_fit_a_file_system(change: dict[str, object], message: str) -> None:
+def test_class_8_names_fit_a_file_system(change: dict[str, object], message: str) -> None:
     """Issue 66, what validate accepts render can write: a tag, a check's or a control's name
     too long to name a file is refused where it is written, with the limit."""
     with pytest.raises(ValidationError, match=message):

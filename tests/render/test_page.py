@@ -163,6 +163,9 @@ def test_unchecked_claim_shows_its_checks_as_not_run(project: ProjectBuilder) ->
 
 def test_verified_claim_shows_evidence_and_provenance(project: ProjectBuilder) -> None:
     record = small_record(project)
+    figure = project.root / "record/verdicts/figures/THEORY-1/exact/loss.png"
+    figure.parent.mkdir(parents=True)
+    figure.write_bytes(b"\x89PNG\r\n\x1a\n")  # a figure is linked only where its file is
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/loss.png"]))
     page = render_entry(context(record, statuses(record, THEORY_1=status)), "THEORY-1")
     assert "\n# THEORY-1: The claim\n\n**✅ verified**\n\n[The record](index.md) · 1 min read\n" in page

@@ -208,9 +208,11 @@ def test_a_render_stopped_half_way_is_finished_by_the_next(project: ProjectBuild
         render(record, out, statuses=statuses(record), jobs=1)
 
 
-def test_a_figure_named_but_missing_leaves_no_pending_line(project: ProjectBuilder, tmp_path: Path) -> None:
+def test_class_6_a_figure_named_but_missing_is_neither_linked_nor_listed(project: ProjectBuilder,
+                                                                          tmp_path: Path) -> None:
     """A figure a verdict names is listed ahead as to be written; missing, it is not written,
-    and the manifest on disk is the one that lists what was written (with no line for it)."""
+    the claim's page does not link it, and the manifest on disk is the one that lists what was
+    written (with no line for it)."""
     record = small_record(project)
     status = ClaimStatus("THEORY-1", "verified", verdict(figures=["record/verdicts/figures/THEORY-1/exact/gone.png"]))
     out = tmp_path / "pages"
@@ -219,6 +221,10 @@ def test_a_figure_named_but_missing_leaves_no_pending_line(project: ProjectBuild
         assert report.missing == ["record/verdicts/figures/THEORY-1/exact/gone.png"]
         listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
         assert "figures/THEORY-1/exact/gone.png" not in listed
+        page = (out / "THEORY-1.md").read_text(encoding="utf-8")
+        assert "](figures/THEORY-1/exact/gone.png)" not in page
+        assert ("Figure `record/verdicts/figures/THEORY-1/exact/gone.png` is named by the verdict but is not a "
+                "file there; it is not shown.") in page
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -27,7 +27,7 @@ def test_lock_refuses_a_second_run(tmp_path: Path) -> None:
         pass
 
 
-def test_the_lock_outlives_a_deleted_cache_folder(tmp_path: Path) -> None:
+def test_class_4_the_lock_outlives_a_deleted_cache_folder(tmp_path: Path) -> None:
     """The docs tell users to delete ``.recordtool-cache`` to retrain: a check (or a user)
     doing so while verify runs must not let a second verify run beside it."""
     root = one_claim(tmp_path, check("small", "noop"))
