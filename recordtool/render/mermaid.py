@@ -15,7 +15,9 @@ Made to stay legible and stable as the record grows:
   ("7 ids not in the record").
 - Labels are the id over a title cut to two short lines, and the diagram has at most
   ``MAX_RANKS`` columns: links among the neighbours are drawn only while they add none. Its
-  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``).
+  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``). A
+  small neighbourhood is drawn top to bottom instead (``SMALL_SIDE``), and edges are straight
+  (``STRAIGHT``), so that no label is hidden under a node.
 - A legend under the diagram says what the arrows and the colours mean.
 """
 
@@ -44,6 +46,13 @@ MAX_NEIGHBOURS = 12
 # wide (~230 px) with the relation labels between them (~110 px) make ~900 px: GitHub's page
 # width. A fourth column would make Mermaid shrink the text to about three quarters.
 MAX_RANKS = 3
+# A neighbourhood of at most this many entries on each side is drawn top to bottom: three nodes
+# side by side fit the page's width, and the diagram is about half as wide as left to right.
+SMALL_SIDE = 3
+# Straight edges. Mermaid's default curves run from a label's place between the columns to the
+# middle of the target's box, under a neighbour when the target is lower down, and the neighbour
+# hid part of the label (THEORY-988's "source" read "sou"); straight ones keep labels whole.
+STRAIGHT = "  linkStyle default interpolate linear"
 LINE_WIDTH = 26  # characters per line of a node's title
 TITLE_LINES = 2
 
@@ -106,7 +115,11 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     lines.extend(f"  {names[source]} {arrow} {names[target]}" for (source, target), arrow in edges.items())
     if dangling:
         lines.append(f"  {center} -.-> {WANTED_NODE}")
+    sides = ({s for s, t in edges if t == entry_id}, {t for s, t in edges if s == entry_id} | ({""} if dangling else set()))
+    if max(map(len, sides)) <= SMALL_SIDE:
+        lines[1] = "graph TB"
     used = _clicks(ctx, names, page, lines, bool(dangling), bool(hidden))
+    lines.append(STRAIGHT)
     lines += _classes(used)  # a line per node: a new node adds one
     lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
@@ -354,6 +367,7 @@ def whole_graph(ctx: Context, page: str) -> str:
     for n, name in names.items():
         lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
         used.setdefault(ctx.states.get(n) or "entry", []).append(name)
+    lines.append(STRAIGHT)
     lines += _classes(used)
     lines.append("```")
     return "\n".join(lines) + "\n\n" + legend(used, solid="arrow: a citation, labelled with its relation")

@@ -322,9 +322,33 @@ def test_graph_md_draws_every_claim_of_300_in_what_mermaid_draws(
     assert len("\n".join(lines)) < 50_000 and sum("->" in line for line in lines) <= 500  # Mermaid's limits
 
 
-def _draw(blocks: list[str], folder: Path) -> str:
-    """The page Chromium makes of ``blocks``, each drawn by the package's Mermaid (the test
-    skipped where no Chromium is installed)."""
+# In the page _draw makes: of a drawn diagram of at most 40 nodes, how many edge labels overlap a
+# node's box, and how many edges run under a box other than their ends' (sampled along the path,
+# 2 px inside); null for a larger diagram (it would take a minute)
+OVERLAPS = """
+function inside(p, r) { return p.x > r.left + 2 && p.x < r.right - 2 && p.y > r.top + 2 && p.y < r.bottom - 2; }
+function hit(a, b) { return a.left < b.right - 2 && b.left < a.right - 2 && a.top < b.bottom - 2 && b.top < a.bottom - 2; }
+function overlaps(svg) {
+  if (svg.querySelectorAll("g.node").length > 40) return null;
+  const boxes = [...svg.querySelectorAll("g.node")].map(n => n.getBoundingClientRect());
+  const labels = [...svg.querySelectorAll("g.edgeLabel")].map(l => l.getBoundingClientRect()).filter(r => r.width > 0);
+  let under = 0;
+  for (const path of svg.querySelectorAll("path.flowchart-link")) {
+    const length = path.getTotalLength(), matrix = path.getScreenCTM();
+    const at = t => { const q = path.getPointAtLength(t * length); return new DOMPoint(q.x, q.y).matrixTransform(matrix); };
+    const ends = [at(0), at(1)];
+    const near = (e, r) => e.x > r.left - 6 && e.x < r.right + 6 && e.y > r.top - 6 && e.y < r.bottom + 6;
+    const others = boxes.filter(r => !ends.some(e => near(e, r)));
+    under += [...Array(39).keys()].some(i => others.some(r => inside(at((i + 1) / 40), r)));
+  }
+  return [labels.filter(l => boxes.some(b => hit(l, b))).length, under];
+}
+"""
+
+
+def _draw(blocks: list[str], folder: Path) -> tuple[str, list[list[int] | None]]:
+    """The page Chromium makes of ``blocks``, each drawn by the package's Mermaid, and each
+    diagram's ``OVERLAPS`` (the test skipped where no Chromium is installed)."""
     browser = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))),
                    None)
     if browser is None:
@@ -333,25 +357,49 @@ def _draw(blocks: list[str], folder: Path) -> str:
     (folder / "draw.html").write_text(f"""<!doctype html><meta charset="utf-8"><body>
 <script src="{MERMAID_JS.as_uri()}"></script><script>
 mermaid.initialize({{startOnLoad: false}});
-let n = 0;
+{OVERLAPS}
+let n = 0, found = [];
 async function draw(text) {{
   const out = document.body.appendChild(document.createElement("div"));
-  try {{ out.innerHTML = (await mermaid.render("m" + n++, text)).svg; }}
+  try {{ out.innerHTML = (await mermaid.render("m" + n++, text)).svg; found.push(overlaps(out.firstChild)); }}
   catch (e) {{ out.className = "failed"; out.textContent = e.message; }}
 }}
-(async () => {{ {script} document.title = "drawn"; }})();
+(async () => {{ {script} document.title = JSON.stringify(found); }})();
 </script>""", encoding="utf-8")
     with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
-                               f"--user-data-dir={profile}", "--virtual-time-budget=120000", "--dump-dom",
-                               (folder / "draw.html").as_uri()], capture_output=True, text=True, timeout=300).stdout
+        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                              f"--user-data-dir={profile}", "--window-size=1200,900", "--virtual-time-budget=120000",
+                              "--dump-dom", (folder / "draw.html").as_uri()], capture_output=True, text=True,
+                             timeout=300).stdout
+    title = re.search(r"<title>(.*?)</title>", dom)
+    assert title is not None and 'class="failed"' not in dom, dom[-2000:]
+    return dom, json.loads(title.group(1))
 
 
 def test_mermaid_11_draws_graph_md_at_300_claims_and_a_hub_page(
         scale: tuple[str, dict[str, str], dict[str, str]], tmp_path: Path) -> None:
     page, states, hub = scale
-    dom = _draw(["\n".join(_block(page)), *("\n".join(_block(view)) for view in hub.values())], tmp_path)
-    assert "<title>drawn</title>" in dom and 'class="failed"' not in dom, dom[-2000:]
+    dom, _overlaps = _draw(["\n".join(_block(page)), *("\n".join(_block(view)) for view in hub.values())], tmp_path)
     graph = dom[:dom.index("</svg>")]
     drawn = {name: classes for classes, name in GRAPH_NODE.findall(graph) if not name.startswith("g")}
     assert drawn == {node(c): state.replace("-", "_") + " clickable" for c, state in states.items()}  # (a link each)
+
+
+def test_no_label_is_hidden_under_a_node(project: ProjectBuilder, tmp_path: Path) -> None:
+    """THEORY-988's neighbourhood in the shipped record: its "source" arrow to LIT-1534 ran
+    under THEORY-1342's box, which hid the label but "sou"."""
+    project.add("LIT-1534", "title: A Mathematical Framework for Transformer Circuits\n"
+                            "reference: {authors: [A], year: 2021, title: P}\n")
+    project.add("NOTE-1189", "title: Elhage, Nanda, Olsson et al. — A mathematical framework for transformer circuits\n"
+                             "cites: [{id: LIT-1534, as: paper}]\nbody: On THEORY-988.\n")
+    project.add("THEORY-1342", "statement: For a fixed input, what a head selects and what it transports are separate.\n"
+                               "cites: [{id: LIT-1534, as: source}]\n")
+    project.add("THEORY-988", "statement: An attention-only transformer's logits are exactly a sum of path terms.\n"
+                              "cites: [{id: LIT-1534, as: source}, {id: THEORY-1342, as: uses}]\n")
+    project.add("THEORY-977", "statement: Induction heads form by K-composition with a previous-token head.\n"
+                              "cites: [{id: LIT-1534, as: source}, {id: THEORY-988, as: uses}]\n")
+    record = open_project(root=project.root)
+    ctx = context(record, statuses(record))
+    pages = [graph_view(ctx, e, f"{e}.md") for e in record.record.entries]
+    _dom, overlaps = _draw(["\n".join(_block(view)) for view in pages], tmp_path)
+    assert overlaps == [[0, 0]] * len(pages)
