@@ -12,7 +12,8 @@ What the pages cannot say for themselves, it tells MkDocs:
   and an entry's title is shown as ``ID: title`` (the browser's tab carries the id).
 - Mermaid is served from the site (``assets/mermaid.min.js``, shipped in this package; Material
   uses a ``mermaid`` already loaded instead of fetching it from a CDN): the site reads offline.
-  The graphs' source stays out of the search index.
+  The graphs' source stays out of the search index. The site's own CSS (``assets/site.css``)
+  too: code in a table wraps between words.
 - The navigation: after the index pages ``mkdocs.yml`` names, every entry's page and every
   tag's page, in the record's order, so the sidebar shows where a page is.
 
@@ -35,6 +36,7 @@ from recordtool.record.load import id_sort_key
 FENCE = re.compile(r"^(?P<fence>```+|~~~+)mermaid[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
 CLICK = re.compile(r'^(?P<head>[ \t]*click[ \t]+\S+[ \t]+")(?P<href>[^":]*?)\.md(?P<anchor>#[^"]*)?"', re.MULTILINE)
 MERMAID = "assets/mermaid.min.js"  # in this package, and in the site
+CSS = "assets/site.css"
 ASSETS = Path(__file__).parent / "assets"
 
 
@@ -77,7 +79,8 @@ class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_files(self, files: Files, /, *, config: Any) -> Files:
         config.nav = site_nav(config.nav or [], [f.src_uri for f in files.documentation_pages()])
-        files.append(File.generated(config, MERMAID, abs_src_path=str(ASSETS / "mermaid.min.js")))
+        for asset in (MERMAID, CSS):
+            files.append(File.generated(config, asset, abs_src_path=str(ASSETS / asset.split("/")[-1])))
         return files
 
     def on_page_markdown(self, markdown: str, /, *, page: Any, **_kwargs: Any) -> str:

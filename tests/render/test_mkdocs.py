@@ -32,7 +32,7 @@ def test_site_writes_mkdocs_yml_beside_the_pages(project: ProjectBuilder) -> Non
     assert text.startswith(MARK)
     for line in ['docs_dir: "pages"', 'site_dir: "pages-site"', "  - search", "        - name: mermaid",
                  '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #",
-                 "  anchors: warn  #", "  - assets/mermaid.min.js  #"]:
+                 "  anchors: warn  #", "  - assets/mermaid.min.js  #", "  - assets/site.css  #"]:
         assert f"\n{line}" in text
     # unchanged, the file is left as it is
     before = (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns
@@ -73,6 +73,9 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     # Mermaid is the site's own; every entry and tag is in the nav, the page's own item marked
     assert (site / "assets" / "mermaid.min.js").stat().st_size > 1_000_000
     assert '<script src="assets/mermaid.min.js"></script>' in drawn and "unpkg.com" not in drawn
+    # and its own CSS: code in a table cell (a check's params) wraps between words, never inside one
+    assert '<link rel="stylesheet" href="assets/site.css">' in drawn
+    assert re.search(r"\.md-typeset td code \{\s*word-break: normal;", (site / "assets" / "site.css").read_text())
     nav = drawn[drawn.index('<nav class="md-nav md-nav--primary"'):]
     for page in ("NOTE-1.html", "THEORY-1.html", "THEORY-2.html", "tags/alpha.html", "tags/beta.html"):
         assert f'href="{page}"' in nav, page
