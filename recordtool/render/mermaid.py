@@ -341,6 +341,9 @@ MAX_ARROWS = 500
 MAX_GROUPS = 12  # tags that get a node for the literature and notes claims cite; the rest by kind
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
+# The whole graph keeps its natural size, its text as large as an entry's graph's, rather than
+# shrinking to the page's width: the site scrolls it (assets/site.css), GitHub zooms and pans it.
+FULL_SIZE = '%%{init: {"flowchart": {"useMaxWidth": false}}}%%'
 CLAIM_ARROW = "solid arrow: a claim citing another claim"
 GROUP_ARROW = "dotted arrow: a claim citing literature or notes of that group"
 
@@ -356,7 +359,7 @@ def whole_graph(ctx: Context, page: str) -> str:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)
     if len(shown) > WHOLE_MAX:
         return _claims_graph(ctx, claims, page)
-    lines = ["```mermaid", "graph LR"]
+    lines = ["```mermaid", FULL_SIZE, "graph LR"]
     names = {n: node(n) for n in shown}
     lines += [node_line(ctx, n) for n in names]
     for claim in claims:
@@ -409,7 +412,7 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
         members.setdefault(group(target), set()).add(target)
     groups = sorted(members, key=lambda g: (not g.startswith("#"), -len(members[g]), g))
     names = {g: f"g{i}_" for i, g in enumerate(groups)}  # group nodes: names of their own
-    lines = ["```mermaid", "graph LR"]
+    lines = ["```mermaid", FULL_SIZE, "graph LR"]
     lines += [f'  {node(c)}["{escape.mermaid(c)}"]:::{states[c].replace("-", "_")}' for c in drawn]
     lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{len(members[g])} entr{"y" if len(members[g]) == 1 else "ies"}"]'
               ":::entry" for g in groups]

@@ -13,7 +13,7 @@ What the pages cannot say for themselves, it tells MkDocs:
 - Mermaid is served from the site (``assets/mermaid.min.js``, shipped in this package; Material
   uses a ``mermaid`` already loaded instead of fetching it from a CDN): the site reads offline.
   The graphs' source stays out of the search index. The site's own CSS (``assets/site.css``)
-  too: code in a table wraps between words.
+  too: code in a table wraps between words, and a full-size graph scrolls.
 - The navigation: after the index pages ``mkdocs.yml`` names, every entry's page and every
   tag's page, in the record's order, so the sidebar shows where a page is.
 

@@ -133,6 +133,7 @@ def test_graph_md_draws_every_claim_and_what_it_cites(project: ProjectBuilder) -
     ctx = context(record, statuses(record, THEORY_1=ClaimStatus("THEORY-1", "contradicted", verdict(outcome="fail"))))
     page = graph_page(ctx)
     lines = _block(page)
+    assert lines[:2] == ['%%{init: {"flowchart": {"useMaxWidth": false}}}%%', "graph LR"]  # full size: it scrolls
     assert [m.group(1) for line in lines if (m := NODE.match(line))] == ["THEORY_1", "THEORY_2", "LIT_1"]
     assert [line for line in lines if EDGE.match(line)] == ["  THEORY_1 -->|source| LIT_1", "  THEORY_2 -->|uses| THEORY_1"]
     assert "  class THEORY_1 contradicted" in lines and "  class THEORY_2 unchecked" in lines

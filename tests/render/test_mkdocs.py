@@ -75,7 +75,9 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     assert '<script src="assets/mermaid.min.js"></script>' in drawn and "unpkg.com" not in drawn
     # and its own CSS: code in a table cell (a check's params) wraps between words, never inside one
     assert '<link rel="stylesheet" href="assets/site.css">' in drawn
-    assert re.search(r"\.md-typeset td code \{\s*word-break: normal;", (site / "assets" / "site.css").read_text())
+    css = (site / "assets" / "site.css").read_text(encoding="utf-8")
+    assert re.search(r"\.md-typeset td code \{\s*word-break: normal;", css)
+    assert re.search(r"\.md-typeset \.mermaid \{\s*overflow: auto;", css)  # graph.md, drawn at full size, scrolls
     nav = drawn[drawn.index('<nav class="md-nav md-nav--primary"'):]
     for page in ("NOTE-1.html", "THEORY-1.html", "THEORY-2.html", "tags/alpha.html", "tags/beta.html"):
         assert f'href="{page}"' in nav, page
