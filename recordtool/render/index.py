@@ -180,8 +180,7 @@ def graph_page(ctx: Context) -> str:
     page = GRAPH
     claims = len(ctx.project.record.claim_ids())
     lines = ["# The record as a graph", "", f"[Back to the record]({relative(page, INDEX)}) · Every claim "
-             f"({claims}) and what it cites and uses; a claim is coloured by its verdict. The graph is drawn at full size: "
-             "scroll across it (on GitHub, zoom and pan it with its buttons).", ""]
+             f"({claims}) and what it cites and uses; a claim is coloured by its verdict.", ""]
     lines.append(mermaid.whole_graph(ctx, page) if claims else "The record holds no claims.")
     return "\n".join(lines) + "\n"
 

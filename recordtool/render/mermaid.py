@@ -341,7 +341,7 @@ MAX_ARROWS = 500
 MAX_GROUPS = 12  # tags that get a node for the literature and notes claims cite; the rest by kind
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
-# The whole graph keeps its natural size, its text as large as an entry's graph's, rather than
+# Every claim's graph keeps its natural size, its text as large as an entry's graph's, rather than
 # shrinking to the page's width: the site scrolls it (assets/site.css), GitHub zooms and pans it.
 FULL_SIZE = '%%{init: {"flowchart": {"useMaxWidth": false}}}%%'
 CLAIM_ARROW = "solid arrow: a claim citing another claim"
@@ -359,7 +359,7 @@ def whole_graph(ctx: Context, page: str) -> str:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)
     if len(shown) > WHOLE_MAX:
         return _claims_graph(ctx, claims, page)
-    lines = ["```mermaid", FULL_SIZE, "graph LR"]
+    lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in shown}
     lines += [node_line(ctx, n) for n in names]
     for claim in claims:
@@ -428,7 +428,8 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
     lines.append("```")
     out = "\n".join(lines) + "\n\n" + legend(used, solid=CLAIM_ARROW if between else None,
                                               dotted=GROUP_ARROW if to_groups else None)
-    out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is drawn "
+    out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so the graph is drawn at "
+            "full size (scroll across it; on GitHub, zoom and pan it with its buttons), each claim is drawn "
             "by its id (its page gives its title), and the literature and notes they cite are one node per tag, "
             "an entry under its first" + (f"; tags beyond the {MAX_GROUPS} with most entries are one node per kind"
                                           if len(tagged) > MAX_GROUPS else "") + ".")
