@@ -397,19 +397,10 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
                 between[(claim, target)] = None
             elif target in rows and not rows[target].claim:
                 cited[claim][target] = None
-    tagged: dict[str, set[str]] = {}
-    for target in {t for targets in cited.values() for t in targets}:
-        if rows[target].tags:
-            tagged.setdefault(rows[target].tags[0], set()).add(target)
-    top = sorted(tagged, key=lambda t: (-len(tagged[t]), t))[:MAX_GROUPS]
-
-    def group(target: str) -> str:
-        tags = rows[target].tags
-        return "#" + tags[0] if tags and tags[0] in top else rows[target].kind
-
-    members: dict[str, set[str]] = {}
-    for target in {t for targets in cited.values() for t in targets}:
-        members.setdefault(group(target), set()).add(target)
+    group = _groups(ctx, {t for targets in cited.values() for t in targets})
+    members: dict[str, list[str]] = {}
+    for target, g in group.items():
+        members.setdefault(g, []).append(target)
     groups = sorted(members, key=lambda g: (not g.startswith("#"), -len(members[g]), g))
     names = {g: f"g{i}_" for i, g in enumerate(groups)}  # group nodes: names of their own
     lines = ["```mermaid", FULL_SIZE, "graph LR"]
@@ -417,7 +408,7 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
     lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{len(members[g])} entr{"y" if len(members[g]) == 1 else "ies"}"]'
               ":::entry" for g in groups]
     to_groups = [(k, i, c, g) for i, c in enumerate(drawn)
-                 for k, g in enumerate(dict.fromkeys(names[group(t)] for t in cited[c]))]
+                 for k, g in enumerate(dict.fromkeys(names[group[t]] for t in cited[c]))]
     arrows = [f"  {node(s)} --> {node(t)}" for s, t in between] + [f"  {node(c)} -.-> {g}" for *_, c, g in sorted(to_groups)]
     lines += arrows[:MAX_ARROWS]
     lines += [f'  click {node(c)} "{relative(page, entry_page(c))}"' for c in drawn]
@@ -428,11 +419,12 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
     lines.append("```")
     out = "\n".join(lines) + "\n\n" + legend(used, solid=CLAIM_ARROW if between else None,
                                               dotted=GROUP_ARROW if to_groups else None)
+    tags = {ctx.rows[t].tags[0] for t in group if ctx.rows[t].tags}
     out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so the graph is drawn at "
             "full size (scroll across it; on GitHub, zoom and pan it with its buttons), each claim is drawn "
             "by its id (its page gives its title), and the literature and notes they cite are one node per tag, "
             "an entry under its first" + (f"; tags beyond the {MAX_GROUPS} with most entries are one node per kind"
-                                          if len(tagged) > MAX_GROUPS else "") + ".")
+                                          if len(tags) > MAX_GROUPS else "") + ".")
     if len(drawn) < len(claims):
         out += (f" The {MAX_CLAIMS} claims drawn are those with the worst verdicts; the [index]({relative(page, INDEX)}) "
                 f"lists all {len(claims)}.")
@@ -440,6 +432,18 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
         out += (f" {len(arrows) - MAX_ARROWS} citations are left out, to keep within the {MAX_ARROWS} arrows Mermaid "
                 "draws, those of literature and notes first; each claim's page shows all its citations.")
     return out
+
+
+def _groups(ctx: Context, cited: set[str]) -> dict[str, str]:
+    """The group of each of ``cited`` (literature and notes that claims cite): ``#tag`` for its
+    first tag when that is one of the ``MAX_GROUPS`` tags with most of them, its kind otherwise."""
+    rows = ctx.rows
+    counts: dict[str, int] = {}
+    for target in cited:
+        if rows[target].tags:
+            counts[rows[target].tags[0]] = counts.get(rows[target].tags[0], 0) + 1
+    top = set(sorted(counts, key=lambda t: (-counts[t], t))[:MAX_GROUPS])
+    return {t: "#" + rows[t].tags[0] if rows[t].tags and rows[t].tags[0] in top else rows[t].kind for t in cited}
 
 
 def _classes(used: dict[str, list[str]]) -> list[str]:
