@@ -175,8 +175,8 @@ def wanted(ctx: Context) -> str:
 
 
 def graph_page(ctx: Context) -> str:
-    """``graph.md``: every claim and what it cites and uses, coloured by verdict (summarised by
-    tag above ``WHOLE_MAX`` nodes)."""
+    """``graph.md``: every claim and what it cites and uses, coloured by verdict (above
+    ``WHOLE_MAX`` nodes, the literature and notes grouped by tag)."""
     page = GRAPH
     claims = len(ctx.project.record.claim_ids())
     lines = ["# The record as a graph", "", f"[Back to the record]({relative(page, INDEX)}) · Every claim "

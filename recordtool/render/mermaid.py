@@ -15,7 +15,9 @@ Made to stay legible and stable as the record grows:
   ("7 ids not in the record").
 - Labels are the id over a title cut to two short lines, and the diagram has at most
   ``MAX_RANKS`` columns: links among the neighbours are drawn only while they add none. Its
-  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``).
+  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``). A
+  small neighbourhood is drawn top to bottom instead (``SMALL_SIDE``), and edges are straight
+  (``STRAIGHT``), so that no label is hidden under a node.
 - A legend under the diagram says what the arrows and the colours mean.
 """
 
@@ -25,7 +27,16 @@ import re
 from collections.abc import Iterable
 
 from recordtool.render import escape
-from recordtool.render.sitemap import BADGES, WANTED, Context, entry_page, relative, tag_page
+from recordtool.render.sitemap import (
+    BADGES,
+    INDEX,
+    WANTED,
+    Context,
+    entry_page,
+    kind_page,
+    relative,
+    tag_page,
+)
 
 # At most this many neighbours, plus the entry, one node for the ids not in the record and one
 # for the rest: 15 nodes. A column of 12 two-line nodes is about 12 x 70 px high, and the
@@ -35,6 +46,13 @@ MAX_NEIGHBOURS = 12
 # wide (~230 px) with the relation labels between them (~110 px) make ~900 px: GitHub's page
 # width. A fourth column would make Mermaid shrink the text to about three quarters.
 MAX_RANKS = 3
+# A neighbourhood of at most this many entries on each side is drawn top to bottom: three nodes
+# side by side fit the page's width, and the diagram is about half as wide as left to right.
+SMALL_SIDE = 3
+# Straight edges. Mermaid's default curves run from a label's place between the columns to the
+# middle of the target's box, under a neighbour when the target is lower down, and the neighbour
+# hid part of the label (THEORY-988's "source" read "sou"); straight ones keep labels whole.
+STRAIGHT = "  linkStyle default interpolate linear"
 LINE_WIDTH = 26  # characters per line of a node's title
 TITLE_LINES = 2
 
@@ -97,14 +115,19 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     lines.extend(f"  {names[source]} {arrow} {names[target]}" for (source, target), arrow in edges.items())
     if dangling:
         lines.append(f"  {center} -.-> {WANTED_NODE}")
+    sides = ({s for s, t in edges if t == entry_id}, {t for s, t in edges if s == entry_id} | ({""} if dangling else set()))
+    if max(map(len, sides)) <= SMALL_SIDE:
+        lines[1] = "graph TB"
     used = _clicks(ctx, names, page, lines, bool(dangling), bool(hidden))
+    lines.append(STRAIGHT)
     lines += _classes(used)  # a line per node: a new node adds one
     lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
     out = "\n".join(lines)
     solid = any(a.startswith("-->") for a in edges.values())
     out += "\n\n" + legend(used, solid="solid arrow: a citation, labelled with its relation" if solid else None,
-                           dotted=bool(dangling) or any(a.endswith("-.->") for a in edges.values()))
+                           dotted="dotted arrow: a mention in prose"
+                           if dangling or any(a.endswith("-.->") for a in edges.values()) else None)
     if hidden:
         out += f" The graph shows the {len(shown)} nearest of {len(neighbours)} linked entries; Backlinks lists them all."
     if dropped:
@@ -247,14 +270,10 @@ def _longest_path(after: dict[str, set[str]]) -> int | None:
     return max(depth.values(), default=0) if seen == len(after) else None
 
 
-def legend(classes: Iterable[str], *, solid: str | None, dotted: bool = False) -> str:
+def legend(classes: Iterable[str], *, solid: str | None, dotted: str | None = None) -> str:
     """One line saying what the arrows and the colours of a diagram mean (only those it has;
-    ``solid``: what a solid arrow is)."""
-    parts = []
-    if solid:
-        parts.append(solid)
-    if dotted:
-        parts.append("dotted arrow: a mention in prose")
+    ``solid``, ``dotted``: what a solid and a dotted arrow are)."""
+    parts = [arrow for arrow in (solid, dotted) if arrow]
     parts += [f"{BADGES.get(c, _NAMES.get(c, c))}: {COLOURS[c]}" for c in CLASSES if c in classes and c in COLOURS]
     return "*Legend* — " + "; ".join(parts) + "." if parts else ""
 
@@ -308,23 +327,30 @@ def _ellipsis(lines: list[str], width: int) -> list[str]:
 
 # The whole record ---------------------------------------------------------------------------
 
-# Up to this many nodes (claims and what they cite) the whole graph is drawn node by node;
-# above it, one node per tag. Mermaid draws at most 500 edges and 50,000 characters by
-# default, and a graph this big is already about 90 lines of Mermaid; laid out left to right
-# (claims, then what they use, then the papers they come from) 60 nodes make columns of about
-# 20 nodes (1,400 px), taller than a screen but with the text at full size: beyond that a
-# reader follows no single arrow, and the tag summary says more.
+# Up to this many nodes (claims and what they cite) the whole graph is drawn node by node, with
+# titles; laid out left to right (claims, then what they use, then the papers they come from)
+# 60 nodes make columns of about 20 nodes, taller than a screen but with the text at full size.
+# Above it every claim keeps its node, labelled with its id alone, and what the claims cite
+# that is not a claim is one node per tag (``_claims_graph``).
 WHOLE_MAX = 60
-MAX_GROUPS = 12  # tags drawn in the summary; the rest are one node (the table lists every tag)
-MAX_ARROWS = 3  # arrows from each tag's node in the summary: its most cited neighbours
-MAX_STANDOUTS = 20  # contradicted or not-reproduced claims drawn on their own in the summary
+# Mermaid (GitHub's and the site's alike) draws at most 500 arrows and 50,000 characters of
+# source, and an init directive cannot raise either. A claim of an id like THEORY-123 costs
+# about 120 characters (its node, its link, two arrows): 320 claims and the groups fit.
+MAX_CLAIMS = 320
+MAX_ARROWS = 500
+MAX_GROUPS = 12  # tags that get a node for the literature and notes claims cite; the rest by kind
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
+# Every claim's graph keeps its natural size, its text as large as an entry's graph's, rather than
+# shrinking to the page's width: the site scrolls it (assets/site.css), GitHub zooms and pans it.
+FULL_SIZE = '%%{init: {"flowchart": {"useMaxWidth": false}}}%%'
+CLAIM_ARROW = "solid arrow: a claim citing another claim"
+GROUP_ARROW = "dotted arrow: a claim citing literature or notes of that group"
 
 
 def whole_graph(ctx: Context, page: str) -> str:
     """Every claim and what it cites (``uses`` included), coloured by verdict; above
-    ``WHOLE_MAX`` nodes, claims summarised by their first tag."""
+    ``WHOLE_MAX`` nodes, every claim by its id and what else they cite grouped by tag."""
     record = ctx.project.record
     entries = record.entries
     claims = record.claim_ids()
@@ -332,7 +358,7 @@ def whole_graph(ctx: Context, page: str) -> str:
     for claim in claims:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)
     if len(shown) > WHOLE_MAX:
-        return _by_tag(ctx, claims, page)
+        return _claims_graph(ctx, claims, page)
     lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in shown}
     lines += [node_line(ctx, n) for n in names]
@@ -344,113 +370,80 @@ def whole_graph(ctx: Context, page: str) -> str:
     for n, name in names.items():
         lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
         used.setdefault(ctx.states.get(n) or "entry", []).append(name)
+    lines.append(STRAIGHT)
     lines += _classes(used)
     lines.append("```")
     return "\n".join(lines) + "\n\n" + legend(used, solid="arrow: a citation, labelled with its relation")
 
 
-def _by_tag(ctx: Context, claims: list[str], page: str) -> str:
-    """The summary: a node per tag (a claim counts under its first), its claims' verdicts,
-    and arrows counting the citations between tags; what claims cite outside them by kind.
-    Each entry's tags and kind from its row (``Context.rows``)."""
-    record = ctx.project.record
-    entries = record.entries
-    config = ctx.project.config
-    shown = ctx.rows
-
-    def group(entry_id: str) -> str:
-        row = shown[entry_id]
-        if entry_id in claim_set:
-            tags = row.tags
-            return "#" + tags[0] if tags else "#"
-        kind = config.kind_of(entry_id)
-        return kind.name if kind is not None else row.kind
-
-    claim_set = set(claims)
+def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
+    """Every claim a node labelled with its id and coloured by its verdict (at most
+    ``MAX_CLAIMS``, the worst verdicts first); the literature and notes they cite, one node per
+    tag (an entry under its first; the ``MAX_GROUPS`` tags with most, the rest one node per
+    kind); an arrow per citation between claims, and per claim and group it cites: at most
+    ``MAX_ARROWS``, those between claims first, then each claim's first group, its second, ..."""
+    record, rows = ctx.project.record, ctx.rows
+    states = {c: ctx.states.get(c) or "unchecked" for c in claims}
+    drawn = claims
+    if len(claims) > MAX_CLAIMS:
+        worst = set(sorted(claims, key=lambda c: STATE_WORSE.index(states[c]))[:MAX_CLAIMS])  # (a stable sort)
+        drawn = [c for c in claims if c in worst]
+    among = set(drawn)
+    between: dict[tuple[str, str], None] = {}
+    cited: dict[str, dict[str, None]] = {c: {} for c in drawn}  # claim -> what else it cites
+    for claim in drawn:
+        for target, _relation in record.cites(claim):
+            if target in among and target != claim:
+                between[(claim, target)] = None
+            elif target in rows and not rows[target].claim:
+                cited[claim][target] = None
+    group = _groups(ctx, {t for targets in cited.values() for t in targets})
     members: dict[str, list[str]] = {}
-    for claim in claims:
-        members.setdefault(group(claim), []).append(claim)
-    tag_groups = sorted(members, key=lambda g: (-len(members[g]), g))
-    kept = set(tag_groups[:MAX_GROUPS])
-    other = "#…"
-    if len(tag_groups) > MAX_GROUPS:
-        members[other] = [c for g in tag_groups[MAX_GROUPS:] for c in members[g]]
-
-    def place(entry_id: str) -> str:
-        g = group(entry_id)
-        return g if not g.startswith("#") or g in kept else other
-
-    arrows: dict[tuple[str, str], int] = {}
-    cited_kinds: dict[str, int] = {}
-    for claim in claims:
-        source = place(claim)
-        for cited, _relation in record.cites(claim):
-            if cited in entries and cited != claim:
-                target = place(cited)
-                if target != source:
-                    arrows[(source, target)] = arrows.get((source, target), 0) + 1
-                if not target.startswith("#"):
-                    cited_kinds[target] = cited_kinds.get(target, 0) + 1
-    groups = [g for g in [*tag_groups[:MAX_GROUPS], other] if g in members]
-    names = {g: f"g{i}_" for i, g in enumerate(groups)}  # summary nodes: names of their own
-    names.update({k: f"k{i}_" for i, k in enumerate(sorted(cited_kinds))})
-    lines, used = _group_nodes(ctx, groups, members, names, other, cited_kinds)
-    for g in groups:
-        strongest = sorted(((n, t) for (s, t), n in arrows.items() if s == g), key=lambda a: (-a[0], names[a[1]]))
-        lines.extend(f"  {names[g]} -->|{n}| {names[target]}" for n, target in strongest[:MAX_ARROWS])
-    for g in groups:
-        if g not in (other, "#"):
-            lines.append(f'  click {names[g]} "{relative(page, tag_page(g[1:]))}"')
-    # the claims a reader looks for first keep their own nodes, each joined to its tag's
-    for claim in [c for c in claims if ctx.states.get(c) in ("contradicted", "not-reproduced")][:MAX_STANDOUTS]:
-        name = node(claim)
-        lines += [node_line(ctx, claim), f"  {name} -.- {names[place(claim)]}",
-                  f'  click {name} "{relative(page, entry_page(claim))}"']
-        used.setdefault(ctx.states.get(claim) or "unchecked", []).append(name)
-    lines += _classes(used)
+    for target, g in group.items():
+        members.setdefault(g, []).append(target)
+    groups = sorted(members, key=lambda g: (not g.startswith("#"), -len(members[g]), g))
+    names = {g: f"g{i}_" for i, g in enumerate(groups)}  # group nodes: names of their own
+    lines = ["```mermaid", FULL_SIZE, "graph LR"]
+    lines += [f'  {node(c)}["{escape.mermaid(c)}"]:::{states[c].replace("-", "_")}' for c in drawn]
+    lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{len(members[g])} entr{"y" if len(members[g]) == 1 else "ies"}"]'
+              ":::entry" for g in groups]
+    to_groups = [(k, i, c, g) for i, c in enumerate(drawn)
+                 for k, g in enumerate(dict.fromkeys(names[group[t]] for t in cited[c]))]
+    arrows = [f"  {node(s)} --> {node(t)}" for s, t in between] + [f"  {node(c)} -.-> {g}" for *_, c, g in sorted(to_groups)]
+    lines += arrows[:MAX_ARROWS]
+    lines += [f'  click {node(c)} "{relative(page, entry_page(c))}"' for c in drawn]
+    lines += [f'  click {names[g]} "{relative(page, tag_page(g[1:]) if g.startswith("#") else kind_page(g))}"'
+              for g in groups]
+    used = {states[c] for c in drawn} | ({"entry"} if groups else set())
+    lines += [f"  classDef {c.replace('-', '_')} {style}" for c, style in CLASSES.items() if c in used]
     lines.append("```")
-    out = "\n".join(lines) + "\n\n" + legend(used, solid="arrow: citations from one tag's claims to another "
-                                            "tag's claims or to other kinds of entry, with their number")
-    return out + _tag_table(ctx, len(claims), tag_groups, members, page)
+    out = "\n".join(lines) + "\n\n" + legend(used, solid=CLAIM_ARROW if between else None,
+                                              dotted=GROUP_ARROW if to_groups else None)
+    tags = {ctx.rows[t].tags[0] for t in group if ctx.rows[t].tags}
+    out += (f"\n\n{len(claims)} claims and what they cite are more than {WHOLE_MAX} nodes, so the graph is drawn at "
+            "full size (scroll across it; on GitHub, zoom and pan it with its buttons), each claim is drawn "
+            "by its id (its page gives its title), and the literature and notes they cite are one node per tag, "
+            "an entry under its first" + (f"; tags beyond the {MAX_GROUPS} with most entries are one node per kind"
+                                          if len(tags) > MAX_GROUPS else "") + ".")
+    if len(drawn) < len(claims):
+        out += (f" The {MAX_CLAIMS} claims drawn are those with the worst verdicts; the [index]({relative(page, INDEX)}) "
+                f"lists all {len(claims)}.")
+    if len(arrows) > MAX_ARROWS:
+        out += (f" {len(arrows) - MAX_ARROWS} citations are left out, to keep within the {MAX_ARROWS} arrows Mermaid "
+                "draws, those of literature and notes first; each claim's page shows all its citations.")
+    return out
 
 
-def _group_nodes(ctx: Context, groups: list[str], members: dict[str, list[str]], names: dict[str, str], other: str,
-                 cited_kinds: dict[str, int]) -> tuple[list[str], dict[str, list[str]]]:
-    """The summary's first lines (a node per tag group and per kind cited), and its nodes by class."""
-    lines = ["```mermaid", "graph LR"]
-    used: dict[str, list[str]] = {}
-    for g in groups:
-        states = [ctx.states.get(c) or "unchecked" for c in members[g]]
-        counts = {s: states.count(s) for s in STATE_WORSE if s in states}
-        what = "other tags" if g == other else "no tag" if g == "#" else g[1:]
-        summary = ", ".join(f"{n} {s}" for s, n in counts.items())
-        lines.append(f'  {names[g]}["{escape.mermaid(what)}<br/>{len(states)} claim{"s" if len(states) > 1 else ""}'
-                     f'<br/>{escape.mermaid(summary)}"]')
-        used.setdefault(next(s for s in STATE_WORSE if s in counts), []).append(names[g])
-    for kind, n in sorted(cited_kinds.items()):
-        lines.append(f'  {names[kind]}["{escape.mermaid(kind)}<br/>cited {n} times"]')
-        used.setdefault("entry", []).append(names[kind])
-    return lines, used
-
-
-def _tag_table(ctx: Context, claims: int, tag_groups: list[str], members: dict[str, list[str]], page: str) -> str:
-    """What the summary says under it, and its table of every tag with its claims' verdicts."""
-    out = (f"\n\n{claims} claims and what they cite are more than {WHOLE_MAX} nodes, so each claim is counted "
-           "under its first tag, a tag is coloured by the worst verdict among its claims, and each tag has arrows "
-           f"to the {MAX_ARROWS} it cites most; contradicted and not-reproduced claims are drawn on their own "
-           "too, joined to their tag by a dotted line"
-           + (f"; the {len(tag_groups) - MAX_GROUPS} smallest tags are one node, 'other tags'"
-              if len(tag_groups) > MAX_GROUPS + 1 else "; the smallest tag is drawn as 'other tags'"
-              if len(tag_groups) > MAX_GROUPS else "") + ". Every tag:")
-    # (the column of the newest state only where a claim is in it: the others' pages stay as they were)
-    columns = [s for s in STATE_WORSE if s != "not-reproduced" or s in ctx.states.values()]
-    table = ["| Tag | Claims | " + " | ".join(BADGES[s] for s in columns) + " |",
-             "| --- | ---: | " + " | ".join("---:" for _ in columns) + " |"]
-    for g in tag_groups:
-        states = [ctx.states.get(c) or "unchecked" for c in members[g]]
-        cell = f"[{escape.cell(g[1:])}]({relative(page, tag_page(g[1:]))})" if g != "#" else "no tag"
-        table.append(f"| {cell} | {len(states)} | " + " | ".join(str(states.count(s)) for s in columns) + " |")
-    return out + "\n\n" + "\n".join(table)
+def _groups(ctx: Context, cited: set[str]) -> dict[str, str]:
+    """The group of each of ``cited`` (literature and notes that claims cite): ``#tag`` for its
+    first tag when that is one of the ``MAX_GROUPS`` tags with most of them, its kind otherwise."""
+    rows = ctx.rows
+    counts: dict[str, int] = {}
+    for target in cited:
+        if rows[target].tags:
+            counts[rows[target].tags[0]] = counts.get(rows[target].tags[0], 0) + 1
+    top = set(sorted(counts, key=lambda t: (-counts[t], t))[:MAX_GROUPS])
+    return {t: "#" + rows[t].tags[0] if rows[t].tags and rows[t].tags[0] in top else rows[t].kind for t in cited}
 
 
 def _classes(used: dict[str, list[str]]) -> list[str]:

@@ -52,6 +52,8 @@ def mkdocs_config(config: Config, out: Path) -> str:
         "plugins:",
         "  - search",
         "  - recordtool  # Mermaid, escaping, entries in the nav (recordtool/render/mkdocs_plugin.py)",
+        "extra_css:",
+        "  - assets/site.css  # code in tables wraps between words; a wide graph scrolls",
         "extra_javascript:",
         "  - assets/mermaid.min.js  # served by the site, from recordtool's package: no CDN",
         "markdown_extensions:",

@@ -12,7 +12,11 @@ What the pages cannot say for themselves, it tells MkDocs:
   and an entry's title is shown as ``ID: title`` (the browser's tab carries the id).
 - Mermaid is served from the site (``assets/mermaid.min.js``, shipped in this package; Material
   uses a ``mermaid`` already loaded instead of fetching it from a CDN): the site reads offline.
-  The graphs' source stays out of the search index.
+  The graphs' source stays out of the search index. The site's own CSS (``assets/site.css``)
+  too: code in a table wraps between words, and a full-size graph scrolls.
+- An entry's kind, version and dates: the page leaves them to its front matter (GitHub shows
+  that as a table, Obsidian as properties), and the site, which shows no front matter, gets
+  them as rows of the properties table.
 - The navigation: after the index pages ``mkdocs.yml`` names, every entry's page and every
   tag's page, in the record's order, so the sidebar shows where a page is.
 
@@ -31,10 +35,14 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files
 
 from recordtool.record.load import id_sort_key
+from recordtool.render import escape
+from recordtool.render.page import PROPERTIES
+from recordtool.render.sitemap import kind_page
 
 FENCE = re.compile(r"^(?P<fence>```+|~~~+)mermaid[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
 CLICK = re.compile(r'^(?P<head>[ \t]*click[ \t]+\S+[ \t]+")(?P<href>[^":]*?)\.md(?P<anchor>#[^"]*)?"', re.MULTILINE)
 MERMAID = "assets/mermaid.min.js"  # in this package, and in the site
+CSS = "assets/site.css"
 ASSETS = Path(__file__).parent / "assets"
 
 
@@ -63,6 +71,20 @@ def safe_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def site_properties(markdown: str, meta: dict[str, Any]) -> str:
+    """An entry page's ``markdown`` with the rows its properties table leaves to the front
+    matter (kind, version, created, updated), from its front matter ``meta``, for the site
+    shows no front matter."""
+    head = f"{PROPERTIES}\n| --- | --- |\n"
+    if head not in markdown or not isinstance(meta.get("kind"), str):
+        return markdown
+    kind = meta["kind"]
+    rows = [f"| Kind | [{escape.cell(kind)}]({escape.href(kind_page(kind))}) |"]
+    rows += [f"| {name.capitalize()} | {escape.cell(str(meta[name]))} |"
+             for name in ("version", "created", "updated") if name in meta]
+    return markdown.replace(head, head + "\n".join(rows) + "\n", 1)
+
+
 def site_nav(nav: list[Any], pages: list[str]) -> list[Any]:
     """``mkdocs.yml``'s navigation, then the entries' pages (those at the top not named
     there) and the tags' pages, each in the record's order."""
@@ -77,10 +99,12 @@ class MermaidLinks(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_files(self, files: Files, /, *, config: Any) -> Files:
         config.nav = site_nav(config.nav or [], [f.src_uri for f in files.documentation_pages()])
-        files.append(File.generated(config, MERMAID, abs_src_path=str(ASSETS / "mermaid.min.js")))
+        for asset in (MERMAID, CSS):
+            files.append(File.generated(config, asset, abs_src_path=str(ASSETS / asset.split("/")[-1])))
         return files
 
     def on_page_markdown(self, markdown: str, /, *, page: Any, **_kwargs: Any) -> str:
+        markdown = site_properties(markdown, page.meta)
         page.meta = safe_meta(page.meta)
         return site_links(markdown)
 

@@ -19,7 +19,6 @@ from recordtool.render.sitemap import (
     INDEX,
     Context,
     entry_page,
-    kind_page,
     reading_time,
     relative,
     tag_page,
@@ -27,6 +26,7 @@ from recordtool.render.sitemap import (
 )
 
 HEADING_WIDTH = 120
+PROPERTIES = "| Property | Value |"
 STATUS_WORDS = {"active": "Active", "superseded": "Superseded", "retracted": "Retracted", "draft": "Draft"}
 
 
@@ -84,24 +84,20 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
 
 
 def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str]:
+    """The properties table: what the front matter cannot show (links, titles, notes, the
+    verdict's scope). Its kind, version and dates are left to the front matter, which GitHub
+    shows as a table of its own and Obsidian as properties; the site, which shows no front
+    matter, adds them (``mkdocs_plugin.site_properties``)."""
     rows: list[tuple[str, str]] = []
-    kind = ctx.project.config.kind_of(entry.id)
-    kind_name = kind.name if kind is not None else entry.kind
-    rows.append(("Kind", f"[{escape.cell(kind_name)}]({relative(page, kind_page(kind_name))})"))
     status = STATUS_WORDS.get(entry.status, entry.status)
     if entry.status_note:
         status += " — " + inline(entry.status_note, style)
     rows.append(("Status", status))
-    rows.append(("Version", str(entry.version)))
     state = ctx.state(entry.id)
     if state is not None:
         rows.append(("Verdict", verdict_badge(ctx, entry.id, state)))
     if entry.tags:
         rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
-    if entry.created:
-        rows.append(("Created", entry.created.isoformat()))
-    if entry.updated:
-        rows.append(("Updated", entry.updated.isoformat()))
     if entry.cites:
         cited = []
         for c in entry.cites:
@@ -112,7 +108,7 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
         cell = ", ".join(f"{ctx.link(page, s)} — {ctx.title_line(s)}" for s in sources)
         rows.append((escape.cell(label), cell))
-    out = ["| Property | Value |", "| --- | --- |"]
+    out = [PROPERTIES, "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in rows]
     return out
 

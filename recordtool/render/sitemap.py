@@ -168,7 +168,7 @@ def number(value: Any) -> str:
 
 
 class Row(NamedTuple):
-    """An entry as the index pages and the summarised graph show it: its kind, status, whether
+    """An entry as the index pages and the whole graph show it: its kind, status, whether
     it is a claim, its tags, and its title as a listing's cell shows it."""
 
     kind: str

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from recordtool.cli import cli
 from recordtool.record.config import Config
 from recordtool.render.mkdocs import MARK
-from recordtool.render.mkdocs_plugin import site_links, site_nav
+from recordtool.render.mkdocs_plugin import site_links, site_nav, site_properties
 from tests.conftest import ProjectBuilder
 from tests.render_record import build_site, site_markdown, small_record
 
@@ -32,7 +32,7 @@ def test_site_writes_mkdocs_yml_beside_the_pages(project: ProjectBuilder) -> Non
     assert text.startswith(MARK)
     for line in ['docs_dir: "pages"', 'site_dir: "pages-site"', "  - search", "        - name: mermaid",
                  '  - "The record": "index.md"', '      - "theory": "kinds/theory.md"', "  - md_in_html  #",
-                 "  anchors: warn  #", "  - assets/mermaid.min.js  #"]:
+                 "  anchors: warn  #", "  - assets/mermaid.min.js  #", "  - assets/site.css  #"]:
         assert f"\n{line}" in text
     # unchanged, the file is left as it is
     before = (project.root / "record" / "mkdocs.yml").stat().st_mtime_ns
@@ -73,11 +73,19 @@ def test_the_site_builds_in_strict_mode(project: ProjectBuilder) -> None:
     # Mermaid is the site's own; every entry and tag is in the nav, the page's own item marked
     assert (site / "assets" / "mermaid.min.js").stat().st_size > 1_000_000
     assert '<script src="assets/mermaid.min.js"></script>' in drawn and "unpkg.com" not in drawn
+    # and its own CSS: code in a table cell (a check's params) wraps between words, never inside one
+    assert '<link rel="stylesheet" href="assets/site.css">' in drawn
+    css = (site / "assets" / "site.css").read_text(encoding="utf-8")
+    assert re.search(r"\.md-typeset td code \{\s*word-break: normal;", css)
+    assert re.search(r"\.md-typeset \.mermaid \{\s*overflow: auto;", css)  # graph.md, drawn at full size, scrolls
     nav = drawn[drawn.index('<nav class="md-nav md-nav--primary"'):]
     for page in ("NOTE-1.html", "THEORY-1.html", "THEORY-2.html", "tags/alpha.html", "tags/beta.html"):
         assert f'href="{page}"' in nav, page
     assert '<a href="LIT-1.html" class="md-nav__link md-nav__link--active">' in drawn
     assert "<title>LIT-1: A paper - The record</title>" in drawn and "md-status" not in drawn
+    # the properties the page leaves to its front matter are rows of its table on the site
+    assert re.search(r'<td>Kind</td>\s*<td><a href="kinds/literature.html">literature</a></td>', drawn)
+    assert re.search(r"<td>Version</td>\s*<td>1</td>", drawn)
     # strict mode fails on what a reader would find broken: a link to a file not in the site
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
     assert run("render", "--root", str(project.root), "--site")[0] == 0
@@ -205,3 +213,14 @@ def test_a_title_cannot_make_the_site_read_code_further_down_its_page_as_html(pr
     html = site.convert(blanked(render_entry(ctx, "THEORY-3")))
     assert not re.findall(r"<(?:script|b)>", html)
     assert "&lt;script&gt;x&lt;/script&gt;--&gt;&lt;b&gt;!" in html  # shown, as code
+
+
+def test_the_site_adds_the_properties_left_to_the_front_matter() -> None:
+    from datetime import date
+
+    page = "# X\n\n| Property | Value |\n| --- | --- |\n| Status | Active |\n"
+    meta = {"id": "LIT-1", "kind": "literature", "version": 2, "created": date(2026, 1, 2)}
+    assert site_properties(page, meta) == (
+        "# X\n\n| Property | Value |\n| --- | --- |\n| Kind | [literature](kinds/literature.md) |\n| Version | 2 |\n"
+        "| Created | 2026-01-02 |\n| Status | Active |\n")
+    assert site_properties("# Index\n", {}) == "# Index\n"

@@ -73,7 +73,7 @@ def test_a_paper_page_carries_every_element_of_the_seed_page(project: ProjectBui
     assert lines[top + 2] == "[The record](index.md) · 1 min read"
     assert ("| Status | Active — read 2026-10-26 ([NOTE-3](NOTE-3.md)) in full; worth reading for "
             "[THEORY-12](THEORY-12.md). |") in page
-    assert "| Version | 2 |" in page
+    assert "| Version |" not in page and "| Kind |" not in page  # the front matter's (GitHub shows it as a table)
     assert ("| Tags | [representation-learning](tags/representation-learning.md), "
             "[compositionality](tags/compositionality.md) |") in page
     assert "| Cited as 'paper' by | [NOTE-3](NOTE-3.md) — Doe, Roe et al. — A framework for circuits |" in page
@@ -103,9 +103,7 @@ def test_typed_citations_both_ways_mentions_and_backlinks(project: ProjectBuilde
     assert rows == [
         "| Property | Value |",
         "| --- | --- |",
-        "| Kind | [literature](kinds/literature.md) |",
         "| Status | Active |",
-        "| Version | 1 |",
         "| Tags | [alpha](tags/alpha.md) |",
         "| Cited as 'paper' by | [NOTE-1](NOTE-1.md) — Notes on the paper |",
         "| Cited as 'source' by | [THEORY-1](THEORY-1.md) — The claim |",
