@@ -456,7 +456,7 @@ def test_a_clause_nothing_tests_leaves_the_claim_partly_verified_everywhere(tmp_
     report = tmp_path / "junit.xml"
     code, out, _ = invoke(root, "verify", "--junit-xml", str(report))
     assert code == 1
-    assert lines(out)[0].startswith("THEORY-1  partly verified: 1 of 2 clauses  ran in ")
+    assert re.match(r"THEORY-1  partly verified: 1 of 2 clauses  ran \(\d+\.\d s of check runs\)$", lines(out)[0])
     assert lines(out)[1].startswith("verified 0 of 1 selected claim (1 partly-verified); ran 2 check runs in ")
     data = json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())
     assert (data["result"], data["summary"]) == ("partly-verified", "partly verified: 1 of 2 clauses")
@@ -615,3 +615,19 @@ def test_a_traceback_shows_its_end_everywhere_with_paths_in_the_project(tmp_path
     page = (root / "record" / "pages" / "THEORY-1.md").read_text()
     assert "Control 'control' seed 0: error; the end of its traceback:" in page
     assert end[1] in page and str(tmp_path) not in page
+
+
+def test_verify_seeds_judges_what_a_claim_uses_as_it_stands(tmp_path: Path) -> None:
+    """`verify --try --seeds 1` runs the claims it names on one seed; a claim they use is
+    judged by its own seeds, so it is not called stale for the override."""
+    two = check("small", "ok", more="seeds: 2\n" + POWER)
+    root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", two),
+                                   "THEORY-2": claim_yaml("THEORY-2", two, extra="cites: [{id: THEORY-1, as: uses}]\n")})
+    assert invoke(root, "verify")[0] == 0
+    (root / "record" / "theory" / "THEORY-1.yaml").write_text(
+        claim_yaml("THEORY-1", two.replace('"< 0.5"', '"< 0.4"')), encoding="utf-8")  # now stale
+    code, out, _ = invoke(root, "verify", "--try", "--seeds", "1", "THEORY-2")
+    assert code == 0 and "uses THEORY-1 (stale)" in lines(out)[0], out
+    assert invoke(root, "verify", "THEORY-1")[0] == 0
+    code, out, _ = invoke(root, "verify", "--try", "--seeds", "1", "THEORY-2")
+    assert code == 0 and "uses" not in lines(out)[0], out

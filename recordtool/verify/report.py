@@ -98,8 +98,8 @@ def format_report(report: Report) -> str:
         elif result.claim in report.tried:
             how = "tried"
         line = f"{result.claim:<{width}}  {status.label:<9}  {how}"
-        if verdict is not None and result.ran:
-            line += f" in {verdict.duration_s:.1f} s"
+        if verdict is not None and result.ran:  # the runs' own times summed; the last line gives the wall time
+            line += f" ({verdict.duration_s:.1f} s of check runs)"
         elif verdict is not None and status.state != "stale" and not result.cut_short:
             line += f", since {verdict.since}"
         bad = [c for c in verdict.checks if c.outcome != "pass"] if verdict is not None else []

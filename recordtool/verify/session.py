@@ -203,7 +203,9 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
 
         kept = open_kept(config)
     store = read_store(config, needed, kept)
-    statuses, prints = assess_claims(project, needed, store, seeds=options.seeds, kept=kept)
+    statuses, prints = assess_claims(project, chosen, store, seeds=options.seeds, kept=kept)
+    # what they use is judged as it stands: `--seeds` is for the claims run, not theirs
+    statuses |= assess_claims(project, [i for i in needed if i not in chosen_ids], store, kept=kept)[0]
     if kept is not None:
         kept.save()
 
