@@ -42,7 +42,6 @@ TAG_MAX = 100  # characters of a tag
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-
 def _fits(value: str, what: str) -> str:
     """``value``, or a ValueError when it is too long to name a file or folder (``NAME_MAX``)."""
     if len(value) > NAME_MAX:
@@ -55,6 +54,7 @@ def _metric_name(metric: str) -> str:
     if not _METRIC.match(metric):
         raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
     return metric
+
 
 class _Strict(BaseModel):
     # defer_build: each model's validator is built when it first validates, not on import,
@@ -135,10 +135,6 @@ class Expect(_Strict):
         """Whether the YAML wrote this expectation as a plain comparison (``err: "< 1"``)."""
         return self._plain
 
-    @property
-    def expectation(self) -> Expectation:
-        return self.is_
-
     def holds(self, value: float) -> bool:
         """Whether ``value`` satisfies the comparison (never for NaN)."""
         return self.is_.holds(value)
@@ -163,7 +159,6 @@ def _expect(value: Any) -> Any:
 
 
 ExpectField = Annotated[Expect, BeforeValidator(_expect, json_schema_input_type=str | Expect)]
-ClauseRef = ClauseList
 
 
 class Tolerance(_Strict):
@@ -257,7 +252,7 @@ class CheckSpec(_Strict):
     run: str
     params: dict[str, Any] = Field(default_factory=dict)
     expect: dict[str, ExpectField] = Field(min_length=1)
-    observe: dict[str, ClauseRef] = Field(default_factory=dict)
+    observe: dict[str, ClauseList] = Field(default_factory=dict)
     degenerate: dict[str, ExpectationField] = Field(default_factory=dict)
     seeds: int = Field(default=1, ge=1)
     quorum: int | None = Field(default=None, ge=1)
@@ -440,11 +435,6 @@ class Theory(Entry):
 
     def clause_text(self, clause: str) -> str:
         return self.clauses.get(clause, self.statement if clause == STATEMENT_CLAUSE else "")
-
-    def clauses_of(self, expect: Expect) -> list[str]:
-        """The clauses an expectation tests: those it names, else every clause (which
-        validation allows only for a claim of one clause)."""
-        return list(expect.clause) or self.clause_ids
 
     @property
     def display_title(self) -> str:
