@@ -54,22 +54,18 @@ def write_atomic(path: Path, data: bytes | str, *, new: bool = False) -> None:
             os.unlink(tmp_name)
 
 
-def sweep(folder: str | Path) -> list[str]:
+def sweep(folder: str | Path) -> None:
     """Remove the temporary files in ``folder`` left by recordtool processes that are gone
-    (their id names no running process); returns their names."""
-    removed: list[str] = []
+    (their id names no running process)."""
     try:
         names = os.listdir(folder)
     except OSError:
-        return removed
+        return
     for name in names:
         match = _TEMPORARY.match(name)
-        if match is None or _alive(int(match.group(1))):
-            continue
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
-            os.unlink(os.path.join(folder, name))
-            removed.append(name)
-    return removed
+        if match is not None and not _alive(int(match.group(1))):
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                os.unlink(os.path.join(folder, name))
 
 
 def sweep_runs(folder: str | Path) -> None:

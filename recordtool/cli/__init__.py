@@ -242,15 +242,12 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
            no_cache: bool, watch: bool) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
-    Each page shows the entry's properties, typed citations both ways, a graph view, its
-    body with every id linked, and its backlinks; a claim's page shows its verdict and the
-    evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed, while an entry whose file is there but does not load keeps its last
-    page, marked stale on the index page. A file recordtool did not write is never written
-    over (render names it and writes nothing). With --site, also the configuration of a
-    static site made of the pages (MkDocs with the Material theme). Exits 0 when done, 1 when
-    --check finds a broken link (each printed as page:line) or an entry file does not load,
-    2 on a usage error (or such a file), 130 on Ctrl-C.
+    Only pages whose content changed are rewritten; pages of deleted entries are removed,
+    while an entry whose file is there but does not load keeps its last page, marked stale
+    on the index page. A file recordtool did not write is never written over (render names
+    it and writes nothing). Exits 0 when done, 1 when --check finds a broken link (each
+    printed as page:line) or an entry file does not load, 2 on a usage error (or such a
+    file), 130 on Ctrl-C.
     """
     if watch:
         import recordtool.cli.watch as watching
@@ -302,8 +299,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
              err=True)
     if report.broken or report.unloaded:
         sys.exit(1)
-
-
 
 
 cli.add_command(verdicts.verify)

@@ -105,8 +105,6 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
                              show_default=True, help="Output format.")
 
 
-
-
 class Commands(click.Group):
     """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: what it writes
     is written whole or not at all (atomic writes, temporary files removed), one line says
@@ -119,7 +117,6 @@ class Commands(click.Group):
             except KeyboardInterrupt:
                 echo("interrupted: nothing half-written is left", err=True)
                 sys.exit(interrupted_code())
-
 
 
 def storage_error(exc: OSError, doing: str) -> NoReturn:

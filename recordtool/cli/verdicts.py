@@ -60,22 +60,16 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
            device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool, watch: bool) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
-    Each check runs on its `seeds:` (default 1), and so does each control, every run in a
-    child process (here, or on a Dask cluster with --scheduler: docs/cluster.md); a hang
-    ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
-    is fresh (nothing that produced it has changed) are not rerun unless --force, except a
-    timeout or error that the run caused (a timeout, a crash, a signal), not the claim.
-    --try runs and judges without keeping anything.
+    Each check and control runs on each of its `seeds:`, every run in a child process (here,
+    or on a Dask cluster with --scheduler: docs/cluster.md); a hang ends in `timeout`, a
+    crash in `error`. A claim whose verdict is fresh is not rerun unless --force (a timeout
+    or error the machine caused is). --try runs and judges without keeping anything.
 
-    The committed verdicts are the baseline. Exits 1 when this run leaves a claim worse off
-    than its committed verdict (a result or a clause that held got worse; a claim with no
-    verdict before that is not verified; a check in error or timeout), 0 otherwise, so a
-    claim the record already shows as contradicted is a finding, not a failure; with
-    --strict, 1 unless every selected claim is verified (every clause; or skipped). Exits 2
-    on a usage error (an id that is not a claim, say) or a cluster that cannot be used
-    (before anything runs), 5 when --tag or -k select no claim at all, 75 when another
-    verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the verdicts
-    already finished are kept). The rules: docs/verdicts.md.
+    Exits 1 when this run leaves a claim worse off than its committed verdict (with --strict:
+    unless every selected claim is verified), 0 otherwise; 2 on a usage error or a cluster
+    that cannot be used (before anything runs), 5 when --tag or -k select no claim, 75 when
+    another verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the
+    verdicts already finished are kept). The rules: docs/verdicts.md.
     """
     if watch:
         if not trial:
@@ -162,11 +156,9 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     """Show what holds now: every claim's verdict, and why a stale one is stale.
 
     Reads the verdicts in record/verdicts/ and the check sources; runs nothing. A claim is
-    `verified` (every clause), `partly-verified` ("partly verified: 4 of 5 clauses"),
-    `contradicted`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
-    produced its verdict changed: the statement, a check's spec, its code, the environment)
-    or `unchecked`. --why adds each clause's verdict and each expectation's power and
-    spread over seeds (docs/verdicts.md).
+    `verified`, `partly-verified`, `contradicted`, `no-power`, `error`, `timeout`, `skipped`,
+    `stale` (something that produced its verdict changed) or `unchecked`. --why adds each
+    clause's verdict and each expectation's power and spread over seeds (docs/verdicts.md).
     """
     inputs = common.replay(root, "status", {"ids": ids, "why": why, "format": fmt})
     from recordtool.verify.session import VerifyError, find_claims
@@ -187,8 +179,6 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     else:
         common.echo(format_status(statuses, why=why))
     common.keep(project, inputs, 0)
-
-
 
 
 @click.command(short_help="Show how the verdicts changed: since the last commit, or between two.")
