@@ -135,11 +135,9 @@ def _kind(project: Project, name: str, hint: str) -> Kind:
 def _example_id(root: Path | None) -> str:
     """An id of the project's first kind, for a hint: the shape its ids take, whatever its
     record holds (``PREFIX-1`` where no configuration can be read)."""
-    from recordtool.record.config import ConfigError, find_root, load_config
-
     try:
-        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
-    except (ConfigError, OSError):
+        config = common.config_of(root)
+    except (click.UsageError, OSError):
         return "PREFIX-1"
     return f"{next(iter(config.kinds), 'PREFIX')}-1"
 
@@ -215,14 +213,9 @@ def schema(root: Path | None) -> None:
     entry's first line names; `recordtool schema > record/.schema.json` refreshes it
     (docs/editors.md).
     """
-    from recordtool.record.config import ConfigError, find_root, load_config
     from recordtool.record.template import schema_text
 
-    try:
-        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
-    except ConfigError as exc:
-        raise click.UsageError(terminal(str(exc))) from None
-    common.echo(schema_text(config).rstrip("\n"))
+    common.echo(schema_text(common.config_of(root)).rstrip("\n"))
 
 
 @cli.command()

@@ -22,6 +22,7 @@ from recordtool.meter import Meter
 from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
+    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
     from recordtool.verify.snapshot import Inputs
@@ -81,6 +82,17 @@ def open_record(root: Path | None, jobs: int | None = None, *, cache: bool = Tru
             return open_project(root=root, jobs=jobs, cache=cache, meter=shown)
         except ConfigError as exc:
             raise click.UsageError(terminal(str(exc))) from None
+
+
+def config_of(root: Path | None) -> Config:
+    """The configuration of the project at ``root`` (else the nearest one above the current
+    folder); a usage error when there is none or it is wrong."""
+    from recordtool.record.config import ConfigError, find_root, load_config
+
+    try:
+        return load_config(root.resolve() if root is not None else find_root(Path.cwd()))
+    except ConfigError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
 
 
 root_option = click.option(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -114,21 +115,11 @@ class Expect(_Strict):
     """
 
     is_: ExpectationField = Field(alias="is")
-    clause: ClauseList = Field(default_factory=list)
-    null: str | None = None
+    clause: Annotated[ClauseList, AfterValidator(_clause_ids)] = Field(default_factory=list)
+    null: Annotated[str, AfterValidator(_metric_name)] | None = None
     _plain: bool = PrivateAttr(default=False)  # written as a plain comparison
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
-
-    @field_validator("clause")
-    @classmethod
-    def _clauses(cls, value: list[str]) -> list[str]:
-        return _clause_ids(value)
-
-    @field_validator("null")
-    @classmethod
-    def _null(cls, value: str | None) -> str | None:
-        return None if value is None else _metric_name(value)
 
     @property
     def plain(self) -> bool:
