@@ -46,10 +46,6 @@ POLL_S = 0.01
 HASH_SEED = "0"
 
 
-def _serve_by_default() -> bool:
-    return os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0"
-
-
 @dataclass
 class Job:
     """One call of a check function, in a child process."""
@@ -175,7 +171,7 @@ class Runner:
     jobs: int = 1
     display: Display = field(default_factory=NoDisplay)
     python: str = sys.executable
-    serve: bool = field(default_factory=_serve_by_default)  # fork runs from a warm server
+    serve: bool = field(default_factory=lambda: os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0")  # fork runs from a warm server
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Yield each job's result as it finishes. On KeyboardInterrupt (or when the

@@ -123,15 +123,6 @@ def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
     return check.timeout if check.timeout is not None else config.timeout
 
 
-def _figure_stage(workdir: Path, claim: str, check: str, variant: str, seed: int) -> Path:
-    path = workdir / "figures" / claim / check
-    if variant:
-        path = path / variant
-    if seed != 0:
-        path = path / f"seed-{seed}"
-    return path
-
-
 def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int) -> float:
     """The last duration of this run (or of its check), for starting the slowest first."""
     if previous is None:
@@ -324,11 +315,12 @@ class _Session:
                 (c.name, {**check.params, **c.params}, kind) for kind, group in
                 enumerate((check.all_controls, check.all_positives)) for c in group]
             for variant, params, positive in variants:
+                stage = self.workdir / "figures" / claim.id / check.name / variant  # (no variant: no folder)
                 for seed in seeds_of(check, self.options):
                     plan.jobs.append(Job(
                         claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                         function=check.function, params=params, timeout=timeout,
-                        figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed),
+                        figures_dir=stage / (f"seed-{seed}" if seed else ""),
                         expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
                         needs=tuple(check.needs), positive=bool(positive),
                         **run_limits(check, timeout, self.options.device)))
@@ -443,10 +435,11 @@ def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSp
     last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
     prev_check = last if check.name in plan.comparable else None
     # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
-    # that is the machine's doing, not nondeterminism (docs/verdicts.md)
+    # that is the machine's doing, not nondeterminism (docs/verdicts.md); the last verdict's
+    # devices are those its ``_where`` names before the cluster's workers
     check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
     elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
-        and not set(check_devices) <= set(_devices_of(plan.previous.device)) else ""
+        and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""
     return judge_check(check, runs_of(""), controls, timeout=check_timeout(config, check, options), figures=figures,
                        duration_s=duration, previous=prev_check, clause_ids=claim.clause_ids,
                        last_ok=last_successful(last), previous_elsewhere=elsewhere, positives=positives)
@@ -460,11 +453,6 @@ def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
     if any(d.startswith(f"{device} (") for d in named):
         named = [d for d in named if d != device]
     return named or [device]
-
-
-def _devices_of(where: str) -> list[str]:
-    """A verdict's devices (``_where``), without the cluster's workers named after them."""
-    return where.split(", worker", 1)[0].split("; ")
 
 
 def _where(device: str, results: Iterable[JobResult]) -> str:
