@@ -249,7 +249,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     from recordtool.render.site import render as render_site
     from recordtool.render.write import RenderError
 
-    project: Project | None = None
     try:
         # (a progress line on a terminal, erased before anything else is printed)
         with Meter(sys.stderr) as meter:
@@ -257,8 +256,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             meter.erase()
             common.report_errors(project)
             config = project.config
-            with common.terminate_as_interrupt():
-                report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
+            report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 

@@ -131,8 +131,7 @@ def _run(project: Project, options: Options) -> Report:
             hint = common.no_such_tag(tuple(options.tags), project.record.claims(), "claim")
             common.echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
             sys.exit(common.NOTHING_SELECTED)
-        with common.terminate_as_interrupt():
-            return run_verify(project, options, make_display())
+        return run_verify(project, options, make_display())
     except ClusterError as exc:
         common.echo(f"error: {exc}", err=True)
         sys.exit(2)
