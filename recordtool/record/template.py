@@ -45,8 +45,8 @@ def schema_text(config: Config) -> str:
     return json.dumps(json_schema(kinds), indent=2, sort_keys=True) + "\n"
 
 
-def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str = SCHEMA_FILE,
-                    reference: Reference | None = None) -> str:
+def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str,
+                    reference: Reference | None) -> str:
     """The new entry's text; ``schema``: the path of the JSON Schema file relative to it;
     ``reference``: a literature entry's (read from BibTeX), else the template's placeholder."""
     lines = [
@@ -103,8 +103,7 @@ def check_title(title: str) -> str:
 NEW_TRIES = 100  # ids tried one after the other when other processes take them first
 
 
-def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None, *,
-                 reference: Reference | None = None) -> Path:
+def create_entry(config: Config, kind: Kind, title: str, *, reference: Reference | None = None) -> Path:
     """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
     is parsed and validated before it is written: what ``new`` writes always loads. When
     another process (another ``recordtool new`` at the same moment) takes the id first, the
@@ -117,7 +116,7 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     for _ in range(NEW_TRIES):
         entry_id = f"{kind.prefix}-{number}"
         path = config.record / kind.folder / f"{entry_id}.yaml"
-        text = render_template(kind, entry_id, title, today or dt.date.today(),
+        text = render_template(kind, entry_id, title, dt.date.today(),
                                Path(os.path.relpath(schema, path.parent)).as_posix(), reference)
         _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
         problems = [p for p in found if p.severity == "error"]

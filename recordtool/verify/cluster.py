@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 
 from recordtool.atomic import write_atomic
 from recordtool.parallel import cores
-from recordtool.verify.runner import Display, Job, JobResult, NoDisplay
+from recordtool.verify.runner import Display, Job, JobResult
 from recordtool.verify.task import CACHE_ID, Setup, TaskResult, differences, identity, run_task
 from recordtool.verify.verdict import RunOutcome
 
@@ -142,8 +142,8 @@ class ClusterRunner:
         self._submitted = 0  # tasks submitted so far: their keys are numbered
 
     @classmethod
-    def connect(cls, address: str, *, root: Path, package: str, cache_dir: Path, device: str = "cpu",
-                display: Display | None = None) -> ClusterRunner:
+    def connect(cls, address: str, *, root: Path, package: str, cache_dir: Path, device: str,
+                display: Display) -> ClusterRunner:
         """Connect to the scheduler at ``address`` (or start ``local:N``); ``ClusterError`` when
         it cannot be reached within ``CONNECT_TIMEOUT_S``."""
         name, count = parse_address(address)
@@ -173,7 +173,7 @@ class ClusterRunner:
                                "start one (docs/cluster.md) or run here with --scheduler none") from None
         setup = Setup(root=root.resolve(), package=package, cache_dir=cache_dir.resolve(),
                       cache_id=_cache_id(cache_dir), device=device)
-        return cls(client, cluster, address, setup, display or NoDisplay())
+        return cls(client, cluster, address, setup, display)
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Run every job, yield each result as it finishes. On KeyboardInterrupt (or when

@@ -168,7 +168,6 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     """What the claims' fingerprints read besides the record and the checks package: the
     third-party packages whose versions they compare, and every module a check runs that lies
     outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
-    from recordtool.record.schema import Theory
     from recordtool.verify.fingerprint import Scanner
 
     config = project.config
@@ -180,7 +179,7 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     if record.modules is not None:  # as loading found them
         modules = set().union(*record.modules.values())
     else:
-        modules = {check.module for claim in record.claims() if isinstance(claim, Theory) for check in claim.checks}
+        modules = {check.module for claim in record.claims() for check in claim.checks}
     for module in sorted(modules):
         scan = scanner.scan(module)
         packages |= scan.packages
