@@ -207,11 +207,10 @@ def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | Non
 @cli.command(short_help="Print the JSON Schema of an entry, for editors.")
 @common.root_option
 def schema(root: Path | None) -> None:
-    """Print the JSON Schema (draft 7) of the record's entries, made from the models that
-    `validate` uses and the project's kinds: an editor's YAML server completes and checks
-    fields with it. `recordtool new` keeps a copy in record/.schema.json, which each new
-    entry's first line names; `recordtool schema > record/.schema.json` refreshes it
-    (docs/editors.md).
+    """Print the JSON Schema (draft 7) of the record's entries, for an editor's YAML server.
+
+    `recordtool new` keeps a copy in record/.schema.json, which each new entry's first line
+    names; `recordtool schema > record/.schema.json` refreshes it (docs/editors.md).
     """
     from recordtool.record.template import schema_text
 

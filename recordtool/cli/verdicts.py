@@ -189,12 +189,10 @@ def diff(root: Path | None, revs: tuple[str, ...], fmt: str) -> None:
     """Compare the verdicts committed at REV_A (default HEAD) with those at REV_B (default:
     the working tree's record/verdicts/, as `verify` or a try left them).
 
-    Shows each claim whose result changed, each clause whose state changed, each expectation
-    whose numbers moved beyond its check's `tolerance:` (both values, the median over the
-    seeds, and the machines that measured them), and the claims new or removed. Exits 1
-    when a claim is worse off (by the rule of `verify`: a lower result, a clause verified
-    before and not now, a new claim not verified; a removed claim is not), 0 otherwise, 2
-    on a usage error (not a git repository, an unknown revision, a damaged verdict).
+    Shows each claim whose result or clauses changed, each expectation whose numbers moved
+    beyond its check's `tolerance:`, and the claims new or removed (docs/verdicts.md). Exits
+    1 when a claim is worse off (by the rule of `verify`), 0 otherwise, 2 on a usage error
+    (not a git repository, an unknown revision, a damaged verdict).
     """
     from recordtool.render.escape import code
     from recordtool.safetext import one_line
