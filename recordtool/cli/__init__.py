@@ -158,10 +158,8 @@ def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | Non
     """Create an entry of KIND (literature, note, theory) with the next free id.
 
     Writes a valid file from a template and prints its path; never overwrites a file. A
-    literature entry's reference can come from BibTeX: --bibtex FILE, with --key K or --doi
-    DOI to choose when FILE holds several entries. A literature entry with the DOI, URL or
-    title of one in the record is refused (exit 1) unless --force is given. Exits 2 on a
-    usage error or BibTeX that cannot be read.
+    literature entry with the DOI, URL or title of one in the record is refused (exit 1)
+    unless --force; exits 2 on a usage error or BibTeX that cannot be read (docs/record.md).
     """
     from recordtool.record.bibtex import BibtexError, read_reference
     from recordtool.record.duplicates import same_work

@@ -118,9 +118,8 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
 
 
 class Commands(click.Group):
-    """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: what it writes
-    is written whole or not at all (atomic writes, temporary files removed), one line says
-    so, and the exit code says which signal (143, 130). ``render`` and ``verify`` say more."""
+    """Every command stops on SIGTERM as on Ctrl-C (``terminate_as_interrupt``): what it
+    writes is whole or not written, and one line says so (``render`` and ``verify`` say more)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         with terminate_as_interrupt():
@@ -145,7 +144,7 @@ _TERMINATED = False  # set when SIGTERM interrupted the command
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a CI timeout, ``kill``) stops the command as Ctrl-C does: children ended,
-    what is finished kept, one message; the exit code then says which (143, 130)."""
+    what is finished kept, one message; the exit code then says which (143, 130: ``interrupted_code``)."""
     global _TERMINATED
     _TERMINATED = False
 

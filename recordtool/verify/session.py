@@ -125,19 +125,11 @@ def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
 
 def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int) -> float:
     """The last duration of this run (or of its check), for starting the slowest first."""
-    if previous is None:
+    last = next((c for c in previous.checks if c.name == check), None) if previous is not None else None
+    if last is None:
         return float("inf")
-    for verdict in previous.checks:
-        if verdict.name != check:
-            continue
-        runs = verdict.runs
-        if variant:
-            runs = next((c.runs for c in [*verdict.controls, *verdict.positives] if c.name == variant), [])
-        for run in runs:
-            if run.seed == seed:
-                return run.duration_s
-        return verdict.duration_s
-    return float("inf")
+    runs = next((c.runs for c in [*last.controls, *last.positives] if c.name == variant), []) if variant else last.runs
+    return next((run.duration_s for run in runs if run.seed == seed), last.duration_s)
 
 
 @dataclass
