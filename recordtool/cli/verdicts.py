@@ -62,8 +62,8 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
 
     Each check and control runs on each of its `seeds:`, every run in a child process (here,
     or on a Dask cluster with --scheduler: docs/cluster.md); a hang ends in `timeout`, a
-    crash in `error`. A claim whose verdict is fresh is not rerun unless --force (a timeout
-    or error the machine caused is). --try runs and judges without keeping anything.
+    crash in `error`. A claim whose verdict is fresh is not rerun unless --force (but one
+    whose run the machine broke is). --try runs and judges without keeping anything.
 
     Exits 1 when this run leaves a claim worse off than its committed verdict (with --strict:
     unless every selected claim is verified), 0 otherwise; 2 on a usage error or a cluster
