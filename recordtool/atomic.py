@@ -28,49 +28,44 @@ def temporary_name(folder: str | Path, name: str) -> str:
     return os.path.join(folder, f".{name}.recordtool-{os.getpid()}-{os.urandom(4).hex()}.tmp")
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
+def write_atomic(path: Path, data: bytes | str, *, new: bool = False) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
-    The temporary file is flushed and fsynced, then renamed over ``path``; on any error
-    (a full disk, Ctrl-C) it is removed and ``path`` is left as it was.
+    The temporary file is flushed and fsynced, then renamed over ``path`` (``new``: linked to
+    ``path``, FileExistsError when a file is there: one is never replaced); on any error (a
+    full disk, Ctrl-C) it is removed and ``path`` is left as it was.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = temporary_name(path.parent, path.name)
     try:
         fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        if isinstance(exc, OSError) and exc.errno is not None:  # named after the file meant, not the temporary one
+        (os.link if new else os.replace)(tmp_name, path)
+    except OSError as exc:
+        if exc.errno is not None:  # named after the file meant, not the temporary one
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
 
 
-def sweep(folder: str | Path) -> list[str]:
+def sweep(folder: str | Path) -> None:
     """Remove the temporary files in ``folder`` left by recordtool processes that are gone
-    (their id names no running process); returns their names."""
-    removed: list[str] = []
+    (their id names no running process)."""
     try:
         names = os.listdir(folder)
     except OSError:
-        return removed
+        return
     for name in names:
         match = _TEMPORARY.match(name)
-        if match is None or _alive(int(match.group(1))):
-            continue
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
-            os.unlink(os.path.join(folder, name))
-            removed.append(name)
-    return removed
+        if match is not None and not _alive(int(match.group(1))):
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                os.unlink(os.path.join(folder, name))
 
 
 def sweep_runs(folder: str | Path) -> None:

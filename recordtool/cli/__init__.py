@@ -135,11 +135,9 @@ def _kind(project: Project, name: str, hint: str) -> Kind:
 def _example_id(root: Path | None) -> str:
     """An id of the project's first kind, for a hint: the shape its ids take, whatever its
     record holds (``PREFIX-1`` where no configuration can be read)."""
-    from recordtool.record.config import ConfigError, find_root, load_config
-
     try:
-        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
-    except (ConfigError, OSError):
+        config = common.config_of(root)
+    except (click.UsageError, OSError):
         return "PREFIX-1"
     return f"{next(iter(config.kinds), 'PREFIX')}-1"
 
@@ -160,10 +158,8 @@ def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | Non
     """Create an entry of KIND (literature, note, theory) with the next free id.
 
     Writes a valid file from a template and prints its path; never overwrites a file. A
-    literature entry's reference can come from BibTeX: --bibtex FILE, with --key K or --doi
-    DOI to choose when FILE holds several entries. A literature entry with the DOI, URL or
-    title of one in the record is refused (exit 1) unless --force is given. Exits 2 on a
-    usage error or BibTeX that cannot be read.
+    literature entry with the DOI, URL or title of one in the record is refused (exit 1)
+    unless --force; exits 2 on a usage error or BibTeX that cannot be read (docs/record.md).
     """
     from recordtool.record.bibtex import BibtexError, read_reference
     from recordtool.record.duplicates import same_work
@@ -209,20 +205,14 @@ def new(root: Path | None, kind_name: str, title: str | None, bibtex: Path | Non
 @cli.command(short_help="Print the JSON Schema of an entry, for editors.")
 @common.root_option
 def schema(root: Path | None) -> None:
-    """Print the JSON Schema (draft 7) of the record's entries, made from the models that
-    `validate` uses and the project's kinds: an editor's YAML server completes and checks
-    fields with it. `recordtool new` keeps a copy in record/.schema.json, which each new
-    entry's first line names; `recordtool schema > record/.schema.json` refreshes it
-    (docs/editors.md).
+    """Print the JSON Schema (draft 7) of the record's entries, for an editor's YAML server.
+
+    `recordtool new` keeps a copy in record/.schema.json, which each new entry's first line
+    names; `recordtool schema > record/.schema.json` refreshes it (docs/editors.md).
     """
-    from recordtool.record.config import ConfigError, find_root, load_config
     from recordtool.record.template import schema_text
 
-    try:
-        config = load_config(root.resolve() if root is not None else find_root(Path.cwd()))
-    except ConfigError as exc:
-        raise click.UsageError(terminal(str(exc))) from None
-    common.echo(schema_text(config).rstrip("\n"))
+    common.echo(schema_text(common.config_of(root)).rstrip("\n"))
 
 
 @cli.command()
@@ -242,15 +232,12 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
            no_cache: bool, watch: bool) -> None:
     """Write the record as backlinked Markdown pages, one per entry, with index pages.
 
-    Each page shows the entry's properties, typed citations both ways, a graph view, its
-    body with every id linked, and its backlinks; a claim's page shows its verdict and the
-    evidence for it. Only pages whose content changed are rewritten; pages of deleted
-    entries are removed, while an entry whose file is there but does not load keeps its last
-    page, marked stale on the index page. A file recordtool did not write is never written
-    over (render names it and writes nothing). With --site, also the configuration of a
-    static site made of the pages (MkDocs with the Material theme). Exits 0 when done, 1 when
-    --check finds a broken link (each printed as page:line) or an entry file does not load,
-    2 on a usage error (or such a file), 130 on Ctrl-C.
+    Only pages whose content changed are rewritten; pages of deleted entries are removed,
+    while an entry whose file is there but does not load keeps its last page, marked stale
+    on the index page. A file recordtool did not write is never written over (render names
+    it and writes nothing). Exits 0 when done, 1 when --check finds a broken link (each
+    printed as page:line) or an entry file does not load, 2 on a usage error (or such a
+    file), 130 on Ctrl-C.
     """
     if watch:
         import recordtool.cli.watch as watching
@@ -259,7 +246,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
     from recordtool.render.site import render as render_site
     from recordtool.render.write import RenderError
 
-    project: Project | None = None
     try:
         # (a progress line on a terminal, erased before anything else is printed)
         with Meter(sys.stderr) as meter:
@@ -267,8 +253,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             meter.erase()
             common.report_errors(project)
             config = project.config
-            with common.terminate_as_interrupt():
-                report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
+            report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 
@@ -302,8 +287,6 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
              err=True)
     if report.broken or report.unloaded:
         sys.exit(1)
-
-
 
 
 cli.add_command(verdicts.verify)

@@ -22,6 +22,7 @@ from recordtool.meter import Meter
 from recordtool.safetext import terminal
 
 if TYPE_CHECKING:
+    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.record.schema import Entry
     from recordtool.verify.snapshot import Inputs
@@ -83,6 +84,17 @@ def open_record(root: Path | None, jobs: int | None = None, *, cache: bool = Tru
             raise click.UsageError(terminal(str(exc))) from None
 
 
+def config_of(root: Path | None) -> Config:
+    """The configuration of the project at ``root`` (else the nearest one above the current
+    folder); a usage error when there is none or it is wrong."""
+    from recordtool.record.config import ConfigError, find_root, load_config
+
+    try:
+        return load_config(root.resolve() if root is not None else find_root(Path.cwd()))
+    except ConfigError as exc:
+        raise click.UsageError(terminal(str(exc))) from None
+
+
 root_option = click.option(
     "--root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -105,12 +117,9 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
                              show_default=True, help="Output format.")
 
 
-
-
 class Commands(click.Group):
-    """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: what it writes
-    is written whole or not at all (atomic writes, temporary files removed), one line says
-    so, and the exit code says which signal (143, 130). ``render`` and ``verify`` say more."""
+    """Every command stops on SIGTERM as on Ctrl-C (``terminate_as_interrupt``): what it
+    writes is whole or not written, and one line says so (``render`` and ``verify`` say more)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         with terminate_as_interrupt():
@@ -119,7 +128,6 @@ class Commands(click.Group):
             except KeyboardInterrupt:
                 echo("interrupted: nothing half-written is left", err=True)
                 sys.exit(interrupted_code())
-
 
 
 def storage_error(exc: OSError, doing: str) -> NoReturn:
@@ -136,7 +144,7 @@ _TERMINATED = False  # set when SIGTERM interrupted the command
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a CI timeout, ``kill``) stops the command as Ctrl-C does: children ended,
-    what is finished kept, one message; the exit code then says which (143, 130)."""
+    what is finished kept, one message; the exit code then says which (143, 130: ``interrupted_code``)."""
     global _TERMINATED
     _TERMINATED = False
 

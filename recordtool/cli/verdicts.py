@@ -60,22 +60,16 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
            device: str, scheduler: str | None, fmt: str, junit_xml: Path | None, strict: bool, watch: bool) -> None:
     """Run the checks of claims and keep their verdicts in record/verdicts/.
 
-    Each check runs on its `seeds:` (default 1), and so does each control, every run in a
-    child process (here, or on a Dask cluster with --scheduler: docs/cluster.md); a hang
-    ends in `timeout`, a crash in `error`, and neither stops the run. Claims whose verdict
-    is fresh (nothing that produced it has changed) are not rerun unless --force, except a
-    timeout or error that the run caused (a timeout, a crash, a signal), not the claim.
-    --try runs and judges without keeping anything.
+    Each check and control runs on each of its `seeds:`, every run in a child process (here,
+    or on a Dask cluster with --scheduler: docs/cluster.md); a hang ends in `timeout`, a
+    crash in `error`. A claim whose verdict is fresh is not rerun unless --force (but one
+    whose run the machine broke is). --try runs and judges without keeping anything.
 
-    The committed verdicts are the baseline. Exits 1 when this run leaves a claim worse off
-    than its committed verdict (a result or a clause that held got worse; a claim with no
-    verdict before that is not verified; a check in error or timeout), 0 otherwise, so a
-    claim the record already shows as contradicted is a finding, not a failure; with
-    --strict, 1 unless every selected claim is verified (every clause; or skipped). Exits 2
-    on a usage error (an id that is not a claim, say) or a cluster that cannot be used
-    (before anything runs), 5 when --tag or -k select no claim at all, 75 when another
-    verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the verdicts
-    already finished are kept). The rules: docs/verdicts.md.
+    Exits 1 when this run leaves a claim worse off than its committed verdict (with --strict:
+    unless every selected claim is verified), 0 otherwise; 2 on a usage error or a cluster
+    that cannot be used (before anything runs), 5 when --tag or -k select no claim, 75 when
+    another verify holds the verdicts' lock (nothing runs; try again), 130 on Ctrl-C (the
+    verdicts already finished are kept). The rules: docs/verdicts.md.
     """
     if watch:
         if not trial:
@@ -137,8 +131,7 @@ def _run(project: Project, options: Options) -> Report:
             hint = common.no_such_tag(tuple(options.tags), project.record.claims(), "claim")
             common.echo(f"no claim matches {' '.join(filters)}{f' ({hint})' if hint else ''}; nothing verified", err=True)
             sys.exit(common.NOTHING_SELECTED)
-        with common.terminate_as_interrupt():
-            return run_verify(project, options, make_display())
+        return run_verify(project, options, make_display())
     except ClusterError as exc:
         common.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -162,11 +155,9 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     """Show what holds now: every claim's verdict, and why a stale one is stale.
 
     Reads the verdicts in record/verdicts/ and the check sources; runs nothing. A claim is
-    `verified` (every clause), `partly-verified` ("partly verified: 4 of 5 clauses"),
-    `contradicted`, `no-power`, `error`, `timeout`, `skipped`, `stale` (something that
-    produced its verdict changed: the statement, a check's spec, its code, the environment)
-    or `unchecked`. --why adds each clause's verdict and each expectation's power and
-    spread over seeds (docs/verdicts.md).
+    `verified`, `partly-verified`, `contradicted`, `no-power`, `error`, `timeout`, `skipped`,
+    `stale` (something that produced its verdict changed) or `unchecked`. --why adds each
+    clause's verdict and each expectation's power and spread over seeds (docs/verdicts.md).
     """
     inputs = common.replay(root, "status", {"ids": ids, "why": why, "format": fmt})
     from recordtool.verify.session import VerifyError, find_claims
@@ -189,8 +180,6 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     common.keep(project, inputs, 0)
 
 
-
-
 @click.command(short_help="Show how the verdicts changed: since the last commit, or between two.")
 @common.root_option
 @click.argument("revs", nargs=-1, metavar="[REV_A [REV_B]]")
@@ -200,12 +189,10 @@ def diff(root: Path | None, revs: tuple[str, ...], fmt: str) -> None:
     """Compare the verdicts committed at REV_A (default HEAD) with those at REV_B (default:
     the working tree's record/verdicts/, as `verify` or a try left them).
 
-    Shows each claim whose result changed, each clause whose state changed, each expectation
-    whose numbers moved beyond its check's `tolerance:` (both values, the median over the
-    seeds, and the machines that measured them), and the claims new or removed. Exits 1
-    when a claim is worse off (by the rule of `verify`: a lower result, a clause verified
-    before and not now, a new claim not verified; a removed claim is not), 0 otherwise, 2
-    on a usage error (not a git repository, an unknown revision, a damaged verdict).
+    Shows each claim whose result or clauses changed, each expectation whose numbers moved
+    beyond its check's `tolerance:`, and the claims new or removed (docs/verdicts.md). Exits
+    1 when a claim is worse off (by the rule of `verify`), 0 otherwise, 2 on a usage error
+    (not a git repository, an unknown revision, a damaged verdict).
     """
     from recordtool.render.escape import code
     from recordtool.safetext import one_line

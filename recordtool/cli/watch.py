@@ -20,8 +20,8 @@ import click
 import watchfiles
 
 import recordtool.cli.common as common
-from recordtool.record.config import Config, ConfigError, find_root, load_config
-from recordtool.safetext import some, terminal
+from recordtool.record.config import Config
+from recordtool.safetext import some
 from recordtool.verify.fingerprint import Scanner, claim_fingerprint, covered_paths
 
 # The watcher yields an empty set after this long without events: its first one says that it
@@ -34,7 +34,7 @@ def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoRet
     when none is given) change: each claim's entry, its checks' modules and the modules of
     the checks package they import (``fingerprint.covered_paths``), found again after each
     run (a new import is watched from then on)."""
-    config = _config(root)
+    config = common.config_of(root)
     files: set[Path] = set()
 
     def refresh() -> str:
@@ -54,7 +54,7 @@ def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoRet
 def render(ctx: click.Context, root: Path | None, output: Path | None) -> NoReturn:
     """Watch the record's folder and the verdicts (entries, verdicts and their figures), but
     not what recordtool writes there itself (the pages, the site's configuration)."""
-    config = _config(root)
+    config = common.config_of(root)
     own = [p for p in config.written_here() if p != config.verdicts]
     own += [output.resolve()] if output is not None else []
 
@@ -62,13 +62,6 @@ def render(ctx: click.Context, root: Path | None, output: Path | None) -> NoRetu
         return not path.name.startswith(".") and not any(o == path or o in path.parents for o in own)
 
     _loop(ctx, config, [config.record, config.verdicts], wanted, lambda: config.relative(config.record) + "/")
-
-
-def _config(root: Path | None) -> Config:
-    try:
-        return load_config(root.resolve() if root is not None else find_root(Path.cwd()))
-    except ConfigError as exc:
-        raise click.UsageError(terminal(str(exc))) from None
 
 
 def _loop(ctx: click.Context, config: Config, folders: list[Path], wanted: Callable[[Path], bool],

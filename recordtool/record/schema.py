@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -42,7 +43,6 @@ TAG_MAX = 100  # characters of a tag
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-
 def _fits(value: str, what: str) -> str:
     """``value``, or a ValueError when it is too long to name a file or folder (``NAME_MAX``)."""
     if len(value) > NAME_MAX:
@@ -55,6 +55,7 @@ def _metric_name(metric: str) -> str:
     if not _METRIC.match(metric):
         raise ValueError(f"'{metric}' is not a metric name; use letters, digits and underscores")
     return metric
+
 
 class _Strict(BaseModel):
     # defer_build: each model's validator is built when it first validates, not on import,
@@ -114,30 +115,16 @@ class Expect(_Strict):
     """
 
     is_: ExpectationField = Field(alias="is")
-    clause: ClauseList = Field(default_factory=list)
-    null: str | None = None
+    clause: Annotated[ClauseList, AfterValidator(_clause_ids)] = Field(default_factory=list)
+    null: Annotated[str, AfterValidator(_metric_name)] | None = None
     _plain: bool = PrivateAttr(default=False)  # written as a plain comparison
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
-
-    @field_validator("clause")
-    @classmethod
-    def _clauses(cls, value: list[str]) -> list[str]:
-        return _clause_ids(value)
-
-    @field_validator("null")
-    @classmethod
-    def _null(cls, value: str | None) -> str | None:
-        return None if value is None else _metric_name(value)
 
     @property
     def plain(self) -> bool:
         """Whether the YAML wrote this expectation as a plain comparison (``err: "< 1"``)."""
         return self._plain
-
-    @property
-    def expectation(self) -> Expectation:
-        return self.is_
 
     def holds(self, value: float) -> bool:
         """Whether ``value`` satisfies the comparison (never for NaN)."""
@@ -163,7 +150,6 @@ def _expect(value: Any) -> Any:
 
 
 ExpectField = Annotated[Expect, BeforeValidator(_expect, json_schema_input_type=str | Expect)]
-ClauseRef = ClauseList
 
 
 class Tolerance(_Strict):
@@ -257,7 +243,7 @@ class CheckSpec(_Strict):
     run: str
     params: dict[str, Any] = Field(default_factory=dict)
     expect: dict[str, ExpectField] = Field(min_length=1)
-    observe: dict[str, ClauseRef] = Field(default_factory=dict)
+    observe: dict[str, ClauseList] = Field(default_factory=dict)
     degenerate: dict[str, ExpectationField] = Field(default_factory=dict)
     seeds: int = Field(default=1, ge=1)
     quorum: int | None = Field(default=None, ge=1)
@@ -440,11 +426,6 @@ class Theory(Entry):
 
     def clause_text(self, clause: str) -> str:
         return self.clauses.get(clause, self.statement if clause == STATEMENT_CLAUSE else "")
-
-    def clauses_of(self, expect: Expect) -> list[str]:
-        """The clauses an expectation tests: those it names, else every clause (which
-        validation allows only for a claim of one clause)."""
-        return list(expect.clause) or self.clause_ids
 
     @property
     def display_title(self) -> str:

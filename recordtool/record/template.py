@@ -3,14 +3,13 @@ points editors at the record's JSON Schema (``SCHEMA_FILE``, kept up to date by 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
 import unicodedata
 from pathlib import Path
 
-from recordtool.atomic import temporary_name, write_atomic
+from recordtool.atomic import write_atomic
 from recordtool.record.config import Config, Kind
 from recordtool.record.entry import ID, load_entry
 from recordtool.record.load import entry_files
@@ -46,8 +45,8 @@ def schema_text(config: Config) -> str:
     return json.dumps(json_schema(kinds), indent=2, sort_keys=True) + "\n"
 
 
-def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str = SCHEMA_FILE,
-                    reference: Reference | None = None) -> str:
+def render_template(kind: Kind, entry_id: str, title: str, today: dt.date, schema: str,
+                    reference: Reference | None) -> str:
     """The new entry's text; ``schema``: the path of the JSON Schema file relative to it;
     ``reference``: a literature entry's (read from BibTeX), else the template's placeholder."""
     lines = [
@@ -104,8 +103,7 @@ def check_title(title: str) -> str:
 NEW_TRIES = 100  # ids tried one after the other when other processes take them first
 
 
-def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None = None, *,
-                 reference: Reference | None = None) -> Path:
+def create_entry(config: Config, kind: Kind, title: str, *, reference: Reference | None = None) -> Path:
     """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
     is parsed and validated before it is written: what ``new`` writes always loads. When
     another process (another ``recordtool new`` at the same moment) takes the id first, the
@@ -118,40 +116,21 @@ def create_entry(config: Config, kind: Kind, title: str, today: dt.date | None =
     for _ in range(NEW_TRIES):
         entry_id = f"{kind.prefix}-{number}"
         path = config.record / kind.folder / f"{entry_id}.yaml"
-        text = render_template(kind, entry_id, title, today or dt.date.today(),
+        text = render_template(kind, entry_id, title, dt.date.today(),
                                Path(os.path.relpath(schema, path.parent)).as_posix(), reference)
         _entry, _places, found = load_entry(path, kind, config, config.relative(path), parse_source(text.encode()))
         problems = [p for p in found if p.severity == "error"]
         if problems:  # a bug here, not the user's: say what, and write nothing
             raise TemplateError(f"the new entry would not load ({problems[0].message}); nothing written")
-        if _write_new(path, text):
-            wanted = schema_text(config)
-            if not schema.is_file() or schema.read_text(encoding="utf-8") != wanted:
-                write_atomic(schema, wanted)
-            return path
-        number += 1
+        try:  # whole or not at all (a full disk, Ctrl-C), and never over a file
+            write_atomic(path, text, new=True)
+        except FileExistsError:
+            number += 1
+            continue
+        wanted = schema_text(config)
+        if not schema.is_file() or schema.read_text(encoding="utf-8") != wanted:
+            write_atomic(schema, wanted)
+        return path
     raise TemplateError(f"{NEW_TRIES} ids in a row were taken by other processes while this one wrote; "
                         "nothing written: run `recordtool new` again")
 
-
-def _write_new(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` unless a file is there (False). Written whole to a temporary
-    file, then linked into place: the entry appears complete or not at all (a full disk,
-    Ctrl-C), and an existing file is never replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_name(path.parent, path.name)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # mode per umask
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    except OSError as exc:  # a full disk: named after the entry meant, not the temporary file
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return True

@@ -7,48 +7,33 @@ written here atomically::
     {"status": "ok", "metrics": {...}, "duration_s": 1.2, "device": "cpu"}
     {"status": "error", "error": "Traceback ...", "duration_s": 0.1}
 
-A crash that leaves no result (``os._exit``, a signal, the OOM killer) is told by the parent
-from the exit status. Only modules inside the record's checks package are run: the module
-named by ``run`` must be in it, and a check that imports local code from outside it (which
-no fingerprint would follow) is refused.
+A crash that leaves no result is told by the parent from the exit status. Only modules inside
+the record's checks package are run, and a check that imports local code from outside it
+(which no fingerprint would follow) is refused.
 
-Two ways to start a run, one contract:
-
-``python -m recordtool.verify.child REQUEST RESULT``
-    runs one check in a fresh interpreter (the fallback, and the reference behaviour).
-
-``python -m recordtool.verify.child --serve``
-    a fork server ("zygote"), started in the project's root once per verify run. It reads one
-    JSON line per run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``,
-    imports the check's module the first time it is named (importing is what warms the
-    heavy libraries; the server itself knows none of them and runs no check code), then
-    forks. The forked child starts a session of its own (the parent stops it by its process
-    group), sends its output to the run's log, runs the check as a fresh interpreter would
-    and leaves with ``os._exit``. The server answers on stdout, one JSON line each:
-    ``{"id": 3, "pid": 4242}`` once forked, ``{"id": 3, "exit": -9}`` when reaped (the exit
-    code, negative for a signal), or ``{"id": 3, "fresh": REASON}`` when this run must go to
-    a fresh interpreter instead. At the end of its stdin it kills and reaps every child
-    still running, then exits.
-
-    What becomes of the processes a check starts: ``recordtool.verify.reaper``.
-
-    A module is imported once, and its outcome kept: a forked run of a module that failed
-    to import reports that failure (traceback or contract error) as a fresh process would.
-    The local-imports test looks at the modules an import adds to ``sys.modules``, so it is
-    exact only while no local module from outside the checks package is loaded; once a
-    failed import left one behind, modules not yet imported go to fresh interpreters. The
-    server forks only while it has no other Python thread; otherwise runs go fresh too.
+``python -m recordtool.verify.child REQUEST RESULT`` runs one check in a fresh interpreter
+(the fallback, and the reference behaviour). ``python -m recordtool.verify.child --serve`` is
+a fork server, started in the project's root once per verify run. It reads one JSON line per
+run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``, imports the check's
+module the first time it is named (a failed import is kept, and reported by each run of it as
+a fresh process would), then forks; the child starts a session of its own, sends its output
+to the run's log, runs the check as a fresh interpreter would and leaves with ``os._exit``.
+The server answers one JSON line each: ``{"id": 3, "pid": 4242}`` once forked, ``{"id": 3,
+"exit": -9}`` when reaped, or ``{"id": 3, "fresh": REASON}`` when the run must go to a fresh
+interpreter: while the server has another Python thread, or once a failed import left local
+code from outside the checks package loaded (the confinement test, which looks at the
+modules an import adds, is then no longer exact). At the end of its stdin it kills and reaps
+every child still running. What becomes of the processes a check starts:
+``recordtool.verify.reaper``.
 
 Why a fork server of our own: each run must be isolated (a process, a session and a log of
-its own, ended with all it started) and yet cost next to nothing beside the check, and a fresh
-interpreter pays Python's start and the import of the check's libraries (torch) on every run,
-far more than that. Forking a process that has imported the check's module already is the
-simplest way to meet both. The standard library's ``forkserver`` start method forks warm too,
-but it imports only what ``set_forkserver_preload`` names when it starts, and it sends each run
-through pickling and its own pipes; this server imports a check's module the first time a run
-names it, under the confinement test above, and says the run's pid as soon as it forks, which
-the runner's timeouts and Ctrl-C need. The fresh interpreter stays the fallback and the
-reference behaviour (``RECORDTOOL_FORK_SERVER=0``).
+its own, ended with all it started) and yet cost next to nothing beside the check, while a
+fresh interpreter pays Python's start and the import of the check's libraries (torch) on
+every run. The standard library's ``forkserver`` forks warm too, but it imports only what
+``set_forkserver_preload`` names when it starts, and sends each run through pickling and its
+own pipes; this server imports a check's module the first time a run names it, under the
+confinement test, and says the run's pid as soon as it forks, which the runner's timeouts
+and Ctrl-C need. ``RECORDTOOL_FORK_SERVER=0`` runs every check fresh.
 """
 
 from __future__ import annotations

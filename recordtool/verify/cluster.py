@@ -1,29 +1,14 @@
 """Running checks on a Dask cluster: one task per run, each in a child process on its worker.
 
-``recordtool verify --scheduler ADDRESS`` (or ``scheduler = ADDRESS`` in ``[tool.recordtool]``)
-sends every run of a check (each seed, each control) to a Dask scheduler as one task; ADDRESS
-is a scheduler (``tcp://host:8786``) or ``local:N``, a local cluster of N worker processes
-that recordtool starts and stops (``local``: one per core). docs/cluster.md says how to start
-workers on one machine, on several and on Slurm, and what must be the same on all of them.
+``recordtool verify --scheduler ADDRESS`` sends every run of a check (each seed, each control)
+to a Dask scheduler (``tcp://host:8786``) or to ``local:N``, N worker processes here. A worker
+runs each task with the local runner (``recordtool.verify.task``); only the client writes.
+Before anything runs every worker is asked whether it has what the client runs, and checks
+that ``need: [gpu]`` ask for the resource ``GPU: 1``. docs/cluster.md says how to start
+workers and what must be the same on all of them.
 
-A worker runs each task (``recordtool.verify.task``) with the local runner, so the local
-runner's contract holds there; only the client writes (verdicts, figures, models).
-
-Workers need the same checkout at the same path (nothing is shipped). Before anything runs,
-every worker compares what the client would run (the fingerprint's parts: the check modules'
-sources, recordtool's own, the versions of Python and of the packages the checks import) with
-what it has; a difference stops the verify, naming the worker and the difference. Each task
-checks again, for a worker that joined later.
-
-Checks that ``need: [gpu]`` are sent with the Dask resource ``GPU: 1``, so they run only on
-workers started with ``--resources GPU=1``, with ``ctx.device == "cuda"``; the verdict's
-device names the workers' hosts. A worker that dies during a run: the scheduler runs it once more
-elsewhere (``allowed-failures: 1``, set for ``local:N``; docs/cluster.md for a scheduler of
-your own), then the run ends in ``error`` naming the last worker. Ctrl-C cancels every task;
-each worker kills its run's process group; the verdicts already finished are kept.
-
-``distributed`` is imported here only inside functions, so importing this module (and the
-CLI) stays cheap; it is the optional extra ``pip install "recordtool[dask]"``.
+``distributed`` is imported only inside functions, so importing this module (and the CLI)
+stays cheap; it is the optional extra ``pip install "recordtool[dask]"``.
 """
 
 from __future__ import annotations
@@ -43,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 
 from recordtool.atomic import write_atomic
 from recordtool.parallel import cores
-from recordtool.verify.runner import Display, Job, JobResult, NoDisplay
+from recordtool.verify.runner import Display, Job, JobResult
 from recordtool.verify.task import CACHE_ID, Setup, TaskResult, differences, identity, run_task
 from recordtool.verify.verdict import RunOutcome
 
@@ -157,8 +142,8 @@ class ClusterRunner:
         self._submitted = 0  # tasks submitted so far: their keys are numbered
 
     @classmethod
-    def connect(cls, address: str, *, root: Path, package: str, cache_dir: Path, device: str = "cpu",
-                display: Display | None = None) -> ClusterRunner:
+    def connect(cls, address: str, *, root: Path, package: str, cache_dir: Path, device: str,
+                display: Display) -> ClusterRunner:
         """Connect to the scheduler at ``address`` (or start ``local:N``); ``ClusterError`` when
         it cannot be reached within ``CONNECT_TIMEOUT_S``."""
         name, count = parse_address(address)
@@ -188,7 +173,7 @@ class ClusterRunner:
                                "start one (docs/cluster.md) or run here with --scheduler none") from None
         setup = Setup(root=root.resolve(), package=package, cache_dir=cache_dir.resolve(),
                       cache_id=_cache_id(cache_dir), device=device)
-        return cls(client, cluster, address, setup, display or NoDisplay())
+        return cls(client, cluster, address, setup, display)
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Run every job, yield each result as it finishes. On KeyboardInterrupt (or when

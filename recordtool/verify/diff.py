@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from recordtool.record.schema import Tolerance
-from recordtool.safetext import one_line
 from recordtool.verify.report import worse_off
 from recordtool.verify.rules import close, number_text
 from recordtool.verify.verdict import ClaimVerdict, VerdictError, json_ready
@@ -150,7 +149,7 @@ def _numbers(spread: list[float] | None) -> str:
     return number_text(median) if low == high else f"{number_text(median)} ({number_text(low)}..{number_text(high)})"
 
 
-def format_diff(diffs: list[ClaimDiff], quote: Callable[[str], str] = one_line, bullet: str = "") -> list[str]:
+def format_diff(diffs: list[ClaimDiff], quote: Callable[[str], str], bullet: str = "") -> list[str]:
     """The changes as lines, a claim's details indented under it; ``quote`` marks what comes
     from the record (a code span in Markdown), ``bullet`` starts each line (``- ``)."""
     lines = []

@@ -34,13 +34,9 @@ class ClaimResult:
 
     @property
     def regressed(self) -> str | None:
-        """Why this run leaves the claim worse off than its committed verdict (None: it does not).
-
-        The committed verdicts are the baseline: a claim that the record already shows as
-        contradicted is a finding, not a fault of this run. A broken check (error, timeout)
-        always counts; so does a claim run for the first time that is not verified, and one
-        whose result, or any clause that held, got worse; and a claim new to the record that
-        has nothing to run (no check tests its clauses)."""
+        """Why this run leaves the claim worse off than its committed verdict (None: it does
+        not), by the rule docs/verdicts.md states: a broken check, a claim run for the first
+        time that is not verified or has nothing to run, a result or a clause that got worse."""
         verdict = self.status.verdict
         if self.status.state in ("error", "timeout"):
             return f"its check ended in {self.status.state}"

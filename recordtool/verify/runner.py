@@ -4,20 +4,17 @@ Every run of a check (each seed, and each control) is one ``Job``, run in a proc
 own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
 them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``).
 A hang ends in ``timeout``; a crash (an exception, ``os._exit``, a signal, memory exhaustion)
-in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run at once, the slowest (by their
-last duration) started first. The parent never imports the check's code.
+in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run
+at once, the slowest (by their last duration) started first. The parent never imports the
+check's code.
 
-Runs are forked from a warm server (``python -m recordtool.verify.child --serve``, which
-imports each check module once), so a run costs a fork instead of an interpreter's start and
-its imports. The server reports each child's pid once forked and its exit status when it ends;
-the parent keeps the timeouts and kills the child, and all below it, itself. A run's clock
-starts when it is forked; while it waits for the server to import its module, that import
-counts against its timeout (an import that hangs ends in ``timeout`` and stops the server).
-
-A run goes to a fresh ``python -m recordtool.verify.child REQUEST RESULT`` instead when the
-server cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again
-unless their result was written), or declines it. Both get the same environment, with a
-fixed ``PYTHONHASHSEED`` so that runs are reproducible either way.
+Runs are forked from a warm server (``recordtool.verify.child``); the parent keeps the
+timeouts and kills each run, and all below it, itself. A run's clock starts when it is forked,
+and an import it waits for on the server counts against its timeout (one that hangs ends in
+``timeout`` and stops the server). A run goes to a fresh interpreter instead when the server
+cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again unless
+their result was written) or declines it; both get the same environment, with a fixed
+``PYTHONHASHSEED``.
 """
 
 from __future__ import annotations
@@ -47,10 +44,6 @@ LOG_TAIL = 4000
 KILL_GRACE_S = 1.0
 POLL_S = 0.01
 HASH_SEED = "0"
-
-
-def _serve_by_default() -> bool:
-    return os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0"
 
 
 @dataclass
@@ -178,7 +171,7 @@ class Runner:
     jobs: int = 1
     display: Display = field(default_factory=NoDisplay)
     python: str = sys.executable
-    serve: bool = field(default_factory=_serve_by_default)  # fork runs from a warm server
+    serve: bool = field(default_factory=lambda: os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0")  # fork runs from a warm server
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Yield each job's result as it finishes. On KeyboardInterrupt (or when the

@@ -72,7 +72,7 @@ SHOWN_UNCHECKED = 20  # claims named in the note on those without checks (a larg
 
 
 class VerifyError(Exception):
-    """A usage error of verify (an unknown id, bad options); exit status 2."""
+    """A usage error of verify (an unknown id); exit status 2."""
 
 
 @dataclass
@@ -89,11 +89,6 @@ class Options:
     device: str = "cpu"
     scheduler: str | None = None  # a Dask scheduler or local:N; None: the project's, "none": here
     trial: bool = False  # `--try`: run and judge, but keep the committed verdicts and figures as they are
-
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def find_claims(ids: Iterable[str], claims: list[Theory]) -> list[Theory]:
@@ -128,30 +123,13 @@ def check_timeout(config: Config, check: CheckSpec, options: Options) -> float:
     return check.timeout if check.timeout is not None else config.timeout
 
 
-def _figure_stage(workdir: Path, claim: str, check: str, variant: str, seed: int) -> Path:
-    path = workdir / "figures" / claim / check
-    if variant:
-        path = path / variant
-    if seed != 0:
-        path = path / f"seed-{seed}"
-    return path
-
-
 def _expected(previous: ClaimVerdict | None, check: str, variant: str, seed: int) -> float:
     """The last duration of this run (or of its check), for starting the slowest first."""
-    if previous is None:
+    last = next((c for c in previous.checks if c.name == check), None) if previous is not None else None
+    if last is None:
         return float("inf")
-    for verdict in previous.checks:
-        if verdict.name != check:
-            continue
-        runs = verdict.runs
-        if variant:
-            runs = next((c.runs for c in [*verdict.controls, *verdict.positives] if c.name == variant), [])
-        for run in runs:
-            if run.seed == seed:
-                return run.duration_s
-        return verdict.duration_s
-    return float("inf")
+    runs = next((c.runs for c in [*last.controls, *last.positives] if c.name == variant), []) if variant else last.runs
+    return next((run.duration_s for run in runs if run.seed == seed), last.duration_s)
 
 
 @dataclass
@@ -170,7 +148,6 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     t0 = time.perf_counter()
     if project.errors:
         raise RecordError(project.errors)
-    _refuse_bad(options)
     config: Config = project.config
     leftovers(config)  # what a verify that was killed left (figures left half-kept: under the lock)
     record = project.record
@@ -226,16 +203,6 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
                                           before=store.verdicts.get(claim_id)))
     report.duration_s = time.perf_counter() - t0
     return report
-
-
-def _refuse_bad(options: Options) -> None:
-    """A ``VerifyError`` for options out of range."""
-    if options.jobs < 1:
-        raise VerifyError("-j must be at least 1")
-    if options.seeds is not None and options.seeds < 1:
-        raise VerifyError("--seeds must be at least 1")
-    if options.timeout is not None and options.timeout <= 0:
-        raise VerifyError("--timeout must be a positive number of seconds")
 
 
 def _runs(status: ClaimStatus, config: Config, options: Options) -> bool:
@@ -342,11 +309,12 @@ class _Session:
                 (c.name, {**check.params, **c.params}, kind) for kind, group in
                 enumerate((check.all_controls, check.all_positives)) for c in group]
             for variant, params, positive in variants:
+                stage = self.workdir / "figures" / claim.id / check.name / variant  # (no variant: no folder)
                 for seed in seeds_of(check, self.options):
                     plan.jobs.append(Job(
                         claim=claim.id, check=check.name, variant=variant, seed=seed, module=check.module,
                         function=check.function, params=params, timeout=timeout,
-                        figures_dir=_figure_stage(self.workdir, claim.id, check.name, variant, seed),
+                        figures_dir=stage / (f"seed-{seed}" if seed else ""),
                         expected_s=_expected(prev, check.name, variant, seed), threads=check.threads,
                         needs=tuple(check.needs), positive=bool(positive),
                         **run_limits(check, timeout, self.options.device)))
@@ -420,7 +388,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
             checks.append(_check_verdict(config, options, plan, check, workdir, kept))
     clauses = judge_clauses(claim, checks)
     result = claim_result(clauses, checks)
-    verified_at = now_iso()
+    verified_at = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     since = plan.previous.since if plan.previous is not None and plan.previous.result == result else verified_at
     return ClaimVerdict(
         claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement, checks=checks,
@@ -461,10 +429,11 @@ def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSp
     last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
     prev_check = last if check.name in plan.comparable else None
     # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
-    # that is the machine's doing, not nondeterminism (docs/verdicts.md)
+    # that is the machine's doing, not nondeterminism (docs/verdicts.md); the last verdict's
+    # devices are those its ``_where`` names before the cluster's workers
     check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
     elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
-        and not set(check_devices) <= set(_devices_of(plan.previous.device)) else ""
+        and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""
     return judge_check(check, runs_of(""), controls, timeout=check_timeout(config, check, options), figures=figures,
                        duration_s=duration, previous=prev_check, clause_ids=claim.clause_ids,
                        last_ok=last_successful(last), previous_elsewhere=elsewhere, positives=positives)
@@ -478,11 +447,6 @@ def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
     if any(d.startswith(f"{device} (") for d in named):
         named = [d for d in named if d != device]
     return named or [device]
-
-
-def _devices_of(where: str) -> list[str]:
-    """A verdict's devices (``_where``), without the cluster's workers named after them."""
-    return where.split(", worker", 1)[0].split("; ")
 
 
 def _where(device: str, results: Iterable[JobResult]) -> str:

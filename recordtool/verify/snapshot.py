@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import recordtool
 from recordtool.atomic import sweep, sweep_runs
@@ -41,27 +41,19 @@ ALWAYS = ("recordtool", "torch")  # packages every fingerprint compares (fingerp
 Said = list[tuple[str, bool]]  # what was printed: (text, on stderr)
 
 
-class Inputs:
-    """What ``verify`` and ``status`` read, as found on disk before the project is opened.
-    (Plain classes here: a dataclass compiles its methods when imported, which this path,
-    meant to cost little more than starting Python, notices.)"""
+class Inputs(NamedTuple):
+    """What ``verify`` and ``status`` read, as found on disk before the project is opened."""
 
-    __slots__ = ("key", "path", "state")
-
-    def __init__(self, path: str, key: str, state: dict[str, Any]) -> None:
-        self.path = path  # the snapshot file
-        self.key = key  # the command and its options
-        self.state = state  # root, code, where its folders lead, files
+    path: str  # the snapshot file
+    key: str  # the command and its options
+    state: dict[str, Any]  # root, code, where its folders lead, files
 
 
-class Answer:
+class Answer(NamedTuple):
     """What a command printed, in order, and its exit code."""
 
-    __slots__ = ("code", "said")
-
-    def __init__(self, said: Said, code: int) -> None:
-        self.said = said
-        self.code = code
+    said: Said
+    code: int
 
 
 def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
@@ -176,7 +168,6 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     """What the claims' fingerprints read besides the record and the checks package: the
     third-party packages whose versions they compare, and every module a check runs that lies
     outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
-    from recordtool.record.schema import Theory
     from recordtool.verify.fingerprint import Scanner
 
     config = project.config
@@ -188,7 +179,7 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
     if record.modules is not None:  # as loading found them
         modules = set().union(*record.modules.values())
     else:
-        modules = {check.module for claim in record.claims() if isinstance(claim, Theory) for check in claim.checks}
+        modules = {check.module for claim in record.claims() for check in claim.checks}
     for module in sorted(modules):
         scan = scanner.scan(module)
         packages |= scan.packages
@@ -248,10 +239,18 @@ def stat_file(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def walk(folder: str, into: Files) -> None:
-    """[size, mtime_ns] of every file under ``folder`` (links to folders not followed, as
-    loading does not; ``__pycache__`` left out: importing a module rewrites it)."""
-    stack = [folder]
+def take_files(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
+    """The state of ``files`` (those that exist) and of every file under ``folders`` (links to
+    folders not followed, as loading does not; ``__pycache__`` left out: importing a module
+    rewrites it), with the content hash of each file changed so recently that it may change
+    again unseen."""
+    start = time.time_ns()
+    state: Files = {}
+    for path in files:
+        stat = stat_file(path)
+        if stat is not None:
+            state[path] = stat
+    stack = list(folders)
     while stack:
         try:
             scan = os.scandir(stack.pop())
@@ -266,22 +265,9 @@ def walk(folder: str, into: Files) -> None:
                 try:
                     st = item.stat()
                 except OSError:
-                    into[item.path] = [-1, -1]
+                    state[item.path] = [-1, -1]
                     continue
-                into[item.path] = [st.st_size, st.st_mtime_ns]
-
-
-def take_files(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
-    """The state of ``files`` (those that exist) and of every file under ``folders``, with the
-    content hash of each file changed so recently that it may change again unseen."""
-    start = time.time_ns()
-    state: Files = {}
-    for path in files:
-        stat = stat_file(path)
-        if stat is not None:
-            state[path] = stat
-    for folder in folders:
-        walk(folder, state)
+                state[item.path] = [st.st_size, st.st_mtime_ns]
     for path, value in state.items():
         if value[1] >= start - RACY_NS:
             with contextlib.suppress(OSError), open(path, "rb") as handle:

@@ -34,7 +34,6 @@ def test_a_claim_without_clauses_is_one_clause_and_plain_expectations_test_it() 
     expect = check.expect["error"]
     assert (expect.plain, expect.clause, expect.null, str(expect)) == (True, [], None, "< 1e-9")
     assert expect.holds(1e-10) and not expect.holds(float("nan"))
-    assert claim.clauses_of(expect) == ["statement"]
     assert (check.seeds, check.quorum, check.threads, check.required(1)) == (1, None, 1, 1)
     assert (check.tolerance.rel, check.tolerance.abs) == (1e-6, 1e-9)
 
@@ -54,7 +53,6 @@ def test_clauses_and_the_mapping_form_of_expectations() -> None:
     check = claim.checks[0]
     assert claim.clause_ids == ["previous-token", "k-composition"]
     assert check.expect["score"].clause == ["previous-token"] and not check.expect["score"].plain
-    assert claim.clauses_of(check.expect["k_comp"]) == ["previous-token", "k-composition"]
     assert check.expect["k_comp"].null == "k_comp_null"
     assert check.expect["k_comp"].key() == {"is": "> 2", "clause": ["previous-token", "k-composition"],
                                              "null": "k_comp_null"}
