@@ -83,13 +83,9 @@ def _escape_line_start(match: re.Match[str]) -> str:
 
 
 def line(value: str) -> str:
-    """``value`` on one line (runs of whitespace made one space), escaped as ``text``."""
-    return text(" ".join(value.split()))  # the same as _SPACES.sub(" ", value).strip(), faster
-
-
-def cell(value: str) -> str:
-    """``value`` inside a table cell: one line, escaped (``|`` included)."""
-    return line(value)
+    """``value`` on one line (runs of whitespace made one space), escaped as ``text``; also
+    what goes in a table cell (``|`` is escaped)."""
+    return text(" ".join(value.split()))
 
 
 _BARE_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")

@@ -79,8 +79,8 @@ def site_properties(markdown: str, meta: dict[str, Any]) -> str:
     if head not in markdown or not isinstance(meta.get("kind"), str):
         return markdown
     kind = meta["kind"]
-    rows = [f"| Kind | [{escape.cell(kind)}]({escape.href(kind_page(kind))}) |"]
-    rows += [f"| {name.capitalize()} | {escape.cell(str(meta[name]))} |"
+    rows = [f"| Kind | [{escape.line(kind)}]({escape.href(kind_page(kind))}) |"]
+    rows += [f"| {name.capitalize()} | {escape.line(str(meta[name]))} |"
              for name in ("version", "created", "updated") if name in meta]
     return markdown.replace(head, head + "\n".join(rows) + "\n", 1)
 

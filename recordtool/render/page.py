@@ -97,17 +97,17 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     if state is not None:
         rows.append(("Verdict", verdict_badge(ctx, entry.id, state)))
     if entry.tags:
-        rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
+        rows.append(("Tags", ", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
     if entry.cites:
         cited = []
         for c in entry.cites:
             what = f" — {ctx.title_line(c.id)}" if ctx.has(c.id) else " (not in the record)"
-            note = f" ({escape.cell(c.note)})" if c.note else ""
-            cited.append(f"{ctx.link(page, c.id)} as {escape.cell(c.as_)}{what}{note}")
+            note = f" ({escape.line(c.note)})" if c.note else ""
+            cited.append(f"{ctx.link(page, c.id)} as {escape.line(c.as_)}{what}{note}")
         rows.append(("Cites", "<br>".join(cited)))
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
         cell = ", ".join(f"{ctx.link(page, s)} — {ctx.title_line(s)}" for s in sources)
-        rows.append((escape.cell(label), cell))
+        rows.append((escape.line(label), cell))
     out = [PROPERTIES, "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in rows]
     return out

@@ -18,7 +18,6 @@ from recordtool.render.figures import caption
 from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
 
 if TYPE_CHECKING:
-    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.verify.verdict import ClaimStatus
 
@@ -39,25 +38,11 @@ class Plan:
         return page.render_entry(self.context, owner) if owner is not None else index.index_page(self.context, path)
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
-    """The composed site: pages by path, and figures to copy (output path -> source path)."""
-
-    pages: dict[str, bytes]
-    assets: dict[str, str]
-
-
 def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Context:
     """The context pages are composed in; ``out`` places relative links to project files."""
     config = project.config
-    return Context(project, statuses, out=out_name(config, out), verdicts=config.relative(config.verdicts))
-
-
-def out_name(config: Config, out: Path | None) -> str | None:
-    """The output folder ``out`` (None: the pages folder) as a page names it (``Context.out``):
-    relative to the project's root; None when it is outside the project."""
-    rel = config.relative((out if out is not None else config.pages).resolve())
-    return None if Path(rel).is_absolute() else rel
+    rel = config.relative((out if out is not None else config.pages).resolve())  # (None: outside the project)
+    return Context(project, statuses, out=None if Path(rel).is_absolute() else rel, verdicts=config.relative(config.verdicts))
 
 
 def plan_site(ctx: Context) -> Plan:
@@ -191,7 +176,7 @@ def _status_said(ctx: Context) -> dict[str, str]:
     return said
 
 
-def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:
+def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> dict[str, bytes]:
     """Every page of the site, composed: ``{path: bytes}`` (pure; byte-identical across runs)."""
     plan = plan_site(context(project, statuses, out))
-    return Site({p: plan.compose(p).encode("utf-8") for p in plan.pages}, plan.assets)
+    return {p: plan.compose(p).encode("utf-8") for p in plan.pages}

@@ -18,6 +18,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recordtool import store
@@ -193,45 +194,33 @@ class Context:
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _states: dict[str, str | None] | None = field(default=None, repr=False)
-    _rows: dict[str, Row] | None = field(default=None, repr=False)
-    _pattern: re.Pattern[str] | None = field(default=None, repr=False)
     _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def pattern(self) -> re.Pattern[str]:
-        if self._pattern is None:
-            self._pattern = self.project.config.id_pattern
-        return self._pattern
+        return self.project.config.id_pattern
 
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
 
     def memo(self, name: str) -> dict[str, Any]:
         """A place to keep what a module works out once per id (``name``: whose it is)."""
-        memo = self._memos.get(name)
-        if memo is None:
-            memo = self._memos[name] = {}
-        return memo
+        return self._memos.setdefault(name, {})
 
-    @property
+    @cached_property
     def states(self) -> dict[str, str | None]:
         """The state of every entry (``state``), worked out at once on first use."""
-        if self._states is None:
-            entries = self.project.record.entries
-            states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
-            states.update((i, status.state) for i, status in self.statuses.items())
-            self._states = states
-        return self._states
+        entries = self.project.record.entries
+        states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
+        states.update((i, status.state) for i, status in self.statuses.items())
+        return states
 
-    @property
+    @cached_property
     def rows(self) -> dict[str, Row]:
         """Every entry's row, by id, in the record's order, worked out on first use."""
-        if self._rows is None:
-            self._rows = {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
-                                 escape.cell(escape.short(self.title(i), TITLE_WIDTH)))
-                          for i, e in self.project.record.entries.items()}
-        return self._rows
+        return {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
+                       escape.line(escape.short(self.title(i), TITLE_WIDTH)))
+                for i, e in self.project.record.entries.items()}
 
     def tags_in_use(self) -> list[str]:
         """Every tag in use, sorted."""

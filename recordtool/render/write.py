@@ -120,7 +120,8 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
     _copy_figures(plan, base, root, report, done)
     copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
-    _count(report, done)
+    report.written = sorted(rel for rel, put in done.items() if put.written)
+    report.unchanged += len(done) - len(report.written)
     _remove(base, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
     if files != on_disk or not manifest.is_current(Path(base), files):
@@ -168,15 +169,6 @@ def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[s
 
     results = parallel.map_items(work, rels, jobs=jobs)  # (a pool only for many: ``parallel.MIN_ITEMS``)
     return dict(zip(rels, results, strict=True))
-
-
-def _count(report: WriteReport, done: dict[str, Put]) -> None:
-    for rel, put in done.items():
-        if put.written:
-            report.written.append(rel)
-        else:
-            report.unchanged += 1
-    report.written.sort()
 
 
 def _copy_figures(plan: Plan, base: str, root: Path, report: WriteReport, done: dict[str, Put]) -> None:
@@ -288,7 +280,6 @@ def _prune(base: str, folder: str) -> None:
         folder = os.path.dirname(folder)
 
 
-
 SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
 
 
@@ -302,11 +293,7 @@ def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
     fresh = [rel for rel in paths if rel not in old]
     if not fresh:
         return old
-    if not old and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
-        there = _listed(base)
-        theirs = [rel for rel in fresh if rel in there]
-    else:
-        theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
+    theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
     if theirs:
         shown = some(theirs, SHOWN_THEIRS)
         raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
@@ -316,15 +303,3 @@ def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
                           "and render again)")
     manifest.write(Path(base), old | set(fresh))
     return old | set(fresh)
-
-
-def _listed(base: str) -> set[str]:
-    """Every path under ``base`` (files, folders, links; relative, with '/'), links not followed."""
-    out: set[str] = set()
-    for folder, folders, files in os.walk(base):
-        rel = os.path.relpath(folder, base)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        out.update(prefix + name for name in (*folders, *files))
-    return out
-
-
