@@ -1,14 +1,8 @@
 """The Verdict section of a claim's page: whether it holds now, and on what evidence.
 
-A badge (verified, partly verified, contradicted, no power, error, timeout, skipped, stale,
-unchecked); for a stale verdict, why; first the clause table (each clause, its verdict, and
-the expectations and observations that decide it, with their values over the seeds); then
-per check its setting (what it ran on), its expectations judged over the seeds (spread,
-quorum, what gives each power, next to what gives it sensitivity), a table of what was
-measured under each seed (observations included), the controls and the positive controls and
-how they came out (degenerate runs flagged), the figures the check made, the end of the
-traceback of an error; then where the numbers came from (when, commit, versions, device,
-duration). The rules: docs/verdicts.md.
+Its badge (and for a stale verdict, why), the clause table, then each check: what it ran on,
+its expectations over the seeds, what was measured under each seed, its controls, its figures,
+the end of an error's traceback; then where the numbers came from. The rules: docs/verdicts.md.
 """
 
 from __future__ import annotations

@@ -61,8 +61,6 @@ def dashboard(ctx: Context) -> str:
         lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Title |",
                   "| --- | --- | --- | --- | --- | --- |"]
         lines.extend(_claim_line(ctx, claim, shown[claim], state) for claim, state in zip(claims, states, strict=True))
-
-    if claims:
         lines += ["", f"[Every claim and what it cites, as one graph]({relative(page, GRAPH)})."]
 
     lines += ["", "## Kinds", ""]

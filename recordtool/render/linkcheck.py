@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from markdown_it.token import Token
-
 from recordtool import parallel
 from recordtool.record.mentions import SCHEME, markdown
 from recordtool.render.frontmatter import blanked
@@ -42,13 +40,8 @@ class BrokenLink:
 
 def links(text: str) -> list[tuple[int, str]]:
     """Every (line, destination) of links, images and Mermaid clicks in ``text`` (1-based lines)."""
-    return links_in(markdown().parse(blanked(text)))
-
-
-def links_in(tokens: list[Token]) -> list[tuple[int, str]]:
-    """``links`` of the page whose tokens (front matter blanked) are ``tokens``."""
     out: list[tuple[int, str]] = []
-    for token in tokens:
+    for token in markdown().parse(blanked(text)):
         if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
             first = (token.map[0] if token.map else 0) + 2
             for offset, text_line in enumerate(token.content.split("\n")):

@@ -73,13 +73,11 @@ def code_version() -> str:
 
 def badge(state: str) -> str:
     """The badge of a claim's state: an emoji and the state's name."""
-    found = BADGES.get(state)  # (not ``get``'s default: that would escape every state, known or not)
-    return found if found is not None else escape.line(state)
+    return BADGES.get(state) or escape.line(state)
 
 
 def outcome_badge(outcome: str) -> str:
-    found = OUTCOME_BADGES.get(outcome)
-    return found if found is not None else escape.line(outcome)
+    return OUTCOME_BADGES.get(outcome) or escape.line(outcome)
 
 
 def entry_page(entry_id: str) -> str:

@@ -102,7 +102,7 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
         sweep(folder)
     old = manifest.read(Path(base))
-    on_disk = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
+    _own(base, old, [*plan.pages, *plan.assets])
     ctx = plan.context
     paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}  # (to stat; written through ``inside``)
     now, indexed = faces(ctx), index_key(ctx)
@@ -124,8 +124,7 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     report.unchanged += len(done) - len(report.written)
     _remove(base, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
-    if files != on_disk or not manifest.is_current(Path(base), files):
-        manifest.write(Path(base), files)
+    manifest.write(Path(base), files)
     store.put_many(PAGES, kept_now, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
     store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
     return report
@@ -283,16 +282,14 @@ def _prune(base: str, folder: str) -> None:
 SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
 
 
-def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
+def _own(base: str, old: set[str], paths: list[str]) -> None:
     """Before a render writes into ``base``: RenderError when a file it is to write (a page or
     a figure of ``paths``) is there but recordtool did not write it (the last render's
     manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
     never overwritten. The files to be written for the first time are then listed in the
     manifest before any is written, so that a render stopped half-way (Ctrl-C, a full disk)
-    leaves only files the next render knows as its own. The files the manifest lists then."""
+    leaves only files the next render knows as its own."""
     fresh = [rel for rel in paths if rel not in old]
-    if not fresh:
-        return old
     theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
     if theirs:
         shown = some(theirs, SHOWN_THEIRS)
@@ -302,4 +299,3 @@ def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
                           f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
                           "and render again)")
     manifest.write(Path(base), old | set(fresh))
-    return old | set(fresh)
