@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -73,13 +73,6 @@ def resolve(page: str, href: str) -> str | None:
     if path.startswith("/"):
         return path
     return posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
-
-
-def check_pages(pages: Mapping[str, bytes | str], exists: Callable[[str], bool]) -> list[BrokenLink]:
-    """Check the Markdown ``pages`` (path -> content); ``exists(path)`` says whether a path
-    that is not one of the pages exists (a figure, a file of the project)."""
-    names = sorted(page for page in pages if page.endswith(".md"))
-    return [broken for page in names for broken in _check_page(page, pages[page], pages, exists)]
 
 
 def _check_page(page: str, content: bytes | str, pages: Container[str],

@@ -1,9 +1,5 @@
-"""Planning the site: every page, which pages may have changed, and how to compose them.
-
-``plan_site`` lists the pages (one per entry, the index pages) and the figures to copy;
-``Plan.compose`` composes one page (pure: no clock, no disk but the figures' captions).
-``dirty`` says which pages to compose again: those of the entries whose face changed
-(``faces``: their file, state or status), and those that show one of them (``shows``).
+"""Planning the site: every page and figure (``plan_site``), how to compose a page
+(``Plan.compose``), and which pages may have changed since they were written (``dirty``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Writing the site: the pages that may have changed composed, and every file written
-atomically, only when its bytes differ from the file there.
-
-``write_site`` composes the pages that may show something else now (``plan.dirty``, from what
-the store keeps of each page written) or whose file is not as written, and copies each figure.
-It removes only files the manifest lists (``recordtool.render.manifest``), never the page of
-an entry whose file is there but does not load (``keep``), and writes nothing outside the
-output folder.
+"""Writing the site (``write_site``): the pages that may have changed composed, and every file
+written atomically, only when its bytes differ from the file there, and never outside the
+output folder or over a file recordtool did not write.
 """
 
 from __future__ import annotations
