@@ -82,7 +82,7 @@ def verdict_line(ctx: Context, claim_id: str, clauses: str) -> str:
     """A claim's verdict at a glance: its badge and, of its clauses, how many are in the state
     that decides it (named, each linked to ``clauses``, the clause table), then how many are in
     each other: ``❌ contradicted: 1 of 7 clauses (`recent-tokens`) · 5 verified · 1 observed only``."""
-    state = ctx.state(claim_id) or "unchecked"
+    state = ctx.states.get(claim_id) or "unchecked"
     shown = verdict_badge(ctx, claim_id, state)
     status = ctx.statuses.get(claim_id)
     verdict = status.verdict if status is not None else None

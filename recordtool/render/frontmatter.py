@@ -69,7 +69,7 @@ def front_matter(ctx: Context, entry: Entry) -> list[str]:
         lines.append(f"created: {entry.created.isoformat()}")
     if entry.updated:
         lines.append(f"updated: {entry.updated.isoformat()}")
-    state = ctx.state(entry.id)
+    state = ctx.states.get(entry.id)
     if state is not None:
         lines.append(f"verdict: {quoted(state)}")
         status = ctx.statuses.get(entry.id)

@@ -33,7 +33,7 @@ def dashboard(ctx: Context) -> str:
     shown = ctx.rows
     claims = [i for i, row in shown.items() if row.claim]
     page = INDEX
-    states = [ctx.state(c) or "unchecked" for c in claims]
+    states = [ctx.states.get(c) or "unchecked" for c in claims]
     counts = Counter(states)
     total = len(claims)
     lines = ["# The record", ""]

@@ -138,7 +138,7 @@ def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
     mentioned = {m.target for m in graph.mentions_out.get(entry_id, ())}
 
     def rank(n: str) -> tuple[int, bool]:
-        state = ctx.state(n)
+        state = ctx.states.get(n)
         first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
         return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
     order = {n: i for i, n in enumerate(neighbours)}

@@ -207,7 +207,7 @@ class Context:
 
     @cached_property
     def states(self) -> dict[str, str | None]:
-        """The state of every entry (``state``), worked out at once on first use."""
+        """The state of every entry: a claim's ('unchecked' without a status), None for others."""
         entries = self.project.record.entries
         states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
         states.update((i, status.state) for i, status in self.statuses.items())
@@ -224,10 +224,6 @@ class Context:
         """Every tag in use, sorted."""
         return sorted({tag for row in self.rows.values() for tag in row.tags})
 
-    def state(self, entry_id: str) -> str | None:
-        """The state of a claim ('unchecked' without a status); None for other entries."""
-        return self.states.get(entry_id)
-
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""
         title = self._titles.get(entry_id)
@@ -235,13 +231,8 @@ class Context:
             title = self._titles[entry_id] = self.project.record.title(entry_id)  # (no entry made for it)
         return title
 
-    def title_line(self, entry_id: str) -> str:
-        """An entry's title on one line, escaped."""
-        return escape.line(self.title(entry_id))
-
-    def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
+    def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        label = escape.line(text) if text is not None else entry_id
         if self.has(entry_id):
-            return f"[{label}]({relative(from_page, entry_page(entry_id))})"
-        return f'[{label}]({wanted_link(from_page, entry_id)} "not in the record")'
+            return f"[{entry_id}]({relative(from_page, entry_page(entry_id))})"
+        return f'[{entry_id}]({wanted_link(from_page, entry_id)} "not in the record")'

@@ -108,11 +108,11 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
     composed = _compose(plan, base, [rel for rel in todo if rel in plan.owners], jobs)
-    done = {rel: shown.put for rel, shown in composed.items()}
+    done = {rel: put for rel, (put, _) in composed.items()}
     done.update((rel, _put(base, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
-    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
+    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown) for rel, (_, shown) in composed.items()]
     _copy_figures(plan, base, root, report, done)
     copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     report.written = sorted(rel for rel, put in done.items() if put.written)
@@ -141,24 +141,17 @@ def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]],
     return sorted(todo)
 
 
-class Composed(NamedTuple):
-    """An entry's page composed and put, and what to keep of it (``plan.Shown``)."""
-
-    put: Put
-    kept: Shown
-
-
-def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, Composed]:
+def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, tuple[Put, Shown]]:
     """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
     by forked workers when they are many (each worker writes the pages it composes)."""
     ctx = plan.context
 
-    def work(chunk: list[str]) -> list[Composed]:
+    def work(chunk: list[str]) -> list[tuple[Put, Shown]]:
         out = []
         for rel in chunk:
             entry_id = plan.owners[rel]
             put = _put(base, rel, plan.compose(rel).encode("utf-8"))
-            out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
+            out.append((put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
         return out
 
     results = parallel.map_items(work, rels, jobs=jobs)  # (a pool only for many: ``parallel.MIN_ITEMS``)
