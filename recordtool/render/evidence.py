@@ -199,7 +199,7 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     if verdict is not None:
         for where, run_ in failed_runs(verdict):  # its own runs, its controls' and positives'
             out += ["", f"{escape.line(where[:1].upper() + where[1:])}: {run_.outcome}; the end of its traceback:", "",
-                    _tail(run_.error or "")]
+                    escape.fence("\n".join((run_.error or "").rstrip("\n").split("\n")[-TRACEBACK_LINES:]), "text")]
         if verdict.controls:
             out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:
@@ -432,11 +432,6 @@ def _value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     return str(value)
-
-
-def _tail(error: str) -> str:
-    lines = error.rstrip("\n").split("\n")[-TRACEBACK_LINES:]
-    return escape.fence("\n".join(lines), "text")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
