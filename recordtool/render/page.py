@@ -1,8 +1,5 @@
-"""One entry's page: title, properties, graph view, reference, statement, body, verdict,
-backlinks (the seed page of LIT-1534, and for a claim whether it holds now).
-
-``entry_page`` is pure: the same project and statuses give the same bytes.
-"""
+"""One entry's page (``render_entry``, pure): title, properties, graph view, reference,
+statement, body, verdict, backlinks."""
 
 from __future__ import annotations
 

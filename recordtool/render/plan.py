@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool.render import index, page
 from recordtool.render.figures import caption
-from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
+from recordtool.render.sitemap import Context, entry_page, figure_file
 
 if TYPE_CHECKING:
     from recordtool.record.project import Project
@@ -93,10 +93,10 @@ def index_key(ctx: Context) -> str:
 
 
 def _shared(ctx: Context) -> str:
-    """What every page depends on: the output folder, the configuration's relations and kinds,
-    and recordtool's code."""
+    """What every page depends on: the output folder, the configuration's relations and kinds.
+    (recordtool's code too: another version finds an empty store, ``record.project.open_store``.)"""
     config = ctx.project.config
-    return repr((code_version(), ctx.out, ctx.verdicts, sorted(config.relations.items()),
+    return repr((ctx.out, ctx.verdicts, sorted(config.relations.items()),
                  [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
 
 

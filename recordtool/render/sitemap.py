@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from recordtool import store
 from recordtool.record.schema import Theory
 from recordtool.render import escape
 
@@ -58,17 +57,6 @@ OUTCOME_BADGES: dict[str, str] = {
     "timeout": "⏱️ timeout",
     "skipped": "⏭️ skipped",
 }
-
-
-# Distributions whose version can change what a page says (parsing YAML and Markdown).
-RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
-
-
-def code_version() -> str:
-    """A hash of recordtool's own code, its version, Python's and those of the packages that
-    parse and load the record: part of every page's key and every row's, so that new code
-    composes every page again (and rewrites only those whose bytes changed)."""
-    return store.code_version(RENDER_DEPENDENCIES)
 
 
 def badge(state: str) -> str:

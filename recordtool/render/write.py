@@ -16,7 +16,6 @@ from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name
 from recordtool.record.confine import Refused, not_plain, read_inside, refused
 from recordtool.render import manifest
-from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
 from recordtool.verify.snapshot import stat_file
@@ -284,6 +283,6 @@ def _own(base: str, old: set[str], paths: list[str]) -> None:
         raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
                           f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
                           "away, or render into a folder "
-                          f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
+                          f"of its own with -o (pages of an earlier render whose {manifest.MANIFEST} is gone: delete them, "
                           "and render again)")
     manifest.write(Path(base), old | set(fresh))
