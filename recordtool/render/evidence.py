@@ -237,7 +237,7 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
                 measured = number(result.measured)
                 if result.null is not None:
                     measured += f" (null {number(result.null)})"
-                rows.append([str(run_.seed), escape.code(result.metric), escape.line(result.expect),
+                rows.append([str(run_.seed), escape.code(result.metric).replace("|", "\\|"), escape.line(result.expect),
                              _threshold(result.expect), escape.line(measured), held])
             for metric in sorted(run_.metrics):
                 if metric not in expected:
@@ -246,10 +246,8 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
                                      escape.line(number(run_.metrics[metric]))])
     elif spec is not None:
         for metric, expectation in spec.expect.items():
-            rows.append(["—", escape.code(metric), escape.line(str(expectation)),
+            rows.append(["—", escape.code(metric).replace("|", "\\|"), escape.line(str(expectation)),
                          _threshold(str(expectation)), "—", "⚪ not run"])
-    for row in rows:
-        row[1] = row[1].replace("|", "\\|")
     header = ["Seed", "Metric", "Expectation", "Threshold", "Measured", "Outcome"]
     judged = _table(header, rows) if rows else ["No expectation was judged." if observed else "No measurements."]
     if not observed:

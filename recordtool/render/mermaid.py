@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from graphlib import CycleError, TopologicalSorter
 
 from recordtool.render import escape
 from recordtool.render.sitemap import (
@@ -236,22 +237,19 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
 def _longest_path(after: dict[str, set[str]]) -> int | None:
     """The number of arrows on the longest path of the graph ``after`` (node -> nodes it
     points at); None when it has a cycle."""
-    incoming = {n: 0 for n in after}
-    for targets in after.values():
+    sorter: TopologicalSorter[str] = TopologicalSorter()
+    for n, targets in after.items():
+        sorter.add(n)
         for t in targets:
-            incoming[t] += 1
-    ready = [n for n, k in incoming.items() if k == 0]
+            sorter.add(t, n)
     depth = dict.fromkeys(after, 0)
-    seen = 0
-    while ready:
-        n = ready.pop()
-        seen += 1
-        for t in after[n]:
-            depth[t] = max(depth[t], depth[n] + 1)
-            incoming[t] -= 1
-            if incoming[t] == 0:
-                ready.append(t)
-    return max(depth.values(), default=0) if seen == len(after) else None
+    try:
+        for n in sorter.static_order():
+            for t in after[n]:
+                depth[t] = max(depth[t], depth[n] + 1)
+    except CycleError:
+        return None
+    return max(depth.values(), default=0)
 
 
 def legend(classes: Iterable[str], *, solid: str | None, dotted: str | None = None) -> str:

@@ -82,9 +82,7 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
 
 def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str]:
     """The properties table: what the front matter cannot show (links, titles, notes, the
-    verdict's scope). Its kind, version and dates are left to the front matter, which GitHub
-    shows as a table of its own and Obsidian as properties; the site, which shows no front
-    matter, adds them (``mkdocs_plugin.site_properties``)."""
+    verdict's scope); the site adds the rest (``mkdocs_plugin.site_properties``)."""
     rows: list[tuple[str, str]] = []
     status = STATUS_WORDS.get(entry.status, entry.status)
     if entry.status_note:

@@ -71,9 +71,6 @@ def inline(source: str, style: Style) -> str:
 # token it writes and gives back what it wrote and the index it stopped at. A token of a kind
 # markdown-it's CommonMark and tables do not make is written as text, its children left out.
 
-_NONE: list[Token] = []
-
-
 def _end(tokens: Sequence[Token], i: int) -> int:
     """The index after the block or inline node that starts at ``tokens[i]``."""
     if tokens[i].nesting != 1:
@@ -88,7 +85,7 @@ def _end(tokens: Sequence[Token], i: int) -> int:
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
-    return _inline(token.children or _NONE, 0, style, one_line, cell)[0]
+    return _inline(token.children or [], 0, style, one_line, cell)[0]
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
