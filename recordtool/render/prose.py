@@ -131,11 +131,9 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
     if kind == "fence":
         return escape.fence(token.content, token.info).split("\n"), i + 1, None  # (a language name kept, only)
     if kind == "code_block":
-        # Fenced: indented code is read by where it starts, which a page moves. After a
-        # list whose items the page indents less than the source did, or first in a claim's
-        # body after its statement's list, it went on the list's last item as prose, raw
-        # HTML and all; and a static site's Markdown (Python-Markdown) reads code indented
-        # in a list item as prose.
+        # Fenced: indented code is read by where it starts, which a page moves (after a list it
+        # would join the list's last item, as prose), and the site's Markdown reads code
+        # indented in a list item as prose.
         return escape.fence(token.content).split("\n"), i + 1, None
     if kind == "hr":
         return ["***"], i + 1, None

@@ -112,7 +112,12 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     if advance is not None:
         advance(len(done))
     kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown) for rel, (_, shown) in composed.items()]
-    _copy_figures(plan, base, root, report, done)
+    for rel, source in plan.assets.items():  # each figure whose copy differs from its source
+        why, data = read_figure(root, source, rel)
+        if data is None:
+            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
+        else:
+            done[rel] = _put(base, rel, data)
     copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
     report.written = sorted(rel for rel, put in done.items() if put.written)
     report.unchanged += len(done) - len(report.written)
@@ -157,18 +162,9 @@ def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[s
     return dict(zip(rels, results, strict=True))
 
 
-def _copy_figures(plan: Plan, base: str, root: Path, report: WriteReport, done: dict[str, Put]) -> None:
-    """Copy each figure of ``plan`` whose copy differs from its source, noting each in ``done``."""
-    for rel, source in plan.assets.items():
-        why, data = read_figure(root, source, rel)
-        if data is None:
-            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
-            continue
-        done[rel] = _put(base, rel, data)
-
-
 def _remove(base: str, gone: list[str], report: WriteReport) -> None:
-    """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them)."""
+    """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them), and their
+    folders up to ``base`` while they are empty."""
     for rel in gone:
         try:
             path = _inside(base, rel)
@@ -177,7 +173,13 @@ def _remove(base: str, gone: list[str], report: WriteReport) -> None:
         if os.path.isfile(path) and not os.path.islink(path):
             os.unlink(path)
             report.removed.append(rel)
-            _prune(base, os.path.dirname(path))
+            folder = os.path.dirname(path)
+            while folder != base and folder.startswith(base + os.sep):
+                try:
+                    os.rmdir(folder)
+                except OSError:
+                    break
+                folder = os.path.dirname(folder)
 
 
 def _put(base: str, rel: str, data: bytes) -> Put:
@@ -254,16 +256,6 @@ def replace_file(path: str, data: bytes) -> tuple[int, int]:
             raise OSError(exc.errno, exc.strerror, path) from None
         raise
     return st.st_size, st.st_mtime_ns
-
-
-def _prune(base: str, folder: str) -> None:
-    """Remove ``folder`` and its parents up to ``base`` while they are empty."""
-    while folder != base and folder.startswith(base + os.sep):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-        folder = os.path.dirname(folder)
 
 
 SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
