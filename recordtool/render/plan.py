@@ -67,13 +67,6 @@ class Shown(NamedTuple):
     listed: str
 
 
-class Dirty(NamedTuple):
-    """What a render composes again: the entries' pages (by id), and whether the index pages."""
-
-    entries: set[str]
-    indexes: bool
-
-
 def faces(ctx: Context) -> dict[str, str]:
     """Each entry's face: a hash of what any page may show of it now: its id, its file's path
     and hash, its state, what its page says of its status (``_status_said``), and what every
@@ -135,12 +128,12 @@ def listed(ctx: Context, entry_id: str) -> str:
                        record.cites(entry_id) if row.claim else (), wanted)))
 
 
-def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> Dirty:
+def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> tuple[set[str], bool]:
     """What may show something else than when it was written, given each entry's face ``now``
-    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the pages of the
+    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the ids of the
     entries whose face changed; where what others show of such an entry changed (``seen``),
-    the pages that showed it and those it cites or mentions (its backlinks); and the index pages
-    when what they show of a changed entry changed (``listed``)."""
+    of the pages that showed it and those it cites or mentions (its backlinks); and whether the
+    index pages may (what they show of a changed entry changed: ``listed``)."""
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
     gone = {i for i in kept if i not in now}
     reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone
@@ -153,7 +146,7 @@ def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]])
         found.update(cited for cited, _relation in record.cites(entry_id) if cited in now)
         found.update(m.target for m in graph.mentions_out.get(entry_id, ()) if m.target in now)
     indexes = bool(gone) or any(i not in kept or kept[i][1].listed != listed(ctx, i) for i in changed)
-    return Dirty(found, indexes)
+    return found, indexes
 
 
 def _hash(text: str) -> str:

@@ -136,11 +136,10 @@ def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]],
     written) or whose file is not as written, and the index pages when they may show something
     else or one of their files is not as written (``indexes``: their (size, time) as written,
     kept under the ``index_key`` now)."""
-    owners = plan.owners
-    found = dirty(plan.context, now, kept)
-    todo = [rel for rel, entry_id in owners.items()
-            if entry_id in found.entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
-    if found.indexes or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
+    entries, indexes_changed = dirty(plan.context, now, kept)
+    todo = [rel for rel, entry_id in plan.owners.items()
+            if entry_id in entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
+    if indexes_changed or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
         todo += plan.indexes
     return sorted(todo)
 
