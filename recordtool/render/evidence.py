@@ -271,7 +271,6 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
         outcome = CONTROL_OUTCOMES.get(control.outcome, escape.line(control.outcome))
         decides = [e.metric for e in expectations
                    if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
-        gives = [escape.code(metric) for metric in decides]
         measured = _control_measured(control.runs, set(decides))
         degenerate = [r for r in control.runs if r.degenerate]
         if degenerate:
@@ -279,7 +278,7 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
             why = escape.line(", ".join(sorted({d for r in degenerate for d in r.degenerate})))
             outcome += f"; ⚠️ degenerate on seed{'s' if len(degenerate) != 1 else ''} {seeds} ({why}): it learned nothing"
         rows.append([escape.code(control.name), _params(control.params) or "—", outcome,
-                     ", ".join(gives) or "none", measured])
+                     ", ".join(escape.code(metric) for metric in decides) or "none", measured])
     if positive:
         return ["Positive controls, where the claim is known to hold:", "",
                 *_table(["Positive control", "Params", "Outcome", "Gives sensitivity to", "Measured"], rows)]

@@ -23,12 +23,11 @@ def format_entry(graph: Graph, entry_id: str, verdict: str = "") -> str:
     ``verdict`` is a claim's state now, in words ("verified since ...")."""
     record = graph.record
     entry = record.entries[entry_id]
-    places = record.places[entry_id]
     titled = not isinstance(entry, Theory) or entry.title  # a claim without a title: its statement follows
     lines = [f"{entry.id}: {entry.display_title}" if titled else entry.id]
     if verdict:
         lines.append(f"  verdict:  {verdict}")
-    lines += [f"  file:     {places.path}",
+    lines += [f"  file:     {record.places[entry_id].path}",
              f"  kind:     {entry.kind}",
              f"  status:   {entry.status}" + (f" — {' '.join(entry.status_note.split())}" if entry.status_note else ""),
              f"  version:  {entry.version}"]
