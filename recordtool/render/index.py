@@ -180,12 +180,9 @@ def graph_page(ctx: Context) -> str:
 
 def index_page(ctx: Context, path: str) -> str:
     """The index page ``path`` (one of ``index_paths``), composed."""
-    if path == INDEX:
-        return dashboard(ctx)
-    if path == WANTED:
-        return wanted(ctx)
-    if path == GRAPH:
-        return graph_page(ctx)
+    compose = {INDEX: dashboard, WANTED: wanted, GRAPH: graph_page}.get(path)
+    if compose is not None:
+        return compose(ctx)
     if path.startswith("tags/"):
         return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
     return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")

@@ -37,8 +37,9 @@ class Plan:
 def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Context:
     """The context pages are composed in; ``out`` places relative links to project files."""
     config = project.config
-    rel = config.relative((out if out is not None else config.pages).resolve())  # (None: outside the project)
-    return Context(project, statuses, out=None if Path(rel).is_absolute() else rel, verdicts=config.relative(config.verdicts))
+    rel = config.relative((out if out is not None else config.pages).resolve())  # (absolute: outside the project)
+    return Context(project, statuses, out=None if Path(rel).is_absolute() else rel,
+                   verdicts=config.relative(config.verdicts))
 
 
 def plan_site(ctx: Context) -> Plan:
