@@ -43,12 +43,11 @@ class Style:
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
 
 
-def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
-    """``source`` (Markdown) written back as Markdown blocks, ids linked; ``tokens``: what
-    ``markdown().parse(source)`` gives, when it was parsed already."""
+def block(source: str, style: Style) -> str:
+    """``source`` (Markdown) written back as Markdown blocks, ids linked."""
     if not source.strip():
         return ""
-    lines, _end, _tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style)
+    lines, _end, _tail = _blocks(markdown().parse(source), 0, style)
     return "\n".join(lines).rstrip("\n")
 
 
