@@ -16,12 +16,10 @@ _ALWAYS = tuple((char, "\\" + char) for char in "\\`*[]>|~$")
 # An underscore not inside a word (``x_y`` opens no emphasis): not followed, or not preceded,
 # by a letter or digit.
 _UNDERSCORE = re.compile(r"_(?:(?![A-Za-z0-9])|(?<![A-Za-z0-9]_))")
-# A static site's Markdown (Python-Markdown) finds raw HTML with an HTML parser before it reads
-# any Markdown: a backslash hides nothing from it, and an unfinished character reference or a
-# '<' that may open a tag or a comment, in a title, then made it take code spans further down
-# the page for raw HTML (a ``<script>`` in a check's parameters ran on the site). So a '<'
-# that may open one (before a letter, '/', '!' or '?') is written as a reference, as is the '&'
-# of '&#'; other '<' (a threshold's ``< 0.5``) keep the backslash, which reads better.
+# A static site's Markdown (Python-Markdown) finds raw HTML before it reads any Markdown, and a
+# backslash hides nothing from it: a '<' that may open a tag or a comment (before a letter, '/',
+# '!' or '?') is written as a reference, as is the '&' of '&#' (an unfinished character
+# reference); other '<' (a threshold's ``< 0.5``) keep the backslash, which reads better.
 _NAMED = re.compile(r"&(?=[A-Za-z0-9]+;)")
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _IMAGE = re.compile(r"!(?=\\\[)")
@@ -83,13 +81,9 @@ def _escape_line_start(match: re.Match[str]) -> str:
 
 
 def line(value: str) -> str:
-    """``value`` on one line (runs of whitespace made one space), escaped as ``text``."""
-    return text(" ".join(value.split()))  # the same as _SPACES.sub(" ", value).strip(), faster
-
-
-def cell(value: str) -> str:
-    """``value`` inside a table cell: one line, escaped (``|`` included)."""
-    return line(value)
+    """``value`` on one line (runs of whitespace made one space), escaped as ``text``; also
+    what goes in a table cell (``|`` is escaped)."""
+    return text(" ".join(value.split()))
 
 
 _BARE_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")

@@ -1,14 +1,8 @@
 """The Verdict section of a claim's page: whether it holds now, and on what evidence.
 
-A badge (verified, partly verified, contradicted, no power, error, timeout, skipped, stale,
-unchecked); for a stale verdict, why; first the clause table (each clause, its verdict, and
-the expectations and observations that decide it, with their values over the seeds); then
-per check its setting (what it ran on), its expectations judged over the seeds (spread,
-quorum, what gives each power, next to what gives it sensitivity), a table of what was
-measured under each seed (observations included), the controls and the positive controls and
-how they came out (degenerate runs flagged), the figures the check made, the end of the
-traceback of an error; then where the numbers came from (when, commit, versions, device,
-duration). The rules: docs/verdicts.md.
+Its badge (and for a stale verdict, why), the clause table, then each check: what it ran on,
+its expectations over the seeds, what was measured under each seed, its controls, its figures,
+the end of an error's traceback; then where the numbers came from. The rules: docs/verdicts.md.
 """
 
 from __future__ import annotations
@@ -26,6 +20,7 @@ if TYPE_CHECKING:
     from recordtool.record.schema import CheckSpec, Theory
     from recordtool.verify.verdict import (
         CheckVerdict,
+        ClaimStatus,
         ClaimVerdict,
         ClauseVerdict,
         ControlResult,
@@ -87,7 +82,7 @@ def verdict_line(ctx: Context, claim_id: str, clauses: str) -> str:
     """A claim's verdict at a glance: its badge and, of its clauses, how many are in the state
     that decides it (named, each linked to ``clauses``, the clause table), then how many are in
     each other: ``❌ contradicted: 1 of 7 clauses (`recent-tokens`) · 5 verified · 1 observed only``."""
-    state = ctx.state(claim_id) or "unchecked"
+    state = ctx.states.get(claim_id) or "unchecked"
     shown = verdict_badge(ctx, claim_id, state)
     status = ctx.statuses.get(claim_id)
     verdict = status.verdict if status is not None else None
@@ -119,9 +114,7 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     status = ctx.statuses.get(claim.id)
     state = status.state if status is not None else "unchecked"
     verdict = status.verdict if status is not None else None
-    out = ["## Verdict", ""]
-    out.append(_headline(state, verdict, status.label if status is not None else state,
-                         noted=status is not None and bool(status.reasons)))
+    out = ["## Verdict", "", _headline(ctx, claim.id, status)]
     if status is not None and status.reasons:
         out += ["", "Why it is stale:" if state == "stale" else "Note:", ""]
         out += [f"- {escape.line(reason)}" for reason in status.reasons]
@@ -143,15 +136,15 @@ def verdict_section(ctx: Context, claim: Theory, page: str) -> str:
     return "\n".join(out)
 
 
-def _headline(state: str, verdict: ClaimVerdict | None, label: str, *, noted: bool = False) -> str:
-    shown = badge(state)
-    if verdict is not None and verdict.analogue and state in ("verified", "partly-verified"):
-        shown += ANALOGUE
+def _headline(ctx: Context, claim_id: str, status: ClaimStatus | None) -> str:
+    state, label = (status.state, status.label) if status is not None else ("unchecked", "unchecked")
+    verdict = status.verdict if status is not None else None
+    shown = verdict_badge(ctx, claim_id, state)
     if label != state.replace("-", " ") and ":" in label:  # "partly verified: 4 of 5 clauses"
         shown = f"{shown}{escape.line(label[label.index(':'):])}"
     line = f"**{shown}**"
     if verdict is None:
-        if noted:  # a verdict file that cannot be used (damaged, or not following from its numbers)
+        if status is not None and status.reasons:  # a verdict file that cannot be used (damaged, or not following from its numbers)
             return line + " — its verdict file is not used (see the note); run `recordtool verify` to check it."
         return line + " — never checked; run `recordtool verify` to check it."
     if state == "stale":
@@ -206,7 +199,7 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
     if verdict is not None:
         for where, run_ in failed_runs(verdict):  # its own runs, its controls' and positives'
             out += ["", f"{escape.line(where[:1].upper() + where[1:])}: {run_.outcome}; the end of its traceback:", "",
-                    _tail(run_.error or "")]
+                    escape.fence("\n".join((run_.error or "").rstrip("\n").split("\n")[-TRACEBACK_LINES:]), "text")]
         if verdict.controls:
             out += ["", *_controls(verdict.controls, verdict.expectations)]
         elif spec is not None and spec.all_controls:
@@ -230,7 +223,7 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
     if verdict is not None and verdict.runs:
         for run_ in verdict.runs:
             if run_.outcome != "ok" and not run_.expectations:
-                rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.cell(run_.outcome)}"])
+                rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.line(run_.outcome)}"])
                 continue
             expected = set()
             unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
@@ -244,19 +237,17 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
                 measured = number(result.measured)
                 if result.null is not None:
                     measured += f" (null {number(result.null)})"
-                rows.append([str(run_.seed), escape.code(result.metric), escape.cell(result.expect),
-                             _threshold(result.expect), escape.cell(measured), held])
+                rows.append([str(run_.seed), escape.code(result.metric).replace("|", "\\|"), escape.line(result.expect),
+                             _threshold(result.expect), escape.line(measured), held])
             for metric in sorted(run_.metrics):
                 if metric not in expected:
                     observed.append([str(run_.seed), escape.code(metric).replace("|", "\\|"),
                                      ", ".join(escape.code(c) for c in clauses.get(metric, ())) or "—",
-                                     escape.cell(number(run_.metrics[metric]))])
+                                     escape.line(number(run_.metrics[metric]))])
     elif spec is not None:
         for metric, expectation in spec.expect.items():
-            rows.append(["—", escape.code(metric), escape.cell(str(expectation)),
+            rows.append(["—", escape.code(metric).replace("|", "\\|"), escape.line(str(expectation)),
                          _threshold(str(expectation)), "—", "⚪ not run"])
-    for row in rows:
-        row[1] = row[1].replace("|", "\\|")
     header = ["Seed", "Metric", "Expectation", "Threshold", "Measured", "Outcome"]
     judged = _table(header, rows) if rows else ["No expectation was judged." if observed else "No measurements."]
     if not observed:
@@ -277,18 +268,17 @@ def _controls(controls: list[ControlResult], expectations: list[ExpectationVerdi
     out, and what it gives power (sensitivity) to."""
     rows = []
     for control in controls:
-        outcome = CONTROL_OUTCOMES.get(control.outcome, escape.cell(control.outcome))
+        outcome = CONTROL_OUTCOMES.get(control.outcome, escape.line(control.outcome))
         decides = [e.metric for e in expectations
                    if (f"positive '{control.name}'" in e.sensitivity if positive else f"control '{control.name}'" in e.power)]
-        gives = [escape.code(metric) for metric in decides]
         measured = _control_measured(control.runs, set(decides))
         degenerate = [r for r in control.runs if r.degenerate]
         if degenerate:
             seeds = ", ".join(str(r.seed) for r in degenerate)
-            why = escape.cell(", ".join(sorted({d for r in degenerate for d in r.degenerate})))
+            why = escape.line(", ".join(sorted({d for r in degenerate for d in r.degenerate})))
             outcome += f"; ⚠️ degenerate on seed{'s' if len(degenerate) != 1 else ''} {seeds} ({why}): it learned nothing"
         rows.append([escape.code(control.name), _params(control.params) or "—", outcome,
-                     ", ".join(gives) or "none", measured])
+                     ", ".join(escape.code(metric) for metric in decides) or "none", measured])
     if positive:
         return ["Positive controls, where the claim is known to hold:", "",
                 *_table(["Positive control", "Params", "Outcome", "Gives sensitivity to", "Measured"], rows)]
@@ -304,11 +294,11 @@ def _control_measured(runs: list[Run], decides: set[str]) -> str:
     shown, folded, more = [], [], 0
     for run_ in runs:
         if run_.outcome != "ok":
-            shown.append(f"seed {run_.seed}: {escape.cell(run_.outcome)}")
+            shown.append(f"seed {run_.seed}: {escape.line(run_.outcome)}")
             continue
         parts: dict[bool, list[str]] = {True: [], False: []}
         for r in run_.expectations:
-            parts[r.metric in first].append(f"{escape.cell(r.metric)} = {escape.cell(number(r.measured))} "
+            parts[r.metric in first].append(f"{escape.line(r.metric)} = {escape.line(number(r.measured))} "
                                             f"({'holds' if r.holds else 'fails'})")
         shown += [f"seed {run_.seed}: " + ", ".join(parts[True])] if parts[True] else []
         folded += [f"seed {run_.seed}: " + ", ".join(parts[False])] if parts[False] else []
@@ -343,13 +333,13 @@ def _expectations(verdict: CheckVerdict) -> list[str]:
     control or its null failing it) and sensitivity (a positive control holding it)."""
     rows = []
     for e in verdict.expectations:
-        power = ", ".join(escape.cell(p) for p in e.power) or "none"
+        power = ", ".join(escape.line(p) for p in e.power) or "none"
         if e.degenerate_power:
-            power += f" ({', '.join(escape.cell(p) for p in e.degenerate_power)}: degenerate, no power)"
-        sensitivity = ", ".join(escape.cell(p) for p in e.sensitivity) or "none"
-        rows.append([escape.code(e.metric).replace("|", "\\|"), escape.cell(e.expect),
+            power += f" ({', '.join(escape.line(p) for p in e.degenerate_power)}: degenerate, no power)"
+        sensitivity = ", ".join(escape.line(p) for p in e.sensitivity) or "none"
+        rows.append([escape.code(e.metric).replace("|", "\\|"), escape.line(e.expect),
                      ", ".join(escape.code(c) for c in e.clauses), _held(e), spread(e.spread, e.nans, e.seeds), power,
-                     sensitivity, EXPECTATION_BADGES.get(e.state, escape.cell(e.state))])
+                     sensitivity, EXPECTATION_BADGES.get(e.state, escape.line(e.state))])
     header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Sensitivity",
               "Verdict"]
     return ["Over the seeds:", "", *_table(header, rows)]
@@ -360,8 +350,8 @@ def _clauses(verdict: ClaimVerdict, stale: bool) -> list[str]:
     checks = {c.name: c for c in verdict.checks}
     rows = []
     for clause in verdict.clauses:
-        rows.append([f"{escape.code(clause.clause)}: {escape.cell(clause.text)}",
-                     CLAUSE_BADGES.get(clause.state, escape.cell(clause.state)), _decided_by(clause, checks)])
+        rows.append([f"{escape.code(clause.clause)}: {escape.line(clause.text)}",
+                     CLAUSE_BADGES.get(clause.state, escape.line(clause.state)), _decided_by(clause, checks)])
     title = ["### Clauses", "", "Of the last verdict:", ""] if stale else ["### Clauses", ""]
     return [*title, *_table(["Clause", "Verdict", "Decided by"], rows)]
 
@@ -380,22 +370,20 @@ def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:
             continue
         e = next((x for x in check.expectations if x.metric == item.metric), None) if check else None
         if e is None:
-            parts.append(f"{where}: {escape.cell(item.state)}")
+            parts.append(f"{where}: {escape.line(item.state)}")
             continue
-        text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES.get(e.state, escape.cell(e.state))}"
+        text = f"{where} {escape.line(e.expect)}: {EXPECTATION_BADGES.get(e.state, escape.line(e.state))}"
         if e.state == "no-power":
-            text = f"{where} {escape.cell(e.expect)}: ➖ no power, decides nothing; holds"
-        elif e.state in ("holds", "fails", "not-reproduced"):
-            text = f"{where} {escape.cell(e.expect)}: {EXPECTATION_BADGES[e.state]}"
+            text = f"{where} {escape.line(e.expect)}: ➖ no power, decides nothing; holds"
         if e.state in ("holds", "fails", "not-reproduced", "no-power"):
             text += ((": holds" if e.state in ("fails", "not-reproduced") else "")  # "❌ fails: holds on 0 of 3 seeds"
                      + f" on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
                      + (f" (quorum {e.required})" if e.required < e.seeds else "")
                      + f", measured {spread(e.spread, e.nans, e.seeds)}")
             if e.power:
-                text += f"; power: {', '.join(escape.cell(p) for p in e.power)}"
+                text += f"; power: {', '.join(escape.line(p) for p in e.power)}"
             if e.sensitivity:
-                text += f"; sensitivity: {', '.join(escape.cell(p) for p in e.sensitivity)}"
+                text += f"; sensitivity: {', '.join(escape.line(p) for p in e.sensitivity)}"
         parts.append(text)
     return "<br>".join(parts)
 
@@ -404,14 +392,14 @@ def _provenance(verdict: ClaimVerdict) -> list[str]:
     commit = verdict.git_commit[:12] if verdict.git_commit else "—"
     if verdict.git_commit and verdict.git_dirty:
         commit += " (with uncommitted changes)"
-    versions = ", ".join(f"{escape.cell(k)} {escape.cell(v)}" for k, v in sorted(verdict.versions.items())) or "—"
+    versions = ", ".join(f"{escape.line(k)} {escape.line(v)}" for k, v in sorted(verdict.versions.items())) or "—"
     rows = [
-        ["Verified at", escape.cell(verdict.verified_at)],
-        ["Outcome since", escape.cell(verdict.since)],
+        ["Verified at", escape.line(verdict.verified_at)],
+        ["Outcome since", escape.line(verdict.since)],
         ["Duration", f"{verdict.duration_s:.1f} s"],
         ["Seeds", ", ".join(str(s) for s in verdict.seeds) or "—"],
-        ["Commit", escape.cell(commit)],
-        ["Device", escape.cell(verdict.device) or "—"],
+        ["Commit", escape.line(commit)],
+        ["Device", escape.line(verdict.device) or "—"],
         ["Versions", versions],
     ]
     return ["### Provenance", "", *_table(["Property", "Value"], rows)]
@@ -441,11 +429,6 @@ def _value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     return str(value)
-
-
-def _tail(error: str) -> str:
-    lines = error.rstrip("\n").split("\n")[-TRACEBACK_LINES:]
-    return escape.fence("\n".join(lines), "text")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:

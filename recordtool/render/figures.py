@@ -83,12 +83,11 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
         groups.setdefault((order, seed, variant), []).append(figure)
     out: list[str] = []
     for (_order, seed, variant), figures in sorted(groups.items()):
-        run = f"control {escape.code(variant)}" if variant else "main run"
         if seed:  # a further seed's figures: collapsed, the first seed's are the ones to read
             plain = f"control {html.escape(variant)}" if variant else "main run"
             out += ["", '<details markdown="1">', f"<summary>Figures: {plain}, seed {seed}</summary>"]
         else:
-            out += ["", f"#### Figures: {run}"]
+            out += ["", f"#### Figures: {f'control {escape.code(variant)}' if variant else 'main run'}"]
         for figure in figures:
             numbers[0] += 1
             target = figure_file(figure, ctx.verdicts, claim)

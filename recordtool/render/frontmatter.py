@@ -1,10 +1,5 @@
-"""Front matter: an entry's properties as YAML at the top of its page.
-
-Obsidian shows them in its Properties view and Dataview queries them (``TABLE verdict FROM ""
-WHERE kind = "theory" AND verdict != "verified"``); GitHub shows them as a table. So that
-GitHub does not show a fact twice, the page's properties table leaves out what the front matter
-shows as well as it could (kind, version, dates) and keeps what needs links and titles (status
-note, verdict, tags, citations); the site adds the rows left out (``mkdocs_plugin``).
+"""Front matter: an entry's properties as YAML at the top of its page, for Obsidian and
+Dataview (docs/record.md, "The pages").
 
 The YAML is strict and plain: one ``key: value`` per line, every string double-quoted with
 the escapes YAML and JSON share (so no title can end the block, start a comment or read as a
@@ -74,7 +69,7 @@ def front_matter(ctx: Context, entry: Entry) -> list[str]:
         lines.append(f"created: {entry.created.isoformat()}")
     if entry.updated:
         lines.append(f"updated: {entry.updated.isoformat()}")
-    state = ctx.state(entry.id)
+    state = ctx.states.get(entry.id)
     if state is not None:
         lines.append(f"verdict: {quoted(state)}")
         status = ctx.statuses.get(entry.id)

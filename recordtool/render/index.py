@@ -33,7 +33,7 @@ def dashboard(ctx: Context) -> str:
     shown = ctx.rows
     claims = [i for i, row in shown.items() if row.claim]
     page = INDEX
-    states = [ctx.state(c) or "unchecked" for c in claims]
+    states = [ctx.states.get(c) or "unchecked" for c in claims]
     counts = Counter(states)
     total = len(claims)
     lines = ["# The record", ""]
@@ -61,8 +61,6 @@ def dashboard(ctx: Context) -> str:
         lines += ["", "## Claims", "", "| Claim | Status | Verdict | Since | Last verified | Title |",
                   "| --- | --- | --- | --- | --- | --- |"]
         lines.extend(_claim_line(ctx, claim, shown[claim], state) for claim, state in zip(claims, states, strict=True))
-
-    if claims:
         lines += ["", f"[Every claim and what it cites, as one graph]({relative(page, GRAPH)})."]
 
     lines += ["", "## Kinds", ""]
@@ -96,8 +94,8 @@ def _claim_line(ctx: Context, claim: str, row: Row, state: str) -> str:
     without one)."""
     status = ctx.statuses.get(claim)
     verdict = status.verdict if status is not None else None
-    since = escape.cell(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
-    last = escape.cell(verdict.verified_at[:10]) if verdict is not None else "—"
+    since = escape.line(verdict.since[:10]) if verdict is not None and state != "stale" else "—"
+    last = escape.line(verdict.verified_at[:10]) if verdict is not None else "—"
     shown = verdict_line(ctx, claim, f"{relative(INDEX, entry_page(claim))}#{CLAUSES}") if state != "unchecked" else badge(state)
     return f"| {ctx.link(INDEX, claim)} | {_status(row.status)} | {escape.in_row(shown)} | {since} | {last} | {row.title} |"
 
@@ -115,22 +113,17 @@ def _not_active(counts: Counter[str]) -> str:
 def _status(status: str) -> str:
     """An entry's status in a listing: plain when active, in bold when not (a draft's
     verdict is on a statement still being written)."""
-    return status if status == "active" else f"**{escape.cell(status)}**"
+    return status if status == "active" else f"**{escape.line(status)}**"
 
 
 def _members(ctx: Context) -> dict[str, list[str]]:
     """The entries each kind and tag page lists, in the record's order, by page (one pass over
     the rows, once per context)."""
-    memo: dict[str, dict[str, list[str]]] = ctx.memo("index.members")
-    found = memo.get("")
-    if found is None:
-        found = memo[""] = {}
+    found: dict[str, list[str]] = ctx.memo("index.members")
+    if not found:
         for entry_id, row in ctx.rows.items():
             for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
-                members = found.get(page)
-                if members is None:
-                    members = found[page] = []
-                members.append(entry_id)
+                found.setdefault(page, []).append(entry_id)
     return found
 
 
@@ -187,12 +180,9 @@ def graph_page(ctx: Context) -> str:
 
 def index_page(ctx: Context, path: str) -> str:
     """The index page ``path`` (one of ``index_paths``), composed."""
-    if path == INDEX:
-        return dashboard(ctx)
-    if path == WANTED:
-        return wanted(ctx)
-    if path == GRAPH:
-        return graph_page(ctx)
+    compose = {INDEX: dashboard, WANTED: wanted, GRAPH: graph_page}.get(path)
+    if compose is not None:
+        return compose(ctx)
     if path.startswith("tags/"):
         return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
     return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")

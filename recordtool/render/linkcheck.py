@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
-
-from markdown_it.token import Token
 
 from recordtool import parallel
 from recordtool.record.mentions import SCHEME, markdown
@@ -42,13 +40,8 @@ class BrokenLink:
 
 def links(text: str) -> list[tuple[int, str]]:
     """Every (line, destination) of links, images and Mermaid clicks in ``text`` (1-based lines)."""
-    return links_in(markdown().parse(blanked(text)))
-
-
-def links_in(tokens: list[Token]) -> list[tuple[int, str]]:
-    """``links`` of the page whose tokens (front matter blanked) are ``tokens``."""
     out: list[tuple[int, str]] = []
-    for token in tokens:
+    for token in markdown().parse(blanked(text)):
         if token.type == "fence" and token.info.strip().split(" ")[0] == "mermaid":
             first = (token.map[0] if token.map else 0) + 2
             for offset, text_line in enumerate(token.content.split("\n")):
@@ -80,13 +73,6 @@ def resolve(page: str, href: str) -> str | None:
     if path.startswith("/"):
         return path
     return posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
-
-
-def check_pages(pages: Mapping[str, bytes | str], exists: Callable[[str], bool]) -> list[BrokenLink]:
-    """Check the Markdown ``pages`` (path -> content); ``exists(path)`` says whether a path
-    that is not one of the pages exists (a figure, a file of the project)."""
-    names = sorted(page for page in pages if page.endswith(".md"))
-    return [broken for page in names for broken in _check_page(page, pages[page], pages, exists)]
 
 
 def _check_page(page: str, content: bytes | str, pages: Container[str],

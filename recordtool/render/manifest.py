@@ -9,6 +9,7 @@ that pages rendered by an earlier version are rendered over, not refused.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -42,19 +43,11 @@ def read(out: Path) -> set[str]:
         return set()
 
 
-def text(files: set[str]) -> str:
-    """The manifest of ``files`` as JSON, a path a line, in order."""
-    return json.dumps({"format": 2, "files": sorted(files)}, indent=1) + "\n"
-
-
-def is_current(out: Path, files: set[str]) -> bool:
-    """Whether the manifest in ``out`` is the one ``write`` would write for ``files`` (not one of
-    the first format, say)."""
-    try:
-        return (out / MANIFEST).read_text(encoding="utf-8") == text(files)
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
 def write(out: Path, files: set[str]) -> None:
-    write_atomic(out / MANIFEST, text(files))
+    """Write the manifest of ``files`` into ``out`` (JSON, a path a line, in order), unless the
+    one there says the same (in the same format)."""
+    text = json.dumps({"format": 2, "files": sorted(files)}, indent=1) + "\n"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if (out / MANIFEST).read_text(encoding="utf-8") == text:
+            return
+    write_atomic(out / MANIFEST, text)

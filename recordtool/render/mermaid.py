@@ -1,30 +1,18 @@
-"""The graph view of a page: a Mermaid diagram of an entry's neighbourhood.
+"""Mermaid diagrams: an entry's neighbourhood on its page (``graph_view``), and every claim on
+``graph.md`` (``whole_graph``). GitHub, Obsidian and MkDocs draw a ```` ```mermaid ```` block.
 
-The entry, what it cites and mentions, and what cites and mentions it; citations are solid
-arrows labelled with their relation, mentions dotted. Claims are coloured by their state; every
-node in the record is clickable (its page). GitHub, Obsidian and MkDocs draw a
-```` ```mermaid ```` block.
-
-Made to stay legible and stable as the record grows:
-
-- A node's name is derived from its entry's id (``THEORY-977`` is ``THEORY_977``), so adding
-  an entry changes only the lines that show it, on the pages that show it.
-- At most ``MAX_NEIGHBOURS`` neighbours are drawn, the nearest first (typed citations either
-  way, then ids this entry mentions, then entries that mention it); one node says how many
-  more there are (Backlinks lists them all). Ids mentioned but not in the record are one node
-  ("7 ids not in the record").
-- Labels are the id over a title cut to two short lines, and the diagram has at most
-  ``MAX_RANKS`` columns: links among the neighbours are drawn only while they add none. Its
-  width so stays within what a page shows without shrinking the text (see ``MAX_RANKS``). A
-  small neighbourhood is drawn top to bottom instead (``SMALL_SIDE``), and edges are straight
-  (``STRAIGHT``), so that no label is hidden under a node.
-- A legend under the diagram says what the arrows and the colours mean.
+Citations are solid arrows labelled with their relation, mentions dotted; claims are coloured by
+their state, every node in the record links to its page, and a legend under the diagram says what
+the arrows and the colours mean. A node's name is derived from its entry's id (``THEORY-977`` is
+``THEORY_977``), so adding an entry changes only the lines that show it, on the pages that show
+it. The limits below keep a diagram legible as the record grows.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from graphlib import CycleError, TopologicalSorter
 
 from recordtool.render import escape
 from recordtool.render.sitemap import (
@@ -151,7 +139,7 @@ def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
     mentioned = {m.target for m in graph.mentions_out.get(entry_id, ())}
 
     def rank(n: str) -> tuple[int, bool]:
-        state = ctx.state(n)
+        state = ctx.states.get(n)
         first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
         return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
     order = {n: i for i, n in enumerate(neighbours)}
@@ -197,12 +185,9 @@ def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], da
     """Add a click line per node to ``lines`` (each node's page, relative to ``page``); the
     nodes by class (their state, or what else they are)."""
     used: dict[str, list[str]] = {}
-    nested = "/" in page
-    states = ctx.states
     for n, name in names.items():
-        href = relative(page, entry_page(n)) if nested else entry_page(n)
-        lines.append(f'  click {name} "{href}"')
-        used.setdefault(states.get(n) or "entry", []).append(name)
+        lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
+        used.setdefault(ctx.states.get(n) or "entry", []).append(name)
     if dangling:
         lines.append(f'  click {WANTED_NODE} "{relative(page, WANTED)}"')
         used["missing"] = [WANTED_NODE]
@@ -252,22 +237,19 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
 def _longest_path(after: dict[str, set[str]]) -> int | None:
     """The number of arrows on the longest path of the graph ``after`` (node -> nodes it
     points at); None when it has a cycle."""
-    incoming = {n: 0 for n in after}
-    for targets in after.values():
+    sorter: TopologicalSorter[str] = TopologicalSorter()
+    for n, targets in after.items():
+        sorter.add(n)
         for t in targets:
-            incoming[t] += 1
-    ready = [n for n, k in incoming.items() if k == 0]
+            sorter.add(t, n)
     depth = dict.fromkeys(after, 0)
-    seen = 0
-    while ready:
-        n = ready.pop()
-        seen += 1
-        for t in after[n]:
-            depth[t] = max(depth[t], depth[n] + 1)
-            incoming[t] -= 1
-            if incoming[t] == 0:
-                ready.append(t)
-    return max(depth.values(), default=0) if seen == len(after) else None
+    try:
+        for n in sorter.static_order():
+            for t in after[n]:
+                depth[t] = max(depth[t], depth[n] + 1)
+    except CycleError:
+        return None
+    return max(depth.values(), default=0)
 
 
 def legend(classes: Iterable[str], *, solid: str | None, dotted: str | None = None) -> str:
@@ -366,10 +348,7 @@ def whole_graph(ctx: Context, page: str) -> str:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
                 lines.append(f"  {names[claim]} -->|{escape.mermaid(relation)}| {names[cited]}")
-    used: dict[str, list[str]] = {}
-    for n, name in names.items():
-        lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
-        used.setdefault(ctx.states.get(n) or "entry", []).append(name)
+    used = _clicks(ctx, names, page, lines, False, False)
     lines.append(STRAIGHT)
     lines += _classes(used)
     lines.append("```")

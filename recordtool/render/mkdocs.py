@@ -1,17 +1,10 @@
 """The pages as a static site, through MkDocs with the Material theme (``pip install ".[site]"``).
 
-``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (``record/mkdocs.yml``
-for ``record/pages``); ``mkdocs build -f record/mkdocs.yml --strict`` then builds a site with
-navigation, search and the Mermaid graphs drawn (``pymdownx.superfences``' custom fence, and
-Mermaid served by the site itself), into ``record/pages-site/``. The Markdown pages stay the primary output: the configuration only
-says how to read them (front matter, ``<details markdown="1">``, backslash escapes of any
-character as CommonMark allows) and, through recordtool's own MkDocs plugin, that the Mermaid
-graphs' node links point at ``.html`` pages.
-
-The configuration depends only on the project's configuration (its kinds) and the folder
-names, so it does not go stale as entries come and go: the navigation names the index pages,
-and the plugin adds every entry's and tag's page to it at build time. A ``mkdocs.yml`` that
-recordtool did not write is never overwritten.
+``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (see README.md). It
+depends only on the project's configuration (its kinds) and the folder names, so it does not go
+stale as entries come and go: the navigation names the index pages, and recordtool's MkDocs
+plugin (``mkdocs_plugin``) adds every entry's and tag's page at build time. A ``mkdocs.yml``
+that recordtool did not write is never overwritten.
 """
 
 from __future__ import annotations
@@ -24,13 +17,12 @@ from recordtool.render.frontmatter import quoted
 from recordtool.render.sitemap import GRAPH, INDEX, WANTED, kind_page
 from recordtool.render.write import RenderError
 
-CONFIG = SITE_CONFIG
 MARK = "# Written by `recordtool render --site`"
 
 
 def mkdocs_config(config: Config, out: Path) -> str:
     """The text of ``mkdocs.yml`` for the pages in ``out``."""
-    where = config.relative(out.parent / CONFIG)
+    where = config.relative(out.parent / SITE_CONFIG)
     kinds = [f"      - {quoted(k.name)}: {quoted(kind_page(k.name))}" for k in config.kinds.values()]
     return "\n".join([
         f"{MARK}; written again by every such render.",
@@ -77,7 +69,7 @@ def mkdocs_config(config: Config, out: Path) -> str:
 def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
     """Write ``mkdocs.yml`` beside ``out`` (resolved); its path, and whether it changed.
     RenderError when a ``mkdocs.yml`` is there that recordtool did not write."""
-    path = out.parent / CONFIG
+    path = out.parent / SITE_CONFIG
     text = mkdocs_config(config, out)
     try:
         before = path.read_text(encoding="utf-8")

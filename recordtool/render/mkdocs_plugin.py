@@ -1,24 +1,7 @@
-"""The MkDocs plugin ``recordtool`` that `render --site` names in ``mkdocs.yml``.
-
-What the pages cannot say for themselves, it tells MkDocs:
-
-- The Mermaid graphs' ``click`` lines. A page links to another as ``LIT-1.md``, which GitHub
-  and Obsidian follow and which MkDocs rewrites to ``LIT-1.html`` in ordinary Markdown links,
-  but not inside a Mermaid fence. The plugin rewrites those targets as MkDocs would
-  (``use_directory_urls: false``), only inside ``mermaid`` fences, only in ``click`` lines, only
-  relative ``.md`` targets.
-- The front matter is record text, and MkDocs Material writes ``page.meta`` into the HTML
-  raw (the ``<title>``, the header, the navigation): every string of it is HTML-escaped here,
-  and an entry's title is shown as ``ID: title`` (the browser's tab carries the id).
-- Mermaid is served from the site (``assets/mermaid.min.js``, shipped in this package; Material
-  uses a ``mermaid`` already loaded instead of fetching it from a CDN): the site reads offline.
-  The graphs' source stays out of the search index. The site's own CSS (``assets/site.css``)
-  too: code in a table wraps between words, and a full-size graph scrolls.
-- An entry's kind, version and dates: the page leaves them to its front matter (GitHub shows
-  that as a table, Obsidian as properties), and the site, which shows no front matter, gets
-  them as rows of the properties table.
-- The navigation: after the index pages ``mkdocs.yml`` names, every entry's page and every
-  tag's page, in the record's order, so the sidebar shows where a page is.
+"""The MkDocs plugin ``recordtool`` that `render --site` names in ``mkdocs.yml``: what the pages
+cannot say for themselves, it tells MkDocs (each function below says what and why). Mermaid and
+the site's CSS are served from the site (``assets/``, shipped in this package; Material uses a
+``mermaid`` already loaded instead of fetching it from a CDN), so the site reads offline.
 
 It is registered as an entry point (``mkdocs.plugins``) and imported only by MkDocs, so the
 rest of recordtool never imports mkdocs.
@@ -47,7 +30,8 @@ ASSETS = Path(__file__).parent / "assets"
 
 
 def site_links(markdown: str) -> str:
-    """``markdown`` with the ``.md`` targets of Mermaid ``click`` lines made ``.html``."""
+    """``markdown`` with the relative ``.md`` targets of Mermaid ``click`` lines made ``.html``, as
+    MkDocs makes those of Markdown links (``use_directory_urls: false``) but not in a fence."""
 
     def fence(match: re.Match[str]) -> str:
         body = CLICK.sub(lambda m: f'{m["head"]}{m["href"]}.html{m["anchor"] or ""}"', match["body"])
@@ -57,8 +41,9 @@ def site_links(markdown: str) -> str:
 
 
 def safe_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """A page's front matter with every string HTML-escaped (in lists too), an entry's title
-    as ``ID: title``, and no ``status`` (Material would take it for a status icon of its own)."""
+    """A page's front matter with every string HTML-escaped (in lists too: Material writes it
+    into the HTML raw), an entry's title as ``ID: title``, and no ``status`` (Material would
+    take it for a status icon of its own)."""
 
     def safe(value: Any) -> Any:
         if isinstance(value, str):
@@ -79,8 +64,8 @@ def site_properties(markdown: str, meta: dict[str, Any]) -> str:
     if head not in markdown or not isinstance(meta.get("kind"), str):
         return markdown
     kind = meta["kind"]
-    rows = [f"| Kind | [{escape.cell(kind)}]({escape.href(kind_page(kind))}) |"]
-    rows += [f"| {name.capitalize()} | {escape.cell(str(meta[name]))} |"
+    rows = [f"| Kind | [{escape.line(kind)}]({escape.href(kind_page(kind))}) |"]
+    rows += [f"| {name.capitalize()} | {escape.line(str(meta[name]))} |"
              for name in ("version", "created", "updated") if name in meta]
     return markdown.replace(head, head + "\n".join(rows) + "\n", 1)
 

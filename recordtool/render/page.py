@@ -1,8 +1,5 @@
-"""One entry's page: title, properties, graph view, reference, statement, body, verdict,
-backlinks (the seed page of LIT-1534, and for a claim whether it holds now).
-
-``entry_page`` is pure: the same project and statuses give the same bytes.
-"""
+"""One entry's page (``render_entry``, pure): title, properties, graph view, reference,
+statement, body, verdict, backlinks."""
 
 from __future__ import annotations
 
@@ -40,7 +37,7 @@ def render_entry(ctx: Context, entry_id: str) -> str:
     heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
     words = sum(len(text.split()) for _name, text in entry.prose())
     lines = [*front_matter(ctx, entry), "", f"# {entry_id}: {escape.line(heading)}", ""]
-    if ctx.state(entry_id) is not None:
+    if ctx.states.get(entry_id) is not None:
         lines += [banner(ctx, entry_id), ""]
     lines += [f"[The record]({relative(page, INDEX)}) · {reading_time(words)}", ""]
 
@@ -85,29 +82,27 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
 
 def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str]:
     """The properties table: what the front matter cannot show (links, titles, notes, the
-    verdict's scope). Its kind, version and dates are left to the front matter, which GitHub
-    shows as a table of its own and Obsidian as properties; the site, which shows no front
-    matter, adds them (``mkdocs_plugin.site_properties``)."""
+    verdict's scope); the site adds the rest (``mkdocs_plugin.site_properties``)."""
     rows: list[tuple[str, str]] = []
     status = STATUS_WORDS.get(entry.status, entry.status)
     if entry.status_note:
         status += " — " + inline(entry.status_note, style)
     rows.append(("Status", status))
-    state = ctx.state(entry.id)
+    state = ctx.states.get(entry.id)
     if state is not None:
         rows.append(("Verdict", verdict_badge(ctx, entry.id, state)))
     if entry.tags:
-        rows.append(("Tags", ", ".join(f"[{escape.cell(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
+        rows.append(("Tags", ", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))})" for t in entry.tags)))
     if entry.cites:
         cited = []
         for c in entry.cites:
-            what = f" — {ctx.title_line(c.id)}" if ctx.has(c.id) else " (not in the record)"
-            note = f" ({escape.cell(c.note)})" if c.note else ""
-            cited.append(f"{ctx.link(page, c.id)} as {escape.cell(c.as_)}{what}{note}")
+            what = f" — {escape.line(ctx.title(c.id))}" if ctx.has(c.id) else " (not in the record)"
+            note = f" ({escape.line(c.note)})" if c.note else ""
+            cited.append(f"{ctx.link(page, c.id)} as {escape.line(c.as_)}{what}{note}")
         rows.append(("Cites", "<br>".join(cited)))
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
-        cell = ", ".join(f"{ctx.link(page, s)} — {ctx.title_line(s)}" for s in sources)
-        rows.append((escape.cell(label), cell))
+        cell = ", ".join(f"{ctx.link(page, s)} — {escape.line(ctx.title(s))}" for s in sources)
+        rows.append((escape.line(label), cell))
     out = [PROPERTIES, "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in rows]
     return out
@@ -143,7 +138,7 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
         if link.mentions:
             count = len(link.mentions)
             how.append("mentions it" + (f" {count} times" if count > 1 else ""))
-        out.append(f"- {ctx.link(page, link.source)} — {ctx.title_line(link.source)} ({', '.join(how)})")
+        out.append(f"- {ctx.link(page, link.source)} — {escape.line(ctx.title(link.source))} ({', '.join(how)})")
         for mention in link.mentions:
             named = escape.line(mention.field.replace("_", " "))
             out.append(f"    - {named}: “{sentence(ctx, mention.sentence, page)}”")

@@ -1,9 +1,5 @@
-"""Planning the site: every page, which pages may have changed, and how to compose them.
-
-``plan_site`` lists the pages (one per entry, the index pages) and the figures to copy;
-``Plan.compose`` composes one page (pure: no clock, no disk but the figures' captions).
-``dirty`` says which pages to compose again: those of the entries whose face changed
-(``faces``: their file, state or status), and those that show one of them (``shows``).
+"""Planning the site: every page and figure (``plan_site``), how to compose a page
+(``Plan.compose``), and which pages may have changed since they were written (``dirty``).
 """
 
 from __future__ import annotations
@@ -15,10 +11,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from recordtool.render import index, page
 from recordtool.render.figures import caption
-from recordtool.render.sitemap import Context, code_version, entry_page, figure_file
+from recordtool.render.sitemap import Context, entry_page, figure_file
 
 if TYPE_CHECKING:
-    from recordtool.record.config import Config
     from recordtool.record.project import Project
     from recordtool.verify.verdict import ClaimStatus
 
@@ -39,25 +34,12 @@ class Plan:
         return page.render_entry(self.context, owner) if owner is not None else index.index_page(self.context, path)
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
-    """The composed site: pages by path, and figures to copy (output path -> source path)."""
-
-    pages: dict[str, bytes]
-    assets: dict[str, str]
-
-
 def context(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Context:
     """The context pages are composed in; ``out`` places relative links to project files."""
     config = project.config
-    return Context(project, statuses, out=out_name(config, out), verdicts=config.relative(config.verdicts))
-
-
-def out_name(config: Config, out: Path | None) -> str | None:
-    """The output folder ``out`` (None: the pages folder) as a page names it (``Context.out``):
-    relative to the project's root; None when it is outside the project."""
-    rel = config.relative((out if out is not None else config.pages).resolve())
-    return None if Path(rel).is_absolute() else rel
+    rel = config.relative((out if out is not None else config.pages).resolve())  # (absolute: outside the project)
+    return Context(project, statuses, out=None if Path(rel).is_absolute() else rel,
+                   verdicts=config.relative(config.verdicts))
 
 
 def plan_site(ctx: Context) -> Plan:
@@ -86,13 +68,6 @@ class Shown(NamedTuple):
     listed: str
 
 
-class Dirty(NamedTuple):
-    """What a render composes again: the entries' pages (by id), and whether the index pages."""
-
-    entries: set[str]
-    indexes: bool
-
-
 def faces(ctx: Context) -> dict[str, str]:
     """Each entry's face: a hash of what any page may show of it now: its id, its file's path
     and hash, its state, what its page says of its status (``_status_said``), and what every
@@ -112,10 +87,10 @@ def index_key(ctx: Context) -> str:
 
 
 def _shared(ctx: Context) -> str:
-    """What every page depends on: the output folder, the configuration's relations and kinds,
-    and recordtool's code."""
+    """What every page depends on: the output folder, the configuration's relations and kinds.
+    (recordtool's code too: another version finds an empty store, ``record.project.open_store``.)"""
     config = ctx.project.config
-    return repr((code_version(), ctx.out, ctx.verdicts, sorted(config.relations.items()),
+    return repr((ctx.out, ctx.verdicts, sorted(config.relations.items()),
                  [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
 
 
@@ -154,12 +129,12 @@ def listed(ctx: Context, entry_id: str) -> str:
                        record.cites(entry_id) if row.claim else (), wanted)))
 
 
-def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> Dirty:
+def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> tuple[set[str], bool]:
     """What may show something else than when it was written, given each entry's face ``now``
-    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the pages of the
+    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the ids of the
     entries whose face changed; where what others show of such an entry changed (``seen``),
-    the pages that showed it and those it cites or mentions (its backlinks); and the index pages
-    when what they show of a changed entry changed (``listed``)."""
+    of the pages that showed it and those it cites or mentions (its backlinks); and whether the
+    index pages may (what they show of a changed entry changed: ``listed``)."""
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
     gone = {i for i in kept if i not in now}
     reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone
@@ -172,7 +147,7 @@ def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]])
         found.update(cited for cited, _relation in record.cites(entry_id) if cited in now)
         found.update(m.target for m in graph.mentions_out.get(entry_id, ()) if m.target in now)
     indexes = bool(gone) or any(i not in kept or kept[i][1].listed != listed(ctx, i) for i in changed)
-    return Dirty(found, indexes)
+    return found, indexes
 
 
 def _hash(text: str) -> str:
@@ -191,7 +166,7 @@ def _status_said(ctx: Context) -> dict[str, str]:
     return said
 
 
-def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> Site:
+def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> dict[str, bytes]:
     """Every page of the site, composed: ``{path: bytes}`` (pure; byte-identical across runs)."""
     plan = plan_site(context(project, statuses, out))
-    return Site({p: plan.compose(p).encode("utf-8") for p in plan.pages}, plan.assets)
+    return {p: plan.compose(p).encode("utf-8") for p in plan.pages}

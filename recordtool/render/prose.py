@@ -43,12 +43,11 @@ class Style:
     min_heading: int = 2  # a body's '# Heading' must not compete with the page's title
 
 
-def block(source: str, style: Style, tokens: list[Token] | None = None) -> str:
-    """``source`` (Markdown) written back as Markdown blocks, ids linked; ``tokens``: what
-    ``markdown().parse(source)`` gives, when it was parsed already."""
+def block(source: str, style: Style) -> str:
+    """``source`` (Markdown) written back as Markdown blocks, ids linked."""
     if not source.strip():
         return ""
-    lines, _end, _tail = _blocks(tokens if tokens is not None else markdown().parse(source), 0, style)
+    lines, _end, _tail = _blocks(markdown().parse(source), 0, style)
     return "\n".join(lines).rstrip("\n")
 
 
@@ -71,9 +70,6 @@ def inline(source: str, style: Style) -> str:
 # token it writes and gives back what it wrote and the index it stopped at. A token of a kind
 # markdown-it's CommonMark and tables do not make is written as text, its children left out.
 
-_NONE: list[Token] = []
-
-
 def _end(tokens: Sequence[Token], i: int) -> int:
     """The index after the block or inline node that starts at ``tokens[i]``."""
     if tokens[i].nesting != 1:
@@ -88,7 +84,7 @@ def _end(tokens: Sequence[Token], i: int) -> int:
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
-    return _inline(token.children or _NONE, 0, style, one_line, cell)[0]
+    return _inline(token.children or [], 0, style, one_line, cell)[0]
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
@@ -98,51 +94,8 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
     out: list[str] = []
     end = len(tokens)
     tail: str | None = None  # the marker of the list last written, while nothing but blank lines follows it
-    while i < end:
-        token = tokens[i]
-        kind = token.type
-        listed = None  # the marker of the list this block is, if it is one
-        # (a paragraph, a heading and a table cell hold one inline token each)
-        if kind == "paragraph_open":
-            lines = _run(tokens[i + 1], style, False, False).split("\n")
-            i += 3
-            if lines == [""]:  # of white space alone, but not of spaces or tabs (a no-break space): kept
-                lines = ["\u00a0"]
-        elif kind == "heading_open":
-            level = max(int(token.tag[1:]), style.min_heading)
-            text = _run(tokens[i + 1], style, True, False)
-            lines = ["#" * level + (" " + text if text else "")]
-            i += 3
-        elif kind == "bullet_list_open" or kind == "ordered_list_open":
-            lines, i, listed = _list(tokens, i, style, tail)
-        elif kind == "blockquote_open":
-            inner, i, _tail = _blocks(tokens, i + 1, style)
-            i += 1
-            lines = [("> " + line) if line else ">" for line in inner] or [">"]
-        elif kind == "fence":
-            lines = escape.fence(token.content, token.info).split("\n")  # (a language name kept, only)
-            i += 1
-        elif kind == "code_block":
-            # Fenced: indented code is read by where it starts, which a page moves. After a
-            # list whose items the page indents less than the source did, or first in a claim's
-            # body after its statement's list, it went on the list's last item as prose, raw
-            # HTML and all; and a static site's Markdown (Python-Markdown) reads code indented
-            # in a list item as prose.
-            lines = escape.fence(token.content).split("\n")
-            i += 1
-        elif kind == "hr":
-            lines = ["***"]
-            i += 1
-        elif kind == "html_block":
-            lines = _html_block(token.content)
-            i += 1
-        elif kind == "table_open":
-            lines, i = _table(tokens, i, style)
-        elif token.nesting == -1:
-            break
-        else:  # not markdown-it's (CommonMark and tables): its text, shown as raw HTML is
-            lines = _html_block(token.content) if token.content else []
-            i = _end(tokens, i)
+    while i < end and tokens[i].nesting != -1:
+        lines, i, listed = _block(tokens, i, style, tail)
         if not lines:
             continue
         if listed is not None:
@@ -153,6 +106,43 @@ def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) 
             out.append("")
         out.extend(lines)
     return out, i, tail
+
+
+def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> tuple[list[str], int, str | None]:
+    """The block that starts at ``tokens[i]``, written as lines; the index after it; and the
+    marker of the list it is (None: it is none). ``tail``: the marker of a list written right
+    before it. A paragraph, a heading and a table cell hold one inline token each."""
+    token = tokens[i]
+    kind = token.type
+    if kind == "paragraph_open":
+        lines = _run(tokens[i + 1], style, False, False).split("\n")
+        # of white space alone, but not of spaces or tabs (a no-break space): kept
+        return ["\u00a0"] if lines == [""] else lines, i + 3, None
+    if kind == "heading_open":
+        level = max(int(token.tag[1:]), style.min_heading)
+        text = _run(tokens[i + 1], style, True, False)
+        return ["#" * level + (" " + text if text else "")], i + 3, None
+    if kind == "bullet_list_open" or kind == "ordered_list_open":
+        return _list(tokens, i, style, tail)
+    if kind == "blockquote_open":
+        inner, i, _tail = _blocks(tokens, i + 1, style)
+        return [("> " + line) if line else ">" for line in inner] or [">"], i + 1, None
+    if kind == "fence":
+        return escape.fence(token.content, token.info).split("\n"), i + 1, None  # (a language name kept, only)
+    if kind == "code_block":
+        # Fenced: indented code is read by where it starts, which a page moves (after a list it
+        # would join the list's last item, as prose), and the site's Markdown reads code
+        # indented in a list item as prose.
+        return escape.fence(token.content).split("\n"), i + 1, None
+    if kind == "hr":
+        return ["***"], i + 1, None
+    if kind == "html_block":
+        return _html_block(token.content), i + 1, None
+    if kind == "table_open":
+        lines, i = _table(tokens, i, style)
+        return lines, i, None
+    # not markdown-it's (CommonMark and tables): its text, shown as raw HTML is
+    return _html_block(token.content) if token.content else [], _end(tokens, i), None
 
 
 # Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
@@ -302,7 +292,6 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
     closing token's index. Emphasis and links are written as their closing token comes: what
     was written since the opening one is their text."""
     one_line = one_line or cell
-    search = style.pattern.search
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
@@ -310,44 +299,22 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
     end = len(tokens)
     while i < end:
         token = tokens[i]
-        i += 1
         kind = token.type
-        if kind == "text":
-            content = token.content
-            if cell and "\n" in content:
-                content = content.replace("\n", " ")
-            if in_link or not search(content):
-                out.append(escape.text(content, line_start=at_line_start))
-            else:
-                out.append(_linked(content, style, at_line_start))
-        elif kind == "softbreak":
-            out.append(" " if one_line else "\n")
+        if kind == "softbreak" or kind == "hardbreak":
+            out.append(" " if one_line else "\n" if kind == "softbreak" else "\\\n")
             at_line_start = not one_line
+            i += 1
             continue
-        elif kind == "hardbreak":
-            out.append(" " if one_line else "\\\n")
-            at_line_start = not one_line
-            continue
-        elif kind == "code_inline":
-            span = escape.code(token.content)
-            out.append(span.replace("|", "\\|") if cell else span)
-        elif token.nesting == 1:
-            if kind == "em_open" or kind == "strong_open":
-                opened.append((token, -1, in_link))
-                out.append(token.markup)
-                continue
+        if kind == "em_open" or kind == "strong_open" or kind == "link_open":
+            opened.append((token, len(out) if kind == "link_open" else -1, in_link))
             if kind == "link_open":
-                opened.append((token, len(out), in_link))
                 in_link = True
-                continue
-            # not markdown-it's: written as text, its children left out
-            out.append(escape.text(token.content, line_start=at_line_start))
-            if cell:
-                out[-1] = out[-1].replace("\n", " ")
-            i = _end(tokens, i - 1)
-        elif token.nesting == -1:
+            else:
+                out.append(token.markup)
+            i += 1
+            continue
+        if token.nesting == -1:
             if not opened:
-                i -= 1
                 break
             opener, at, in_link = opened.pop()
             if at < 0:
@@ -355,23 +322,36 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
             else:
                 text = "".join(out[at:])
                 del out[at:]
-                href = str(opener.attrs.get("href", ""))
-                target = link_target_id(href, style.pattern)
                 if out:
                     out[-1] = escape.before_link(out[-1])
-                out.append(_link(opener, href, target, text, style))
-        elif kind == "image":
-            src = _destination(str(token.attrs.get("src", "")), style)
-            title = token.attrs.get("title")
-            alt = escape.line(token.content)
-            suffix = f' "{escape.title(str(title))}"' if title else ""
-            out.append(f"![{alt}]({escape.href(src)}{suffix})")
-        else:  # html_inline and anything unknown: shown as text, never as markup
-            out.append(escape.text(token.content, line_start=at_line_start))
-            if cell:
-                out[-1] = out[-1].replace("\n", " ")
+                out.append(_link(opener, text, style))
+            i += 1
+        else:  # a token with no closing one, or one not markdown-it's (its children left out)
+            out.append(_leaf(token, style, in_link, at_line_start, cell))
+            i = _end(tokens, i)
         at_line_start = False
     return "".join(out), i
+
+
+def _leaf(token: Token, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
+    """A token that holds no others, written: text (ids linked unless ``in_link``), a code
+    span, an image; raw HTML and any token not markdown-it's shown as text, never as markup."""
+    kind = token.type
+    if kind == "text":
+        content = token.content.replace("\n", " ") if cell else token.content
+        if in_link or not style.pattern.search(content):
+            return escape.text(content, line_start=line_start)
+        return _linked(content, style, line_start)
+    if kind == "code_inline":
+        span = escape.code(token.content)
+        return span.replace("|", "\\|") if cell else span
+    if kind == "image":
+        src = _destination(str(token.attrs.get("src", "")), style)
+        title = token.attrs.get("title")
+        suffix = f' "{escape.title(str(title))}"' if title else ""
+        return f"![{escape.line(token.content)}]({escape.href(src)}{suffix})"
+    written = escape.text(token.content, line_start=line_start)
+    return written.replace("\n", " ") if cell else written
 
 
 def _linked(content: str, style: Style, line_start: bool) -> str:
@@ -395,9 +375,11 @@ def _linked(content: str, style: Style, line_start: bool) -> str:
     return "".join(out)
 
 
-def _link(token: Token, href: str, target: str | None, text: str, style: Style) -> str:
-    """The link opened by ``token`` to ``href`` (the id ``target``, or None), its text ``text``
-    written."""
+def _link(token: Token, text: str, style: Style) -> str:
+    """The link opened by ``token``, its text ``text`` written; to an id's page when its
+    destination is an id."""
+    href = str(token.attrs.get("href", ""))
+    target = link_target_id(href, style.pattern)
     title = token.attrs.get("title")
     if target is not None:
         linked = style.link(target)

@@ -29,13 +29,11 @@ class RenderReport:
 
     out: Path
     entries: int
-    pages: int
     written: list[str]
     unchanged: int
     removed: list[str]
     missing: list[str]
     broken: list[BrokenLink] | None = None  # None when links were not checked
-    errors: int = 0  # problems of the record (entries that could not be loaded)
     refused: list[str] = field(default_factory=list)  # figures not copied, and why
     # entries whose file is there but does not load: id -> the file's first error
     unloaded: dict[str, str] = field(default_factory=dict)
@@ -78,9 +76,8 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
     if check:
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
         broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
-    return RenderReport(target, len(project.record.entries), len(plan.pages), report.written, report.unchanged,
-                        report.removed, report.missing, broken, len(project.errors), report.refused, unloaded,
-                        sorted(entry_page(entry_id) for entry_id in ctx.stale))
+    return RenderReport(target, len(project.record.entries), report.written, report.unchanged, report.removed,
+                        report.missing, broken, report.refused, unloaded, sorted(entry_page(e) for e in ctx.stale))
 
 
 def unloaded_entries(project: Project) -> dict[str, str]:

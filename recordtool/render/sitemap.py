@@ -18,9 +18,9 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from recordtool import store
 from recordtool.record.schema import Theory
 from recordtool.render import escape
 
@@ -59,26 +59,13 @@ OUTCOME_BADGES: dict[str, str] = {
 }
 
 
-# Distributions whose version can change what a page says (parsing YAML and Markdown).
-RENDER_DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
-
-
-def code_version() -> str:
-    """A hash of recordtool's own code, its version, Python's and those of the packages that
-    parse and load the record: part of every page's key and every row's, so that new code
-    composes every page again (and rewrites only those whose bytes changed)."""
-    return store.code_version(RENDER_DEPENDENCIES)
-
-
 def badge(state: str) -> str:
     """The badge of a claim's state: an emoji and the state's name."""
-    found = BADGES.get(state)  # (not ``get``'s default: that would escape every state, known or not)
-    return found if found is not None else escape.line(state)
+    return BADGES.get(state) or escape.line(state)
 
 
 def outcome_badge(outcome: str) -> str:
-    found = OUTCOME_BADGES.get(outcome)
-    return found if found is not None else escape.line(outcome)
+    return OUTCOME_BADGES.get(outcome) or escape.line(outcome)
 
 
 def entry_page(entry_id: str) -> str:
@@ -193,53 +180,37 @@ class Context:
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _states: dict[str, str | None] | None = field(default=None, repr=False)
-    _rows: dict[str, Row] | None = field(default=None, repr=False)
-    _pattern: re.Pattern[str] | None = field(default=None, repr=False)
     _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def pattern(self) -> re.Pattern[str]:
-        if self._pattern is None:
-            self._pattern = self.project.config.id_pattern
-        return self._pattern
+        return self.project.config.id_pattern
 
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
 
     def memo(self, name: str) -> dict[str, Any]:
         """A place to keep what a module works out once per id (``name``: whose it is)."""
-        memo = self._memos.get(name)
-        if memo is None:
-            memo = self._memos[name] = {}
-        return memo
+        return self._memos.setdefault(name, {})
 
-    @property
+    @cached_property
     def states(self) -> dict[str, str | None]:
-        """The state of every entry (``state``), worked out at once on first use."""
-        if self._states is None:
-            entries = self.project.record.entries
-            states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
-            states.update((i, status.state) for i, status in self.statuses.items())
-            self._states = states
-        return self._states
+        """The state of every entry: a claim's ('unchecked' without a status), None for others."""
+        entries = self.project.record.entries
+        states = {i: "unchecked" if isinstance(e, Theory) else None for i, e in entries.items()}
+        states.update((i, status.state) for i, status in self.statuses.items())
+        return states
 
-    @property
+    @cached_property
     def rows(self) -> dict[str, Row]:
         """Every entry's row, by id, in the record's order, worked out on first use."""
-        if self._rows is None:
-            self._rows = {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
-                                 escape.cell(escape.short(self.title(i), TITLE_WIDTH)))
-                          for i, e in self.project.record.entries.items()}
-        return self._rows
+        return {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
+                       escape.line(escape.short(self.title(i), TITLE_WIDTH)))
+                for i, e in self.project.record.entries.items()}
 
     def tags_in_use(self) -> list[str]:
         """Every tag in use, sorted."""
         return sorted({tag for row in self.rows.values() for tag in row.tags})
-
-    def state(self, entry_id: str) -> str | None:
-        """The state of a claim ('unchecked' without a status); None for other entries."""
-        return self.states.get(entry_id)
 
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""
@@ -248,13 +219,8 @@ class Context:
             title = self._titles[entry_id] = self.project.record.title(entry_id)  # (no entry made for it)
         return title
 
-    def title_line(self, entry_id: str) -> str:
-        """An entry's title on one line, escaped."""
-        return escape.line(self.title(entry_id))
-
-    def link(self, from_page: str, entry_id: str, text: str | None = None) -> str:
+    def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        label = escape.line(text) if text is not None else entry_id
         if self.has(entry_id):
-            return f"[{label}]({relative(from_page, entry_page(entry_id))})"
-        return f'[{label}]({wanted_link(from_page, entry_id)} "not in the record")'
+            return f"[{entry_id}]({relative(from_page, entry_page(entry_id))})"
+        return f'[{entry_id}]({wanted_link(from_page, entry_id)} "not in the record")'

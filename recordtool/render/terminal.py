@@ -8,27 +8,26 @@ from recordtool.record.graph import Graph
 from recordtool.record.schema import Literature, Theory
 
 
-def _wrap(text: str, indent: str = "  ") -> str:
+def _wrap(text: str) -> str:
     paragraphs = [p for p in text.strip().split("\n\n") if p.strip()]
     return "\n\n".join(
-        textwrap.fill(" ".join(p.split()), width=92, initial_indent=indent, subsequent_indent=indent)
+        textwrap.fill(" ".join(p.split()), width=92, initial_indent="  ", subsequent_indent="  ")
         if not p.lstrip().startswith(("-", "*", "#", "|", "```"))
-        else textwrap.indent(p.rstrip(), indent)
+        else textwrap.indent(p.rstrip(), "  ")
         for p in paragraphs
     )
 
 
-def format_entry(graph: Graph, entry_id: str, verdict: str = "") -> str:
+def format_entry(graph: Graph, entry_id: str, verdict: str) -> str:
     """The entry's fields, its citations both ways and its backlinks, as plain text;
     ``verdict`` is a claim's state now, in words ("verified since ...")."""
     record = graph.record
     entry = record.entries[entry_id]
-    places = record.places[entry_id]
     titled = not isinstance(entry, Theory) or entry.title  # a claim without a title: its statement follows
     lines = [f"{entry.id}: {entry.display_title}" if titled else entry.id]
     if verdict:
         lines.append(f"  verdict:  {verdict}")
-    lines += [f"  file:     {places.path}",
+    lines += [f"  file:     {record.places[entry_id].path}",
              f"  kind:     {entry.kind}",
              f"  status:   {entry.status}" + (f" — {' '.join(entry.status_note.split())}" if entry.status_note else ""),
              f"  version:  {entry.version}"]
@@ -68,6 +67,6 @@ def format_entry(graph: Graph, entry_id: str, verdict: str = "") -> str:
     return "\n".join(lines)
 
 
-def _short(text: str, width: int = 80) -> str:
+def _short(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if len(text) <= 80 else text[:79] + "…"

@@ -1,11 +1,6 @@
-"""Writing the site: the pages that may have changed composed, and every file written
-atomically, only when its bytes differ from the file there.
-
-``write_site`` composes the pages that may show something else now (``plan.dirty``, from what
-the store keeps of each page written) or whose file is not as written, and copies each figure.
-It removes only files the manifest lists (``recordtool.render.manifest``), never the page of
-an entry whose file is there but does not load (``keep``), and writes nothing outside the
-output folder.
+"""Writing the site (``write_site``): the pages that may have changed composed, and every file
+written atomically, only when its bytes differ from the file there, and never outside the
+output folder or over a file recordtool did not write.
 """
 
 from __future__ import annotations
@@ -21,7 +16,6 @@ from recordtool import parallel
 from recordtool.atomic import sweep, temporary_name
 from recordtool.record.confine import Refused, not_plain, read_inside, refused
 from recordtool.render import manifest
-from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import Plan, Shown, dirty, faces, index_key, listed, seen, shows
 from recordtool.safetext import some
 from recordtool.verify.snapshot import stat_file
@@ -102,7 +96,7 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
         sweep(folder)
     old = manifest.read(Path(base))
-    on_disk = _own(base, old, [*plan.pages, *plan.assets])  # (the manifest as it is now)
+    _own(base, old, [*plan.pages, *plan.assets])
     ctx = plan.context
     paths = {rel: os.path.join(base, *rel.split("/")) for rel in plan.pages}  # (to stat; written through ``inside``)
     now, indexed = faces(ctx), index_key(ctx)
@@ -113,18 +107,23 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
     report.unchanged += len(plan.pages) - len(todo)
     advance = meter.stage("composing the pages", len(todo)) if meter is not None else None
     composed = _compose(plan, base, [rel for rel in todo if rel in plan.owners], jobs)
-    done = {rel: shown.put for rel, shown in composed.items()}
+    done = {rel: put for rel, (put, _) in composed.items()}
     done.update((rel, _put(base, rel, plan.compose(rel).encode("utf-8"))) for rel in todo if rel not in plan.owners)
     if advance is not None:
         advance(len(done))
-    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown.kept) for rel, shown in composed.items()]
-    _copy_figures(plan, base, root, report, done)
+    kept_now = [(mine + plan.owners[rel], now[plan.owners[rel]], shown) for rel, (_, shown) in composed.items()]
+    for rel, source in plan.assets.items():  # each figure whose copy differs from its source
+        why, data = read_figure(root, source, rel)
+        if data is None:
+            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
+        else:
+            done[rel] = _put(base, rel, data)
     copied = [(paths[rel], indexed, done[rel].stat) for rel in plan.indexes if rel in done]
-    _count(report, done)
+    report.written = sorted(rel for rel, put in done.items() if put.written)
+    report.unchanged += len(done) - len(report.written)
     _remove(base, sorted(old - {*plan.pages, *plan.assets} - set(keep)), report)
     files = {*plan.pages, *(rel for rel in plan.assets if rel in done), *(old & set(keep))}
-    if files != on_disk or not manifest.is_current(Path(base), files):
-        manifest.write(Path(base), files)
+    manifest.write(Path(base), files)
     store.put_many(PAGES, kept_now, drop=[mine + entry_id for entry_id in kept if entry_id not in now])
     store.put_many(FILES, copied, drop=[os.path.join(base, *rel.split("/")) for rel in report.removed])
     return report
@@ -137,60 +136,34 @@ def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]],
     written) or whose file is not as written, and the index pages when they may show something
     else or one of their files is not as written (``indexes``: their (size, time) as written,
     kept under the ``index_key`` now)."""
-    owners = plan.owners
-    found = dirty(plan.context, now, kept)
-    todo = [rel for rel, entry_id in owners.items()
-            if entry_id in found.entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
-    if found.indexes or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
+    entries, indexes_changed = dirty(plan.context, now, kept)
+    todo = [rel for rel, entry_id in plan.owners.items()
+            if entry_id in entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
+    if indexes_changed or any(stat_file(paths[rel]) != list(indexes.get(paths[rel], ())) for rel in plan.indexes):
         todo += plan.indexes
     return sorted(todo)
 
 
-class Composed(NamedTuple):
-    """An entry's page composed and put, and what to keep of it (``plan.Shown``)."""
-
-    put: Put
-    kept: Shown
-
-
-def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, Composed]:
+def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, tuple[Put, Shown]]:
     """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
     by forked workers when they are many (each worker writes the pages it composes)."""
     ctx = plan.context
 
-    def work(chunk: list[str]) -> list[Composed]:
+    def work(chunk: list[str]) -> list[tuple[Put, Shown]]:
         out = []
         for rel in chunk:
             entry_id = plan.owners[rel]
             put = _put(base, rel, plan.compose(rel).encode("utf-8"))
-            out.append(Composed(put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
+            out.append((put, Shown(put.stat, shows(ctx, entry_id), seen(ctx, entry_id), listed(ctx, entry_id))))
         return out
 
     results = parallel.map_items(work, rels, jobs=jobs)  # (a pool only for many: ``parallel.MIN_ITEMS``)
     return dict(zip(rels, results, strict=True))
 
 
-def _count(report: WriteReport, done: dict[str, Put]) -> None:
-    for rel, put in done.items():
-        if put.written:
-            report.written.append(rel)
-        else:
-            report.unchanged += 1
-    report.written.sort()
-
-
-def _copy_figures(plan: Plan, base: str, root: Path, report: WriteReport, done: dict[str, Put]) -> None:
-    """Copy each figure of ``plan`` whose copy differs from its source, noting each in ``done``."""
-    for rel, source in plan.assets.items():
-        why, data = read_figure(root, source, rel)
-        if data is None:
-            (report.missing if why is None else report.refused).append(source if why is None else f"{source} {why}")
-            continue
-        done[rel] = _put(base, rel, data)
-
-
 def _remove(base: str, gone: list[str], report: WriteReport) -> None:
-    """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them)."""
+    """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them), and their
+    folders up to ``base`` while they are empty."""
     for rel in gone:
         try:
             path = _inside(base, rel)
@@ -199,7 +172,13 @@ def _remove(base: str, gone: list[str], report: WriteReport) -> None:
         if os.path.isfile(path) and not os.path.islink(path):
             os.unlink(path)
             report.removed.append(rel)
-            _prune(base, os.path.dirname(path))
+            folder = os.path.dirname(path)
+            while folder != base and folder.startswith(base + os.sep):
+                try:
+                    os.rmdir(folder)
+                except OSError:
+                    break
+                folder = os.path.dirname(folder)
 
 
 def _put(base: str, rel: str, data: bytes) -> Put:
@@ -278,53 +257,23 @@ def replace_file(path: str, data: bytes) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def _prune(base: str, folder: str) -> None:
-    """Remove ``folder`` and its parents up to ``base`` while they are empty."""
-    while folder != base and folder.startswith(base + os.sep):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-        folder = os.path.dirname(folder)
-
-
-
 SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did not write
 
 
-def _own(base: str, old: set[str], paths: list[str]) -> set[str]:
+def _own(base: str, old: set[str], paths: list[str]) -> None:
     """Before a render writes into ``base``: RenderError when a file it is to write (a page or
     a figure of ``paths``) is there but recordtool did not write it (the last render's
     manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
     never overwritten. The files to be written for the first time are then listed in the
     manifest before any is written, so that a render stopped half-way (Ctrl-C, a full disk)
-    leaves only files the next render knows as its own. The files the manifest lists then."""
+    leaves only files the next render knows as its own."""
     fresh = [rel for rel in paths if rel not in old]
-    if not fresh:
-        return old
-    if not old and not os.path.lexists(os.path.join(base, MANIFEST)):  # a first render here
-        there = _listed(base)
-        theirs = [rel for rel in fresh if rel in there]
-    else:
-        theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
+    theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
     if theirs:
         shown = some(theirs, SHOWN_THEIRS)
         raise RenderError(f"{base} holds {len(theirs)} file{'s' if len(theirs) != 1 else ''} that recordtool "
                           f"did not write and would write over: {shown}; move {'them' if len(theirs) != 1 else 'it'} "
                           "away, or render into a folder "
-                          f"of its own with -o (pages of an earlier render whose {MANIFEST} is gone: delete them, "
+                          f"of its own with -o (pages of an earlier render whose {manifest.MANIFEST} is gone: delete them, "
                           "and render again)")
     manifest.write(Path(base), old | set(fresh))
-    return old | set(fresh)
-
-
-def _listed(base: str) -> set[str]:
-    """Every path under ``base`` (files, folders, links; relative, with '/'), links not followed."""
-    out: set[str] = set()
-    for folder, folders, files in os.walk(base):
-        rel = os.path.relpath(folder, base)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        out.update(prefix + name for name in (*folders, *files))
-    return out
-
-

@@ -8,7 +8,7 @@ import pytest
 
 from recordtool.record.project import open_project
 from recordtool.render import linkcheck
-from recordtool.render.linkcheck import BrokenLink, check_folder, check_pages, links
+from recordtool.render.linkcheck import BrokenLink, check_folder, links
 from recordtool.render.site import render
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, statuses
@@ -19,13 +19,16 @@ def test_links_images_and_mermaid_clicks_with_their_lines() -> None:
     assert links(text) == [(3, "a.md"), (4, "img/x.png"), (8, "b.md")]
 
 
-def test_check_pages_reports_broken_and_ignores_urls() -> None:
+def test_check_folder_reports_broken_and_ignores_urls(tmp_path: Path) -> None:
     pages = {
         "index.md": "[ok](A.md) [web](https://x.org) [anchor](#top) [bad](B.md)\n",
         "A.md": "[up](index.md) [tag](tags/t.md#x) [abs](/etc/passwd)\n",
         "tags/t.md": "[back](../A.md) [gone](../C.md)\n",
     }
-    assert check_pages(pages, lambda p: False) == [
+    for rel, text in pages.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    assert check_folder(tmp_path) == [
         BrokenLink("A.md", 1, "/etc/passwd", "an absolute path; write a relative link"),
         BrokenLink("index.md", 1, "B.md", "B.md does not exist"),
         BrokenLink("tags/t.md", 1, "../C.md", "C.md does not exist"),
@@ -68,7 +71,7 @@ def test_check_folder_finds_the_same_shared_by_any_number_of_processes(
         (tmp_path / "figs" / f"{n}.png").write_bytes(b"")
     told: list[int] = []
     found = check_folder(tmp_path, jobs=jobs, progress=told.append)
-    assert found == check_pages(pages, lambda target: (tmp_path / target).exists())
+    assert found == check_folder(tmp_path, jobs=1)
     assert sum(told) == len(pages)
     # every page links the next, which is not there for the last, or in the wrong folder for a sixth
     assert len([b for b in found if b.target.endswith(".md")]) > 40

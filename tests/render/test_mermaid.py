@@ -37,7 +37,7 @@ def test_node_names_come_from_the_id_alone() -> None:
 
 def test_adding_an_entry_changes_only_the_pages_that_show_it(project: ProjectBuilder) -> None:
     record = small_record(project)
-    before = render_site(record, statuses(record)).pages
+    before = render_site(record, statuses(record))
     project.add("NOTE-2", """
         title: A second note
         tags: [alpha]
@@ -45,7 +45,7 @@ def test_adding_an_entry_changes_only_the_pages_that_show_it(project: ProjectBui
         body: On LIT-1 and THEORY-2.
     """)
     record = open_project(root=project.root)
-    after = render_site(record, statuses(record)).pages
+    after = render_site(record, statuses(record))
     changed = {p for p in after if before.get(p) != after[p]}
     # its own page, the pages of what it cites and mentions, and the lists it is in
     assert changed == {"NOTE-2.md", "LIT-1.md", "THEORY-2.md", "index.md", "kinds/note.md", "tags/alpha.md"}

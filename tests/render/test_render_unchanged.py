@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import recordtool.record.project
 from recordtool.cli import cli
-from recordtool.render import plan, site
+from recordtool.render import site
 from tests.conftest import ProjectBuilder
 from tests.render_record import small_record, verdict
 
@@ -163,7 +163,7 @@ def test_renderer_code_change_composes_every_page_and_writes_none(project: Proje
     from recordtool.render import page
 
     root = _rendered(project)
-    monkeypatch.setattr(plan, "code_version", lambda: "something else")
+    monkeypatch.setattr(recordtool.record.project, "code_version", lambda dists: "something else")
     composed: list[str] = []
     real = page.render_entry
     monkeypatch.setattr(page, "render_entry", lambda ctx, entry_id: composed.append(entry_id) or real(ctx, entry_id))

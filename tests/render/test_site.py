@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from recordtool.record.project import open_project
-from recordtool.render.linkcheck import check_pages
 from recordtool.render.manifest import MANIFEST
 from recordtool.render.plan import render_site
 from recordtool.render.site import render
@@ -29,11 +28,11 @@ from tests.render_record import small_record, statuses, verdict
 def test_site_layout_and_every_link_resolves(project: ProjectBuilder) -> None:
     record = small_record(project)
     site = render_site(record, statuses(record))
-    assert sorted(site.pages) == [
+    assert sorted(site) == [
         "LIT-1.md", "NOTE-1.md", "THEORY-1.md", "THEORY-2.md", "graph.md", "index.md",
         "kinds/literature.md", "kinds/note.md", "kinds/theory.md",
         "tags/alpha.md", "tags/beta.md", "wanted.md"]
-    assert check_pages(site.pages, lambda path: False) == []
+    assert render(record, statuses=statuses(record), check=True).broken == []
 
 
 def test_output_is_byte_identical_across_runs(project: ProjectBuilder) -> None:
@@ -102,7 +101,7 @@ def test_an_incremental_render_is_the_same_as_a_fresh_one_after_each_edit(projec
         render(record, statuses=states)
         fresh = render_site(record, states, out)
         written = {rel: data for rel, data in _files(out).items() if rel != MANIFEST}
-        assert written == fresh.pages, f"after edit {step}"
+        assert written == fresh, f"after edit {step}"
 
 
 def test_figures_are_copied_into_the_output_folder(project: ProjectBuilder) -> None:
