@@ -124,7 +124,7 @@ def test_on_a_terminal_a_progress_line_says_each_stage_and_is_erased(
 
     small_record(project)
     project.add("NOTE-2", "title: T\nbody: 'A [missing file](nothere.csv).'\n")
-    said = ("record/pages/NOTE-2.md:36: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
+    said = ("record/pages/NOTE-2.md:35: broken link '../notes/nothere.csv': ../notes/nothere.csv does not exist\n"
             "1 broken link\n")
     root = str(project.root)
     assert run("render", "--root", root, "--check")[2] == said  # off a terminal: not a character more
