@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,12 +243,17 @@ def test_ctrl_c_cancels_the_runs_and_keeps_finished_verdicts(tmp_path: Path) -> 
     proc = subprocess.Popen([*RECORDTOOL, "verify", "--root", str(root), "--scheduler", "local:2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    finished = root / "record" / "verdicts" / "THEORY-1.json"
+    said: list[str] = []  # stderr, read as it comes: "THEORY-1: <state>" follows the verdict's keeping
+    reader = threading.Thread(target=lambda: said.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
     deadline = time.monotonic() + 60
-    while not (pid.exists() and finished.exists()) and time.monotonic() < deadline:
+    while not (pid.exists() and any(line.startswith("THEORY-1: ") for line in said)) and time.monotonic() < deadline:
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGINT)  # as a Ctrl-C on the terminal: the whole process group
-    out, err = proc.communicate(timeout=60)
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    err = "".join(said)
     assert proc.returncode == 130, err
     assert out.splitlines()[-1] == "interrupted: kept 1 finished verdict"
     assert sorted(verdicts(root)) == ["THEORY-1"]
