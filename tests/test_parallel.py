@@ -229,10 +229,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_class_3_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
-    """Issue 66, class 3: ``kill -9`` of ``recordtool validate -j 2`` while its pool reads the
-    record leaves no worker behind (the kernel kills each when its parent dies)."""
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="PR_SET_PDEATHSIG is Linux's; a pool needs two cores")
+@pytest.mark.parametrize("command", [["validate", "-j", "2"], ["render"], ["render", "-j", "2"]],
+                         ids=["validate-j2", "render", "render-j2"])
+def test_class_3_pool_workers_die_with_their_parent(tmp_path: Path, command: list[str]) -> None:
+    """Issue 66, class 3: ``kill -9`` of ``recordtool validate -j 2``, ``render`` (every core by
+    default) or ``render -j 2`` while its pool works leaves no worker behind (the kernel kills
+    each when its parent dies)."""
     notes = tmp_path / "record" / "notes"
     notes.mkdir(parents=True)
     (tmp_path / "pyproject.toml").write_text("[tool.recordtool]\n", encoding="utf-8")
@@ -240,15 +244,15 @@ def test_class_3_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
         (notes / f"NOTE-{n}.yaml").write_text(f"id: NOTE-{n}\ntitle: Note {n}\nbody: See NOTE-{n % 4000 + 1}.\n",
                                               encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "recordtool", "validate", "-j", "2", "--no-cache"]
-    child = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", *command, "--no-cache"], cwd=tmp_path, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
         workers: list[int] = []
         while time.monotonic() < deadline and len(workers) < 2 and child.poll() is None:
             workers = _workers_of(child.pid)
             time.sleep(0.01)
-        assert len(workers) == 2, "the pool did not start"
+        assert len(workers) >= 2, "the pool did not start"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.kill()
