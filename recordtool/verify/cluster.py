@@ -326,52 +326,27 @@ class ClusterRunner:
 def _local_cluster(count: int) -> LocalCluster:
     """A cluster of ``count`` worker processes on this machine, one run at a time each.
 
-    Its workers ignore SIGINT from their start (a Ctrl-C reaches the whole foreground process
-    group): the client cancels their runs and then stops them, so none is left without its
-    worker. They inherit that from this process, which ignores SIGINT while a thread of its
-    own starts them, but with SIGINT blocked in every thread, so that Linux keeps a Ctrl-C
-    pending instead of dropping it: this thread waits for one beside the start (and takes a
-    SIGTERM), and stops verify at once; the cluster, half started, is left to die with this
-    process (its workers follow their parent; Dask's closing of it at exit fails, loudly)."""
-    import atexit
+    The workers ignore SIGINT (a Ctrl-C reaches the whole foreground process group): the
+    client cancels their runs and then stops them, so none is left without its worker. They
+    inherit that from this process, which ignores SIGINT while it starts them: a few seconds,
+    as ``local:N`` is never more workers than cores (``parse_address``)."""
     import signal
     import threading
 
     import dask
     import distributed
-    from distributed.deploy.spec import close_clusters
 
-    made: list[Any] = []
-
-    def start() -> None:
-        try:  # a worker takes a run only when it has a thread free for it: none waits behind another
-            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-                made.append(distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                                     dashboard_address=None, silence_logs=logging.ERROR,
-                                                     scheduler_kwargs={"allowed_failures": 1}))
-        except BaseException as exc:  # (raised again below)
-            made.append(exc)
-
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "sigtimedwait"):
-        start()  # (signals are the main thread's, and waited for on Linux: the workers take a Ctrl-C too)
-    else:
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            starter = threading.Thread(target=start, name="recordtool-local-cluster", daemon=True)
-            starter.start()
-            while starter.is_alive():
-                if signal.sigtimedwait({signal.SIGINT}, POLL_S) is not None:
-                    raise KeyboardInterrupt
-        except BaseException:
-            atexit.unregister(close_clusters)
-            raise
-        finally:
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        # A worker takes a run only when it has a thread free for it: none waits behind another.
+        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+            return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR,
+                                            scheduler_kwargs={"allowed_failures": 1})
+    finally:
+        if main:
             signal.signal(signal.SIGINT, previous)
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if isinstance(made[0], BaseException):
-        raise made[0]
-    return cast("LocalCluster", made[0])
 
 
 def _cache_id(cache_dir: Path) -> str:
