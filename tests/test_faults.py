@@ -673,13 +673,7 @@ def test_verify_killed_keeps_the_previous_verdict_and_its_figures(tmp_path: Path
     before = snapshot(verdicts)
     claim = root / "record" / "theory" / "THEORY-1.yaml"
     claim.write_text(claim_yaml("THEORY-1", check("small", "slow", more=POWER)), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert child.stderr is not None
-    assert "started" in child.stderr.readline()  # the check runs: kill verify now
-    child.kill()
-    child.wait()
+    _kill_verify_while_a_check_runs(root)
     assert snapshot(verdicts) == before  # the previous verdict and its figures, as they were
     status = invoke("status", "--root", str(root))
     assert status.code == 0 and "stale" in status.out
@@ -995,15 +989,9 @@ def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path
     go = tmp_path / "go"
     root = make_project(tmp_path, {"THEORY-1": claim_yaml("THEORY-1", check(
         "small", "waitfor", more=f"params: {{path: '{go}'}}"))})
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert child.stderr is not None
-    assert "started" in child.stderr.readline()  # the check runs: kill verify now
-    child.kill()
-    child.wait()
+    child_pid = _kill_verify_while_a_check_runs(root)
     runs = root / ".recordtool-cache" / "verify-runs"
-    assert [p.name.split("-")[0] for p in runs.iterdir()] == [str(child.pid)]
+    assert [p.name.split("-")[0] for p in runs.iterdir()] == [str(child_pid)]
     go.touch()
     if replayed:  # a verify with nothing to do, kept to be replayed: the next one opens nothing
         assert invoke("verify", "--root", str(root)).code == 1  # (no power: worse than no verdict)
@@ -1030,3 +1018,15 @@ def test_class_4_a_killed_runs_files_are_swept_by_the_next_verify(tmp_path: Path
         sleeper.wait()
     assert sorted(p.name for p in runs.iterdir()) == [f"{alive}-2", "notes"]
     assert [p for p in leftovers if p.exists()] == [] and all(p.exists() for p in mine)
+
+
+def _kill_verify_while_a_check_runs(root: Path) -> int:
+    """Start ``verify`` on ``root``, ``kill -9`` it once its first check has started; its pid."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    child = subprocess.Popen([sys.executable, "-m", "recordtool", "verify", "--root", str(root)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    assert "started" in child.stderr.readline()  # the check runs: kill verify now
+    child.kill()
+    child.wait()
+    return child.pid
