@@ -57,3 +57,20 @@ def test_other_kernels_give_another_probe_and_say_so() -> None:
     assert scalar.split(", ")[0] == name and scalar.split(", ")[1] == "DEFAULT"
     assert scalar.split(", ")[2] != kernels
     assert _describe_in({"MKL_CBWR": "COMPATIBLE"}).endswith(", MKL_CBWR=COMPATIBLE")
+
+
+def test_a_probe_is_made_once_per_machine_and_settings_then_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs of one verify pass their descriptions on: a run finds this machine's there and
+    does not probe again; under other settings (another key) it probes and adds its own."""
+    from recordtool.verify import kernels
+
+    made: list[str] = []
+    monkeypatch.setattr(kernels, "probe", lambda torch: made.append("probe") or f"{len(made):08x}")
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    known: dict[str, str] = {}
+    first = describe(torch, known)
+    assert describe(torch, known) == first and first.endswith(", kernels 00000001") and len(made) == 1
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    assert describe(torch, known).endswith(", kernels 00000002, MKL_CBWR=COMPATIBLE")
+    assert len(known) == 2 and len(made) == 2
+    assert describe(torch, {}).endswith(", kernels 00000003, MKL_CBWR=COMPATIBLE")  # nothing known: probed

@@ -128,7 +128,9 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
         problems = [why for k, v in metrics.items() if (why := metric_problem(k, v)) is not None]
         if problems:  # checked here, at the boundary: only names, numbers, lists of them and text go on
             return {"status": "error", "duration_s": duration, "error": "; ".join(problems[:3])}
-        return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request)}
+        probes = dict(request.get("kernels") or {})
+        return {"status": "ok", "metrics": metrics, "duration_s": duration, "device": _device(request, probes),
+                "kernels": probes}
     except CheckLoadError as exc:
         return {"status": "error", "error": _in_project(str(exc), root), "duration_s": time.perf_counter() - start}
     except MemoryError:
@@ -164,10 +166,10 @@ def _in_project(text: str, root: Path) -> str:
     return text.replace(f"{os.path.abspath(root).rstrip(os.sep)}{os.sep}", "")
 
 
-def _device(request: dict[str, Any]) -> str:
+def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
     """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
-    kernels and their probe (``recordtool.verify.kernels``); plain ``cpu`` when the check did not load
-    torch."""
+    kernels and their probe (``recordtool.verify.kernels``: taken from ``probes``, else made and
+    added to them); plain ``cpu`` when the check did not load torch."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
     if torch is None:
@@ -180,7 +182,7 @@ def _device(request: dict[str, Any]) -> str:
     from recordtool.verify.kernels import describe
 
     try:
-        return f"{device} ({describe(torch)})"
+        return f"{device} ({describe(torch, probes)})"
     except Exception:
         return device
 
@@ -216,7 +218,12 @@ class Server:
         self.proto = os.dup(1)
         os.dup2(2, 1)
         sys.path[0:1] = [str(self.root)]
-        import recordtool.verify.context  # noqa: F401 - imported before any check, as in a fresh child
+        # What every run imports, imported once here: the context before any check, as in a
+        # fresh child; the limits' module and the kernels' describer.
+        import resource  # noqa: F401
+
+        import recordtool.verify.context  # noqa: F401
+        import recordtool.verify.kernels  # noqa: F401
 
         gc.disable()  # no holes in shared pages; forked children enable it again
         warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)

@@ -23,21 +23,49 @@ from typing import Any
 SETTINGS = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "DNNL_MAX_CPU_ISA")
 
 
-def describe(torch: Any) -> str:
+def describe(torch: Any, known: dict[str, str] | None = None) -> str:
     """``Intel(R) Xeon(R) Processor, AVX512, kernels 52b68cb2``: the CPU, torch's kernel
-    level, the probe, and any of ``SETTINGS`` that is set."""
-    parts = [cpu_name(), str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
-    return ", ".join(parts + [f"{name}={os.environ[name]}" for name in SETTINGS if os.environ.get(name)])
+    level, the probe, and any of ``SETTINGS`` that is set. ``known``: the descriptions that
+    earlier runs of the same verify made, by ``machine_key``; one found there is taken, one made
+    here is added (the probe costs more than all the rest of a short run, and forked runs share
+    no memory)."""
+    known = {} if known is None else known
+    key = machine_key(torch)
+    if key not in known:
+        parts = [cpu_name(), str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
+        known[key] = ", ".join(parts + _settings())
+    return known[key]
+
+
+def machine_key(torch: Any) -> str:
+    """What a description depends on, hashed, without asking torch's kernels: the CPU and its
+    flags, torch's build, ``ATEN_CPU_CAPABILITY`` (which with the flags gives the kernel
+    level), and ``SETTINGS``."""
+    info = _cpuinfo()
+    parts = [info.get("model name", ""), info.get("flags", ""), torch.__version__, str(torch.__file__),
+             os.environ.get("ATEN_CPU_CAPABILITY", ""), *_settings()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _settings() -> list[str]:
+    return [f"{name}={os.environ[name]}" for name in SETTINGS if os.environ.get(name)]
 
 
 def cpu_name() -> str:
     """The CPU's model name (Linux), else what ``platform`` knows."""
+    info = _cpuinfo()
+    return info.get("model name") or info.get("Model") or platform.processor() or platform.machine() or "unknown CPU"
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first value of each key in /proc/cpuinfo, spaces made single (empty where none)."""
+    info: dict[str, str] = {}
     with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
         for line in cpuinfo:
             key, _, value = line.partition(":")
-            if key.strip() in ("model name", "Model") and value.strip():
-                return " ".join(value.split())
-    return platform.processor() or platform.machine() or "unknown CPU"
+            if value.strip():
+                info.setdefault(key.strip(), " ".join(value.split()))
+    return info
 
 
 def probe(torch: Any) -> str:

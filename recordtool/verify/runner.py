@@ -172,6 +172,7 @@ class Runner:
     display: Display = field(default_factory=NoDisplay)
     python: str = sys.executable
     serve: bool = field(default_factory=lambda: os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0")  # fork runs from a warm server
+    kernels: dict[str, str] = field(default_factory=dict)  # CPU descriptions runs made, passed to the next
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Yield each job's result as it finishes. On KeyboardInterrupt (or when the
@@ -334,6 +335,7 @@ class Runner:
             "memory_mb": job.memory_mb,
             "cpu_s": job.cpu_s,
             "progress": str(files["progress"]),
+            "kernels": self.kernels,
         }
         try:
             files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
@@ -382,6 +384,8 @@ class Runner:
             return JobResult(job, "timeout", {}, elapsed, f"ran past its {job.timeout:g} s timeout and was stopped", log)
         result = _result(item.files["result"])
         if result is not None and result.get("status") == "ok":
+            if isinstance(result.get("kernels"), dict):
+                self.kernels.update({str(k): str(v) for k, v in result["kernels"].items()})
             metrics = result.get("metrics")
             return JobResult(job, "ok", metrics if isinstance(metrics, dict) else {},
                              float(result.get("duration_s", elapsed)), None, log, str(result.get("device", "")))

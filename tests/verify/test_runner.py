@@ -5,6 +5,7 @@ fresh interpreters with the same results."""
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 import time
@@ -192,6 +193,7 @@ def test_exit_messages() -> None:
 
 
 ENV_CHECK = """
+import json
 import os
 
 
@@ -231,6 +233,20 @@ def test_runs_are_forked_from_one_server(root: Path) -> None:
     assert (root / "checks" / "imports.log").read_text() == "imported\n"  # one import, in the server
     with pytest.raises(ProcessLookupError):  # the server is gone with the run
         os.kill(parents.pop(), 0)
+
+
+def test_the_first_run_probes_the_kernels_and_the_next_take_its_probe(root: Path) -> None:
+    """A probe costs more than the rest of a short run: the first run on torch makes it, the
+    runner passes it on, and every run names the same kernels."""
+    pytest.importorskip("torch")
+    for j in (jobs := [job(f"t{i}", "torchy") for i in range(3)]):
+        j.figures_dir = root / "figures" / j.check
+    runner = Runner(root=root, package="checks", workdir=root / "work", cache_dir=root / "cache", jobs=1)
+    devices = {r.device for r in runner.run(jobs)}
+    (described,) = runner.kernels.values()
+    assert devices == {f"cpu ({described})"} and ", kernels " in described
+    requests = [json.loads((root / "work" / f"job-{n}.request").read_text())["kernels"] for n in (1, 2, 3)]
+    assert requests == [{}, runner.kernels, runner.kernels]
 
 
 def test_forked_runs_share_neither_memory_nor_output(root: Path) -> None:
@@ -433,6 +449,7 @@ def test_class_7_verify_holds_each_run_to_the_limits_its_yaml_gives(tmp_path: Pa
 
 
 LEAVES = '''
+import json
 import os
 import shutil
 
