@@ -1,18 +1,9 @@
 """recordtool: a knowledge record whose claims check themselves.
 
-The stages live in folders, and data flows one way through them:
-
-- ``recordtool.record``: read the record (configuration, schema, YAML with places, the graph);
-- ``recordtool.verify``: run the claims' checks, judge them, keep the verdicts;
-- ``recordtool.render``: write the pages.
-
-Check authors import only from here, the one stable surface for them::
-
-    from recordtool import CheckContext, kernel_probe, write_atomic
-
-``kernel_probe(torch)`` hashes what this CPU's kernels compute (``recordtool.verify.kernels``): a
-cache of trained models keys by it. All three are loaded on first use, so ``import recordtool``
-stays cheap for the CLI.
+Data flows one way through the stages: ``record`` (read), ``verify`` (run checks, keep
+verdicts), ``render`` (write pages). Check authors import only ``CheckContext``,
+``kernel_probe`` and ``write_atomic`` from here, each loaded on first use so that
+``import recordtool`` stays cheap for the CLI.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Atomic file writes: a reader sees the old file or the new one, never half of either; and
 the one file lock.
 
-A temporary file is named after the process that writes it (``.NAME.recordtool-PID-XXXX.tmp``)
-and created with mode 0666 less the umask, like any file the user makes. One left behind by a
-process that died (SIGKILL, a power cut) is removed by the next run: ``sweep``; so is a
-folder of a run named the same way (``<pid>-...``): ``sweep_runs``.
-
-``exclusive`` holds an ``fcntl`` lock on a file for a block: the kernel releases it when the
-process dies, however it dies, so a crash never leaves it stuck.
+A temporary file is named after the process that writes it, so that one left by a process
+that died is removed by the next run (``sweep``, and ``sweep_runs`` for a run's folder).
+``exclusive`` holds an ``fcntl`` lock, which the kernel releases however the process dies.
 """
 
 from __future__ import annotations
@@ -29,12 +25,8 @@ def temporary_name(folder: str | Path, name: str) -> str:
 
 
 def write_atomic(path: Path, data: bytes | str, *, new: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder.
-
-    The temporary file is flushed and fsynced, then renamed over ``path`` (``new``: linked to
-    ``path``, FileExistsError when a file is there: one is never replaced); on any error (a
-    full disk, Ctrl-C) it is removed and ``path`` is left as it was.
-    """
+    """Write ``data`` to ``path`` through a fsynced temporary file renamed over it (``new``:
+    linked to it, FileExistsError when a file is there); on any error ``path`` is as it was."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = temporary_name(path.parent, path.name)
@@ -89,18 +81,14 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return True  # (a PermissionError too: the process is there, another user's)
 
 
 @contextlib.contextmanager
 def exclusive(path: Path, busy: Callable[[str], Exception]) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` for the block, with this process named in it; when
-    another process holds it, raise ``busy(holder)`` at once (``holder``: "pid 1234", as that
-    process wrote it). The file is made for the block and removed when it ends (one left by a
-    process that was killed is harmless: the kernel released its lock). Put it where nothing
-    deletes it while it is held: not in a folder users are told to delete (issue 66, class 4)."""
+    another process holds it, raise ``busy(holder)`` at once (``holder``: "pid 1234"). The
+    file is removed when the block ends; put it where nothing else deletes it meanwhile."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = _lock(path, busy)
     try:

@@ -1,13 +1,8 @@
 """Progress on the terminal: one module for every long command.
 
-``Meter``: one line on a terminal saying where a long command is ("reading the entry files:
-41,216 of 100,000"), drawn only after ``DELAY_S``, at most every ``EVERY_S``, and erased before
-anything else is printed; off a terminal, or on a dumb one, nothing.
-
-``make_display``: the runs of ``verify``. On a terminal the running ones stay at the bottom,
-redrawn; off one (CI, a pipe), a line when a run starts and ends, and every ``HEARTBEAT_S``
-while it runs. A run is anything with a ``label`` (``recordtool.verify.runner``'s ``Job``):
-this module imports no stage. What a check says is shown with its control characters escaped.
+``Meter``: one line on a terminal saying where a long command is, erased before anything else
+is printed; off a terminal, nothing. ``make_display``: the runs of ``verify``, redrawn at the
+bottom of a terminal, else a line when a run starts and ends and a heartbeat between.
 """
 
 from __future__ import annotations

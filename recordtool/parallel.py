@@ -1,13 +1,8 @@
 """Work spread over the cores with the standard library's process pool, results in order.
 
-``map_items(work, items, jobs=...)`` hands chunks of ``items`` to a ``ProcessPoolExecutor``
-of forked workers and gives one result per item, in the order of the items, whatever the
-number of processes. ``work`` may be a closure: it is kept in a module global before the pool
-forks, so only chunk numbers and results are pickled. Small inputs, one core, a worker, no
-``fork`` (Windows) or other running threads (unsafe to fork): the work is done here.
-
-Workers ignore Ctrl-C and (Linux) die with their parent; a chunk whose worker failed is done
-again here, so the outcome never depends on the workers.
+``work`` may be a closure: it is kept in a module global before the pool forks, so only chunk
+numbers and results are pickled. Small inputs, one core, or no safe ``fork``: the work is done
+here. A chunk whose worker failed is done again here, so the outcome never depends on the workers.
 """
 
 from __future__ import annotations
@@ -62,10 +57,8 @@ def chunked(items: list[T], size: int | None = None) -> list[list[T]]:
 
 def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int | None,
               min_items: int | None = None, progress: Progress | None = None) -> list[Any]:
-    """``work`` of every chunk of ``items``, one result per item, in order; shared by a pool of
-    ``workers(jobs)`` forked processes when there are at least ``min_items`` items (default
-    ``MIN_ITEMS``; see the module). ``progress``: told of the items of each chunk as its
-    results are taken."""
+    """``work`` of every chunk of ``items``, one result per item, in order; shared by
+    ``workers(jobs)`` forked processes from ``min_items`` items (default ``MIN_ITEMS``)."""
     global _job, _parent
     chunks = chunked(items)
     count = min(workers(jobs), len(chunks))

@@ -1,11 +1,8 @@
 """Text made safe for a terminal: what the record says never drives the terminal.
 
-Titles, statements, field names and check output may hold control characters: an ANSI or OSC
-escape sequence (``\\x1b]8;;…``) would recolour the terminal, hide text, set its title or
-plant a link; a bidirectional override would show a line reordered. Everything printed from
-the record goes through ``terminal`` first, which writes such characters as visible escapes.
-A list that grows with the record is said as its first few and how many more (``some``), so
-that one line never lists thousands of ids.
+The record may hold control characters (an escape sequence would recolour the terminal or
+plant a link, a bidirectional override reorder a line): everything printed from it goes
+through ``terminal``, which writes them as visible escapes.
 """
 
 from __future__ import annotations

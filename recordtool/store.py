@@ -1,14 +1,9 @@
 """The one store of what recordtool keeps between runs: a SQLite file in the cache folder.
 
-What a run could work out again from the project's files (an entry file read and validated, a
-page's key, a verdict read and judged) is kept in named tables of ``key -> (digest, value)``.
-The one rule of invalidation: a value is returned only while the digest it was kept under is
-the digest the caller works out now from its inputs; never by age or file times. The store as
-a whole is keyed by recordtool's code and ``FORM``: another version finds an empty store.
-
-SQLite gives one file, transactions and safe use by two processes at once. A damaged or
-unreadable file is set aside and the store starts empty: a cache only ever costs time. Values
-are pickled: the project's own records, read back only on the machine that wrote them.
+Named tables of ``key -> (digest, value)``. The one rule of invalidation: a value is returned
+only while the digest it was kept under is the one the caller works out now from its inputs.
+The store as a whole is keyed by recordtool's code and ``FORM``. A damaged file is set aside
+and the store starts empty: a cache only ever costs time.
 """
 
 from __future__ import annotations
@@ -169,10 +164,8 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
 
 @functools.lru_cache(maxsize=8)
 def code_version(dists: tuple[str, ...] = ()) -> str:
-    """A hash of recordtool's own code (every module), its version, Python's, and the installed
-    versions of the distributions ``dists`` (from their metadata, never by importing them).
-    Worked out once a process (``cache_clear`` to forget it): the code that runs is what the
-    process imported."""
+    """A hash of recordtool's own code, its version, Python's, and the installed versions of the
+    distributions ``dists`` (from their metadata), worked out once a process."""
     digest = hashlib.blake2b(recordtool.__version__.encode("utf-8"), digest_size=8)
     digest.update(sys.version.encode("utf-8"))
     for dist in dists:

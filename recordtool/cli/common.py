@@ -1,9 +1,6 @@
 """What every command shares: printing (``echo``), reading the project (``open_record``), the
-options most commands take, the answers kept when nothing changed (``replay``, ``keep``), and
-how a command ends on a fault or a signal.
-
-Only the command line turns the library's exceptions into click errors and exit codes
-(0 clean, 1 problems found, 2 usage).
+common options, the answers kept when nothing changed (``replay``, ``keep``), and how a
+command ends on a fault or a signal (exit codes: 0 clean, 1 problems found, 2 usage).
 """
 
 from __future__ import annotations
@@ -40,9 +37,8 @@ def echo(message: str = "", err: bool = False) -> None:
 
 def replay(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
     """Print what ``command`` with ``options`` printed last time and exit as it did, when it
-    found nothing to do and nothing it read has changed since (decided from file sizes and
-    times, without opening the project: ``recordtool.verify.snapshot``). Otherwise the inputs
-    to keep the answer under, if this run too finds nothing to do; and printing is recorded."""
+    found nothing to do and nothing it read has changed since (``recordtool.verify.snapshot``);
+    otherwise the inputs to keep this run's answer under, and printing is recorded."""
     global _said
     from recordtool.verify import snapshot
 
@@ -70,10 +66,8 @@ def keep(project: Project, inputs: Inputs | None, code: int) -> None:
 
 
 def open_record(root: Path | None, jobs: int | None = None, *, cache: bool = True, meter: Meter | None = None) -> Project:
-    """The project, read with the store (``recordtool.store``) unless ``cache`` is off;
-    ``meter``: the command's progress line (``recordtool.meter``), else one of its own, on
-    stderr and erased before this returns: every command that reads the record shows what it
-    is doing when reading takes a while (a cold run on a large record)."""
+    """The project, read with the store unless ``cache`` is off, showing its progress on
+    ``meter`` (else on a progress line of its own, erased before this returns)."""
     from recordtool.record.config import ConfigError
     from recordtool.record.project import open_project
 

@@ -1,12 +1,9 @@
 """``--watch``: run ``verify --try`` or ``render`` again each time a file it reads is saved.
 
-The system's file events come through watchfiles (inotify, FSEvents, ...), one watcher for the
-whole session, started before the first run, so that a file saved while a run is under way
-starts the next one as soon as it ends. Each run is the command itself, called again in this
-process (``verify`` runs every check in a child process of its own, so a changed check module
-is imported afresh). Ctrl-C ends the watch, exit 130: while a run is under way it stops that
-run as it stops the command (what it finished is kept whole), and between runs there is
-nothing to stop (``common.Commands``).
+One watchfiles watcher for the whole session, started before the first run, so that a file
+saved during a run starts the next one as soon as it ends. Each run is the command itself,
+called again in this process (``verify`` runs each check in a child process, so a changed
+module is imported afresh). Ctrl-C ends the watch as it ends the command (exit 130).
 """
 
 from __future__ import annotations
@@ -30,10 +27,8 @@ READY_MS = 200
 
 
 def verify(ctx: click.Context, root: Path | None, ids: tuple[str, ...]) -> NoReturn:
-    """Watch the files whose change makes the fingerprint of the claims ``ids`` (every claim
-    when none is given) change: each claim's entry, its checks' modules and the modules of
-    the checks package they import (``fingerprint.covered_paths``), found again after each
-    run (a new import is watched from then on)."""
+    """Watch the files the fingerprint of the claims ``ids`` (all when none) covers: their
+    entries and the check modules they run or import, found again after each run."""
     config = common.config_of(root)
     files: set[Path] = set()
 

@@ -1,22 +1,7 @@
 """Configuration: ``[tool.recordtool]`` in the project's pyproject.toml, with defaults.
 
-The kinds of entry (by id prefix) and the relation vocabulary of typed citations are
-configuration, not code::
-
-    [tool.recordtool]
-    record = "record"             # the YAML entries, one folder per kind
-    checks = "checks"             # the package that holds check modules
-    verdicts = "record/verdicts"  # one JSON verdict file per claim, meant to be committed
-    pages = "record/pages"        # where `recordtool render` writes
-    cache = ".recordtool-cache"   # trained models and other reusable artefacts
-    timeout = 600                 # default seconds per check
-    scheduler = "tcp://host:8786" # optional: run checks on a Dask cluster (docs/cluster.md)
-
-    [tool.recordtool.kinds]
-    LIT = { kind = "literature", folder = "literature" }
-
-    [tool.recordtool.relations]
-    source = "Cited as 'source' by"   # relation = the label of its inverse
+The folders, the kinds of entry (by id prefix) and the relation vocabulary of typed citations
+are configuration, not code; every key is described in docs/record.md.
 """
 
 from __future__ import annotations

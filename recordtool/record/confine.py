@@ -1,15 +1,9 @@
 """Confinement: the files the record is made of are regular files inside their folders.
 
-An entry, a check module or a figure that is a link leading out of its folder (to
-``~/.ssh``, to ``.git/config``, to another project) is refused before it is read or run: its
-text would otherwise be published on a page, or its code run by ``verify``. A link that stays
-inside its folder is followed; anything that is not a regular file (a named pipe, a device)
-is refused too.
-
-``open_inside`` makes the check and the read one: the file is opened from its folder one name
-at a time, following no link (``O_NOFOLLOW``), and what was opened is checked with ``fstat``,
-so that a file swapped for a link (or a folder on its way for one) between the check and the
-read is refused, never read.
+An entry, a check module or a figure that is a link leading out of its folder is refused
+before it is read or run, so that its text is never published nor its code run; so is
+anything that is not a regular file. ``open_inside`` opens a file one name at a time,
+following no link, so that a file swapped for a link between the check and the read is refused.
 """
 
 from __future__ import annotations
@@ -49,9 +43,7 @@ _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder", stat.S_IFIF
 
 def not_plain(path: Path | str) -> str | None:
     """Why ``path``, not followed, is not a plain file (None when it is): a regular file of one
-    name. What a check leaves behind and ``verify`` keeps and ``render`` publishes is held to
-    this, so that it is never a link (to anything, inside or outside), never a hard link to a
-    file elsewhere, never a named pipe or a device."""
+    name, as what a check leaves behind must be (never a link, hard link, pipe or device)."""
     info = os.lstat(path)
     if not stat.S_ISREG(info.st_mode):
         return f"is {_KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')}"
@@ -100,10 +92,8 @@ def open_inside(path: Path | str, folder: Path | str) -> int:
 
 
 def _open_by_names(where: int, parts: list[str]) -> int:
-    """A file descriptor open for reading on the path ``parts`` (its names) from the folder open
-    as ``where``, one name at a time, following no link; ``where`` and each folder on the way
-    are closed whatever happens. O_NONBLOCK: a named pipe opens at once (for the caller to
-    refuse) instead of waiting for a writer."""
+    """A file descriptor on the path ``parts`` from the folder open as ``where``, one name at a
+    time, following no link (non-blocking: a named pipe opens at once, for the caller to refuse)."""
     try:
         for part in parts[:-1]:
             inner = os.open(part, _FLAGS | _DIRECTORY | _NOFOLLOW, dir_fd=where)

@@ -1,9 +1,7 @@
 """One entry file: read, validated, its problems placed, the mentions in its prose found.
 
-All the work on one file that needs nothing of the other files, done in one process (on a
-large record a worker of ``recordtool.parallel``), and kept in the store by the hash of the
-file's bytes (``recordtool.record.load``). Each problem carries its file:line:col, the field
-path and a message with a hint.
+All the work on one file that needs nothing of the other files (done in a worker on a large
+record, kept in the store by ``recordtool.record.load``).
 """
 
 from __future__ import annotations
@@ -90,19 +88,13 @@ def load_file(path: str, kind: Kind, config: Config, rel: str) -> Loaded:
     except SourceError as exc:
         return Loaded(None, None, [Problem(rel, exc.line, exc.col, exc.message, code=exc.code)], [], digest)
     entry, places, problems = load_entry(Path(path), kind, config, rel, source)
-    mentions = scan_mentions(entry, places, config.id_pattern) if entry is not None and places is not None else []
+    mentions: list[Mention] = []  # the ids in its prose (its own left out), with their lines in the file
+    if entry is not None and places is not None:
+        starts = dict(places.prose)
+        for name, text in entry.prose():
+            mentions.extend(Mention(entry.id, m.id, name, starts.get(name, 0) + m.line, m.sentence)
+                            for m in find_mentions(text, config.id_pattern) if m.id != entry.id)
     return Loaded(entry, places, problems, mentions, digest)
-
-
-def scan_mentions(entry: Entry, places: Places, pattern: re.Pattern[str]) -> list[Mention]:
-    """The ids written in ``entry``'s prose (its own left out), with the line of its file each is on."""
-    starts = dict(places.prose)
-    found: list[Mention] = []
-    for name, text in entry.prose():
-        first = starts.get(name, 0)
-        found.extend(Mention(entry.id, m.id, name, first + m.line, m.sentence)
-                     for m in find_mentions(text, pattern) if m.id != entry.id)
-    return found
 
 
 def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source

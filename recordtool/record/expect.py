@@ -1,11 +1,7 @@
 """Expectations: what a claim says a measured number must be.
 
-Written in a claim's YAML next to the check (``max_abs_error: "< 1e-9"``). The grammar is
-small on purpose::
-
-    < x    <= x    > x    >= x    == x    != x    between a and b   (inclusive)
-
-``x`` is a number (``1e-9``, ``0.4``, ``-3``, ``21``). NaN never satisfies an expectation.
+The grammar is small on purpose: ``< x``, ``<= x``, ``> x``, ``>= x``, ``== x``, ``!= x`` and
+``between a and b`` (inclusive), ``x`` a number. NaN never satisfies an expectation.
 """
 
 from __future__ import annotations
@@ -58,18 +54,15 @@ def _fmt(x: float | None) -> str:
 
 
 def parse_expectation(text: object) -> Expectation:
-    """Parse ``"< 1e-9"``, ``">= 0.4"``, ``"== 21"``, ``"between 0.2 and 0.6"``.
-
-    A bare number is refused: it reads as a value, not as a comparison, and as an equality on
-    a measured float it would almost never hold. The message shows the two ways to write it.
-    """
+    """Parse ``"< 1e-9"``, ``">= 0.4"``, ``"== 21"``, ``"between 0.2 and 0.6"``. A bare number
+    is refused: as an equality on a measured float it would almost never hold."""
     if isinstance(text, bool):
         raise ExpectationSyntaxError(_hint(repr(text)))
     if isinstance(text, (int, float)):
         _finite(float(text), repr(text))
         raise ExpectationSyntaxError(
             f"{text!r} is a number, not an expectation; write '== {text}' for an exact value (a measured float "
-            f"seldom equals one) or a range such as 'between {_below(text)} and {_above(text)}'")
+            f"seldom equals one) or a range such as 'between {_nudged(text, -1)} and {_nudged(text, 1)}'")
     if not isinstance(text, str):
         raise ExpectationSyntaxError(_hint(repr(text)))
     match = _COMPARISON.match(text)
@@ -88,12 +81,9 @@ def parse_expectation(text: object) -> Expectation:
     raise ExpectationSyntaxError(_hint(f"'{text}'"))
 
 
-def _below(number: float) -> str:
-    return _fmt(float(number) - abs(float(number)) / 10 if number else -0.1)
-
-
-def _above(number: float) -> str:
-    return _fmt(float(number) + abs(float(number)) / 10 if number else 0.1)
+def _nudged(number: float, sign: int) -> str:
+    """``number`` moved a tenth of its size (0.1 from zero) down (``sign`` -1) or up (1)."""
+    return _fmt(float(number) + sign * abs(float(number)) / 10 if number else sign * 0.1)
 
 
 def _finite(bound: float, shown: str) -> float:

@@ -1,9 +1,8 @@
 """The link graph of a record: typed citations both ways, mentions, backlinks.
 
-Built from a loaded record without touching the disk. Typed citations are declared once, on
-the citing side; the graph gives every entry its inverses ("Cited as 'source' by"). Ids in
-prose are mentions (found as each file is read: ``recordtool.record.entry``); an id mentioned
-but not in the record is a dangling mention (a warning, and a "wanted" entry), never invented.
+Built from a loaded record without touching the disk: typed citations are declared on the
+citing side, and the graph gives each entry their inverses; an id mentioned but not in the
+record is a dangling mention (a warning), never invented.
 """
 
 from __future__ import annotations
@@ -101,13 +100,6 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
             elif mention.target not in failed:  # it exists, but did not load: not wanted
                 dangling.setdefault(mention.target, []).append(mention)
     graph = Graph(record, cited_by, mentions_out, mentions_in, {k: dangling[k] for k in sorted(dangling, key=id_sort_key)})
-    return graph, _whole_problems(graph)
-
-
-def _whole_problems(graph: Graph) -> list[Problem]:
-    """The dangling mentions, the citations and mentions of entries that failed to load, and
-    the 'uses' cycles, as problems."""
-    record = graph.record
     problems = []
     for target, mentions in graph.dangling.items():
         for mention in mentions:
@@ -116,8 +108,15 @@ def _whole_problems(graph: Graph) -> list[Problem]:
                                     f"{target} is mentioned but not in the record; add it or write it without "
                                     "its id", field=mention.field, severity="warning", code="dangling-mention"))
     problems.extend(_failed_problems(record))
-    problems.extend(cycle_problems(record))
-    return problems
+    for cycle in uses_cycles(record):
+        at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
+                  if relation == "uses" and cited == cycle[1])
+        places = record.places[cycle[0]]
+        shown = " -> ".join([*cycle, cycle[0]])
+        problems.append(Problem(places.path, *places.cites[at],
+                                f"'uses' cycle: {shown}; a claim cannot rely on itself, remove one of these "
+                                "citations or make it another relation", field=f"cites[{at}].id", code="uses-cycle"))
+    return graph, problems
 
 
 def _failed_problems(record: Record) -> list[Problem]:
@@ -164,20 +163,6 @@ def uses_cycles(record: Record) -> list[list[str]]:
         start = min(group, key=order.__getitem__)
         cycles.append(_shortest_cycle(start, edges, set(group)))
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
-
-
-def cycle_problems(record: Record) -> list[Problem]:
-    """A problem for each 'uses' cycle (``uses_cycles``)."""
-    problems = []
-    for cycle in uses_cycles(record):
-        at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
-                  if relation == "uses" and cited == cycle[1])
-        places = record.places[cycle[0]]
-        shown = " -> ".join([*cycle, cycle[0]])
-        problems.append(Problem(places.path, *places.cites[at],
-                                f"'uses' cycle: {shown}; a claim cannot rely on itself, remove one of these "
-                                "citations or make it another relation", field=f"cites[{at}].id", code="uses-cycle"))
-    return problems
 
 
 def _strongly_connected(edges: dict[str, list[str]]) -> list[list[str]]:

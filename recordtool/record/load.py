@@ -1,12 +1,8 @@
 """Loading a record: every YAML file read, validated, and each problem kept with its place.
 
-``load_record`` never stops at the first problem: it reads every file, collects every
-problem (file:line:col, field path, message with a hint) and returns what loaded cleanly
-alongside them. What each file gives on its own (``recordtool.record.entry``) is worked out
-by a pool of workers on a large record and kept in the store (``recordtool.store``) under
-the hash of the file's bytes and of the configuration: a file whose bytes are as they were is
-not read again. Checks that need the whole record (duplicate ids, citations that resolve)
-are made here; what prose mentions is the graph's business.
+``load_record`` never stops at the first problem: it returns what loaded cleanly and every
+problem. What each file gives on its own (``recordtool.record.entry``) is kept in the store
+under the hash of its bytes and of the configuration, so an unchanged file is not read again.
 """
 
 from __future__ import annotations
@@ -138,9 +134,7 @@ def _not_yaml(name: str) -> str:
 
 def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, bool]]:
     """Every file under ``folder`` (sorted, hidden ones and the paths in ``own`` left out): its
-    path, its name and whether it is a link; a link to a folder is not followed (a link to a
-    folder outside the record is reported). Paths are strings: a large record has a hundred
-    thousand files, listed on every run."""
+    path, its name and whether it is a link (a link to a folder is not followed)."""
     with os.scandir(folder) as scan:
         items = sorted(scan, key=lambda item: item.name)
     for item in items:
@@ -148,10 +142,8 @@ def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str,
             continue
         if item.is_dir(follow_symlinks=False):
             yield from _walk(item.path, own)
-        elif item.is_symlink():
-            yield item.path, item.name, True  # a link to a folder: refused as leading outside, or reported as not YAML
-        else:
-            yield item.path, item.name, False
+        else:  # a link to a folder: refused as leading outside, or reported as not YAML
+            yield item.path, item.name, item.is_symlink()
 
 
 def title_line(entry: Entry) -> str:
@@ -164,10 +156,8 @@ def title_line(entry: Entry) -> str:
 
 def load_record(config: Config, *, jobs: int | None = None, store: Store | None = None,
                 meter: Meter | None = None) -> tuple[Record, list[Problem]]:
-    """Read every entry of the record; return the record and every problem found. ``jobs``:
-    how many processes may share the files (None: every core). ``store``: what each file gave
-    before, given back while its bytes and the configuration are as they were. ``meter``: the
-    command's progress line, told of the files read."""
+    """Read every entry of the record (``jobs`` processes, None: every core; what ``store``
+    kept for the files unchanged); return the record and every problem found."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
     base = os.fspath(config.root) + os.sep

@@ -16,10 +16,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\"'“‘])")  # the gap is match.start() + 1 .. end()
-# A full stop that ends an abbreviation does not end the sentence: "Musat et al. (2023)",
-# "e.g. THEORY-1", "Fig. 3", "vs. GPT-2", and a single capital's "N. Elhage". When an
-# abbreviation does end a sentence the quote is one sentence longer, which reads better than
-# one cut in the middle of a name.
+# A full stop that ends an abbreviation does not end the sentence ("et al. (2023)", "N. Elhage"):
+# where one does, the quote is a sentence longer, which reads better than a name cut in two.
 ABBREVIATIONS = frozenset((
     "al", "cf", "vs", "etc", "viz", "resp", "approx", "ca", "esp", "incl", "fig", "figs", "eq", "eqs",
     "sec", "secs", "ch", "chap", "vol", "vols", "pp", "p", "ref", "refs", "thm", "dr", "mr", "mrs", "ms",

@@ -12,11 +12,8 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with the record, where it is, and how to fix it.
-
-    ``path`` is relative to the project root; ``line`` and ``col`` count from 1 (0 when the
-    problem has no place inside the file). ``field`` is the field path (``cites[0].as``).
-    """
+    """One thing wrong with the record, where it is (``line`` 0: no place inside the file),
+    and how to fix it; ``field`` is the field path (``cites[0].as``)."""
 
     path: str
     line: int
@@ -35,15 +32,8 @@ class Problem:
         return (self.path, self.line, self.col, self.message)
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "col": self.col,
-            "severity": self.severity,
-            "code": self.code,
-            "field": self.field,
-            "message": self.message,
-        }
+        """The problem for ``validate --format json``, its keys in this order."""
+        return {key: getattr(self, key) for key in ("path", "line", "col", "severity", "code", "field", "message")}
 
 
 class RecordError(Exception):

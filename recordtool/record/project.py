@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,37 +63,27 @@ def open_store(config: Config) -> Store:
 def open_project(start: Path | None = None, *, root: Path | None = None, jobs: int | None = None,
                  cache: bool = False, meter: Meter | None = None) -> Project:
     """Load the record of the project at ``root`` (or found above ``start``), with its graph
-    and every problem: the errors first, then the warnings, each in file order (a cause comes
-    before what it causes). Raises ConfigError for a malformed configuration. ``jobs``,
-    ``meter``: as ``load_record``'s; ``cache``: with the store (``open_store``), which changes
-    what is read again, never the project."""
+    and every problem: the errors first, then the warnings, each in file order. ``cache``:
+    with the store, which changes what is read again, never the project."""
     base = root.resolve() if root is not None else find_root(start or Path.cwd())
     config = load_config(base)
     store = open_store(config) if cache else None
-    with _collector_paused():
-        try:
-            record, problems = load_record(config, jobs=jobs, store=store, meter=meter)
-            if meter is not None:
-                meter.stage("linking the record")
-            graph, more = build_graph(record)
-            more += static_problems(config, record) + duplicate_problems(record)
-        finally:
-            if store is not None:
-                store.close()
-        if len(record.entries) >= FREEZE_MIN:
-            gc.freeze()
-    problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))
-    return Project(config, record, graph, problems, cached=cache)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while a record is built: many small objects that all
-    live on, which it would otherwise go over again and again."""
-    enabled = gc.isenabled()
+    # The collector paused while the record is built: many small objects that all live on,
+    # which it would otherwise go over again and again.
+    collecting = gc.isenabled()
     gc.disable()
     try:
-        yield
+        record, problems = load_record(config, jobs=jobs, store=store, meter=meter)
+        if meter is not None:
+            meter.stage("linking the record")
+        graph, more = build_graph(record)
+        more += static_problems(config, record) + duplicate_problems(record)
+        if len(record.entries) >= FREEZE_MIN:
+            gc.freeze()
     finally:
-        if enabled:
+        if store is not None:
+            store.close()
+        if collecting:
             gc.enable()
+    problems = sorted([*problems, *more], key=lambda p: (p.severity != "error", *p.sort_key()))
+    return Project(config, record, graph, problems, cached=cache)

@@ -1,8 +1,7 @@
 """The schema of an entry: what each field of a YAML entry must be.
 
-One model per kind of schema (literature, note, theory) over a common base. Checks of a
-claim follow the check contract (docs/checks.md); their expectations are parsed here, so a typo in
-``"< 1e-9"`` is an error at load time, long before anything runs.
+One model per kind of schema (literature, note, theory) over a common base. A check's
+expectations are parsed here, so a typo in ``"< 1e-9"`` is an error long before anything runs.
 """
 
 from __future__ import annotations
@@ -34,10 +33,8 @@ _CLAUSE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 STATEMENT_CLAUSE = "statement"  # the one clause of a claim that declares no ``clauses:``
 _METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
-# Ids, check names, control names and tags become file and folder names of their own in the pages
-# and verdicts (``tags/<tag>.md``, ``figures/<ID>/<hash>/<check>/<control>/``, and each file's
-# temporary name beside it while it is written atomically). A file system holds a name of at
-# most 255 bytes: these limits leave room for every name made from them.
+# Ids, check names, control names and tags become file and folder names in the pages and verdicts
+# (with a temporary name beside each): these limits keep every such name under 255 bytes.
 NAME_MAX = 64  # characters of an id, a check's name, a control's name
 TAG_MAX = 100  # characters of a tag
 _RUN = re.compile(r"^(?P<module>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
@@ -60,8 +57,9 @@ def _metric_name(metric: str) -> str:
 class _Strict(BaseModel):
     # defer_build: each model's validator is built when it first validates, not on import,
     # which every command pays for; a command after one edit validates one or two kinds of
-    # entry. Subclasses inherit it.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+    # entry. Subclasses inherit it (arbitrary types: an ``Expectation``).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True,
+                              arbitrary_types_allowed=True)
 
 
 def _date(value: Any) -> Any:
@@ -119,8 +117,6 @@ class Expect(_Strict):
     null: Annotated[str, AfterValidator(_metric_name)] | None = None
     _plain: bool = PrivateAttr(default=False)  # written as a plain comparison
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, arbitrary_types_allowed=True)
-
     @property
     def plain(self) -> bool:
         """Whether the YAML wrote this expectation as a plain comparison (``err: "< 1"``)."""
@@ -144,7 +140,7 @@ class Expect(_Strict):
 def _expect(value: Any) -> Any:
     if isinstance(value, (Expect, dict)):
         return value
-    expect = Expect.model_validate({"is": value if isinstance(value, Expectation) else parse_expectation(value)})
+    expect = Expect.model_validate({"is": _expectation(value)})
     expect._plain = True
     return expect
 
@@ -260,8 +256,6 @@ class CheckSpec(_Strict):
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     limits: Limits = Field(default_factory=Limits)  # address space and CPU time of each run
     needs: list[Literal["gpu"]] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     @field_validator("name")
     @classmethod
@@ -450,11 +444,8 @@ MODELS: dict[str, type[Entry]] = {"literature": Literature, "note": Note, "theor
 
 
 def json_schema(kinds: Mapping[str, str]) -> dict[str, Any]:
-    """The JSON Schema of an entry file (draft 7, which editors' YAML servers read), made from
-    the models: ``kinds`` maps each kind's name to its schema (literature, note, theory). An
-    entry whose ``kind:`` names a kind is held to that kind's model; one that leaves ``kind:``
-    out (its folder says it) to any of them. What a model checks beyond its fields' shapes (an
-    expectation's syntax, a tag's form, that cited ids exist) is ``recordtool validate``'s."""
+    """The JSON Schema (draft 7) of an entry file, made from the models: ``kinds`` maps each
+    kind's name to its schema. An entry that leaves ``kind:`` out may be any of them."""
     names = sorted(set(kinds.values()))
     refs, found = models_json_schema([(MODELS[n], "validation") for n in names], ref_template="#/definitions/{model}")
     definitions = found["$defs"]

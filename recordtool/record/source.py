@@ -1,10 +1,8 @@
 """Reading one YAML file safely, keeping where every value came from.
 
-Safe YAML only: the file is composed into nodes by PyYAML's safe machinery (libyaml when
-present) and turned into plain data here, so nothing but mappings, lists and scalars can
-come out. Aliases are followed, but the number of values a file may expand to is bounded,
-which refuses an alias bomb before it is expanded. Timestamps stay strings: the schema parses
-dates, so a bad date is reported like any other bad value.
+Safe YAML only: PyYAML's safe composer makes nodes and this module turns them into plain
+data, bounding how many values aliases expand to (an alias bomb is refused). Timestamps stay
+strings: the schema parses dates, so a bad date is reported like any other bad value.
 """
 
 from __future__ import annotations
@@ -66,7 +64,6 @@ class Source:
 
     def mark(self, loc: Loc, *, key: bool = False) -> Mark:
         """The closest known place for ``loc``: the value, else its key, else its parent."""
-        loc = tuple(loc)
         while True:
             if key and loc in self.key_marks:
                 return self.key_marks[loc]
@@ -201,10 +198,8 @@ def _check_depth(text: str, loader_class: Any = None) -> None:
 
 
 class _Loader(_BaseLoader):
-    """The safe loader, resolving to tags of its own (``?str``, ``?int``, ...), so that the
-    builder can tell them from tags written in the file (``!!int``, ``!foo``, a bare ``!``),
-    which it refuses: an entry's values are typed by the schema, never by the file.
-    """
+    """The safe loader, resolving to tags of its own (``?str``, ...), so that the builder can
+    tell them from tags written in the file, which it refuses: the schema types every value."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.MappingNode or kind is yaml.SequenceNode:

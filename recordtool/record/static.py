@@ -1,15 +1,9 @@
 """What can be told about a claim's checks without running them (docs/checks.md).
 
-The check modules are read with ``ast``, never imported (so neither torch nor a check's own
-code runs): the module and function that ``run`` names exist, the check's params and every
-control's merged params fit the function's signature, and every metric the YAML names
-(``expect``, an expectation's ``null``, ``observe``, ``degenerate``) is one the check declares
-it returns. A check declares its metrics with a ``TypedDict`` return annotation (the class in
-its module or imported from another module of the checks package) or, failing that, a
-module-level ``METRICS = ("a", "b")``; a check that declares none gets a warning.
-
-Entries still holding the placeholders of ``recordtool new`` are warned about here too.
-Problems are placed at their line in the YAML; only files with a problem are read again.
+The check modules are read with ``ast``, never imported (so no check code runs): the
+function ``run`` names exists, the params fit its signature, and every metric the YAML names
+is one the check declares (a ``TypedDict`` return annotation or ``METRICS = (...)``). Entries
+still holding the placeholders of ``recordtool new`` are warned about here too.
 """
 
 from __future__ import annotations

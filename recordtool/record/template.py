@@ -104,12 +104,9 @@ NEW_TRIES = 100  # ids tried one after the other when other processes take them 
 
 
 def create_entry(config: Config, kind: Kind, title: str, *, reference: Reference | None = None) -> Path:
-    """Write a new entry of ``kind`` with the next free id; never overwrite a file. The file
-    is parsed and validated before it is written: what ``new`` writes always loads. When
-    another process (another ``recordtool new`` at the same moment) takes the id first, the
-    next one is taken, so that ten ``new`` at once make ten entries. Then the record's JSON Schema
-    (``SCHEMA_FILE``), which the entry's first line names, is written when it differs.
-    ``reference``: a literature entry's, read from BibTeX (``recordtool.record.bibtex``)."""
+    """Write a new entry of ``kind`` with the next free id (the next one when another process
+    takes it first), validated before it is written, never over a file; then the record's
+    JSON Schema, which its first line names, when it differs."""
     title = check_title(title)
     schema = config.record / SCHEMA_FILE
     number = int(next_id(config, kind).rpartition("-")[2])
