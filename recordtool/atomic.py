@@ -62,8 +62,7 @@ def sweep(folder: str | Path) -> None:
 
 def sweep_runs(folder: str | Path) -> None:
     """Remove the folders in ``folder`` named ``<pid>-...`` by recordtool processes that are
-    gone (their id names no running process): what a run killed before it could clean up left
-    there (its logs, requests, figures, temporary files). A folder of a run still going stays."""
+    gone: what a run killed before it could clean up left there."""
     try:
         names = os.listdir(folder)
     except OSError:

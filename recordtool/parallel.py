@@ -29,8 +29,7 @@ CHUNK = 64  # items per chunk: small enough to share evenly, large enough to cos
 MIN_ITEMS = 1_000  # items below which starting workers costs more than they save
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
-# The work of the pool being run (set before it forks, so that the workers inherit it),
-# and, in a worker, True.
+# The work of the pool being run, set before it forks, so that the workers inherit it.
 _job: tuple[Callable[[list[Any]], list[Any]], list[list[Any]]] | None = None
 _in_worker = False
 _parent = 0  # the pid of the process that started the pool (a worker checks it is still there)
@@ -81,9 +80,8 @@ def map_items(work: Callable[[list[T]], list[Any]], items: list[T], *, jobs: int
 
 def _result(work: Callable[[list[T]], list[Any]], chunk: list[T], future: futures.Future[list[Any]] | None,
             progress: Progress | None) -> list[Any]:
-    """The results of ``chunk`` from its worker, or, with no worker (``future`` None) or when
-    the worker could not give them (it died, they do not pickle, ``work`` raised there), done
-    here (so an error is raised here)."""
+    """The results of ``chunk`` from its worker, else (no worker, or it could not give them)
+    done here, so that an error is raised here."""
     try:
         results = future.result() if future is not None else None
     except Exception:

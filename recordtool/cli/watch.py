@@ -62,8 +62,7 @@ def render(ctx: click.Context, root: Path | None, output: Path | None) -> NoRetu
 def _loop(ctx: click.Context, config: Config, folders: list[Path], wanted: Callable[[Path], bool],
           refresh: Callable[[], str]) -> NoReturn:
     """Run the command of ``ctx`` (without --watch), then again after each change to a file
-    that ``wanted`` keeps under ``folders``; ``refresh`` (after each run) says what is watched.
-    A run that ends interrupted (130, 143) ends the watch with its code."""
+    that ``wanted`` keeps under ``folders``, until a run ends interrupted (130, 143)."""
     default = watchfiles.DefaultFilter()
     inside = [f for f in dict.fromkeys(folders) if f.is_dir() and not any(o in f.parents for o in folders)]
     events = watchfiles.watch(*inside, rust_timeout=READY_MS, yield_on_timeout=True,
@@ -78,5 +77,5 @@ def _loop(ctx: click.Context, config: Config, folders: list[Path], wanted: Calla
                     raise
             common.echo(f"watching {refresh()} for changes; Ctrl-C to stop", err=True)
             changed = next(c for c in events if c)
-            names = sorted({config.relative(Path(path)) for _, path in changed})
+            names = sorted({config.relative(path) for _, path in changed})
             common.echo(f"changed: {some(names, 5)}; running again", err=True)

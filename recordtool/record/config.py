@@ -103,8 +103,7 @@ class Config:
 
     def written_here(self) -> list[Path]:
         """What recordtool writes into the project besides entries: the verdicts, the pages,
-        its cache and, beside the pages, the site's configuration (``render --site``) and the
-        folder MkDocs builds the site into (``recordtool.render.mkdocs``)."""
+        its cache and, beside the pages, the site's configuration and the folder built from it."""
         return [self.verdicts, self.pages, self.cache, self.pages.parent / SITE_CONFIG,
                 self.pages.parent / site_dir(self.pages)]
 
@@ -113,13 +112,13 @@ class Config:
         base = self.root.joinpath(*module.split("."))
         return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
 
-    def relative(self, path: Path) -> str:
+    def relative(self, path: Path | str) -> str:
         """``path`` relative to the project root, for messages."""
         text, base = os.fspath(path), os.fspath(self.root)
         if text.startswith(base + os.sep):  # the common case, and cheap
             return text[len(base) + 1:].replace(os.sep, "/")
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
-        return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+        return Path(path).as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
 
 def find_root(start: Path) -> Path:

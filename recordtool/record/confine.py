@@ -67,9 +67,8 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 def open_inside(path: Path | str, folder: Path | str) -> int:
-    """A file descriptor open for reading on ``path``, a regular file inside ``folder`` (a
-    link that stays inside is followed, as ``refused`` allows); ``Refused`` when it is not,
-    including when it changed between the check and the opening. The caller closes it."""
+    """A file descriptor open for reading on ``path``, a regular file inside ``folder``;
+    ``Refused`` when it is not, or changed between the check and the opening."""
     real_folder, real = os.path.realpath(folder), os.path.realpath(path)  # once: what is checked is what is opened
     why = refused(real, real_folder)
     if why is not None:
@@ -133,10 +132,10 @@ def checks_problems(config: Config) -> list[Problem]:
                 continue
             real = os.path.realpath(path)
             if os.path.islink(path) and real != real_package and not real.startswith(real_package + os.sep):
-                problems.append(Problem(config.relative(Path(path)), 0, 0,
+                problems.append(Problem(config.relative(path), 0, 0,
                                         f"is a link to {real}, outside {config.checks}/; check modules must be "
                                         f"files inside {config.checks}/ (copy it in instead)", code="outside"))
             elif name.endswith(".py") and not os.path.isdir(path) and not os.path.isfile(path):
-                problems.append(Problem(config.relative(Path(path)), 0, 0,
+                problems.append(Problem(config.relative(path), 0, 0,
                                         "is not a regular file; a check module is a Python file", code="not-a-file"))
     return problems

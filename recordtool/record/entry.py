@@ -58,8 +58,7 @@ class Mention(NamedTuple):
 @dataclass(slots=True)
 class Loaded:
     """What loading one file gives: its entry and places (None when it cannot be used), its
-    own problems, the mentions in its prose, and the hash of the bytes read (None when it
-    could not be read: then nothing is kept)."""
+    own problems, its mentions, and the hash of its bytes (None when it could not be read)."""
 
     entry: Entry | None
     places: Places | None
@@ -208,9 +207,8 @@ def _check_problems(entry: Theory, config: Config, mark: Callable[[Loc], Mark], 
 
 
 def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
-    """Expectations and observations against the claim's clauses (docs/verdicts.md): every
-    clause id they name exists, a claim of several clauses says which each one tests, and
-    a clause that nothing tests is warned about."""
+    """Expectations and observations against the claim's clauses (docs/verdicts.md): each
+    clause named exists, each expectation says which it tests, and each is tested."""
     known = entry.clause_ids
     named: set[str] = set()
     problems = []

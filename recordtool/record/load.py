@@ -115,9 +115,9 @@ def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
             why = refused(Path(path), config.record) if link else None
             # (a link to a folder is refused when it leads out, else reported as not YAML)
             if why is not None and (name.endswith(YAML_SUFFIXES) or (why != NOT_REGULAR and os.path.isdir(path))):
-                problems.append(Problem(config.relative(Path(path)), 0, 0, f"{why}; {OUTSIDE}", code="outside"))
+                problems.append(Problem(config.relative(path), 0, 0, f"{why}; {OUTSIDE}", code="outside"))
             elif not name.endswith(YAML_SUFFIXES):
-                problems.append(Problem(config.relative(Path(path)), 0, 0, _not_yaml(name), severity="warning",
+                problems.append(Problem(config.relative(path), 0, 0, _not_yaml(name), severity="warning",
                                         code="stray-file"))
             else:
                 files.append((path, kind))
@@ -160,9 +160,7 @@ def load_record(config: Config, *, jobs: int | None = None, store: Store | None 
     kept for the files unchanged); return the record and every problem found."""
     files, problems = entry_files(config)
     problems.extend(checks_problems(config))
-    base = os.fspath(config.root) + os.sep
-    rels = [path[len(base):].replace(os.sep, "/") if path.startswith(base) else config.relative(Path(path))
-            for path, _kind in files]
+    rels = [config.relative(path) for path, _kind in files]
     loaded = _load_files(config, files, rels, jobs, store, meter)
     record = _assembled(config, files, rels, loaded, problems)
     problems.extend(check_citations(record))
@@ -201,8 +199,7 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
 
 def _file_digest(path: str) -> str:
     """The hash of the bytes of the regular file ``path`` (not a link), to look up what was
-    kept for it: a file that is not what it was is read again, confined to the record
-    (``entry.load_file``). OSError when it is not such a file or not readable."""
+    kept for it; OSError when it is not such a file or not readable."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)  # (non-blocking: a named pipe waits for no writer)
     try:

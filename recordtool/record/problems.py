@@ -62,10 +62,8 @@ def field_path(loc: Iterable[object]) -> str:
 
 
 def did_you_mean_id(entry_id: str, ids: Iterable[str]) -> str:
-    """A hint for a mistyped id: one digit changed, added, dropped or swapped, same prefix.
-
-    Short numbers get no hint: NOTE-7 for NOTE-1 would be a guess, not a correction.
-    """
+    """A hint for a mistyped id: one digit changed, added, dropped or swapped, same prefix
+    (short numbers get none: NOTE-7 for NOTE-1 would be a guess, not a correction)."""
     prefix, _, number = entry_id.partition("-")
     if len(number) < 3:
         return ""

@@ -82,9 +82,8 @@ def read_source(path: Path) -> Source:
 
 
 def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
-    """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger, OSError when it
-    cannot be read). ``inside``: the folder the file must be a regular file of, checked as it
-    is opened (``confine.open_inside``; ``Refused``, an OSError, when it is not)."""
+    """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger); ``inside``: the
+    folder it must be a regular file of, checked as it is opened (``confine.open_inside``)."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
         if inside is None else open_inside(path, inside)
