@@ -87,7 +87,7 @@ class Meter:
 
 
 class Run(Protocol):
-    """A run of a check, as a display shows it."""
+    """A run of a check, as a display shows it (a protocol: this module imports no stage)."""
 
     @property
     def label(self) -> str: ...

@@ -1,8 +1,8 @@
 """Work spread over the cores with the standard library's process pool, results in order.
 
-``work`` may be a closure: it is kept in a module global before the pool forks, so only chunk
-numbers and results are pickled. Small inputs, one core, or no safe ``fork``: the work is done
-here. A chunk whose worker failed is done again here, so the outcome never depends on the workers.
+``map_items`` hands chunks to forked workers; ``work`` may be a closure: it is kept in a module
+global before the pool forks, so only chunk numbers and results are pickled. Small inputs, one
+core, or no safe ``fork``: the work is done here, as is a chunk whose worker failed.
 """
 
 from __future__ import annotations
