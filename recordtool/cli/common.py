@@ -163,6 +163,7 @@ def interrupted_code() -> int:
 
 
 SHOWN_IDS = 20  # orphans named by `validate` (a large record has thousands)
+SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
 NOTHING_SELECTED = 5  # `verify` whose --tag / -k select no claim (as pytest's "no tests collected")
 BUSY = 75  # `verify` while another holds the verdicts' lock: try again later (sysexits' EX_TEMPFAIL)
 
@@ -205,9 +206,14 @@ def finite(value: float | None) -> float | None:
 
 
 def report_errors(project: Project) -> None:
-    """Tell, on stderr, the record's first errors with their places, and that entries with
-    errors are left out (without stopping)."""
-    for line in project.errors_said():
-        echo(line, err=True)
+    """Tell, on stderr, the record's first ``SHOWN_ERRORS`` errors with their places, then how
+    many there are (for a command that goes on without the entries that have them)."""
+    errors = project.errors
+    for problem in errors[:SHOWN_ERRORS]:
+        echo(str(problem), err=True)
+    if errors:
+        more = f" ({len(errors) - SHOWN_ERRORS} more not shown)" if len(errors) > SHOWN_ERRORS else ""
+        echo(f"warning: {len(errors)} error{'s' if len(errors) != 1 else ''} in the record{more}; "
+             "run `recordtool validate`", err=True)
 
 

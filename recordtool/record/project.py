@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 # Distributions whose version can change what loading gives (parsing YAML and Markdown,
 # validating): with recordtool's own code, the store's version (``open_store``).
 DEPENDENCIES = ("markdown-it-py", "pydantic", "PyYAML")
-SHOWN_ERRORS = 5  # errors shown with their places by a command that goes on despite them
 # Entries from which a record, once built, is moved out of the collector's sight (``gc.freeze``),
 # whose later passes would go over every object of it again and again; below, they cost little.
 FREEZE_MIN = 2_000
@@ -42,17 +41,6 @@ class Project:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning"]
-
-    def errors_said(self) -> list[str]:
-        """What a command that goes on despite the record's errors says of them (stderr): the
-        first ``SHOWN_ERRORS`` with their places, then how many there are; nothing when none."""
-        errors = self.errors
-        if not errors:
-            return []
-        more = f" ({len(errors) - SHOWN_ERRORS} more not shown)" if len(errors) > SHOWN_ERRORS else ""
-        return [*(str(problem) for problem in errors[:SHOWN_ERRORS]),
-                f"warning: {len(errors)} error{'s' if len(errors) != 1 else ''} in the record{more}; "
-                "run `recordtool validate`"]
 
 
 def open_store(config: Config) -> Store:
