@@ -27,13 +27,9 @@ MAX_SIDECAR = 64 * 1024  # bytes; a title and a caption are a few hundred
 
 def caption(ctx: Context, figure: str) -> tuple[str, str]:
     """The title and caption a check gave ``figure`` (a path relative to the project root),
-    ``("", "")`` when it gave none or they cannot be read (read once per render)."""
-    memo = ctx.memo("figures.caption")
-    found: tuple[str, str] | None = memo.get(figure)
-    if found is None:
-        root = str(ctx.project.config.root)
-        found = memo[figure] = _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
-    return found
+    ``("", "")`` when it gave none or they cannot be read."""
+    root = str(ctx.project.config.root)
+    return _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
 
 
 def _read(path: str, folder: str) -> tuple[str, str]:

@@ -63,28 +63,15 @@ def inline(source: str, style: Style) -> str:
 # Writing from the token stream ----------------------------------------------------------------
 #
 # Prose is written straight from markdown-it's tokens, in one pass, without building a tree:
-# a block is an opening token, its children and the closing token that matches it (nesting 1,
-# then -1: markdown-it pairs ``X_open`` and ``X_close``), or one token (nesting 0); the inline
-# Markdown of a paragraph, heading or table cell is its first child's (an ``inline`` token's)
-# children, a flat list of the same kind. Each function below takes the index of the first
-# token it writes and gives back what it wrote and the index it stopped at. A token of a kind
-# markdown-it's CommonMark and tables do not make is written as text, its children left out.
-
-def _end(tokens: Sequence[Token], i: int) -> int:
-    """The index after the block or inline node that starts at ``tokens[i]``."""
-    if tokens[i].nesting != 1:
-        return i + 1
-    depth = 0
-    for j in range(i, len(tokens)):
-        depth += tokens[j].nesting
-        if not depth:
-            return j + 1
-    raise ValueError("unclosed tokens")
+# a block is an opening token, its children and the closing token that matches it, or one
+# token; the inline Markdown of a paragraph, heading or table cell is the children of its one
+# ``inline`` token. Each block function takes the index of the first token it writes and gives
+# back what it wrote and the index it stopped at.
 
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
-    return _inline(token.children or [], 0, style, one_line, cell)[0]
+    return _inline(token.children or [], style, one_line, cell)
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
@@ -138,11 +125,8 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
         return ["***"], i + 1, None
     if kind == "html_block":
         return _html_block(token.content), i + 1, None
-    if kind == "table_open":
-        lines, i = _table(tokens, i, style)
-        return lines, i, None
-    # not markdown-it's (CommonMark and tables): its text, shown as raw HTML is
-    return _html_block(token.content) if token.content else [], _end(tokens, i), None
+    lines, i = _table(tokens, i, style)  # (the last kind of block CommonMark and tables make)
+    return lines, i, None
 
 
 # Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
@@ -286,24 +270,20 @@ def _row(cells: list[str], width: int) -> str:
 # Inline -------------------------------------------------------------------------------------
 
 
-def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int]:
-    """The inline tokens from ``tokens[i]`` up to the closing token of their parent (or the
-    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); and that
-    closing token's index. Emphasis and links are written as their closing token comes: what
-    was written since the opening one is their text."""
+def _inline(tokens: Sequence[Token], style: Style, one_line: bool, cell: bool) -> str:
+    """The inline tokens of a paragraph, heading or cell, written (on one line with
+    ``one_line``, ``|`` escaped too with ``cell``). Emphasis and links are written as their
+    closing token comes: what was written since the opening one is their text."""
     one_line = one_line or cell
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
     at_line_start = True
-    end = len(tokens)
-    while i < end:
-        token = tokens[i]
+    for token in tokens:
         kind = token.type
         if kind == "softbreak" or kind == "hardbreak":
             out.append(" " if one_line else "\n" if kind == "softbreak" else "\\\n")
             at_line_start = not one_line
-            i += 1
             continue
         if kind == "em_open" or kind == "strong_open" or kind == "link_open":
             opened.append((token, len(out) if kind == "link_open" else -1, in_link))
@@ -311,11 +291,8 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 in_link = True
             else:
                 out.append(token.markup)
-            i += 1
             continue
-        if token.nesting == -1:
-            if not opened:
-                break
+        if token.nesting == -1:  # (markdown-it pairs every closing token with an opening one)
             opener, at, in_link = opened.pop()
             if at < 0:
                 out.append(opener.markup)
@@ -325,17 +302,15 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 if out:
                     out[-1] = escape.before_link(out[-1])
                 out.append(_link(opener, text, style))
-            i += 1
-        else:  # a token with no closing one, or one not markdown-it's (its children left out)
+        else:
             out.append(_leaf(token, style, in_link, at_line_start, cell))
-            i = _end(tokens, i)
         at_line_start = False
-    return "".join(out), i
+    return "".join(out)
 
 
 def _leaf(token: Token, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
     """A token that holds no others, written: text (ids linked unless ``in_link``), a code
-    span, an image; raw HTML and any token not markdown-it's shown as text, never as markup."""
+    span, an image; raw HTML shown as text, never as markup."""
     kind = token.type
     if kind == "text":
         content = token.content.replace("\n", " ") if cell else token.content

@@ -5,7 +5,6 @@ and, with ``check``, checks every link of the pages written (``linkcheck``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -13,35 +12,13 @@ from recordtool.record.project import open_store
 from recordtool.render import linkcheck, manifest
 from recordtool.render.plan import context, plan_site
 from recordtool.render.sitemap import FIGURES, entry_page
-from recordtool.render.write import check_output_folder, write_site
+from recordtool.render.write import RenderReport, check_output_folder, write_site
 from recordtool.verify.status import assess
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.record.project import Project
-    from recordtool.render.linkcheck import BrokenLink
     from recordtool.verify.verdict import ClaimStatus
-
-
-@dataclass(slots=True)
-class RenderReport:
-    """What `recordtool render` did."""
-
-    out: Path
-    entries: int
-    written: list[str]
-    unchanged: int
-    removed: list[str]
-    missing: list[str]
-    broken: list[BrokenLink] | None = None  # None when links were not checked
-    refused: list[str] = field(default_factory=list)  # figures not copied, and why
-    # entries whose file is there but does not load: id -> the file's first error
-    unloaded: dict[str, str] = field(default_factory=dict)
-    stale: list[str] = field(default_factory=list)  # the pages of those kept as they were
-
-    def summary(self, where: str) -> str:
-        return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
-                f"{len(self.written)} written, {self.unchanged} unchanged, {len(self.removed)} removed")
 
 
 def render(project: Project, out: Path | None = None, *, check: bool = False,
@@ -72,12 +49,11 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)
     finally:
         store.close()
-    broken = None
     if check:
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
-        broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
-    return RenderReport(target, len(project.record.entries), report.written, report.unchanged, report.removed,
-                        report.missing, broken, report.refused, unloaded, sorted(entry_page(e) for e in ctx.stale))
+        report.broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
+    report.unloaded, report.stale = unloaded, sorted(entry_page(e) for e in ctx.stale)
+    return report
 
 
 def unloaded_entries(project: Project) -> dict[str, str]:

@@ -180,7 +180,6 @@ class Context:
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -188,10 +187,6 @@ class Context:
 
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
-
-    def memo(self, name: str) -> dict[str, Any]:
-        """A place to keep what a module works out once per id (``name``: whose it is)."""
-        return self._memos.setdefault(name, {})
 
     @cached_property
     def states(self) -> dict[str, str | None]:
@@ -207,6 +202,15 @@ class Context:
         return {i: Row(e.kind, e.status, isinstance(e, Theory), tuple(e.tags),
                        escape.line(escape.short(self.title(i), TITLE_WIDTH)))
                 for i, e in self.project.record.entries.items()}
+
+    @cached_property
+    def members(self) -> dict[str, list[str]]:
+        """The entries each kind's and tag's page lists, in the record's order, by page."""
+        found: dict[str, list[str]] = {}
+        for entry_id, row in self.rows.items():
+            for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
+                found.setdefault(page, []).append(entry_id)
+        return found
 
     def tags_in_use(self) -> list[str]:
         """Every tag in use, sorted."""

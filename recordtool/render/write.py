@@ -23,6 +23,7 @@ from recordtool.verify.snapshot import stat_file
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.record.config import Config
+    from recordtool.render.linkcheck import BrokenLink
     from recordtool.store import Store
 
 PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
@@ -34,14 +35,24 @@ class RenderError(Exception):
 
 
 @dataclass(slots=True)
-class WriteReport:
-    """What writing the site did."""
+class RenderReport:
+    """What `recordtool render` did."""
 
+    out: Path
+    entries: int
     written: list[str] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
     refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
+    broken: list[BrokenLink] | None = None  # None when links were not checked
+    # entries whose file is there but does not load: id -> the file's first error
+    unloaded: dict[str, str] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)  # the pages of those kept as they were
+
+    def summary(self, where: str) -> str:
+        return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
+                f"{len(self.written)} written, {self.unchanged} unchanged, {len(self.removed)} removed")
 
 
 class Put(NamedTuple):
@@ -84,13 +95,13 @@ def _inside(base: str, rel: str) -> str:
 
 
 def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | None = None, fresh: bool = False,
-               keep: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
+               keep: Collection[str] = (), meter: Meter | None = None) -> RenderReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write what may
     have changed, copy the figures, remove what recordtool wrote before and no longer writes
     (but the files of ``keep``), keep the manifest. ``store``: where what each page showed is
     kept; ``fresh``: trust none of it (compose every page). ``jobs``: how many processes may
     compose pages (None: every core). ``meter``: the command's progress line."""
-    report = WriteReport()
+    report = RenderReport(out, len(plan.owners))
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
     for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
@@ -161,7 +172,7 @@ def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[s
     return dict(zip(rels, results, strict=True))
 
 
-def _remove(base: str, gone: list[str], report: WriteReport) -> None:
+def _remove(base: str, gone: list[str], report: RenderReport) -> None:
     """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them), and their
     folders up to ``base`` while they are empty."""
     for rel in gone:
@@ -227,31 +238,27 @@ def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | 
 
 
 def replace_file(path: str, data: bytes) -> tuple[int, int]:
-    """Write ``path`` atomically: a temporary file in the same folder, renamed over it; gives
-    the (size, mtime_ns) of what was written.
-
-    Unlike ``recordtool.atomic.write_atomic`` it does not fsync each file: pages are derived
-    output, rewritten by the next render, and an fsync per page would cost seconds on a large
-    record. A reader still sees the old page or the new one, never half of either.
-    """
+    """Write ``path`` atomically, as ``recordtool.atomic.write_atomic`` does, and give the
+    (size, mtime_ns) of what was written. Without an fsync per page: pages are derived output,
+    and on a large record the fsyncs would cost seconds."""
     tmp = temporary_name(*os.path.split(path))
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, path) from None
-    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.errno is not None:  # named after the page, not the temporary file
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        if exc.errno is not None:  # named after the page, not the temporary file
             raise OSError(exc.errno, exc.strerror, path) from None
         raise
     return st.st_size, st.st_mtime_ns
