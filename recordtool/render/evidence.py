@@ -1,8 +1,6 @@
-"""The Verdict section of a claim's page: whether it holds now, and on what evidence.
-
-Its badge (and for a stale verdict, why), the clause table, then each check: what it ran on,
-its expectations over the seeds, what was measured under each seed, its controls, its figures,
-the end of an error's traceback; then where the numbers came from. The rules: docs/verdicts.md.
+"""The Verdict section of a claim's page: whether it holds now, and on what evidence (its
+clauses, each check's expectations, measurements, controls and figures, and provenance).
+The rules: docs/verdicts.md.
 """
 
 from __future__ import annotations

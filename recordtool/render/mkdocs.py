@@ -1,10 +1,6 @@
-"""The pages as a static site, through MkDocs with the Material theme (``pip install ".[site]"``).
-
-``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (see README.md). It
-depends only on the project's configuration (its kinds) and the folder names, so it does not go
-stale as entries come and go: the navigation names the index pages, and recordtool's MkDocs
-plugin (``mkdocs_plugin``) adds every entry's and tag's page at build time. A ``mkdocs.yml``
-that recordtool did not write is never overwritten.
+"""The pages as a static site, through MkDocs with the Material theme: ``render --site``
+writes ``mkdocs.yml`` beside the pages folder. It names only the index pages, so it does not
+go stale as entries come and go: the plugin (``mkdocs_plugin``) adds the others at build time.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""Prose for pages: an entry's Markdown, parsed and written back with every id linked.
-
-The body, statement and status note of an entry are Markdown. To put them on a page they are
-parsed with the shared markdown-it parser (``recordtool.record.mentions.markdown``) and written back
-as Markdown straight from its tokens, so that
-
-- every id in prose text becomes a link (``[THEORY-988](THEORY-988.md)``), and never one
-  inside a code span, a code block or a link's own text;
-- a link whose target is an id (``[the claim](THEORY-988)``) goes to that id's page;
-- raw HTML (``<script>``, ``<b>``) is written as visible text, never passed through;
-- text keeps its meaning: characters that were literal stay literal (escaped), so nothing in
-  a body can open emphasis, break out of a table cell or inject markup.
-
-Line breaks inside paragraphs are kept, so a page's Markdown reads like the YAML it came from.
-Pure: no disk, no clock.
+"""Prose for pages: an entry's Markdown (body, statement, status note), parsed with the shared
+markdown-it parser and written back as Markdown from its tokens, with every id in its text
+linked (never in code or a link's text), links to ids sent to their pages, raw HTML shown as
+text, and literal characters escaped, so that nothing in a body can open emphasis, break out
+of a table cell or inject markup. Line breaks inside paragraphs are kept. Pure.
 """
 
 from __future__ import annotations
@@ -116,10 +106,7 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
         return [("> " + line) if line else ">" for line in inner] or [">"], i + 1, None
     if kind == "fence":
         return escape.fence(token.content, token.info).split("\n"), i + 1, None  # (a language name kept, only)
-    if kind == "code_block":
-        # Fenced: indented code is read by where it starts, which a page moves (after a list it
-        # would join the list's last item, as prose), and the site's Markdown reads code
-        # indented in a list item as prose.
+    if kind == "code_block":  # fenced: indented, it would join a list written before it, as prose
         return escape.fence(token.content).split("\n"), i + 1, None
     if kind == "hr":
         return ["***"], i + 1, None
@@ -129,11 +116,8 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
     return lines, i, None
 
 
-# Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
-# marker's width and a space beyond that ("10. item"). CommonMark places an item's content
-# after its marker and up to four spaces, and reads its later blocks by that column; the
-# static site's Markdown (Python-Markdown, MkDocs) reads a nested list or an item's later
-# blocks only four spaces in, and at two ("- a" over "  - b") made one flat list of both.
+# Where a list item's content starts, at least: the site's Markdown (Python-Markdown) reads a
+# nested list or an item's later blocks only four spaces in.
 ITEM_WIDTH = 4
 
 
@@ -161,13 +145,10 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
 
 
 def list_marker(ordered: bool, source: str, before: str | None, bare: bool) -> str:
-    """The marker a list is written with: after an ordered list's numbers '.' (the static site's
-    Markdown reads no ')'), a bullet the source's, but never the marker of a list written right
-    before it (``before``): CommonMark reads two lists of one marker with nothing but blank lines
-    between them as one, where the source made them two (an empty item or paragraph between
-    them, two blank lines after an empty item, another marker). ``bare``: an item's marker stands
-    alone on its line (an empty item; one whose first block is code): not '-', which the site's
-    Markdown reads under a line of text as a heading's underline."""
+    """The marker a list is written with: '.' after an ordered list's numbers (the site's
+    Markdown reads no ')'), a bullet the source's; never the marker of a list written right
+    before it (``before``: CommonMark would read the two as one), nor '-' when a marker stands
+    alone on its line (``bare``: the site's Markdown reads it as a heading's underline)."""
     if ordered:
         return ")" if before == "." else "."
     for char in (source, "-", "+", "*"):
@@ -183,11 +164,9 @@ def marker_alone(lines: list[str]) -> bool:
 
 
 def list_item(marker: str, lines: list[str]) -> list[str]:
-    """One item of a list, its blocks written (``lines``) after ``marker``, four columns in at
-    least (``ITEM_WIDTH``). A marker that stands alone is followed by a space, without which the
-    site's Markdown reads no item; code never starts on the marker's line (the site reads a fence
-    there as prose); a rule first in an item is written '___' (after a '*', '***' is a rule, not
-    an item)."""
+    """One item of a list, its blocks written (``lines``) after ``marker``. A marker alone is
+    followed by a space (the site's Markdown reads no item without it), code starts on the next
+    line (the site reads a fence there as prose), and a rule first is '___' ('* ***' is a rule)."""
     width = max(ITEM_WIDTH, len(marker) + 1)
     if marker_alone(lines):
         out, rest = [marker + " "], lines[1:] if lines and not lines[0] else lines  # (code on the next line)
@@ -234,7 +213,7 @@ def _html_block(content: str) -> list[str]:
 
 def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
     """The table opened at ``tokens[i]`` (sections of rows of cells), written; and the index
-    after it."""
+    after it. markdown-it gives it a header row, and every row a cell per column."""
     rows: list[list[str]] = []
     aligns: list[str] = []
     i += 1
@@ -252,18 +231,11 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
             rows.append(cells)
             i += 1
         i += 1
-    i += 1
-    if not rows:
-        return [], i
-    width = len(aligns) or len(rows[0])
-    delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns] or ["---"] * width
-    out = [_row(rows[0], width), _row(delimiter, width)]
-    out.extend(_row(r, width) for r in rows[1:])
-    return out, i
+    delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns]
+    return [_row(row) for row in (rows[0], delimiter, *rows[1:])], i + 1
 
 
-def _row(cells: list[str], width: int) -> str:
-    cells = (cells + [""] * width)[:width]
+def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 

@@ -25,10 +25,8 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
            statuses: dict[str, ClaimStatus] | None = None, jobs: int | None = None, fresh: bool = False,
            meter: Meter | None = None) -> RenderReport:
     """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
-    ``check``, parse the written pages and report every link or image that does not resolve.
-    ``statuses``: each claim's status (default: ``assess``); ``jobs``: how many processes may
-    compose pages and check links (None: every core); ``fresh``: compose every page, trusting
-    nothing kept; ``meter``: the command's progress line (``recordtool.meter``)."""
+    ``check``, report every link or image that does not resolve. ``statuses`` default to
+    ``assess``; ``jobs``: processes (None: every core); ``fresh``: trust nothing kept."""
     config = project.config
     target = check_output_folder(config, out if out is not None else config.pages)
     if meter is not None:
@@ -57,10 +55,8 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
 
 
 def unloaded_entries(project: Project) -> dict[str, str]:
-    """The entries whose file is there but does not load, each with the file's first error:
-    those loading names (``Record.failed``), and any other file of an entry folder with an
-    error that is named after an id not loaded (a link out of the record, say). Their pages are
-    never removed: only an entry whose file is gone loses its page."""
+    """The entries whose file is there but does not load, each with the file's first error
+    (their pages are kept: only an entry whose file is gone loses its page)."""
     config, record = project.config, project.record
     folders = tuple(f"{config.relative(config.record / kind.folder)}/" for kind in config.kinds.values())
     files = dict(record.failed)  # id -> its file

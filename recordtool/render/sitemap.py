@@ -73,8 +73,7 @@ def entry_page(entry_id: str) -> str:
 
 
 def wanted_link(from_page: str, entry_id: str) -> str:
-    """The link to a missing id's heading on the wanted page: the anchor GitHub, MkDocs and
-    Obsidian give ``## THEORY-9`` (an id is letters, digits and dashes)."""
+    """The link to a missing id's heading on the wanted page (its anchor: the id, lowercase)."""
     return f"{relative(from_page, WANTED)}#{entry_id.lower()}"
 
 
@@ -92,9 +91,8 @@ def relative(from_page: str, to: str) -> str:
 
 
 def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
-    """Where a figure of ``claim`` (a path relative to the project root) is copied in the output
-    folder; None for any path but one inside the claim's own figure folder
-    (``<verdicts>/figures/<claim>/``): a verdict never makes a page publish another file."""
+    """Where a figure of ``claim`` is copied in the output folder; None for any path but one
+    inside the claim's own figure folder: a verdict never makes a page publish another file."""
     parts = figure.split("/")
     if "\\" in figure or any(p in ("", ".", "..") for p in parts):
         return None
@@ -168,9 +166,7 @@ class Row(NamedTuple):
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
-    folder is relative to the project root (None when outside it). Each entry's title and
-    state are worked out once here: every page shows its neighbours'.
-    """
+    folder is relative to the project root (None when outside it)."""
 
     project: Project
     statuses: Mapping[str, ClaimStatus]
