@@ -62,8 +62,8 @@ def mkdocs_config(config: Config, out: Path) -> str:
     ])
 
 
-def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
-    """Write ``mkdocs.yml`` beside ``out`` (resolved); its path, and whether it changed.
+def write_mkdocs_config(config: Config, out: Path) -> Path:
+    """Write ``mkdocs.yml`` beside ``out`` (resolved) unless it says the same; its path.
     RenderError when a ``mkdocs.yml`` is there that recordtool did not write."""
     path = out.parent / SITE_CONFIG
     text = mkdocs_config(config, out)
@@ -76,7 +76,6 @@ def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
     if before is not None and not before.startswith(MARK):
         raise RenderError(f"{config.relative(path)} is not one recordtool wrote; move it away, or render the "
                           "site's pages into a folder of their own with -o")
-    if before == text:
-        return path, False
-    write_atomic(path, text)
-    return path, True
+    if before != text:
+        write_atomic(path, text)
+    return path

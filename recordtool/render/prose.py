@@ -126,7 +126,7 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     (``list_marker``). ``before``: the marker of a list written right before it."""
     token = tokens[i]
     ordered = token.type == "ordered_list_open"
-    tight = _tight(tokens, i + 1)
+    tight = _tight(tokens, i)
     number = int(token.attrs.get("start", 1)) if ordered else 0
     items: list[list[str]] = []
     i += 1
@@ -177,22 +177,15 @@ def list_item(marker: str, lines: list[str]) -> list[str]:
 
 
 def _tight(tokens: Sequence[Token], i: int) -> bool:
-    """Whether the list whose items start at ``tokens[i]`` is tight: a paragraph among its
-    items' children is hidden (markdown-it hides them all in a tight list)."""
-    depth = 0  # 0: the items, 1: their children
-    for j in range(i, len(tokens)):
+    """Whether the list opened at ``tokens[i]`` is tight: markdown-it hides its items'
+    paragraphs, all of them, in a tight list only."""
+    level = tokens[i].level
+    for j in range(i + 1, len(tokens)):
         token = tokens[j]
-        nesting = token.nesting
-        if nesting == -1:
-            if not depth:
-                return False
-            depth -= 1
-        elif nesting == 1:
-            if depth == 1 and token.hidden and token.type == "paragraph_open":
-                return True
-            depth += 1
-        elif depth == 1 and token.hidden and token.type == "paragraph":
-            return True
+        if token.level == level:  # the list's closing token
+            return False
+        if token.level == level + 2 and token.type == "paragraph_open":
+            return token.hidden
     return False
 
 

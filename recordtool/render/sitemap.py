@@ -175,7 +175,6 @@ class Context:
     # entries whose file is there but does not load, and whose page is kept as the last render
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
-    _titles: dict[str, str] = field(default_factory=dict, repr=False)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -214,10 +213,7 @@ class Context:
 
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""
-        title = self._titles.get(entry_id)
-        if title is None:
-            title = self._titles[entry_id] = self.project.record.title(entry_id)  # (no entry made for it)
-        return title
+        return self.project.record.title(entry_id)
 
     def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
