@@ -181,11 +181,11 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
         analogue = verdict.analogue if verdict is not None else spec is not None and spec.analogue
         out += ["", f"Setting: {escape.line(setting)}" + (" (an analogue of the model the claim is about)."
                                                            if analogue else ".")]
-    if verdict is not None and verdict.message:
-        out += ["", escape.line(verdict.message)]
-    if verdict is not None and verdict.expectations:
-        out += ["", *_expectations(verdict)]
     if verdict is not None:
+        if verdict.message:
+            out += ["", escape.line(verdict.message)]
+        if verdict.expectations:
+            out += ["", *_expectations(verdict)]
         degenerate = [r for r in verdict.runs if r.degenerate]
         if degenerate:
             out += ["", "⚠️ Degenerate (it learned nothing): " + "; ".join(

@@ -4,6 +4,7 @@ and, with ``check``, checks every link of the pages written (``linkcheck``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -41,12 +42,9 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
             if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
     if ctx.stale:
         keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
-    store = open_store(config)
-    try:
-        plan = plan_site(ctx)
+    plan = plan_site(ctx)
+    with contextlib.closing(open_store(config)) as store:
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)
-    finally:
-        store.close()
     if check:
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
         report.broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
