@@ -257,7 +257,7 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 
-                site_config, _changed = write_mkdocs_config(config, report.out)
+                site_config = write_mkdocs_config(config, report.out)
     except RenderError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:

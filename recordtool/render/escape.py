@@ -28,9 +28,6 @@ _LINE_START = re.compile(r"^([ \t]*)(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|\d{1,9}[.
                          re.MULTILINE)
 _SPACES = re.compile(r"\s+")
 _STARTERS = frozenset("#-+=0123456789 \t")
-# Any character that ``text`` may have to escape (or a newline): text without one, and not
-# starting a line with a block marker, is already literal and comes back as it is.
-_ANY = re.compile(r"[\\`*\[\]<>|~$_&!\n]")
 
 
 def text(value: str, *, line_start: bool = True) -> str:
@@ -39,9 +36,6 @@ def text(value: str, *, line_start: bool = True) -> str:
     Newlines are kept. With ``line_start`` (the default) ``value`` begins a line, so a
     leading ``#``, ``-``, ``+``, ``=`` or ``1.`` is escaped too (it would open a block).
     """
-    if not _ANY.search(value) and not (line_start and value[:1] in _STARTERS):
-        return value
-    # Each of ``_ALWAYS`` escaped by ``str.replace``: a text holds few of them.
     out = value
     for char, escaped in _ALWAYS:
         if char in out:
@@ -144,13 +138,7 @@ _MERMAID = {'"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "#": "#35;", 
             "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "|": "#124;", ";": "#59;"}
 
 
-_MERMAID_SPECIAL = re.compile("[" + re.escape("".join(_MERMAID)) + "]")
-
-
 def mermaid(value: str) -> str:
     """A Mermaid node label (to go inside ``["..."]``): one line, quotes and brackets as
     Mermaid entity codes, so no label can end its node or start markup."""
-    collapsed = " ".join(value.split())
-    if not _MERMAID_SPECIAL.search(collapsed):
-        return collapsed
-    return "".join(_MERMAID.get(ch, ch) for ch in collapsed)
+    return "".join(_MERMAID.get(ch, ch) for ch in " ".join(value.split()))

@@ -1,8 +1,6 @@
-"""The Verdict section of a claim's page: whether it holds now, and on what evidence.
-
-Its badge (and for a stale verdict, why), the clause table, then each check: what it ran on,
-its expectations over the seeds, what was measured under each seed, its controls, its figures,
-the end of an error's traceback; then where the numbers came from. The rules: docs/verdicts.md.
+"""The Verdict section of a claim's page: whether it holds now, and on what evidence (its
+clauses, each check's expectations, measurements, controls and figures, and provenance).
+The rules: docs/verdicts.md.
 """
 
 from __future__ import annotations
@@ -183,11 +181,11 @@ def _check(ctx: Context, spec: CheckSpec | None, verdict: CheckVerdict | None, p
         analogue = verdict.analogue if verdict is not None else spec is not None and spec.analogue
         out += ["", f"Setting: {escape.line(setting)}" + (" (an analogue of the model the claim is about)."
                                                            if analogue else ".")]
-    if verdict is not None and verdict.message:
-        out += ["", escape.line(verdict.message)]
-    if verdict is not None and verdict.expectations:
-        out += ["", *_expectations(verdict)]
     if verdict is not None:
+        if verdict.message:
+            out += ["", escape.line(verdict.message)]
+        if verdict.expectations:
+            out += ["", *_expectations(verdict)]
         degenerate = [r for r in verdict.runs if r.degenerate]
         if degenerate:
             out += ["", "⚠️ Degenerate (it learned nothing): " + "; ".join(

@@ -1,10 +1,6 @@
-"""The figures of a check on a claim's page: numbered, captioned, grouped by run.
-
-A check names each figure with ``ctx.figure("loss.png", title=..., caption=...)``; the title
-and caption are kept beside the figure (``loss.png.json``, see ``recordtool.verify.context``).
-On the page the figures of the main run come first, then those of each control by name, each
-numbered across the page, its title and caption under it (a figure without them is called by
-its file name); those of further seeds follow their run's, collapsed.
+"""The figures of a check on a claim's page: grouped by run (the main run, then each control;
+further seeds collapsed), numbered across the page, each captioned with the title and caption
+kept beside it (``loss.png.json``, see ``recordtool.verify.context``) or its file name.
 """
 
 from __future__ import annotations
@@ -27,19 +23,14 @@ MAX_SIDECAR = 64 * 1024  # bytes; a title and a caption are a few hundred
 
 def caption(ctx: Context, figure: str) -> tuple[str, str]:
     """The title and caption a check gave ``figure`` (a path relative to the project root),
-    ``("", "")`` when it gave none or they cannot be read (read once per render)."""
-    memo = ctx.memo("figures.caption")
-    found: tuple[str, str] | None = memo.get(figure)
-    if found is None:
-        root = str(ctx.project.config.root)
-        found = memo[figure] = _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
-    return found
+    ``("", "")`` when it gave none or they cannot be read."""
+    root = str(ctx.project.config.root)
+    return _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
 
 
 def _read(path: str, folder: str) -> tuple[str, str]:
-    """What the sidecar ``path`` says, read only as a regular file of the verdicts' figures
-    ``folder`` (checked as it is opened: its words reach the page) and no larger than
-    ``MAX_SIDECAR``."""
+    """What the sidecar ``path`` says, read only as a plain file inside ``folder`` and no
+    larger than ``MAX_SIDECAR`` (its words reach the page)."""
     try:
         if not_plain(path) is not None:
             return "", ""

@@ -1,12 +1,6 @@
 """Front matter: an entry's properties as YAML at the top of its page, for Obsidian and
-Dataview (docs/record.md, "The pages").
-
-The YAML is strict and plain: one ``key: value`` per line, every string double-quoted with
-the escapes YAML and JSON share (so no title can end the block, start a comment or read as a
-number, a date or ``null``), dates, timestamps (``since``, ``last_verified``) and versions
-bare, so that YAML 1.1 and 1.2 parsers read them as such, and lists as block lists: the tags as
-Obsidian tags, the title as an alias, and the relations (``cites``, ``uses``, ``used_by``) as
-Obsidian links (``"[[LIT-1]]"``), which Dataview queries.
+Dataview (docs/record.md, "The pages"). Every string is double-quoted, so no title can end the
+block or read as a number, a date or ``null``; dates, timestamps and versions are bare.
 """
 
 from __future__ import annotations

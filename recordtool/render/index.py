@@ -66,7 +66,7 @@ def dashboard(ctx: Context) -> str:
     lines += ["", "## Kinds", ""]
     for kind in ctx.project.config.kinds.values():
         lines.append(f"- [{escape.line(kind.name)}]({relative(page, kind_page(kind.name))}) ({kinds[kind.name]})")
-    tags = {t: len(_members(ctx)[tag_page(t)]) for t in ctx.tags_in_use()}
+    tags = {t: len(ctx.members[tag_page(t)]) for t in ctx.tags_in_use()}
     if tags:
         lines += ["", "## Tags", ""]
         lines.append(", ".join(f"[{escape.line(t)}]({relative(page, tag_page(t))}) ({n})" for t, n in tags.items()))
@@ -116,20 +116,9 @@ def _status(status: str) -> str:
     return status if status == "active" else f"**{escape.line(status)}**"
 
 
-def _members(ctx: Context) -> dict[str, list[str]]:
-    """The entries each kind and tag page lists, in the record's order, by page (one pass over
-    the rows, once per context)."""
-    found: dict[str, list[str]] = ctx.memo("index.members")
-    if not found:
-        for entry_id, row in ctx.rows.items():
-            for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
-                found.setdefault(page, []).append(entry_id)
-    return found
-
-
 def _listing(ctx: Context, page: str, heading: str) -> str:
     """A kind's or a tag's page: its entries, in the record's order."""
-    ids, shown = _members(ctx).get(page, []), ctx.rows
+    ids, shown = ctx.members.get(page, []), ctx.rows
     up = relative(page, INDEX)
     lines = [f"# {escape.line(heading)}", "", f"[Back to the record]({up}) · {len(ids)} "
              f"entr{'y' if len(ids) == 1 else 'ies'}", ""]

@@ -1,10 +1,7 @@
-"""Link checking: every link and image of rendered pages must resolve.
+"""Link checking: every link, image and Mermaid ``click`` of rendered pages must resolve.
 
 Pages are parsed with the shared markdown-it parser, so what is checked is what a Markdown
-viewer sees as a link (not a regex's guess); the ``click`` lines of Mermaid graph views are
-checked too. A relative destination is resolved against its page's folder; URLs (``https:``,
-``mailto:``) and same-page anchors are not followed. The pages are shared by ``-j`` processes
-(``recordtool.parallel``), each reading its own.
+viewer sees as a link; URLs and same-page anchors are not followed.
 """
 
 from __future__ import annotations
@@ -91,19 +88,16 @@ def _check_page(page: str, content: bytes | str, pages: Container[str],
     return broken
 
 
-def check_folder(out: Path, pages: Iterable[str] | None = None, *, jobs: int | None = None,
+def check_folder(out: Path, pages: Iterable[str], *, jobs: int | None = None,
                  progress: parallel.Progress | None = None) -> list[BrokenLink]:
-    """Check the pages in the folder ``out`` (every ``.md`` file under it, or ``pages``), in
-    the order of their paths, shared by ``jobs`` processes (None: every core), each page read
-    when it is checked; ``progress``: told of the pages checked (``recordtool.meter``)."""
-    if pages is None:
-        pages = (p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    """Check the ``pages`` (Markdown files) in the folder ``out``, in the order of their paths,
+    shared by ``jobs`` processes (None: every core); ``progress``: told of the pages checked."""
     base = str(out)
 
     def path(page: str) -> str:
         return os.path.join(base, *page.split("/"))
 
-    names = sorted(page for page in pages if page.endswith(".md") and os.path.isfile(path(page)))
+    names = sorted(page for page in pages if os.path.isfile(path(page)))
     known = frozenset(names)
 
     def exists(target: str) -> bool:

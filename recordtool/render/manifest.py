@@ -1,10 +1,6 @@
 """The manifest (``.recordtool-manifest.json`` in the output folder): every file recordtool
-wrote there, so that a render writes over and removes only its own files.
-
-It lists paths only, sorted, one a line: it is committed beside the pages and changes only
-when a page or a figure comes or goes. A manifest of the first format (a dict of paths, each
-with its key, size and hash, as earlier versions wrote it) is read as the list of its paths, so
-that pages rendered by an earlier version are rendered over, not refused.
+wrote there, one a line, so that a render writes over and removes only its own files. One of
+the first format (a dict of paths, as earlier versions wrote it) is read as its paths.
 """
 
 from __future__ import annotations

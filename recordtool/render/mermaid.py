@@ -1,11 +1,6 @@
 """Mermaid diagrams: an entry's neighbourhood on its page (``graph_view``), and every claim on
-``graph.md`` (``whole_graph``). GitHub, Obsidian and MkDocs draw a ```` ```mermaid ```` block.
-
-Citations are solid arrows labelled with their relation, mentions dotted; claims are coloured by
-their state, every node in the record links to its page, and a legend under the diagram says what
-the arrows and the colours mean. A node's name is derived from its entry's id (``THEORY-977`` is
-``THEORY_977``), so adding an entry changes only the lines that show it, on the pages that show
-it. The limits below keep a diagram legible as the record grows.
+``graph.md`` (``whole_graph``), with a legend under each. The limits below keep a diagram
+legible as the record grows.
 """
 
 from __future__ import annotations
@@ -26,20 +21,15 @@ from recordtool.render.sitemap import (
     tag_page,
 )
 
-# At most this many neighbours, plus the entry, one node for the ids not in the record and one
-# for the rest: 15 nodes. A column of 12 two-line nodes is about 12 x 70 px high, and the
-# diagram keeps its natural size (Mermaid shrinks a diagram only to fit its width).
+# At most this many neighbours (15 nodes with the entry, the wanted ids and the rest): a column
+# of 12 two-line nodes still reads at its natural size.
 MAX_NEIGHBOURS = 12
-# Three columns (what cites the entry, the entry, what it cites) of nodes about 26 characters
-# wide (~230 px) with the relation labels between them (~110 px) make ~900 px: GitHub's page
-# width. A fourth column would make Mermaid shrink the text to about three quarters.
+# Three columns (what cites the entry, the entry, what it cites) fill GitHub's page width; a
+# fourth would make Mermaid shrink the text.
 MAX_RANKS = 3
-# A neighbourhood of at most this many entries on each side is drawn top to bottom: three nodes
-# side by side fit the page's width, and the diagram is about half as wide as left to right.
+# At most this many entries on each side: drawn top to bottom, which fits the page's width.
 SMALL_SIDE = 3
-# Straight edges. Mermaid's default curves run from a label's place between the columns to the
-# middle of the target's box, under a neighbour when the target is lower down, and the neighbour
-# hid part of the label (THEORY-988's "source" read "sou"); straight ones keep labels whole.
+# Straight edges: Mermaid's curves run under neighbours, which hide part of their labels.
 STRAIGHT = "  linkStyle default interpolate linear"
 LINE_WIDTH = 26  # characters per line of a node's title
 TITLE_LINES = 2
@@ -126,10 +116,8 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
 
 
 def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
-    """The neighbours drawn: at most ``MAX_NEIGHBOURS``, those that matter most first (the
-    claims that use this entry, and contradicted or not-reproduced claims; then typed citations
-    either way; then what this entry mentions; then what mentions it; claims before other
-    entries in each group, each in the record's order), drawn in the record's order."""
+    """The neighbours drawn, in the record's order: at most ``MAX_NEIGHBOURS``, those that
+    matter most first (claims that use it or are contradicted, citations, mentions)."""
     if len(neighbours) <= MAX_NEIGHBOURS:
         return neighbours
     graph = ctx.project.graph
@@ -148,9 +136,8 @@ def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
 
 
 def _edges(ctx: Context, entry_id: str, names: dict[str, str]) -> dict[tuple[str, str], str]:
-    """The arrows between the entry and the neighbours drawn (``names``). Each pair of nodes
-    gets one arrow, the first found in this order (a citation over a mention the other way: so
-    each neighbour is on one side of the entry); mentions both ways are one arrow with two heads."""
+    """The arrows between the entry and the neighbours drawn (``names``): one per pair of
+    nodes, a citation before a mention, so each neighbour is on one side of the entry."""
     graph = ctx.project.graph
     edges: dict[tuple[str, str], str] = {}
 
@@ -269,9 +256,8 @@ def label(ctx: Context, entry_id: str) -> str:
 
 
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
-    """``title`` in at most ``most`` lines of at most ``width`` characters, cut between words
-    (a word longer than a line is cut), the last line ending in " …" when words are left out.
-    (Not textwrap: it cuts long words and places the ellipsis otherwise, and pages would change.)"""
+    """``title`` in at most ``most`` lines of at most ``width`` characters, cut between words,
+    the last ending in " …" when words are left out (not textwrap, which cuts otherwise)."""
     lines: list[str] = []
     line = ""
     words = title.split()
@@ -310,21 +296,16 @@ def _ellipsis(lines: list[str], width: int) -> list[str]:
 # The whole record ---------------------------------------------------------------------------
 
 # Up to this many nodes (claims and what they cite) the whole graph is drawn node by node, with
-# titles; laid out left to right (claims, then what they use, then the papers they come from)
-# 60 nodes make columns of about 20 nodes, taller than a screen but with the text at full size.
-# Above it every claim keeps its node, labelled with its id alone, and what the claims cite
-# that is not a claim is one node per tag (``_claims_graph``).
+# titles; above it, each claim by its id and what else they cite one node per tag.
 WHOLE_MAX = 60
-# Mermaid (GitHub's and the site's alike) draws at most 500 arrows and 50,000 characters of
-# source, and an init directive cannot raise either. A claim of an id like THEORY-123 costs
-# about 120 characters (its node, its link, two arrows): 320 claims and the groups fit.
+# Mermaid draws at most 500 arrows and 50,000 characters of source; at about 120 characters a
+# claim, 320 claims and the groups fit.
 MAX_CLAIMS = 320
 MAX_ARROWS = 500
 MAX_GROUPS = 12  # tags that get a node for the literature and notes claims cite; the rest by kind
 STATE_WORSE = ("contradicted", "error", "timeout", "not-reproduced", "no-power", "stale", "skipped", "unchecked",
                "partly-verified", "verified")
-# Every claim's graph keeps its natural size, its text as large as an entry's graph's, rather than
-# shrinking to the page's width: the site scrolls it (assets/site.css), GitHub zooms and pans it.
+# Every claim's graph keeps its natural size: the site scrolls it, GitHub zooms and pans it.
 FULL_SIZE = '%%{init: {"flowchart": {"useMaxWidth": false}}}%%'
 CLAIM_ARROW = "solid arrow: a claim citing another claim"
 GROUP_ARROW = "dotted arrow: a claim citing literature or notes of that group"
@@ -356,11 +337,9 @@ def whole_graph(ctx: Context, page: str) -> str:
 
 
 def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
-    """Every claim a node labelled with its id and coloured by its verdict (at most
-    ``MAX_CLAIMS``, the worst verdicts first); the literature and notes they cite, one node per
-    tag (an entry under its first; the ``MAX_GROUPS`` tags with most, the rest one node per
-    kind); an arrow per citation between claims, and per claim and group it cites: at most
-    ``MAX_ARROWS``, those between claims first, then each claim's first group, its second, ..."""
+    """Every claim a node labelled with its id (at most ``MAX_CLAIMS``, the worst verdicts
+    first), the literature and notes they cite one node per tag (or kind), and at most
+    ``MAX_ARROWS`` arrows, those between claims first."""
     record, rows = ctx.project.record, ctx.rows
     states = {c: ctx.states.get(c) or "unchecked" for c in claims}
     drawn = claims

@@ -1,10 +1,6 @@
-"""The pages as a static site, through MkDocs with the Material theme (``pip install ".[site]"``).
-
-``recordtool render --site`` writes ``mkdocs.yml`` beside the pages folder (see README.md). It
-depends only on the project's configuration (its kinds) and the folder names, so it does not go
-stale as entries come and go: the navigation names the index pages, and recordtool's MkDocs
-plugin (``mkdocs_plugin``) adds every entry's and tag's page at build time. A ``mkdocs.yml``
-that recordtool did not write is never overwritten.
+"""The pages as a static site, through MkDocs with the Material theme: ``render --site``
+writes ``mkdocs.yml`` beside the pages folder. It names only the index pages, so it does not
+go stale as entries come and go: the plugin (``mkdocs_plugin``) adds the others at build time.
 """
 
 from __future__ import annotations
@@ -66,8 +62,8 @@ def mkdocs_config(config: Config, out: Path) -> str:
     ])
 
 
-def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
-    """Write ``mkdocs.yml`` beside ``out`` (resolved); its path, and whether it changed.
+def write_mkdocs_config(config: Config, out: Path) -> Path:
+    """Write ``mkdocs.yml`` beside ``out`` (resolved) unless it says the same; its path.
     RenderError when a ``mkdocs.yml`` is there that recordtool did not write."""
     path = out.parent / SITE_CONFIG
     text = mkdocs_config(config, out)
@@ -80,7 +76,6 @@ def write_mkdocs_config(config: Config, out: Path) -> tuple[Path, bool]:
     if before is not None and not before.startswith(MARK):
         raise RenderError(f"{config.relative(path)} is not one recordtool wrote; move it away, or render the "
                           "site's pages into a folder of their own with -o")
-    if before == text:
-        return path, False
-    write_atomic(path, text)
-    return path, True
+    if before != text:
+        write_atomic(path, text)
+    return path

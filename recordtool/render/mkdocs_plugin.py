@@ -1,10 +1,6 @@
-"""The MkDocs plugin ``recordtool`` that `render --site` names in ``mkdocs.yml``: what the pages
-cannot say for themselves, it tells MkDocs (each function below says what and why). Mermaid and
-the site's CSS are served from the site (``assets/``, shipped in this package; Material uses a
-``mermaid`` already loaded instead of fetching it from a CDN), so the site reads offline.
-
-It is registered as an entry point (``mkdocs.plugins``) and imported only by MkDocs, so the
-rest of recordtool never imports mkdocs.
+"""The MkDocs plugin ``recordtool`` that ``render --site`` names in ``mkdocs.yml``: what the
+pages cannot say for themselves, it tells MkDocs. Mermaid and the site's CSS are served from
+the site (``assets/``), so it reads offline. Only MkDocs imports it (an entry point).
 """
 
 from __future__ import annotations

@@ -69,9 +69,8 @@ class Shown(NamedTuple):
 
 
 def faces(ctx: Context) -> dict[str, str]:
-    """Each entry's face: a hash of what any page may show of it now: its id, its file's path
-    and hash, its state, what its page says of its status (``_status_said``), and what every
-    page depends on (``_shared``)."""
+    """Each entry's face: a hash of what any page may show of it now (its file, its state,
+    what its page says of its status, and what every page depends on)."""
     record = ctx.project.record
     places, states = record.places, ctx.states
     shared = _shared(ctx)
@@ -87,17 +86,16 @@ def index_key(ctx: Context) -> str:
 
 
 def _shared(ctx: Context) -> str:
-    """What every page depends on: the output folder, the configuration's relations and kinds.
-    (recordtool's code too: another version finds an empty store, ``record.project.open_store``.)"""
+    """What every page depends on: the output folder, the configuration's relations and kinds
+    (another version of recordtool finds an empty store)."""
     config = ctx.project.config
     return repr((ctx.out, ctx.verdicts, sorted(config.relations.items()),
                  [(k.prefix, k.name, k.folder) for k in config.kinds.values()]))
 
 
 def shows(ctx: Context, entry_id: str) -> tuple[str, ...]:
-    """The ids whose face (``faces``) ``entry_id``'s page shows, whether in the record or not:
-    each entry it cites or mentions, or that cites or mentions it, and each id named by a
-    sentence it quotes from a backlink (linked or not, as the id is in the record or not)."""
+    """The ids whose face ``entry_id``'s page shows: those it cites or mentions, that cite or
+    mention it, and those named by a sentence it quotes from a backlink."""
     graph = ctx.project.graph
     near = {cited for cited, _relation in ctx.project.record.cites(entry_id)}
     near.update(m.target for m in graph.mentions_out.get(entry_id, ()))
@@ -130,11 +128,10 @@ def listed(ctx: Context, entry_id: str) -> str:
 
 
 def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]]) -> tuple[set[str], bool]:
-    """What may show something else than when it was written, given each entry's face ``now``
-    and what was ``kept`` of each page (its entry's face then, its ``Shown``): the ids of the
-    entries whose face changed; where what others show of such an entry changed (``seen``),
-    of the pages that showed it and those it cites or mentions (its backlinks); and whether the
-    index pages may (what they show of a changed entry changed: ``listed``)."""
+    """The entries whose page may show something else than when it was written, given each
+    face ``now`` and what was ``kept`` of each page (its face then, its ``Shown``): those whose
+    face changed and, where what others show of one changed (``seen``), the pages that show it;
+    and whether the index pages may (``listed``)."""
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
     gone = {i for i in kept if i not in now}
     reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone
@@ -155,9 +152,8 @@ def _hash(text: str) -> str:
 
 
 def _status_said(ctx: Context) -> dict[str, str]:
-    """What a claim's page shows of its status beyond its state: its ``repr`` and the titles
-    and captions of its figures (read from their sidecars), for the claims with a verdict,
-    reasons or dependencies."""
+    """What a claim's page shows of its status beyond its state: its ``repr`` and its figures'
+    titles and captions."""
     said: dict[str, str] = {}
     for claim, status in ctx.statuses.items():
         if status.verdict is not None or status.reasons or status.depends:
@@ -165,8 +161,3 @@ def _status_said(ctx: Context) -> dict[str, str]:
             said[claim] = f"{status!r} {figures!r}"
     return said
 
-
-def render_site(project: Project, statuses: dict[str, ClaimStatus], out: Path | None = None) -> dict[str, bytes]:
-    """Every page of the site, composed: ``{path: bytes}`` (pure; byte-identical across runs)."""
-    plan = plan_site(context(project, statuses, out))
-    return {p: plan.compose(p).encode("utf-8") for p in plan.pages}

@@ -1,18 +1,8 @@
-"""Prose for pages: an entry's Markdown, parsed and written back with every id linked.
-
-The body, statement and status note of an entry are Markdown. To put them on a page they are
-parsed with the shared markdown-it parser (``recordtool.record.mentions.markdown``) and written back
-as Markdown straight from its tokens, so that
-
-- every id in prose text becomes a link (``[THEORY-988](THEORY-988.md)``), and never one
-  inside a code span, a code block or a link's own text;
-- a link whose target is an id (``[the claim](THEORY-988)``) goes to that id's page;
-- raw HTML (``<script>``, ``<b>``) is written as visible text, never passed through;
-- text keeps its meaning: characters that were literal stay literal (escaped), so nothing in
-  a body can open emphasis, break out of a table cell or inject markup.
-
-Line breaks inside paragraphs are kept, so a page's Markdown reads like the YAML it came from.
-Pure: no disk, no clock.
+"""Prose for pages: an entry's Markdown (body, statement, status note), parsed with the shared
+markdown-it parser and written back as Markdown from its tokens, with every id in its text
+linked (never in code or a link's text), links to ids sent to their pages, raw HTML shown as
+text, and literal characters escaped, so that nothing in a body can open emphasis, break out
+of a table cell or inject markup. Line breaks inside paragraphs are kept. Pure.
 """
 
 from __future__ import annotations
@@ -63,28 +53,15 @@ def inline(source: str, style: Style) -> str:
 # Writing from the token stream ----------------------------------------------------------------
 #
 # Prose is written straight from markdown-it's tokens, in one pass, without building a tree:
-# a block is an opening token, its children and the closing token that matches it (nesting 1,
-# then -1: markdown-it pairs ``X_open`` and ``X_close``), or one token (nesting 0); the inline
-# Markdown of a paragraph, heading or table cell is its first child's (an ``inline`` token's)
-# children, a flat list of the same kind. Each function below takes the index of the first
-# token it writes and gives back what it wrote and the index it stopped at. A token of a kind
-# markdown-it's CommonMark and tables do not make is written as text, its children left out.
-
-def _end(tokens: Sequence[Token], i: int) -> int:
-    """The index after the block or inline node that starts at ``tokens[i]``."""
-    if tokens[i].nesting != 1:
-        return i + 1
-    depth = 0
-    for j in range(i, len(tokens)):
-        depth += tokens[j].nesting
-        if not depth:
-            return j + 1
-    raise ValueError("unclosed tokens")
+# a block is an opening token, its children and the closing token that matches it, or one
+# token; the inline Markdown of a paragraph, heading or table cell is the children of its one
+# ``inline`` token. Each block function takes the index of the first token it writes and gives
+# back what it wrote and the index it stopped at.
 
 
 def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
     """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
-    return _inline(token.children or [], 0, style, one_line, cell)[0]
+    return _inline(token.children or [], style, one_line, cell)
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
@@ -129,27 +106,18 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
         return [("> " + line) if line else ">" for line in inner] or [">"], i + 1, None
     if kind == "fence":
         return escape.fence(token.content, token.info).split("\n"), i + 1, None  # (a language name kept, only)
-    if kind == "code_block":
-        # Fenced: indented code is read by where it starts, which a page moves (after a list it
-        # would join the list's last item, as prose), and the site's Markdown reads code
-        # indented in a list item as prose.
+    if kind == "code_block":  # fenced: indented, it would join a list written before it, as prose
         return escape.fence(token.content).split("\n"), i + 1, None
     if kind == "hr":
         return ["***"], i + 1, None
     if kind == "html_block":
         return _html_block(token.content), i + 1, None
-    if kind == "table_open":
-        lines, i = _table(tokens, i, style)
-        return lines, i, None
-    # not markdown-it's (CommonMark and tables): its text, shown as raw HTML is
-    return _html_block(token.content) if token.content else [], _end(tokens, i), None
+    lines, i = _table(tokens, i, style)  # (the last kind of block CommonMark and tables make)
+    return lines, i, None
 
 
-# Where a list item's content starts: four columns at least ("-   item", "1.  item"), its
-# marker's width and a space beyond that ("10. item"). CommonMark places an item's content
-# after its marker and up to four spaces, and reads its later blocks by that column; the
-# static site's Markdown (Python-Markdown, MkDocs) reads a nested list or an item's later
-# blocks only four spaces in, and at two ("- a" over "  - b") made one flat list of both.
+# Where a list item's content starts, at least: the site's Markdown (Python-Markdown) reads a
+# nested list or an item's later blocks only four spaces in.
 ITEM_WIDTH = 4
 
 
@@ -158,7 +126,7 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     (``list_marker``). ``before``: the marker of a list written right before it."""
     token = tokens[i]
     ordered = token.type == "ordered_list_open"
-    tight = _tight(tokens, i + 1)
+    tight = _tight(tokens, i)
     number = int(token.attrs.get("start", 1)) if ordered else 0
     items: list[list[str]] = []
     i += 1
@@ -177,13 +145,10 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
 
 
 def list_marker(ordered: bool, source: str, before: str | None, bare: bool) -> str:
-    """The marker a list is written with: after an ordered list's numbers '.' (the static site's
-    Markdown reads no ')'), a bullet the source's, but never the marker of a list written right
-    before it (``before``): CommonMark reads two lists of one marker with nothing but blank lines
-    between them as one, where the source made them two (an empty item or paragraph between
-    them, two blank lines after an empty item, another marker). ``bare``: an item's marker stands
-    alone on its line (an empty item; one whose first block is code): not '-', which the site's
-    Markdown reads under a line of text as a heading's underline."""
+    """The marker a list is written with: '.' after an ordered list's numbers (the site's
+    Markdown reads no ')'), a bullet the source's; never the marker of a list written right
+    before it (``before``: CommonMark would read the two as one), nor '-' when a marker stands
+    alone on its line (``bare``: the site's Markdown reads it as a heading's underline)."""
     if ordered:
         return ")" if before == "." else "."
     for char in (source, "-", "+", "*"):
@@ -199,11 +164,9 @@ def marker_alone(lines: list[str]) -> bool:
 
 
 def list_item(marker: str, lines: list[str]) -> list[str]:
-    """One item of a list, its blocks written (``lines``) after ``marker``, four columns in at
-    least (``ITEM_WIDTH``). A marker that stands alone is followed by a space, without which the
-    site's Markdown reads no item; code never starts on the marker's line (the site reads a fence
-    there as prose); a rule first in an item is written '___' (after a '*', '***' is a rule, not
-    an item)."""
+    """One item of a list, its blocks written (``lines``) after ``marker``. A marker alone is
+    followed by a space (the site's Markdown reads no item without it), code starts on the next
+    line (the site reads a fence there as prose), and a rule first is '___' ('* ***' is a rule)."""
     width = max(ITEM_WIDTH, len(marker) + 1)
     if marker_alone(lines):
         out, rest = [marker + " "], lines[1:] if lines and not lines[0] else lines  # (code on the next line)
@@ -214,22 +177,15 @@ def list_item(marker: str, lines: list[str]) -> list[str]:
 
 
 def _tight(tokens: Sequence[Token], i: int) -> bool:
-    """Whether the list whose items start at ``tokens[i]`` is tight: a paragraph among its
-    items' children is hidden (markdown-it hides them all in a tight list)."""
-    depth = 0  # 0: the items, 1: their children
-    for j in range(i, len(tokens)):
+    """Whether the list opened at ``tokens[i]`` is tight: markdown-it hides its items'
+    paragraphs, all of them, in a tight list only."""
+    level = tokens[i].level
+    for j in range(i + 1, len(tokens)):
         token = tokens[j]
-        nesting = token.nesting
-        if nesting == -1:
-            if not depth:
-                return False
-            depth -= 1
-        elif nesting == 1:
-            if depth == 1 and token.hidden and token.type == "paragraph_open":
-                return True
-            depth += 1
-        elif depth == 1 and token.hidden and token.type == "paragraph":
-            return True
+        if token.level == level:  # the list's closing token
+            return False
+        if token.level == level + 2 and token.type == "paragraph_open":
+            return token.hidden
     return False
 
 
@@ -250,7 +206,7 @@ def _html_block(content: str) -> list[str]:
 
 def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], int]:
     """The table opened at ``tokens[i]`` (sections of rows of cells), written; and the index
-    after it."""
+    after it. markdown-it gives it a header row, and every row a cell per column."""
     rows: list[list[str]] = []
     aligns: list[str] = []
     i += 1
@@ -268,42 +224,31 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
             rows.append(cells)
             i += 1
         i += 1
-    i += 1
-    if not rows:
-        return [], i
-    width = len(aligns) or len(rows[0])
-    delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns] or ["---"] * width
-    out = [_row(rows[0], width), _row(delimiter, width)]
-    out.extend(_row(r, width) for r in rows[1:])
-    return out, i
+    delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns]
+    return [_row(row) for row in (rows[0], delimiter, *rows[1:])], i + 1
 
 
-def _row(cells: list[str], width: int) -> str:
-    cells = (cells + [""] * width)[:width]
+def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
 # Inline -------------------------------------------------------------------------------------
 
 
-def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell: bool) -> tuple[str, int]:
-    """The inline tokens from ``tokens[i]`` up to the closing token of their parent (or the
-    end), written (on one line with ``one_line``, ``|`` escaped too with ``cell``); and that
-    closing token's index. Emphasis and links are written as their closing token comes: what
-    was written since the opening one is their text."""
+def _inline(tokens: Sequence[Token], style: Style, one_line: bool, cell: bool) -> str:
+    """The inline tokens of a paragraph, heading or cell, written (on one line with
+    ``one_line``, ``|`` escaped too with ``cell``). Emphasis and links are written as their
+    closing token comes: what was written since the opening one is their text."""
     one_line = one_line or cell
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
     at_line_start = True
-    end = len(tokens)
-    while i < end:
-        token = tokens[i]
+    for token in tokens:
         kind = token.type
         if kind == "softbreak" or kind == "hardbreak":
             out.append(" " if one_line else "\n" if kind == "softbreak" else "\\\n")
             at_line_start = not one_line
-            i += 1
             continue
         if kind == "em_open" or kind == "strong_open" or kind == "link_open":
             opened.append((token, len(out) if kind == "link_open" else -1, in_link))
@@ -311,11 +256,8 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 in_link = True
             else:
                 out.append(token.markup)
-            i += 1
             continue
-        if token.nesting == -1:
-            if not opened:
-                break
+        if token.nesting == -1:  # (markdown-it pairs every closing token with an opening one)
             opener, at, in_link = opened.pop()
             if at < 0:
                 out.append(opener.markup)
@@ -325,17 +267,15 @@ def _inline(tokens: Sequence[Token], i: int, style: Style, one_line: bool, cell:
                 if out:
                     out[-1] = escape.before_link(out[-1])
                 out.append(_link(opener, text, style))
-            i += 1
-        else:  # a token with no closing one, or one not markdown-it's (its children left out)
+        else:
             out.append(_leaf(token, style, in_link, at_line_start, cell))
-            i = _end(tokens, i)
         at_line_start = False
-    return "".join(out), i
+    return "".join(out)
 
 
 def _leaf(token: Token, style: Style, in_link: bool, line_start: bool, cell: bool) -> str:
     """A token that holds no others, written: text (ids linked unless ``in_link``), a code
-    span, an image; raw HTML and any token not markdown-it's shown as text, never as markup."""
+    span, an image; raw HTML shown as text, never as markup."""
     kind = token.type
     if kind == "text":
         content = token.content.replace("\n", " ") if cell else token.content

@@ -4,8 +4,8 @@ and, with ``check``, checks every link of the pages written (``linkcheck``).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -13,45 +13,21 @@ from recordtool.record.project import open_store
 from recordtool.render import linkcheck, manifest
 from recordtool.render.plan import context, plan_site
 from recordtool.render.sitemap import FIGURES, entry_page
-from recordtool.render.write import check_output_folder, write_site
+from recordtool.render.write import RenderReport, check_output_folder, write_site
 from recordtool.verify.status import assess
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.record.project import Project
-    from recordtool.render.linkcheck import BrokenLink
     from recordtool.verify.verdict import ClaimStatus
-
-
-@dataclass(slots=True)
-class RenderReport:
-    """What `recordtool render` did."""
-
-    out: Path
-    entries: int
-    written: list[str]
-    unchanged: int
-    removed: list[str]
-    missing: list[str]
-    broken: list[BrokenLink] | None = None  # None when links were not checked
-    refused: list[str] = field(default_factory=list)  # figures not copied, and why
-    # entries whose file is there but does not load: id -> the file's first error
-    unloaded: dict[str, str] = field(default_factory=dict)
-    stale: list[str] = field(default_factory=list)  # the pages of those kept as they were
-
-    def summary(self, where: str) -> str:
-        return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
-                f"{len(self.written)} written, {self.unchanged} unchanged, {len(self.removed)} removed")
 
 
 def render(project: Project, out: Path | None = None, *, check: bool = False,
            statuses: dict[str, ClaimStatus] | None = None, jobs: int | None = None, fresh: bool = False,
            meter: Meter | None = None) -> RenderReport:
     """Render the record's pages into ``out`` (default: ``[tool.recordtool] pages``); with
-    ``check``, parse the written pages and report every link or image that does not resolve.
-    ``statuses``: each claim's status (default: ``assess``); ``jobs``: how many processes may
-    compose pages and check links (None: every core); ``fresh``: compose every page, trusting
-    nothing kept; ``meter``: the command's progress line (``recordtool.meter``)."""
+    ``check``, report every link or image that does not resolve. ``statuses`` default to
+    ``assess``; ``jobs``: processes (None: every core); ``fresh``: trust nothing kept."""
     config = project.config
     target = check_output_folder(config, out if out is not None else config.pages)
     if meter is not None:
@@ -66,25 +42,19 @@ def render(project: Project, out: Path | None = None, *, check: bool = False,
             if rel == entry_page(entry_id) or rel.startswith(f"{FIGURES}/{entry_id}/")]
     if ctx.stale:
         keep += [rel for rel in written if rel.startswith(("tags/", "kinds/"))]
-    store = open_store(config)
-    try:
-        plan = plan_site(ctx)
+    plan = plan_site(ctx)
+    with contextlib.closing(open_store(config)) as store:
         report = write_site(plan, target, config.root, store, jobs=jobs, fresh=fresh, keep=keep, meter=meter)
-    finally:
-        store.close()
-    broken = None
     if check:
         checked = meter.stage("checking the links", len(plan.pages)) if meter is not None else None
-        broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
-    return RenderReport(target, len(project.record.entries), report.written, report.unchanged, report.removed,
-                        report.missing, broken, report.refused, unloaded, sorted(entry_page(e) for e in ctx.stale))
+        report.broken = linkcheck.check_folder(target, list(plan.pages), jobs=jobs, progress=checked)
+    report.unloaded, report.stale = unloaded, sorted(entry_page(e) for e in ctx.stale)
+    return report
 
 
 def unloaded_entries(project: Project) -> dict[str, str]:
-    """The entries whose file is there but does not load, each with the file's first error:
-    those loading names (``Record.failed``), and any other file of an entry folder with an
-    error that is named after an id not loaded (a link out of the record, say). Their pages are
-    never removed: only an entry whose file is gone loses its page."""
+    """The entries whose file is there but does not load, each with the file's first error
+    (their pages are kept: only an entry whose file is gone loses its page)."""
     config, record = project.config, project.record
     folders = tuple(f"{config.relative(config.record / kind.folder)}/" for kind in config.kinds.values())
     files = dict(record.failed)  # id -> its file

@@ -73,8 +73,7 @@ def entry_page(entry_id: str) -> str:
 
 
 def wanted_link(from_page: str, entry_id: str) -> str:
-    """The link to a missing id's heading on the wanted page: the anchor GitHub, MkDocs and
-    Obsidian give ``## THEORY-9`` (an id is letters, digits and dashes)."""
+    """The link to a missing id's heading on the wanted page (its anchor: the id, lowercase)."""
     return f"{relative(from_page, WANTED)}#{entry_id.lower()}"
 
 
@@ -92,9 +91,8 @@ def relative(from_page: str, to: str) -> str:
 
 
 def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
-    """Where a figure of ``claim`` (a path relative to the project root) is copied in the output
-    folder; None for any path but one inside the claim's own figure folder
-    (``<verdicts>/figures/<claim>/``): a verdict never makes a page publish another file."""
+    """Where a figure of ``claim`` is copied in the output folder; None for any path but one
+    inside the claim's own figure folder: a verdict never makes a page publish another file."""
     parts = figure.split("/")
     if "\\" in figure or any(p in ("", ".", "..") for p in parts):
         return None
@@ -168,9 +166,7 @@ class Row(NamedTuple):
 @dataclass
 class Context:
     """What composing a page needs: the project, each claim's status, and where the output
-    folder is relative to the project root (None when outside it). Each entry's title and
-    state are worked out once here: every page shows its neighbours'.
-    """
+    folder is relative to the project root (None when outside it)."""
 
     project: Project
     statuses: Mapping[str, ClaimStatus]
@@ -179,8 +175,6 @@ class Context:
     # entries whose file is there but does not load, and whose page is kept as the last render
     # wrote it: id -> the file's first error (the dashboard marks their pages stale)
     stale: Mapping[str, str] = field(default_factory=dict)
-    _titles: dict[str, str] = field(default_factory=dict, repr=False)
-    _memos: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -188,10 +182,6 @@ class Context:
 
     def has(self, entry_id: str) -> bool:
         return entry_id in self.project.record.entries
-
-    def memo(self, name: str) -> dict[str, Any]:
-        """A place to keep what a module works out once per id (``name``: whose it is)."""
-        return self._memos.setdefault(name, {})
 
     @cached_property
     def states(self) -> dict[str, str | None]:
@@ -208,16 +198,22 @@ class Context:
                        escape.line(escape.short(self.title(i), TITLE_WIDTH)))
                 for i, e in self.project.record.entries.items()}
 
+    @cached_property
+    def members(self) -> dict[str, list[str]]:
+        """The entries each kind's and tag's page lists, in the record's order, by page."""
+        found: dict[str, list[str]] = {}
+        for entry_id, row in self.rows.items():
+            for page in (kind_page(row.kind), *(tag_page(t) for t in row.tags)):
+                found.setdefault(page, []).append(entry_id)
+        return found
+
     def tags_in_use(self) -> list[str]:
         """Every tag in use, sorted."""
         return sorted({tag for row in self.rows.values() for tag in row.tags})
 
     def title(self, entry_id: str) -> str:
         """An entry's title on one line (a claim without a title: its statement)."""
-        title = self._titles.get(entry_id)
-        if title is None:
-            title = self._titles[entry_id] = self.project.record.title(entry_id)  # (no entry made for it)
-        return title
+        return self.project.record.title(entry_id)
 
     def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""

@@ -1,7 +1,6 @@
-"""Writing the site (``write_site``): the pages that may have changed composed, and every file
-written atomically, only when its bytes differ from the file there, and never outside the
-output folder or over a file recordtool did not write.
-"""
+"""Writing the site: the pages that may have changed composed, and each file written
+atomically when its bytes differ, never outside the output folder or over a file recordtool
+did not write."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from recordtool.verify.snapshot import stat_file
 if TYPE_CHECKING:
     from recordtool.meter import Meter
     from recordtool.record.config import Config
+    from recordtool.render.linkcheck import BrokenLink
     from recordtool.store import Store
 
 PAGES = "pages"  # the store's table: an entry's page (folder NUL id) -> (its entry's face, ``Shown``)
@@ -34,14 +34,24 @@ class RenderError(Exception):
 
 
 @dataclass(slots=True)
-class WriteReport:
-    """What writing the site did."""
+class RenderReport:
+    """What `recordtool render` did."""
 
+    out: Path
+    entries: int
     written: list[str] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # figures named by a verdict but not found
     refused: list[str] = field(default_factory=list)  # figures not copied, and why: "path why"
+    broken: list[BrokenLink] | None = None  # None when links were not checked
+    # entries whose file is there but does not load: id -> the file's first error
+    unloaded: dict[str, str] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)  # the pages of those kept as they were
+
+    def summary(self, where: str) -> str:
+        return (f"rendered {self.entries} entr{'y' if self.entries == 1 else 'ies'} into {where}: "
+                f"{len(self.written)} written, {self.unchanged} unchanged, {len(self.removed)} removed")
 
 
 class Put(NamedTuple):
@@ -71,8 +81,7 @@ def check_output_folder(config: Config, out: Path) -> Path:
 
 
 def _inside(base: str, rel: str) -> str:
-    """``base/rel`` for a safe relative path ``rel``; RenderError for one that would leave the
-    output folder ``base`` (by ``..``, or by a link among its folders)."""
+    """``base/rel``; RenderError when ``rel`` would leave ``base`` (by ``..`` or a link)."""
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
         raise RenderError(f"refusing to write '{rel}': not a plain path inside the output folder")
@@ -84,13 +93,12 @@ def _inside(base: str, rel: str) -> str:
 
 
 def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | None = None, fresh: bool = False,
-               keep: Collection[str] = (), meter: Meter | None = None) -> WriteReport:
+               keep: Collection[str] = (), meter: Meter | None = None) -> RenderReport:
     """Write the pages of ``plan`` into ``out`` (already checked): compose and write what may
     have changed, copy the figures, remove what recordtool wrote before and no longer writes
-    (but the files of ``keep``), keep the manifest. ``store``: where what each page showed is
-    kept; ``fresh``: trust none of it (compose every page). ``jobs``: how many processes may
-    compose pages (None: every core). ``meter``: the command's progress line."""
-    report = WriteReport()
+    (but ``keep``), keep the manifest. ``store`` keeps what each page showed; ``fresh``: trust
+    none of it."""
+    report = RenderReport(out, len(plan.owners))
     out.mkdir(parents=True, exist_ok=True)
     base = os.path.realpath(out)
     for folder, _dirs, _files in os.walk(base):  # what a render that was stopped left half-done
@@ -131,11 +139,8 @@ def write_site(plan: Plan, out: Path, root: Path, store: Store, *, jobs: int | N
 
 def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]], now: dict[str, str],
           indexes: dict[str, tuple[int, int]]) -> list[str]:
-    """The pages to compose: the entries' pages that may show something else now
-    (``plan.dirty``, given each entry's face ``now`` and what was ``kept`` of each page
-    written) or whose file is not as written, and the index pages when they may show something
-    else or one of their files is not as written (``indexes``: their (size, time) as written,
-    kept under the ``index_key`` now)."""
+    """The pages to compose: those that may show something else now (``plan.dirty``) or
+    whose file is not as written (``kept`` and ``indexes``: their (size, time) as written)."""
     entries, indexes_changed = dirty(plan.context, now, kept)
     todo = [rel for rel, entry_id in plan.owners.items()
             if entry_id in entries or stat_file(paths[rel]) != list(kept[entry_id][1].stat)]
@@ -145,8 +150,8 @@ def _todo(plan: Plan, paths: dict[str, str], kept: dict[str, tuple[str, Shown]],
 
 
 def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[str, tuple[Put, Shown]]:
-    """Compose and put the entries' pages ``rels``, and work out what to keep of each: shared
-    by forked workers when they are many (each worker writes the pages it composes)."""
+    """Compose and put the entries' pages ``rels`` (in forked workers when they are many), and
+    what to keep of each."""
     ctx = plan.context
 
     def work(chunk: list[str]) -> list[tuple[Put, Shown]]:
@@ -161,7 +166,7 @@ def _compose(plan: Plan, base: str, rels: list[str], jobs: int | None) -> dict[s
     return dict(zip(rels, results, strict=True))
 
 
-def _remove(base: str, gone: list[str], report: WriteReport) -> None:
+def _remove(base: str, gone: list[str], report: RenderReport) -> None:
     """Remove the files of ``gone`` (listed by the manifest: recordtool wrote them), and their
     folders up to ``base`` while they are empty."""
     for rel in gone:
@@ -200,11 +205,9 @@ IMAGES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": 
 
 
 def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | None]:
-    """The bytes of the figure ``source`` (relative to ``root``) copied to ``rel`` (under
-    ``figures/<claim>/``), or (why, None) when it is not copied: it leads out of its claim's
-    figure folder, is no plain file (``confine.not_plain``: a link, even inside), or is not an
-    image (by its name and its first bytes: PNG, JPEG, GIF, WebP; an SVG may hold scripts).
-    (None, None): it is missing."""
+    """The bytes of the figure ``source`` (relative to ``root``) copied to ``rel``; (why, None)
+    when it leads out of its claim's figure folder, is no plain file or is not an image (an SVG
+    may hold scripts); (None, None) when it is missing."""
     folder = root / source[: len(source) - len(rel)] / "/".join(rel.split("/")[:2])
     path = root / source
     if not os.path.lexists(path):
@@ -227,31 +230,27 @@ def read_figure(root: Path, source: str, rel: str) -> tuple[str | None, bytes | 
 
 
 def replace_file(path: str, data: bytes) -> tuple[int, int]:
-    """Write ``path`` atomically: a temporary file in the same folder, renamed over it; gives
-    the (size, mtime_ns) of what was written.
-
-    Unlike ``recordtool.atomic.write_atomic`` it does not fsync each file: pages are derived
-    output, rewritten by the next render, and an fsync per page would cost seconds on a large
-    record. A reader still sees the old page or the new one, never half of either.
-    """
+    """Write ``path`` atomically, as ``recordtool.atomic.write_atomic`` does, and give the
+    (size, mtime_ns) of what was written. Without an fsync per page: pages are derived output,
+    and on a large record the fsyncs would cost seconds."""
     tmp = temporary_name(*os.path.split(path))
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, path) from None
-    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.errno is not None:  # named after the page, not the temporary file
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        if exc.errno is not None:  # named after the page, not the temporary file
             raise OSError(exc.errno, exc.strerror, path) from None
         raise
     return st.st_size, st.st_mtime_ns
@@ -261,12 +260,9 @@ SHOWN_THEIRS = 5  # files named when refusing to write over files recordtool did
 
 
 def _own(base: str, old: set[str], paths: list[str]) -> None:
-    """Before a render writes into ``base``: RenderError when a file it is to write (a page or
-    a figure of ``paths``) is there but recordtool did not write it (the last render's
-    manifest ``old`` does not list it): a user's ``index.md`` in a folder given to ``-o`` is
-    never overwritten. The files to be written for the first time are then listed in the
-    manifest before any is written, so that a render stopped half-way (Ctrl-C, a full disk)
-    leaves only files the next render knows as its own."""
+    """RenderError when a file of ``paths`` is in ``base`` but the manifest ``old`` does not
+    list it: recordtool did not write it. Else list the new files in the manifest before any
+    is written, so that a render stopped half-way leaves only files the next one knows."""
     fresh = [rel for rel in paths if rel not in old]
     theirs = [rel for rel in fresh if os.path.lexists(os.path.join(base, *rel.split("/")))]
     if theirs:

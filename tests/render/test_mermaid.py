@@ -13,8 +13,9 @@ import pytest
 
 from recordtool.record.project import open_project
 from recordtool.render.mermaid import MAX_NEIGHBOURS, MAX_RANKS, _longest_path, graph_view, node
-from recordtool.render.plan import context, render_site
+from recordtool.render.plan import context
 from tests.conftest import ProjectBuilder
+from tests.render.composed import render_site
 from tests.render_record import small_record, statuses
 
 EDGE = re.compile(r"^  (\S+) (<?-\.->|-->\|[^|]*\|) (\S+)$")

@@ -11,7 +11,6 @@ import pytest
 
 from recordtool.record.project import open_project
 from recordtool.render.manifest import MANIFEST
-from recordtool.render.plan import render_site
 from recordtool.render.site import render
 from recordtool.render.write import RenderError
 from recordtool.verify.verdict import ClaimStatus
@@ -22,6 +21,7 @@ from tests.conftest import (
     no_children_left,
     share_with_a_pool,
 )
+from tests.render.composed import render_site
 from tests.render_record import small_record, statuses, verdict
 
 
