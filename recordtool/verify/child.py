@@ -1,39 +1,22 @@
 """The processes that run checks: one check per process, started fresh or forked warm.
 
-The parent (``recordtool.verify.runner``) writes a JSON request per run of a check (the check's
+The runner (``recordtool.verify.runner``) writes a JSON request per run (the check's
 ``module:function``, params, seed, device, folders, threads) and reads back the JSON result
-written here atomically::
+written here atomically: ``{"status": "ok", "metrics": {...}, "duration_s": 1.2, "device":
+"cpu"}`` or ``{"status": "error", "error": "Traceback ...", "duration_s": 0.1}``. A crash that
+leaves no result is told from the exit status. Only modules inside the checks package run.
 
-    {"status": "ok", "metrics": {...}, "duration_s": 1.2, "device": "cpu"}
-    {"status": "error", "error": "Traceback ...", "duration_s": 0.1}
+``python -m recordtool.verify.child REQUEST RESULT`` runs one check in a fresh interpreter.
+``--serve`` is the fork server: per JSON line on stdin (``{"id": 3, "request": PATH, "result":
+PATH, "log": PATH}``) it imports the check's module once, forks a child in a session of its own,
+and answers ``{"id": 3, "pid": 4242}``, then ``{"id": 3, "exit": -9}`` when reaped, or ``{"id":
+3, "fresh": REASON}`` when the run must go to a fresh interpreter (the server has threads, or a
+failed import left local code from outside the checks package loaded).
 
-A crash that leaves no result is told by the parent from the exit status. Only modules inside
-the record's checks package are run, and a check that imports local code from outside it
-(which no fingerprint would follow) is refused.
-
-``python -m recordtool.verify.child REQUEST RESULT`` runs one check in a fresh interpreter
-(the fallback, and the reference behaviour). ``python -m recordtool.verify.child --serve`` is
-a fork server, started in the project's root once per verify run. It reads one JSON line per
-run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``, imports the check's
-module the first time it is named (a failed import is kept, and reported by each run of it as
-a fresh process would), then forks; the child starts a session of its own, sends its output
-to the run's log, runs the check as a fresh interpreter would and leaves with ``os._exit``.
-The server answers one JSON line each: ``{"id": 3, "pid": 4242}`` once forked, ``{"id": 3,
-"exit": -9}`` when reaped, or ``{"id": 3, "fresh": REASON}`` when the run must go to a fresh
-interpreter: while the server has another Python thread, or once a failed import left local
-code from outside the checks package loaded (the confinement test, which looks at the
-modules an import adds, is then no longer exact). At the end of its stdin it kills and reaps
-every child still running. What becomes of the processes a check starts:
-``recordtool.verify.reaper``.
-
-Why a fork server of our own: each run must be isolated (a process, a session and a log of
-its own, ended with all it started) and yet cost next to nothing beside the check, while a
-fresh interpreter pays Python's start and the import of the check's libraries (torch) on
-every run. The standard library's ``forkserver`` forks warm too, but it imports only what
-``set_forkserver_preload`` names when it starts, and sends each run through pickling and its
-own pipes; this server imports a check's module the first time a run names it, under the
-confinement test, and says the run's pid as soon as it forks, which the runner's timeouts
-and Ctrl-C need. ``RECORDTOOL_FORK_SERVER=0`` runs every check fresh.
+Why a fork server of our own: a fresh interpreter pays Python's start and torch's import on
+every run. The standard library's ``forkserver`` imports only what it was told at its start and
+does not say a run's pid as it forks, which the runner's timeouts and Ctrl-C need.
+``RECORDTOOL_FORK_SERVER=0`` runs every check fresh.
 """
 
 from __future__ import annotations
@@ -222,7 +205,7 @@ class Server:
         # fresh child; the limits' module and the kernels' describer.
         import resource  # noqa: F401
 
-        import recordtool.verify.context  # noqa: F401
+        import recordtool.verify.context
         import recordtool.verify.kernels  # noqa: F401
 
         gc.disable()  # no holes in shared pages; forked children enable it again

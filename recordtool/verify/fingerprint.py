@@ -1,12 +1,10 @@
 """Fingerprints: what produced a verdict, hashed, so a change makes it stale with a reason.
 
-A claim's fingerprint is a flat mapping, one key per thing that produced its verdict: its
-``statement`` and ``clauses``, each part of each check's spec (``check:<name>:params``, ...),
-each source file its check modules run (``source:checks/circuits.py``: the module and every
-module of the checks package it imports, found by reading ``import`` statements with ``ast``,
-never by running code), and the versions of Python and of every third-party package they
-import (``version:torch``, read from package metadata: torch is never imported). ``diff``
-turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
+A claim's fingerprint maps one key per thing that produced its verdict: its ``statement`` and
+``clauses``, each part of each check's spec (``check:<name>:params``), each source file its
+check modules run (``source:checks/circuits.py``, found by reading imports with ``ast``), and
+the versions of Python and the packages they import (``version:torch``, from metadata).
+``diff`` turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""A verdict judged again from its own numbers, when it is read (``status``, ``render``, ``verify``).
+"""A verdict judged again from its own numbers when it is read (``status``, ``render``, ``verify``).
 
-A verdict file holds what every run measured and what was judged of it. ``unsupported`` judges
-it again under the claim's checks and says why it does not follow from its numbers (a number
-edited, a result made ``verified``), so that no page shows a result its numbers do not give.
-``as_judged_now`` gives a verdict of an older format (before positive controls) as today's rules
-judge its numbers: its own judgement is not used (docs/verdicts.md §6).
-
-The rules that judge fresh numbers are in ``recordtool.verify.rules``.
+``unsupported`` says why a verdict does not follow from its numbers (a number edited by hand),
+so that no page shows a result its numbers do not give; ``as_judged_now`` gives a verdict of an
+older format as today's rules judge it (docs/verdicts.md §6). Fresh numbers: ``rules``.
 """
 
 from __future__ import annotations

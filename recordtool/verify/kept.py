@@ -1,11 +1,8 @@
 """Verdicts kept read and judged between commands (``status``, ``render``, ``verify``).
 
-Reading a verdict file and judging it again from its own numbers (``judge.unsupported``) costs
-each claim a little, and every ``status`` and ``render`` after an edit would pay it for every
-verified claim. So the store (``recordtool.store``, table ``verdicts``) keeps, per claim and
-under the hash of its verdict file's bytes, the verdict and what judging it gave under the
-hash of the claim's entry file. A verdict edited by hand has other bytes, and is read and
-judged afresh.
+Reading a verdict and judging it again (``judge.unsupported``) costs each claim a little, for
+every claim on every command. So the store (table ``verdicts``) keeps each verdict under the
+hash of its file's bytes, and its judgement under the hash of the claim's entry file too.
 """
 
 from __future__ import annotations

@@ -2,11 +2,7 @@
 it stays small (docs/checks.md, "Limits").
 
 Each run is held to an address space and a CPU time (``run_limits``, set in the run's own
-process by ``hold_to_limits``). A run keeps at most ``MAX_METRICS`` metrics; a list of more
-than ``MAX_VALUES`` values is kept as its summary (count, min, median, max) unless the check's
-``keep:`` names it (then up to ``MAX_KEPT_VALUES``); text is cut to ``MAX_TEXT`` characters and
-an error to its last ``MAX_ERROR``. What a check may return at all (names with numbers, NaN
-included, lists of numbers or strings) is checked in its own process (``metric_problem``).
+process by ``hold_to_limits``); its metrics are bounded in number, list length and text length.
 """
 
 from __future__ import annotations

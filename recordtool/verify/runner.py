@@ -1,20 +1,11 @@
 """Running checks in child processes: isolation, timeouts, parallel workers.
 
-Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
-own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
-them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``).
-A hang ends in ``timeout``; a crash (an exception, ``os._exit``, a signal, memory exhaustion)
-in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run
-at once, the slowest (by their last duration) started first. The parent never imports the
-check's code.
-
-Runs are forked from a warm server (``recordtool.verify.child``); the parent keeps the
-timeouts and kills each run, and all below it, itself. A run's clock starts when it is forked,
-and an import it waits for on the server counts against its timeout (one that hangs ends in
-``timeout`` and stops the server). A run goes to a fresh interpreter instead when the server
-cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again unless
-their result was written) or declines it; both get the same environment, with a fixed
-``PYTHONHASHSEED``.
+Every run of a check (each seed, each control) is one ``Job``, run in a process and a session
+of its own, forked from the warm server of ``recordtool.verify.child`` (or, when the server
+cannot take it, in a fresh interpreter). The parent keeps the timeouts and kills a run with all
+it started (``recordtool.verify.reaper``); a hang ends in ``timeout``, a crash in ``error``, and
+neither stops the others. Up to ``jobs`` run at once, the slowest first. The parent never
+imports the check's code.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """`recordtool verify`: select claims, run what is not fresh, judge, keep the verdicts.
 
-Gather first, then run: the selection, every claim's fingerprint and its verdict's state
-are decided without running or importing anything (so a verify with nothing changed
-returns at once). The claims left to run become jobs (each check under each seed, and each
-control) for ``recordtool.verify.runner``; as soon as all of a claim's jobs are done it is judged
-(``recordtool.verify.judge``) and its verdict written (``recordtool.verify.store``), so a Ctrl-C keeps
-every verdict already finished.
+Gather first, without running or importing anything (so a verify with nothing changed returns
+at once); then run the jobs left (``runner``), and judge and write each claim as soon as all of
+its jobs are done, so a Ctrl-C keeps every verdict already finished.
 """
 
 from __future__ import annotations

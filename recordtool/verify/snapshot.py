@@ -1,16 +1,10 @@
 """The answers of ``verify`` and ``status`` when nothing was to be done, kept to be given again.
 
-``verify`` with every verdict fresh runs nothing and ``status`` only reads, yet both load the
-whole record (YAML, pydantic) to say so. What they printed is kept in the cache folder
-(``verify-snapshot.json``) beside the snapshot of what they read:
-pyproject.toml, every file of the kinds' folders, the verdicts folder, the checks package and
-any module outside it that a check runs, where those folders lead, recordtool's code (the
-states of its modules' files) and version, Python's, and the versions of the packages the
-fingerprints compare (read from metadata, never by importing them). When all of it is as it was, the same command with the same options
-prints the same thing and exits the same way, without opening the project.
-
-Only a run whose outcome was "nothing to do" is kept (a ``verify`` that ran, tried or wrote
-anything is not), and the key is the command with every option that can change what it prints.
+Both load the whole record to say that nothing changed. So what they printed is kept in the
+cache folder (``verify-snapshot.json``) with the state of what they read: the project's files,
+the verdicts, the checks and any module a check runs, recordtool's code, and the versions the
+fingerprints compare. While all of it is as it was, the same command with the same options
+prints the same thing without opening the project. Only a "nothing to do" answer is kept.
 """
 
 from __future__ import annotations
