@@ -363,10 +363,10 @@ class ServerProcess:
         os.set_blocking(self.out, False)
 
     @classmethod
-    def start(cls, python: str, root: Path, env: dict[str, str], log: Path) -> ServerProcess | None:
+    def start(cls, root: Path, env: dict[str, str], log: Path) -> ServerProcess | None:
         try:
             with open(log, "wb") as errors:
-                proc = subprocess.Popen([python, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
+                proc = subprocess.Popen([sys.executable, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
                                         bufsize=0)
         except OSError:

@@ -106,17 +106,12 @@ def _write_under(folder: Path, files: dict[str, bytes], keep_existing: bool = Fa
         write_atomic(target, data)
 
 
-async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> int:
-    """On a worker, after a cancel: wait until none of ``keys`` is still executing."""
-    wanted = set(keys)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        busy = [k for k in wanted if k in dask_worker.state.tasks
-                and dask_worker.state.tasks[k].state in ("executing", "cancelled", "long-running")]
-        if not busy:
-            return 0
+async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> None:
+    """On a worker, after a cancel: wait (at most ``seconds``) until none of ``keys`` is still executing."""
+    tasks, end = dask_worker.state.tasks, time.monotonic() + seconds
+    while time.monotonic() < end and any(
+            k in tasks and tasks[k].state in ("executing", "cancelled", "long-running") for k in keys):
         await asyncio.sleep(POLL_S)
-    return len(wanted)
 
 
 class ClusterRunner:
@@ -308,12 +303,9 @@ class ClusterRunner:
 
 
 def _local_cluster(count: int) -> LocalCluster:
-    """A cluster of ``count`` worker processes on this machine, one run at a time each.
-
-    The workers ignore SIGINT (a Ctrl-C reaches the whole foreground process group): the
-    client cancels their runs and then stops them, so none is left without its worker. They
-    inherit that from this process, which ignores SIGINT while it starts them: a few seconds,
-    as ``local:N`` is never more workers than cores (``parse_address``)."""
+    """A cluster of ``count`` worker processes on this machine, one run at a time each. The
+    workers inherit ignoring SIGINT from this process while it starts them: on Ctrl-C the
+    client cancels their runs, then stops them, so none is left without its worker."""
     import signal
     import threading
 

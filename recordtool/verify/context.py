@@ -37,18 +37,9 @@ def _print_progress(message: str) -> None:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What the runner gives a check.
-
-    seed:        the seed this run must use (checks seed every random generator from it).
-    device:      "cpu" or "cuda".
-    cache_dir:   a folder shared by all checks and runs, for trained models and the like.
-    figures_dir: this run's own folder for figures (PNG); every file left there is kept as
-                 evidence and shown on the claim's page.
-    threads:     how many CPU threads the check must use: the check's ``threads:`` (default 1),
-                 fixed whatever ``-j`` is, so that a seed gives the same numbers on any run
-                 (set torch's threads from it, and key a cache of trained models by it).
-    progress:    report a short line of progress ("step 300/1000, loss 2.31").
-    """
+    """What the runner gives a check (docs/checks.md): the ``seed`` to seed every generator
+    from, the ``device``, a ``cache_dir`` shared by all runs, this run's own ``figures_dir``, the
+    CPU ``threads`` to use (the check's ``threads:``, whatever ``-j`` is), and ``progress``."""
 
     seed: int = 0
     device: str = "cpu"

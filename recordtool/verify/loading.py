@@ -34,11 +34,8 @@ def refuse_outside(package: str, module: str, function: str) -> None:
 
 def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set[str]]:
     """Import the check module ``module`` under the contract; returns it and the names of the
-    modules its import added to ``sys.modules``.
-
-    The test for local imports from outside ``package`` looks only at the modules this
-    import added: exact on a module's first import while no such module is loaded yet.
-    """
+    modules its import added (the test for local code from outside ``package`` looks at those
+    only: exact on a module's first import)."""
     confine_imports(root, package)
     before = set(sys.modules)
     try:

@@ -50,10 +50,8 @@ def die_with_parent(parent: int) -> None:
 
 
 def watch_parent(parent: int, before_leaving: Callable[[], None] = lambda: None) -> None:
-    """When the process ``parent`` dies: kill every child (after ``before_leaving``) and leave.
-
-    SIGTERM is the parent-death signal; a SIGTERM while the parent lives (the runner stopping
-    a run's process group) is left to the check process, which gets it too."""
+    """When the process ``parent`` dies (SIGTERM is the parent-death signal): kill every child
+    (after ``before_leaving``) and leave; a SIGTERM while the parent lives is the check's."""
     def handler(signum: int, frame: FrameType | None) -> None:
         if os.getppid() != parent:
             leave()

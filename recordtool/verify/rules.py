@@ -365,11 +365,9 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
                 clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None,
                 previous_elsewhere: str = "", positives: list[ControlResult] | None = None) -> CheckVerdict:
     """The check's outcome from its runs (one per seed), its controls and its positive
-    controls (docs/verdicts.md). ``last_ok``: ``last_successful`` of the last verdict, said
-    when a run times out. ``clause_ids``: the claim's clauses (an expectation that names none
-    tests them all). ``previous``: the last verdict of this same check, whose numbers a seed's
-    may not leave beyond the tolerance (``_moved``); ``previous_elsewhere``: the device it was
-    measured on, when not this run's."""
+    controls (docs/verdicts.md). ``previous``: the last verdict of this check, whose numbers a
+    seed's may not leave beyond the tolerance; ``previous_elsewhere``: its device, when not this
+    run's."""
     clause_ids = clause_ids or [STATEMENT_CLAUSE]
     positives = positives or []
     last_ok = last_ok or {}

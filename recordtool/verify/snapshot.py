@@ -77,9 +77,8 @@ def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | N
 
 
 def leftovers(config: Config) -> None:
-    """Remove what verify runs that were killed left: their temporary files in the verdicts and
-    cache folders, and their runs' folders (``recordtool.atomic``: only those of processes that
-    are gone). Done by every verify, the one that replays a kept answer too."""
+    """Remove what killed verify runs left: temporary files and their runs' folders (only those
+    of processes that are gone). Done by every verify, the one that replays an answer too."""
     sweep(config.verdicts)
     sweep(config.cache)
     sweep_runs(config.cache / RUNS)
@@ -235,9 +234,7 @@ def stat_file(path: str) -> list[int] | None:
 
 def take_files(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
     """The state of ``files`` (those that exist) and of every file under ``folders`` (links to
-    folders not followed, as loading does not; ``__pycache__`` left out: importing a module
-    rewrites it), with the content hash of each file changed so recently that it may change
-    again unseen."""
+    folders not followed, ``__pycache__`` left out), with the content hash of each racy file."""
     start = time.time_ns()
     state: Files = {}
     for path in files:

@@ -74,9 +74,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
 def assess_claims(project: Project, claims: list[str], store: Store, seeds: int | None = None,
                   kept: KeptVerdicts | None = None) -> tuple[dict[str, ClaimStatus], Fingerprints]:
     """The state of each of the claims ``claims`` (ids) given the verdicts in ``store``, and
-    the fingerprint each has now (which ``verify`` keeps with a new verdict; ``seeds``:
-    ``verify --seeds``). ``kept``: what ``store`` was read with, which also keeps each
-    verdict's judgement."""
+    the fingerprint each has now (``kept``: what ``store`` was read with)."""
     config = project.config
     entries = project.record.entries
     scanner = Scanner(config)
@@ -108,9 +106,8 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
-    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (read
-    from the record's citations, ``Record.cites``: no entry is made for it). ``ids``: the
-    record's claims (``Record.claim_ids``), when already known."""
+    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (``ids``:
+    the record's claims, when already known)."""
     cites = project.record.cites
     for claim_id in project.record.claim_ids() if ids is None else ids:
         status = statuses.get(claim_id)
@@ -220,11 +217,8 @@ def tracebacks(check: CheckVerdict, indent: str) -> list[str]:
 
 
 def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
-    """One line per claim (its result, since when, checks passing, why stale), then the counts.
-
-    With ``why``: every clause's verdict, every check's outcome and message with each
-    expectation (its state, power and spread over seeds), each reason, each dependency.
-    """
+    """One line per claim (its result, since when, checks passing, why stale), then the counts;
+    with ``why``, each clause, check, expectation, reason and dependency too."""
     width = max([len(cid) for cid in statuses] + [8])
     lines: list[str] = []
     for cid, status in statuses.items():

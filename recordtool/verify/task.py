@@ -150,9 +150,8 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
 
 def _without_nanny_environ() -> None:
     """Runs get the worker's environment less what Dask's nanny set for the worker process
-    itself (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536``
-    slows PyTorch training down, and the thread counts are the runner's to set.
-    Read once at the worker's start, they no longer matter to the worker itself."""
+    (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536`` slows
+    PyTorch training down, and the thread counts are the runner's to set."""
     import dask
 
     for name, value in (dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}).items():
