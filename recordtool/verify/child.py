@@ -40,7 +40,9 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
+from recordtool.atomic import write_atomic
 from recordtool.verify import reaper
+from recordtool.verify.context import CheckContext
 from recordtool.verify.limits import hold_to_limits, metric_problem, plain
 from recordtool.verify.loading import (
     CheckLoadError,
@@ -67,8 +69,6 @@ Loader = Callable[[Path, str, str, str], Any]
 def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
     """Run the requested check; never raises (errors go into the result). ``load`` returns
     the check function (``load_check``, or the fork server's view of its imported modules)."""
-    from recordtool.verify.context import CheckContext
-
     root = Path(request["root"])
     start = time.perf_counter()
     progress_path = Path(request["progress"]) if request.get("progress") else None
@@ -128,10 +128,8 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
 
 
 def _traceback(root: Path) -> str:
-    """The exception being handled, formatted with each file named as it would be on any
-    machine: relative to the project root (``checks/lab.py``), else to the import path it
-    was found on (``torch/nn/functional.py``), else by its name; never an absolute path,
-    which a verdict that is committed would carry. This module's own frame is left out."""
+    """The exception being handled, each file named relative to the project root or its import
+    path, else by its name: never an absolute path, which a committed verdict would carry."""
     kind, exc, frames = sys.exc_info()
     text = "".join(traceback.format_exception(kind, exc, frames.tb_next if frames is not None else None))
     bases = {os.path.abspath(p).rstrip(os.sep) + os.sep for p in [str(root), *sys.path] if p}
@@ -150,9 +148,8 @@ def _in_project(text: str, root: Path) -> str:
 
 
 def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
-    """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
-    kernels and their probe (``recordtool.verify.kernels``: taken from ``probes``, else made and
-    added to them); plain ``cpu`` when the check did not load torch."""
+    """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, the CPU described by
+    ``recordtool.verify.kernels`` (with ``probes``), or plain ``cpu`` when torch was not loaded."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
     if torch is None:
@@ -172,8 +169,6 @@ def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
 
 def write_result(path: Path, result: dict[str, Any]) -> None:
     """Write ``result`` atomically (a result that is not JSON becomes an error)."""
-    from recordtool.atomic import write_atomic
-
     try:
         payload = json.dumps(result)
     except (TypeError, ValueError) as exc:
@@ -201,11 +196,9 @@ class Server:
         self.proto = os.dup(1)
         os.dup2(2, 1)
         sys.path[0:1] = [str(self.root)]
-        # What every run imports, imported once here: the context before any check, as in a
-        # fresh child; the limits' module and the kernels' describer.
+        # What every run imports, imported once here: the limits' module and the kernels' describer.
         import resource  # noqa: F401
 
-        import recordtool.verify.context
         import recordtool.verify.kernels  # noqa: F401
 
         gc.disable()  # no holes in shared pages; forked children enable it again

@@ -31,10 +31,6 @@ def is_sidecar(path: Path) -> bool:
     return path.name.endswith(SIDECAR) and path.with_name(path.name[: -len(SIDECAR)]).is_file()
 
 
-def _print_progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 @dataclass(frozen=True)
 class CheckContext:
     """What the runner gives a check (docs/checks.md): the ``seed`` to seed every generator
@@ -46,7 +42,7 @@ class CheckContext:
     cache_dir: Path = field(default_factory=lambda: Path(".recordtool-cache"))
     figures_dir: Path = field(default_factory=lambda: Path("figures"))
     threads: int = 1
-    progress: Callable[[str], None] = _print_progress
+    progress: Callable[[str], None] = lambda message: print(message, file=sys.stderr, flush=True)
 
     def figure(self, name: str, *, title: str | None = None, caption: str | None = None) -> Path:
         """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made.

@@ -65,12 +65,10 @@ class Scanner:
         return self._digests[path]
 
     def scan(self, module: str) -> SourceScan:
-        if module not in self._scans:
-            self._scans[module] = self._scan(module)
-        return self._scans[module]
-
-    def _scan(self, module: str) -> SourceScan:
-        out = SourceScan()
+        """What ``module`` runs (found once per scanner)."""
+        if module in self._scans:
+            return self._scans[module]
+        out = self._scans[module] = SourceScan()
         seen: set[str] = set()
         todo = [module]
         while todo:
@@ -220,9 +218,8 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
 
 
 def claim_fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint (its statement, its clauses, each check's spec and ``with_sources``)
-    and the third-party packages its checks import (``seeds``: the seeds every check runs on,
-    when ``verify --seeds`` overrides theirs)."""
+    """The claim's fingerprint and the third-party packages its checks import (``seeds``:
+    ``verify --seeds``, which overrides the checks' own)."""
     keys = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
         keys["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))

@@ -37,7 +37,8 @@ class KeptVerdicts:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._before = store.items(VERDICTS)  # claim id -> (digest, what was kept)
+        # claim id -> (digest, what was kept): a ``Kept``, as a store of other code is empty
+        self._before: dict[str, tuple[str, Kept]] = store.items(VERDICTS)
         self._now: dict[str, tuple[str, Kept]] = {}  # what this command read: kept ones and new ones
         self._changed: set[str] = set()
 
@@ -46,8 +47,7 @@ class KeptVerdicts:
         (which raises for a damaged file: nothing is kept then)."""
         digest = bytes_digest(data)
         before = self._before.get(claim_id)
-        if before is not None and before[0] == digest and isinstance(before[1], Kept) \
-                and isinstance(before[1].verdict, ClaimVerdict):
+        if before is not None and before[0] == digest:
             self._now[claim_id] = before
             return before[1].verdict
         verdict = parse(data)
@@ -56,9 +56,8 @@ class KeptVerdicts:
         return verdict
 
     def unsupported(self, claim: Theory, verdict: ClaimVerdict, claim_digest: str | None) -> str | None:
-        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read here
-        from the same bytes and the claim's entry file is the same (``claim_digest``, the hash
-        of its bytes; None: not known, judged afresh)."""
+        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read from
+        the same bytes and the claim's entry file has the same hash (``claim_digest``)."""
         now = self._now.get(claim.id)
         if now is None or claim_digest is None or now[1].verdict is not verdict:  # judged, not kept
             return unsupported(claim, verdict)

@@ -44,10 +44,8 @@ def physical_memory_mb() -> int:
 
 
 def hold_to_limits(request: dict[str, Any]) -> None:
-    """Hold this process (the run's) to the run's limits: its address space (``memory_mb``)
-    and its CPU time (``cpu_s``; past it the kernel sends SIGXCPU, a second later SIGKILL).
-    Both the soft and the hard limit are set, so the check cannot raise them; what it starts
-    inherits them. Not a sandbox: docs/checks.md says what a check can still do."""
+    """Hold this process (the run's) to its address space (``memory_mb``) and CPU time
+    (``cpu_s``), soft and hard limits both, so that the check cannot raise them."""
     import resource
 
     for name, key, scale, grace in (("RLIMIT_AS", "memory_mb", 2**20, 0), ("RLIMIT_CPU", "cpu_s", 1, 1)):

@@ -116,10 +116,9 @@ def end_children(keep: frozenset[int] = frozenset(), wait: bool = True) -> None:
 
 
 def end_tree(pid: int, parent: int | None = None) -> bool:
-    """Kill ``pid`` and every process below it, stopping them all first so that none forks
-    or leaves the tree while it is walked. With ``parent``, only if ``pid`` is still that
-    process's child (a pid the caller did not reap itself may have been reused). False where
-    /proc cannot show the tree (the caller falls back to the process group)."""
+    """Kill ``pid`` and every process below it, stopping them all first so that none forks or
+    leaves while the tree is walked; with ``parent``, only if ``pid`` is still its child (a pid
+    may have been reused). False where /proc cannot show the tree."""
     if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/task"):
         return False
     if parent is not None and _stat(pid)[1:2] != [str(parent)]:

@@ -139,10 +139,8 @@ def spread(values: list[float]) -> tuple[list[float] | None, int]:
 
 
 def close(a: Any, b: Any, tolerance: Tolerance) -> bool:
-    """Whether two metric values are the same within ``tolerance``:
-    ``|a - b| <= abs + rel * max(|a|, |b|)``; NaN equals NaN, an infinity only itself; lists
-    element by element (a list kept whole before the bounds of ``limits`` compares as its
-    summary with a summary); anything else exactly."""
+    """Whether two metric values are the same within ``tolerance``: ``|a - b| <= abs + rel *
+    max(|a|, |b|)``, NaN equal to NaN, lists element by element, anything else exactly."""
     if is_summary(a) or is_summary(b):
         a, b = bound_value(a), bound_value(b)
         if isinstance(a, dict) and isinstance(b, dict):

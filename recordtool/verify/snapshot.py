@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import recordtool
-from recordtool.atomic import sweep, sweep_runs
+from recordtool.atomic import sweep, sweep_runs, write_atomic
 from recordtool.record.config import Config, ConfigError, find_root, load_config
 
 if TYPE_CHECKING:
@@ -52,8 +52,7 @@ class Answer(NamedTuple):
 
 def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
     """The inputs of ``command`` with ``options`` for the project at ``root`` (or found above
-    the current folder); None when the project cannot be found or configured (opening it will
-    say why)."""
+    the current folder); None when it cannot be found or configured (opening it says why)."""
     try:
         base = root.resolve() if root is not None else find_root(Path.cwd())
         config = load_config(base)
@@ -101,10 +100,8 @@ def _versions(packages: list[str]) -> dict[str, str | None]:
 
 
 def _installed(packages: list[str]) -> dict[str, list[int] | None]:
-    """Where the versions of ``packages`` are read from, as file states: each one's metadata
-    file and the folders that hold installed distributions (installing, upgrading or removing
-    one changes them). While they are as they were, so are the versions, and the metadata
-    need not be read (importing ``importlib.metadata`` alone costs more than the rest)."""
+    """Where the versions of ``packages`` are read from, as file states (their metadata files and
+    the folders of installed distributions): while they hold, the versions need not be read."""
     from importlib import metadata
 
     from recordtool.verify import fingerprint
@@ -159,8 +156,7 @@ def kept_answer(inputs: Inputs) -> Answer | None:
 
 def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] | None]]:
     """What the claims' fingerprints read besides the record and the checks package: the
-    third-party packages whose versions they compare, and every module a check runs that lies
-    outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
+    packages whose versions they compare, and the state of each module outside the package."""
     from recordtool.verify.fingerprint import Scanner
 
     config = project.config
@@ -189,8 +185,6 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
 
 def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     """Keep ``answer``, what the command printed having found nothing to do, for ``kept_answer``."""
-    from recordtool.atomic import write_atomic
-
     packages, extra = fingerprint_inputs(project)
     last = _read(inputs.path)
     answers = last.get("answers") if _holds(last, inputs) else None
@@ -206,12 +200,8 @@ def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     except OSError:  # a cache that cannot be written costs speed, never the answer
         pass
 
-# The state of files -----------------------------------------------------------------------
-#
-# "Nothing changed" is decided from sizes and modification times. Modification times have a
-# tick (coarse on some filesystems): a file written within ``RACY_NS`` of the snapshot may change
-# again without its time changing, so its content hash is kept too and compared once it is older
-# ("racy" files, as git calls them).
+# The state of files: sizes and modification times, and the content hash of a file written within
+# ``RACY_NS`` of the snapshot, which may change again within its mtime's tick ("racy", as git says).
 
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
 Files = dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)

@@ -53,9 +53,8 @@ def figures_dir(config: Config, claim_id: str) -> Path:
 
 
 def read_verdict(config: Config, claim_id: str, kept: KeptVerdicts | None = None) -> ClaimVerdict | None:
-    """The claim's verdict, None when it has none; raises VerdictError for a damaged file.
-    ``kept``: the verdicts read before (``recordtool.verify.kept``), one of which is given back
-    when the file holds the same bytes."""
+    """The claim's verdict, None when it has none; raises VerdictError for a damaged file
+    (``kept``: the verdicts read before, given back for the same bytes)."""
     path = verdict_path(config, claim_id)
     if not os.path.lexists(path):
         return None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from recordtool.record.config import load_config
 from recordtool.store import code_digest
 from recordtool.verify.fingerprint import Scanner, diff, with_sources
 from recordtool.verify.runner import Job, NoDisplay, Runner
@@ -30,11 +31,8 @@ WORKER_CACHE_ENV = "RECORDTOOL_WORKER_CACHE"  # a worker's own model cache (not 
 
 
 def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]:
-    """What a run of ``modules`` depends on at ``root``, keyed as in a fingerprint: the
-    sources of the modules and of what they import, recordtool's, and the versions of Python
-    and of the third-party packages they import."""
-    from recordtool.record.config import load_config
-
+    """What a run of ``modules`` depends on at ``root``, keyed as in a fingerprint: their
+    sources, recordtool's, and the versions of Python and of the packages they import."""
     scanner = Scanner(replace(load_config(root), checks=package))
     out, packages = with_sources({}, sorted(set(modules)), scanner)
     out["source:recordtool/"] = code_digest()  # (recordtool's own sources, which the runs use)

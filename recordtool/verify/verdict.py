@@ -77,9 +77,8 @@ def worst(outcomes: list[Outcome]) -> Outcome:
 
 
 def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
-    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``;
-    ``verified in the lab's analogue`` when a check measured an analogue of the model the
-    claim is about (its ``analogue: true``)."""
+    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``,
+    ``verified in the lab's analogue`` (a check's ``analogue: true``)."""
     clauses = clauses or []
     n = len(clauses)
     where = " in the lab's analogue" if analogue else ""
