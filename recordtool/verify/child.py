@@ -37,7 +37,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any, NoReturn
 
 from recordtool.atomic import write_atomic
@@ -53,10 +53,8 @@ from recordtool.verify.loading import (
     refuse_outside,
 )
 
-# The thread count a run is given is the one its libraries use: oneMKL and OpenMP may otherwise
-# use fewer threads than asked at run time, which groups float sums differently (oneMKL's
-# "reproducibility conditions": MKL_DYNAMIC and OMP_DYNAMIC false). Read when the libraries
-# load, so the runner sets them for the server (which may import torch) as for every run.
+# oneMKL and OpenMP may otherwise use fewer threads than asked, which groups float sums
+# differently; read when the libraries load, so the runner sets them for the server too.
 FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
 
 TRACEBACK_CHARS = 6000
@@ -91,9 +89,8 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             threads=int(request["threads"]),
             progress=progress,
         )
-        # A forked run starts with the server's thread count: give it the job's, for libraries
-        # the check imports from now on and for torch if its module imported it already (a
-        # check sets torch's threads from ctx.threads itself too; recordtool never imports torch).
+        # A forked run starts with the server's thread count: give it the job's, for libraries the
+        # check imports from now on and for torch if its module imported it already.
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ[name] = str(ctx.threads)
         os.environ.update(FIXED_THREADS)
@@ -206,7 +203,7 @@ class Server:
         self.wake = os.pipe()
         for fd in self.wake:
             os.set_blocking(fd, False)
-        signal.signal(signal.SIGCHLD, _ignore)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # (not SIG_IGN: that reaps them)
         signal.set_wakeup_fd(self.wake[1])
         buffer = b""
         try:
@@ -423,10 +420,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _ignore(signum: int, frame: FrameType | None) -> None:
-    pass
 
 
 def _drain(fd: int) -> None:

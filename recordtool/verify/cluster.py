@@ -214,8 +214,7 @@ class ClusterRunner:
     def _submit(self, pending: list[Job], futures: dict[Future, Job], threads: int, gpus: int, setup: Setup,
                 batch: str) -> list[tuple[Future, Job]]:
         """Submit, from ``pending`` (removed from it), the jobs the cluster has room for now:
-        while fewer than ``threads`` run, and a job that needs a GPU while fewer than ``gpus``
-        such do; each a task of its own, keyed ``recordtool-<batch>-<n>``."""
+        fewer than ``threads`` in all, and than ``gpus`` that need a GPU."""
         submitted: list[tuple[Future, Job]] = []
         gpu_busy = sum(1 for j in futures.values() if "gpu" in j.needs)
         for job in list(pending):

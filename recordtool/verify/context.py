@@ -45,11 +45,8 @@ class CheckContext:
     progress: Callable[[str], None] = lambda message: print(message, file=sys.stderr, flush=True)
 
     def figure(self, name: str, *, title: str | None = None, caption: str | None = None) -> Path:
-        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made.
-
-        ``title`` (a line, e.g. "Attention of layer 1's heads on a repeated sequence") and
-        ``caption`` (what the figure shows and how to read it, plain text) go on the claim's
-        page with the figure; they are kept beside it in ``<name>.json`` (``sidecar``)."""
+        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made; ``title``
+        and ``caption`` go on the claim's page with it, kept beside it in ``<name>.json``."""
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         path = self.figures_dir / name
         if title is not None or caption is not None:

@@ -37,8 +37,7 @@ class Moved:
 @dataclass(slots=True)
 class ClaimDiff:
     """One claim that changed: its result before and after (None: not there), the clauses
-    whose state changed (clause, before, after; ``absent`` where it had none), the numbers
-    that moved, and why it is worse off (None: it is not)."""
+    whose state changed, the numbers that moved, and why it is worse off (None: it is not)."""
 
     claim: str
     before: str | None

@@ -323,9 +323,6 @@ def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) 
     return "param " + ", ".join(changes) if changes else "params changed"
 
 
-# Provenance: the commit a verdict was measured at, and whether what its fingerprint covers
-# differed from it.
-
 def git_commit(root: Path) -> str | None:
     """The commit checked out at ``root`` (None: no git)."""
     try:

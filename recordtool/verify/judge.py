@@ -72,8 +72,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
 
 def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool) -> tuple[list[CheckVerdict], str | None]:
     """Each check of ``verdict`` judged again from its runs, and the first thing that differs
-    from the file (``strict``: all a page shows; else only its runs' numbers, for a verdict of
-    an older format)."""
+    from the file (``strict``: all a page shows; else, for an older format, its runs' numbers)."""
     specs = {spec.name: spec for spec in claim.checks}
     if [check.name for check in verdict.checks] != list(specs):  # (none left out: a failing one, say)
         return [], f"it holds the checks {[c.name for c in verdict.checks]}, the claim has {list(specs)}"

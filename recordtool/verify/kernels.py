@@ -1,11 +1,9 @@
 """The CPU kernels a run's numbers came from, named and probed.
 
-A trained model's numbers move a little from one CPU to another: ATen's vectorised kernels and
-MKL's matrix products take the widest instructions the CPU has and group float sums
+A trained model's numbers move a little from one CPU to another, as kernels group float sums
 differently (docs/verdicts.md, "Numbers across machines"). So a verdict's device names the
-kernels, and a probe hashes the bits of a few operations from inputs that are the same bits on
-every machine: torch's own ``get_cpu_capability()`` does not say which paths MKL takes.
-recordtool never imports torch: the caller passes it.
+kernels, with a probe of a few operations: ``get_cpu_capability()`` does not say which paths
+MKL takes. recordtool never imports torch: the caller passes it.
 """
 
 from __future__ import annotations

@@ -25,9 +25,8 @@ MAX_ERROR = 4_000
 
 
 def run_limits(check: CheckSpec, timeout: float, device: str) -> dict[str, Any]:
-    """Each run's limits: the check's ``limits:``, else an address space of half the machine's
-    memory (at least ``MIN_MEMORY_MB``; none on a GPU, whose driver maps far more than it uses)
-    and twice the CPU time its threads can use before its timeout."""
+    """Each run's limits: the check's ``limits:``, else half the machine's memory (none on a GPU,
+    whose driver maps far more than it uses) and twice the CPU time its threads can use."""
     memory = check.limits.memory_mb
     if memory is None and not device.startswith("cuda"):
         memory = max(MIN_MEMORY_MB, physical_memory_mb() // 2)

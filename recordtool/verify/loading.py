@@ -59,9 +59,8 @@ def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set
 
 
 class _ConfinedLoader(importlib.machinery.SourceFileLoader):
-    """Reads a module of the checks package (its source, its cached bytecode) only as a
-    regular file inside the package, checked as it is opened (``confine.open_inside``): a
-    file swapped for a link out after ``validate`` or ``verify`` looked is never run."""
+    """Reads a module of the checks package (source and bytecode) only as a regular file inside
+    it, checked as it is opened: a file swapped for a link out after a look is never run."""
 
     def __init__(self, fullname: str, path: str, folder: str, root: Path) -> None:
         super().__init__(fullname, path)

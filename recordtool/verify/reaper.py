@@ -100,8 +100,7 @@ def children(pid: int | str = "self") -> list[int]:
 
 def end_children(keep: frozenset[int] = frozenset(), wait: bool = True) -> None:
     """Kill this process's children but ``keep``, again and again: in a subreaper, what they
-    started comes to it as each one dies. ``wait``: reap each and go on until none is left;
-    else kill this generation only (the caller reaps them, and their orphans, later)."""
+    started comes to it as each one dies (``wait``: reap each; else kill this generation only)."""
     for _ in range(ROUNDS if wait else 1):
         doomed = [pid for pid in children() if pid not in keep]
         if not doomed:
@@ -159,9 +158,8 @@ def running(pid: int) -> bool:
 
 
 def supervise(parent: int) -> None:
-    """Split a fresh run in two (Linux): the check runs in a child, and this process stays
-    its reaper (a subreaper watching ``parent``), then leaves as the check did. Returns in
-    the child (and, where there is no subreaper, in this process at once)."""
+    """Split a fresh run in two (Linux): the check runs in the child, where this returns, and
+    this process stays its reaper, then leaves as the check did."""
     if not adopt_orphans():
         return
     watch_parent(parent)

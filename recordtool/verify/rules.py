@@ -192,8 +192,7 @@ def judge_control(name: str, params: dict[str, Any], runs: list[Run], *, positiv
 
 def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
     """Whether every run of ``control`` ran and holds (``holds``) the expectation on ``metric``,
-    or fails it with a defined value: NaN fails every expectation, but a metric undefined under
-    a control shows nothing the measurement could get wrong."""
+    or fails it with a defined value (a NaN under a control shows nothing about the test)."""
     judged = [_result(run, metric) for run in control.runs]
     return bool(judged) and all(run.outcome == "ok" for run in control.runs) and all(
         r is not None and (r.holds if holds else not r.holds and _defined(r.measured)) for r in judged)
@@ -201,9 +200,8 @@ def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
 
 def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run], controls: list[ControlResult],
                         positives: list[ControlResult]) -> list[ExpectationVerdict]:
-    """Each expectation over the seeds of the main run, with what gives it power (a control
-    that is not degenerate, or its null, failing it on every seed) and sensitivity (a positive
-    control holding it on every seed)."""
+    """Each expectation over the seeds of the main run, with what gives it power and
+    sensitivity (docs/verdicts.md)."""
     required = spec.required(len(runs))
     out: list[ExpectationVerdict] = []
     for metric, expect in spec.expect.items():

@@ -420,9 +420,8 @@ def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSp
     duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
     last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
     prev_check = last if check.name in plan.comparable else None
-    # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
-    # that is the machine's doing, not nondeterminism (docs/verdicts.md); the last verdict's
-    # devices are those its ``_where`` names before the cluster's workers
+    # numbers measured on another CPU's kernels (or a GPU) may move beyond the tolerance: the
+    # machine's doing, not nondeterminism (the last verdict's devices: ``_where`` before workers)
     check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
     elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
         and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""

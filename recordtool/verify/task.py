@@ -77,7 +77,6 @@ class TaskResult:
     log: str
     device: str
     host: str
-    worker: str
     figures: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes
     models: dict[str, bytes] = field(default_factory=dict)  # new in a cache the client does not see
 
@@ -122,8 +121,7 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
     problem = differences(setup)
     if problem is not None:
         return TaskResult("error", {}, time.perf_counter() - start,
-                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host,
-                          worker.address)
+                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host)
     _without_nanny_environ()
     cache_dir, shared = _cache_dir(setup)
     before = {} if shared else _listing(cache_dir)
@@ -141,7 +139,7 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
             results.close()
         models = {} if shared else {rel: (cache_dir / rel).read_bytes() for rel in _changed(cache_dir, before)}
         return TaskResult(result.outcome, result.metrics, result.duration_s, result.error, result.log,
-                          result.device, host, worker.address, _files(local.figures_dir), models)
+                          result.device, host, _files(local.figures_dir), models)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -55,8 +55,8 @@ Spread = Annotated[list[float], BeforeValidator(_spread)]
 Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
 # From best to worst: a failed expectation is the strongest statement against a claim; an
-# error or a timeout says nothing about it; no-power says the check cannot tell.
-# not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
+# error or a timeout says nothing about it; no-power, that the check cannot tell; not-reproduced,
+# that an expectation with power failed a test never shown able to pass.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "not-reproduced": 3, "timeout": 4, "error": 5,
                             "fail": 6}
 
