@@ -1,39 +1,22 @@
 """The processes that run checks: one check per process, started fresh or forked warm.
 
-The parent (``recordtool.verify.runner``) writes a JSON request per run of a check (the check's
+The runner (``recordtool.verify.runner``) writes a JSON request per run (the check's
 ``module:function``, params, seed, device, folders, threads) and reads back the JSON result
-written here atomically::
+written here atomically: ``{"status": "ok", "metrics": {...}, "duration_s": 1.2, "device":
+"cpu"}`` or ``{"status": "error", "error": "Traceback ...", "duration_s": 0.1}``. A crash that
+leaves no result is told from the exit status. Only modules inside the checks package run.
 
-    {"status": "ok", "metrics": {...}, "duration_s": 1.2, "device": "cpu"}
-    {"status": "error", "error": "Traceback ...", "duration_s": 0.1}
+``python -m recordtool.verify.child REQUEST RESULT`` runs one check in a fresh interpreter.
+``--serve`` is the fork server: per JSON line on stdin (``{"id": 3, "request": PATH, "result":
+PATH, "log": PATH}``) it imports the check's module once, forks a child in a session of its own,
+and answers ``{"id": 3, "pid": 4242}``, then ``{"id": 3, "exit": -9}`` when reaped, or ``{"id":
+3, "fresh": REASON}`` when the run must go to a fresh interpreter (the server has threads, or a
+failed import left local code from outside the checks package loaded).
 
-A crash that leaves no result is told by the parent from the exit status. Only modules inside
-the record's checks package are run, and a check that imports local code from outside it
-(which no fingerprint would follow) is refused.
-
-``python -m recordtool.verify.child REQUEST RESULT`` runs one check in a fresh interpreter
-(the fallback, and the reference behaviour). ``python -m recordtool.verify.child --serve`` is
-a fork server, started in the project's root once per verify run. It reads one JSON line per
-run on stdin, ``{"id": 3, "request": PATH, "result": PATH, "log": PATH}``, imports the check's
-module the first time it is named (a failed import is kept, and reported by each run of it as
-a fresh process would), then forks; the child starts a session of its own, sends its output
-to the run's log, runs the check as a fresh interpreter would and leaves with ``os._exit``.
-The server answers one JSON line each: ``{"id": 3, "pid": 4242}`` once forked, ``{"id": 3,
-"exit": -9}`` when reaped, or ``{"id": 3, "fresh": REASON}`` when the run must go to a fresh
-interpreter: while the server has another Python thread, or once a failed import left local
-code from outside the checks package loaded (the confinement test, which looks at the
-modules an import adds, is then no longer exact). At the end of its stdin it kills and reaps
-every child still running. What becomes of the processes a check starts:
-``recordtool.verify.reaper``.
-
-Why a fork server of our own: each run must be isolated (a process, a session and a log of
-its own, ended with all it started) and yet cost next to nothing beside the check, while a
-fresh interpreter pays Python's start and the import of the check's libraries (torch) on
-every run. The standard library's ``forkserver`` forks warm too, but it imports only what
-``set_forkserver_preload`` names when it starts, and sends each run through pickling and its
-own pipes; this server imports a check's module the first time a run names it, under the
-confinement test, and says the run's pid as soon as it forks, which the runner's timeouts
-and Ctrl-C need. ``RECORDTOOL_FORK_SERVER=0`` runs every check fresh.
+Why a fork server of our own: a fresh interpreter pays Python's start and torch's import on
+every run. The standard library's ``forkserver`` imports only what it was told at its start and
+does not say a run's pid as it forks, which the runner's timeouts and Ctrl-C need.
+``RECORDTOOL_FORK_SERVER=0`` runs every check fresh.
 """
 
 from __future__ import annotations
@@ -54,10 +37,12 @@ import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any, NoReturn
 
+from recordtool.atomic import write_atomic
 from recordtool.verify import reaper
+from recordtool.verify.context import CheckContext
 from recordtool.verify.limits import hold_to_limits, metric_problem, plain
 from recordtool.verify.loading import (
     CheckLoadError,
@@ -68,10 +53,8 @@ from recordtool.verify.loading import (
     refuse_outside,
 )
 
-# The thread count a run is given is the one its libraries use: oneMKL and OpenMP may otherwise
-# use fewer threads than asked at run time, which groups float sums differently (oneMKL's
-# "reproducibility conditions": MKL_DYNAMIC and OMP_DYNAMIC false). Read when the libraries
-# load, so the runner sets them for the server (which may import torch) as for every run.
+# oneMKL and OpenMP may otherwise use fewer threads than asked, which groups float sums
+# differently; read when the libraries load, so the runner sets them for the server too.
 FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
 
 TRACEBACK_CHARS = 6000
@@ -84,8 +67,6 @@ Loader = Callable[[Path, str, str, str], Any]
 def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
     """Run the requested check; never raises (errors go into the result). ``load`` returns
     the check function (``load_check``, or the fork server's view of its imported modules)."""
-    from recordtool.verify.context import CheckContext
-
     root = Path(request["root"])
     start = time.perf_counter()
     progress_path = Path(request["progress"]) if request.get("progress") else None
@@ -108,9 +89,8 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
             threads=int(request["threads"]),
             progress=progress,
         )
-        # A forked run starts with the server's thread count: give it the job's, for libraries
-        # the check imports from now on and for torch if its module imported it already (a
-        # check sets torch's threads from ctx.threads itself too; recordtool never imports torch).
+        # A forked run starts with the server's thread count: give it the job's, for libraries the
+        # check imports from now on and for torch if its module imported it already.
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ[name] = str(ctx.threads)
         os.environ.update(FIXED_THREADS)
@@ -145,10 +125,8 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
 
 
 def _traceback(root: Path) -> str:
-    """The exception being handled, formatted with each file named as it would be on any
-    machine: relative to the project root (``checks/lab.py``), else to the import path it
-    was found on (``torch/nn/functional.py``), else by its name; never an absolute path,
-    which a verdict that is committed would carry. This module's own frame is left out."""
+    """The exception being handled, each file named relative to the project root or its import
+    path, else by its name: never an absolute path, which a committed verdict would carry."""
     kind, exc, frames = sys.exc_info()
     text = "".join(traceback.format_exception(kind, exc, frames.tb_next if frames is not None else None))
     bases = {os.path.abspath(p).rstrip(os.sep) + os.sep for p in [str(root), *sys.path] if p}
@@ -167,9 +145,8 @@ def _in_project(text: str, root: Path) -> str:
 
 
 def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
-    """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, or on the CPU its name,
-    kernels and their probe (``recordtool.verify.kernels``: taken from ``probes``, else made and
-    added to them); plain ``cpu`` when the check did not load torch."""
+    """Where the run's numbers were computed: ``cuda (NVIDIA H200)``, the CPU described by
+    ``recordtool.verify.kernels`` (with ``probes``), or plain ``cpu`` when torch was not loaded."""
     device = str(request["device"])
     torch = sys.modules.get("torch")
     if torch is None:
@@ -189,8 +166,6 @@ def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
 
 def write_result(path: Path, result: dict[str, Any]) -> None:
     """Write ``result`` atomically (a result that is not JSON becomes an error)."""
-    from recordtool.atomic import write_atomic
-
     try:
         payload = json.dumps(result)
     except (TypeError, ValueError) as exc:
@@ -218,11 +193,9 @@ class Server:
         self.proto = os.dup(1)
         os.dup2(2, 1)
         sys.path[0:1] = [str(self.root)]
-        # What every run imports, imported once here: the context before any check, as in a
-        # fresh child; the limits' module and the kernels' describer.
+        # What every run imports, imported once here: the limits' module and the kernels' describer.
         import resource  # noqa: F401
 
-        import recordtool.verify.context  # noqa: F401
         import recordtool.verify.kernels  # noqa: F401
 
         gc.disable()  # no holes in shared pages; forked children enable it again
@@ -230,7 +203,7 @@ class Server:
         self.wake = os.pipe()
         for fd in self.wake:
             os.set_blocking(fd, False)
-        signal.signal(signal.SIGCHLD, _ignore)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # (not SIG_IGN: that reaps them)
         signal.set_wakeup_fd(self.wake[1])
         buffer = b""
         try:
@@ -380,10 +353,10 @@ class ServerProcess:
         os.set_blocking(self.out, False)
 
     @classmethod
-    def start(cls, python: str, root: Path, env: dict[str, str], log: Path) -> ServerProcess | None:
+    def start(cls, root: Path, env: dict[str, str], log: Path) -> ServerProcess | None:
         try:
             with open(log, "wb") as errors:
-                proc = subprocess.Popen([python, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
+                proc = subprocess.Popen([sys.executable, *SERVER_ARGS], cwd=root, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
                                         bufsize=0)
         except OSError:
@@ -447,10 +420,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _ignore(signum: int, frame: FrameType | None) -> None:
-    pass
 
 
 def _drain(fd: int) -> None:

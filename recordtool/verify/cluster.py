@@ -1,14 +1,9 @@
 """Running checks on a Dask cluster: one task per run, each in a child process on its worker.
 
-``recordtool verify --scheduler ADDRESS`` sends every run of a check (each seed, each control)
-to a Dask scheduler (``tcp://host:8786``) or to ``local:N``, N worker processes here. A worker
-runs each task with the local runner (``recordtool.verify.task``); only the client writes.
-Before anything runs every worker is asked whether it has what the client runs, and checks
-that ``need: [gpu]`` ask for the resource ``GPU: 1``. docs/cluster.md says how to start
-workers and what must be the same on all of them.
-
-``distributed`` is imported only inside functions, so importing this module (and the CLI)
-stays cheap; it is the optional extra ``pip install "recordtool[dask]"``.
+``recordtool verify --scheduler ADDRESS`` sends every run to a Dask scheduler
+(``tcp://host:8786``) or to ``local:N`` worker processes here; a worker runs it with the local
+runner (``recordtool.verify.task``) and only the client writes. docs/cluster.md says how to
+start workers. ``distributed`` (the extra ``recordtool[dask]``) is imported only when asked.
 """
 
 from __future__ import annotations
@@ -68,16 +63,9 @@ def parse_address(address: str) -> tuple[str, int | None]:
 
 def _probe(address: str) -> None:
     """``ClusterError`` when the TCP port at ``address`` accepts but is not a Dask scheduler's,
-    said within ``CONNECT_TIMEOUT_S``.
-
-    A pre-flight probe, because Dask's ``Client`` cannot fail fast here: its ``timeout`` bounds
-    the connection but not the handshake after it (``distributed.comm.core.connect`` awaits the
-    peer's first message without one), so a port that accepts and stays silent (``python3 -m
-    http.server``, a dashboard) hangs it for ever, and one that answers in HTTP has its first
-    bytes read as a frame's length (exabytes: a MemoryError). A scheduler speaks first, its
-    handshake's first 8 bytes its length (little-endian, small); those are read here. An
-    address Dask cannot parse, a port that refuses, or another protocol than TCP is left to
-    Dask, which says so within its timeout."""
+    said within ``CONNECT_TIMEOUT_S``. Dask's ``Client`` times out the connection but not the
+    handshake after it: a silent port hangs it for ever, and an HTTP answer is read as a
+    frame's length (a MemoryError). A scheduler speaks first, its first 8 bytes a small length."""
     from distributed.comm import parse_address as split
     from distributed.comm import parse_host_port
 
@@ -118,17 +106,12 @@ def _write_under(folder: Path, files: dict[str, bytes], keep_existing: bool = Fa
         write_atomic(target, data)
 
 
-async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> int:
-    """On a worker, after a cancel: wait until none of ``keys`` is still executing."""
-    wanted = set(keys)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        busy = [k for k in wanted if k in dask_worker.state.tasks
-                and dask_worker.state.tasks[k].state in ("executing", "cancelled", "long-running")]
-        if not busy:
-            return 0
+async def _until_idle(dask_worker: Any, keys: list[Any], seconds: float) -> None:
+    """On a worker, after a cancel: wait (at most ``seconds``) until none of ``keys`` is still executing."""
+    tasks, end = dask_worker.state.tasks, time.monotonic() + seconds
+    while time.monotonic() < end and any(
+            k in tasks and tasks[k].state in ("executing", "cancelled", "long-running") for k in keys):
         await asyncio.sleep(POLL_S)
-    return len(wanted)
 
 
 class ClusterRunner:
@@ -177,13 +160,9 @@ class ClusterRunner:
 
     def run(self, jobs: list[Job]) -> Generator[JobResult, None, None]:
         """Run every job, yield each result as it finishes. On KeyboardInterrupt (or when
-        the generator is closed) the tasks are cancelled and the workers' runs stopped.
-
-        Jobs are submitted, the slowest first, only while the cluster has a thread free for
-        them (and a GPU, for those that need one), as the local runner starts them only
-        while fewer than ``-j`` run: Dask would otherwise place every task at once, before
-        it knows how long any takes, and two long trainings could queue on one worker
-        while another idles. The capacity is read again as workers come and go."""
+        the generator is closed) the tasks are cancelled and the workers' runs stopped. Jobs
+        are submitted, the slowest first, only while a thread (and a GPU, where needed) is
+        free: Dask would otherwise queue two long trainings on one worker while another idles."""
         from distributed import as_completed
 
         if not jobs:
@@ -235,8 +214,7 @@ class ClusterRunner:
     def _submit(self, pending: list[Job], futures: dict[Future, Job], threads: int, gpus: int, setup: Setup,
                 batch: str) -> list[tuple[Future, Job]]:
         """Submit, from ``pending`` (removed from it), the jobs the cluster has room for now:
-        while fewer than ``threads`` run, and a job that needs a GPU while fewer than ``gpus``
-        such do; each a task of its own, keyed ``recordtool-<batch>-<n>``."""
+        fewer than ``threads`` in all, and than ``gpus`` that need a GPU."""
         submitted: list[tuple[Future, Job]] = []
         gpu_busy = sum(1 for j in futures.values() if "gpu" in j.needs)
         for job in list(pending):
@@ -324,12 +302,9 @@ class ClusterRunner:
 
 
 def _local_cluster(count: int) -> LocalCluster:
-    """A cluster of ``count`` worker processes on this machine, one run at a time each.
-
-    The workers ignore SIGINT (a Ctrl-C reaches the whole foreground process group): the
-    client cancels their runs and then stops them, so none is left without its worker. They
-    inherit that from this process, which ignores SIGINT while it starts them: a few seconds,
-    as ``local:N`` is never more workers than cores (``parse_address``)."""
+    """A cluster of ``count`` worker processes on this machine, one run at a time each. The
+    workers inherit ignoring SIGINT from this process while it starts them: on Ctrl-C the
+    client cancels their runs, then stops them, so none is left without its worker."""
     import signal
     import threading
 

@@ -31,38 +31,22 @@ def is_sidecar(path: Path) -> bool:
     return path.name.endswith(SIDECAR) and path.with_name(path.name[: -len(SIDECAR)]).is_file()
 
 
-def _print_progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 @dataclass(frozen=True)
 class CheckContext:
-    """What the runner gives a check.
-
-    seed:        the seed this run must use (checks seed every random generator from it).
-    device:      "cpu" or "cuda".
-    cache_dir:   a folder shared by all checks and runs, for trained models and the like.
-    figures_dir: this run's own folder for figures (PNG); every file left there is kept as
-                 evidence and shown on the claim's page.
-    threads:     how many CPU threads the check must use: the check's ``threads:`` (default 1),
-                 fixed whatever ``-j`` is, so that a seed gives the same numbers on any run
-                 (set torch's threads from it, and key a cache of trained models by it).
-    progress:    report a short line of progress ("step 300/1000, loss 2.31").
-    """
+    """What the runner gives a check (docs/checks.md): the ``seed`` to seed every generator
+    from, the ``device``, a ``cache_dir`` shared by all runs, this run's own ``figures_dir``, the
+    CPU ``threads`` to use (the check's ``threads:``, whatever ``-j`` is), and ``progress``."""
 
     seed: int = 0
     device: str = "cpu"
     cache_dir: Path = field(default_factory=lambda: Path(".recordtool-cache"))
     figures_dir: Path = field(default_factory=lambda: Path("figures"))
     threads: int = 1
-    progress: Callable[[str], None] = _print_progress
+    progress: Callable[[str], None] = lambda message: print(message, file=sys.stderr, flush=True)
 
     def figure(self, name: str, *, title: str | None = None, caption: str | None = None) -> Path:
-        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made.
-
-        ``title`` (a line, e.g. "Attention of layer 1's heads on a repeated sequence") and
-        ``caption`` (what the figure shows and how to read it, plain text) go on the claim's
-        page with the figure; they are kept beside it in ``<name>.json`` (``sidecar``)."""
+        """The path for a figure called ``name`` (e.g. ``"loss.png"``), its folder made; ``title``
+        and ``caption`` go on the claim's page with it, kept beside it in ``<name>.json``."""
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         path = self.figures_dir / name
         if title is not None or caption is not None:

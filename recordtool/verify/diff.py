@@ -1,12 +1,7 @@
-"""What changed between two sets of verdicts (``recordtool diff``): the verdicts committed at a
-git revision, or those of the working tree.
-
-For each claim: its result and each clause's state before and after, and each expectation
-whose numbers (``[min, median, max]`` over the seeds) moved beyond the check's tolerance,
-with the machines they were measured on; claims that are new or removed. A claim is worse
-off by the rule ``verify`` applies to a rerun (``recordtool.verify.report.worse_off``); a
-removed claim is listed but is not worse (removing it is an edit of the record, reviewed as
-such).
+"""What changed between two sets of verdicts (``recordtool diff``): those committed at a git
+revision, or those of the working tree: each claim's result and clauses, and the numbers that
+moved beyond the check's tolerance. Worse off is the rule ``verify`` applies to a rerun
+(``report.worse_off``); a removed claim is listed but is not worse.
 """
 
 from __future__ import annotations
@@ -42,8 +37,7 @@ class Moved:
 @dataclass(slots=True)
 class ClaimDiff:
     """One claim that changed: its result before and after (None: not there), the clauses
-    whose state changed (clause, before, after; ``absent`` where it had none), the numbers
-    that moved, and why it is worse off (None: it is not)."""
+    whose state changed, the numbers that moved, and why it is worse off (None: it is not)."""
 
     claim: str
     before: str | None

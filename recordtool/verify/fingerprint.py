@@ -1,12 +1,10 @@
 """Fingerprints: what produced a verdict, hashed, so a change makes it stale with a reason.
 
-A claim's fingerprint is a flat mapping, one key per thing that produced its verdict: its
-``statement`` and ``clauses``, each part of each check's spec (``check:<name>:params``, ...),
-each source file its check modules run (``source:checks/circuits.py``: the module and every
-module of the checks package it imports, found by reading ``import`` statements with ``ast``,
-never by running code), and the versions of Python and of every third-party package they
-import (``version:torch``, read from package metadata: torch is never imported). ``diff``
-turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
+A claim's fingerprint maps one key per thing that produced its verdict: its ``statement`` and
+``clauses``, each part of each check's spec (``check:<name>:params``), each source file its
+check modules run (``source:checks/circuits.py``, found by reading imports with ``ast``), and
+the versions of Python and the packages they import (``version:torch``, from metadata).
+``diff`` turns two fingerprints into reasons: "statement changed", "torch 2.13.0 -> 2.14.0".
 """
 
 from __future__ import annotations
@@ -67,12 +65,10 @@ class Scanner:
         return self._digests[path]
 
     def scan(self, module: str) -> SourceScan:
-        if module not in self._scans:
-            self._scans[module] = self._scan(module)
-        return self._scans[module]
-
-    def _scan(self, module: str) -> SourceScan:
-        out = SourceScan()
+        """What ``module`` runs (found once per scanner)."""
+        if module in self._scans:
+            return self._scans[module]
+        out = self._scans[module] = SourceScan()
         seen: set[str] = set()
         todo = [module]
         while todo:
@@ -222,9 +218,8 @@ def check_parts(check: CheckSpec, seeds: int | None = None) -> dict[str, str]:
 
 
 def claim_fingerprint(claim: Theory, scanner: Scanner, seeds: int | None = None) -> tuple[dict[str, str], set[str]]:
-    """The claim's fingerprint (its statement, its clauses, each check's spec and ``with_sources``)
-    and the third-party packages its checks import (``seeds``: the seeds every check runs on,
-    when ``verify --seeds`` overrides theirs)."""
+    """The claim's fingerprint and the third-party packages its checks import (``seeds``:
+    ``verify --seeds``, which overrides the checks' own)."""
     keys = {"statement": digest(" ".join(claim.statement.split()))}
     if claim.clauses:
         keys["clauses"] = digest(canonical({k: " ".join(v.split()) for k, v in claim.clauses.items()}))
@@ -327,9 +322,6 @@ def _params_change(before: dict[str, Any] | None, after: dict[str, Any] | None) 
             changes.append(f"{key} {canonical(before[key])} -> {canonical(after[key])}")
     return "param " + ", ".join(changes) if changes else "params changed"
 
-
-# Provenance: the commit a verdict was measured at, and whether what its fingerprint covers
-# differed from it.
 
 def git_commit(root: Path) -> str | None:
     """The commit checked out at ``root`` (None: no git)."""

@@ -1,12 +1,8 @@
-"""A verdict judged again from its own numbers, when it is read (``status``, ``render``, ``verify``).
+"""A verdict judged again from its own numbers when it is read (``status``, ``render``, ``verify``).
 
-A verdict file holds what every run measured and what was judged of it. ``unsupported`` judges
-it again under the claim's checks and says why it does not follow from its numbers (a number
-edited, a result made ``verified``), so that no page shows a result its numbers do not give.
-``as_judged_now`` gives a verdict of an older format (before positive controls) as today's rules
-judge its numbers: its own judgement is not used (docs/verdicts.md §6).
-
-The rules that judge fresh numbers are in ``recordtool.verify.rules``.
+``unsupported`` says why a verdict does not follow from its numbers (a number edited by hand),
+so that no page shows a result its numbers do not give; ``as_judged_now`` gives a verdict of an
+older format as today's rules judge it (docs/verdicts.md §6). Fresh numbers: ``rules``.
 """
 
 from __future__ import annotations
@@ -32,10 +28,8 @@ _MOVED = " gave different numbers than last time"
 
 def as_judged_now(claim: Theory, verdict: ClaimVerdict) -> tuple[ClaimVerdict, str | None]:
     """``verdict`` as today's rules judge it, and why it does not follow from its own numbers
-    (None when it does). A verdict of today's format is given back as it is; one of an older
-    format is judged again from its runs (each run's numbers still checked against what the
-    file says of them) and its checks, clauses and result replaced by what they give now: an
-    old verdict's failing expectation with no positive control comes out ``not-reproduced``."""
+    (None when it does): one of an older format is judged again from its runs, and its checks,
+    clauses and result replaced by what they give now."""
     if verdict.format >= FORMAT:
         return verdict, unsupported(claim, verdict)
     checks, why = _checks_again(claim, verdict, strict=False)
@@ -47,12 +41,9 @@ def as_judged_now(claim: Theory, verdict: ClaimVerdict) -> tuple[ClaimVerdict, s
 
 
 def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
-    """Why ``verdict`` does not follow from the numbers it holds when they are judged again
-    under ``claim``'s checks (those that made it, when its fingerprint is the claim's now):
-    the first difference found, or None when every run, expectation, control, positive,
-    check, clause and the claim come out as the verdict says. Runs that ended in an error or
-    a timeout are taken as they are: they can only make a result worse. A verdict of an older
-    format is judged by ``as_judged_now``."""
+    """Why ``verdict`` does not follow from its numbers judged again under ``claim``'s checks:
+    the first difference found, or None. Runs that ended in an error or a timeout are taken as
+    they are: they can only make a result worse."""
     if verdict.format < FORMAT:
         return as_judged_now(claim, verdict)[1]
     again, why = _checks_again(claim, verdict, strict=True)
@@ -81,8 +72,7 @@ def unsupported(claim: Theory, verdict: ClaimVerdict) -> str | None:
 
 def _checks_again(claim: Theory, verdict: ClaimVerdict, *, strict: bool) -> tuple[list[CheckVerdict], str | None]:
     """Each check of ``verdict`` judged again from its runs, and the first thing that differs
-    from the file (``strict``: all a page shows; else only its runs' numbers, for a verdict of
-    an older format)."""
+    from the file (``strict``: all a page shows; else, for an older format, its runs' numbers)."""
     specs = {spec.name: spec for spec in claim.checks}
     if [check.name for check in verdict.checks] != list(specs):  # (none left out: a failing one, say)
         return [], f"it holds the checks {[c.name for c in verdict.checks]}, the claim has {list(specs)}"
@@ -163,9 +153,7 @@ def _compared(made: CheckVerdict, check: CheckVerdict) -> str | None:
 
 
 def _as_specified(spec: CheckSpec, check: CheckVerdict, count: int) -> str | None:
-    """What of ``check`` (a verdict's) is not as ``spec`` says it ran: its function, params,
-    threads, setting, its runs' seeds (every one of 0..``count``-1), its controls' and
-    positives' names, params and seeds."""
+    """What of ``check`` (a verdict's) is not as ``spec`` says it ran, on seeds 0..``count``-1."""
     if (check.run, check.params, check.threads) != (spec.run, dict(spec.params), spec.threads):
         return "its function, params or threads are not the claim's"
     if (check.setting, check.analogue) != (spec.setting, spec.analogue):
@@ -185,8 +173,7 @@ def _as_specified(spec: CheckSpec, check: CheckVerdict, count: int) -> str | Non
 
 def _as_made(made: CheckVerdict, check: CheckVerdict) -> str | None:
     """What ``check`` (a verdict's) shows otherwise than ``made`` (judged again from its
-    numbers): its expectations, observations, quorum, and its message (which may go on to
-    say the numbers differ from the verdict before: that is not judged again)."""
+    numbers); its message may go on to say the numbers moved since the verdict before."""
     for name in ("expectations", "observations"):
         for said, again in zip(getattr(check, name), getattr(made, name), strict=False):
             if not _same(said, again):
@@ -241,10 +228,8 @@ def _first_field(metric: str, made: Any, said: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """``a == b`` for what a verdict holds (runs, expectations, clauses and the numbers in
-    them), a NaN equal to a NaN: ``==`` on dataclasses, lists and dicts holding one is true only
-    where both hold the very same NaN object, and on Python 3.13, whose dataclasses compare
-    field by field, not even then."""
+    """``a == b`` for what a verdict holds, a NaN equal to a NaN (which ``==`` on dataclasses,
+    lists and dicts does not give)."""
     if type(a) is not type(b):
         return bool(a == b)  # (an int and a float, None and a value: as ``==`` says)
     if dataclasses.is_dataclass(a):

@@ -1,10 +1,8 @@
 """JUnit XML of a verify run (``--junit-xml PATH``), for CI systems that show test reports.
 
 One test case per check (``classname`` the claim, ``name`` the check), then one per clause
-(``name`` ``clause <id>``), each failing, erring or skipped as ``CHECK_TAGS`` and
-``CLAUSE_TAGS`` say (``not-reproduced`` is skipped: the test was never shown able to pass).
-Each case has the claim's result as its ``claim-result`` property; a check's case also has its
-``setting`` and, per expectation, its state, power and sensitivity.
+(``clause <id>``), failing, erring or skipped as ``CHECK_TAGS`` and ``CLAUSE_TAGS`` say, each
+with the claim's result, and a check's with its setting and expectations, as properties.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Verdicts kept read and judged between commands (``status``, ``render``, ``verify``).
 
-Reading a verdict file and judging it again from its own numbers (``judge.unsupported``) costs
-each claim a little, and every ``status`` and ``render`` after an edit would pay it for every
-verified claim. So the store (``recordtool.store``, table ``verdicts``) keeps, per claim and
-under the hash of its verdict file's bytes, the verdict and what judging it gave under the
-hash of the claim's entry file. A verdict edited by hand has other bytes, and is read and
-judged afresh.
+Reading a verdict and judging it again (``judge.unsupported``) costs each claim a little, for
+every claim on every command. So the store (table ``verdicts``) keeps each verdict under the
+hash of its file's bytes, and its judgement under the hash of the claim's entry file too.
 """
 
 from __future__ import annotations
@@ -40,7 +37,8 @@ class KeptVerdicts:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._before = store.items(VERDICTS)  # claim id -> (digest, what was kept)
+        # claim id -> (digest, what was kept): a ``Kept``, as a store of other code is empty
+        self._before: dict[str, tuple[str, Kept]] = store.items(VERDICTS)
         self._now: dict[str, tuple[str, Kept]] = {}  # what this command read: kept ones and new ones
         self._changed: set[str] = set()
 
@@ -49,8 +47,7 @@ class KeptVerdicts:
         (which raises for a damaged file: nothing is kept then)."""
         digest = bytes_digest(data)
         before = self._before.get(claim_id)
-        if before is not None and before[0] == digest and isinstance(before[1], Kept) \
-                and isinstance(before[1].verdict, ClaimVerdict):
+        if before is not None and before[0] == digest:
             self._now[claim_id] = before
             return before[1].verdict
         verdict = parse(data)
@@ -59,9 +56,8 @@ class KeptVerdicts:
         return verdict
 
     def unsupported(self, claim: Theory, verdict: ClaimVerdict, claim_digest: str | None) -> str | None:
-        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read here
-        from the same bytes and the claim's entry file is the same (``claim_digest``, the hash
-        of its bytes; None: not known, judged afresh)."""
+        """``judge.unsupported(claim, verdict)``, as judged before when ``verdict`` was read from
+        the same bytes and the claim's entry file has the same hash (``claim_digest``)."""
         now = self._now.get(claim.id)
         if now is None or claim_digest is None or now[1].verdict is not verdict:  # judged, not kept
             return unsupported(claim, verdict)

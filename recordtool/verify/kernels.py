@@ -1,11 +1,9 @@
 """The CPU kernels a run's numbers came from, named and probed.
 
-A trained model's numbers move a little from one CPU to another: ATen's vectorised kernels and
-MKL's matrix products take the widest instructions the CPU has and group float sums
+A trained model's numbers move a little from one CPU to another, as kernels group float sums
 differently (docs/verdicts.md, "Numbers across machines"). So a verdict's device names the
-kernels, and a probe hashes the bits of a few operations from inputs that are the same bits on
-every machine: torch's own ``get_cpu_capability()`` does not say which paths MKL takes.
-recordtool never imports torch: the caller passes it.
+kernels, with a probe of a few operations: ``get_cpu_capability()`` does not say which paths
+MKL takes. recordtool never imports torch: the caller passes it.
 """
 
 from __future__ import annotations
@@ -25,22 +23,21 @@ SETTINGS = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "DNNL_MAX_CPU_ISA")
 
 def describe(torch: Any, known: dict[str, str] | None = None) -> str:
     """``Intel(R) Xeon(R) Processor, AVX512, kernels 52b68cb2``: the CPU, torch's kernel
-    level, the probe, and any of ``SETTINGS`` that is set. ``known``: the descriptions that
-    earlier runs of the same verify made, by ``machine_key``; one found there is taken, one made
-    here is added (the probe costs more than all the rest of a short run, and forked runs share
-    no memory)."""
+    level, the probe, and any of ``SETTINGS`` that is set. ``known``: the descriptions earlier
+    runs made, by ``machine_key`` (the probe costs more than the rest of a short run)."""
     known = {} if known is None else known
     key = machine_key(torch)
     if key not in known:
-        parts = [cpu_name(), str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
+        info = _cpuinfo()  # the CPU's model name (Linux), else what ``platform`` knows
+        name = info.get("model name") or info.get("Model") or platform.processor() or platform.machine() or "unknown CPU"
+        parts = [name, str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
         known[key] = ", ".join(parts + _settings())
     return known[key]
 
 
 def machine_key(torch: Any) -> str:
     """What a description depends on, hashed, without asking torch's kernels: the CPU and its
-    flags, torch's build, ``ATEN_CPU_CAPABILITY`` (which with the flags gives the kernel
-    level), and ``SETTINGS``."""
+    flags, torch's build, ``ATEN_CPU_CAPABILITY`` and ``SETTINGS``."""
     info = _cpuinfo()
     parts = [info.get("model name", ""), info.get("flags", ""), torch.__version__, str(torch.__file__),
              os.environ.get("ATEN_CPU_CAPABILITY", ""), *_settings()]
@@ -49,12 +46,6 @@ def machine_key(torch: Any) -> str:
 
 def _settings() -> list[str]:
     return [f"{name}={os.environ[name]}" for name in SETTINGS if os.environ.get(name)]
-
-
-def cpu_name() -> str:
-    """The CPU's model name (Linux), else what ``platform`` knows."""
-    info = _cpuinfo()
-    return info.get("model name") or info.get("Model") or platform.processor() or platform.machine() or "unknown CPU"
 
 
 def _cpuinfo() -> dict[str, str]:
@@ -69,10 +60,9 @@ def _cpuinfo() -> dict[str, str]:
 
 
 def probe(torch: Any) -> str:
-    """Eight hex digits of a hash of float32 and float64 results (matrix products as a batch of
-    64 sequences of 64 tokens of width 64 meets them, batched products, softmax, layer norm, exp,
-    sums), on one thread: how a run's thread count splits sums is the check's ``threads:``, kept
-    apart. Equal on two machines when their kernels group these sums alike."""
+    """Eight hex digits of a hash of float32 and float64 results (matrix products, softmax,
+    layer norm, exp, sums) on one thread: equal on two machines when their kernels group these
+    sums alike."""
 
     def same_everywhere(*shape: int, dtype: Any = torch.float32) -> Any:
         # float64 products and fractional parts are correctly rounded: the same bits on any CPU

@@ -2,11 +2,7 @@
 it stays small (docs/checks.md, "Limits").
 
 Each run is held to an address space and a CPU time (``run_limits``, set in the run's own
-process by ``hold_to_limits``). A run keeps at most ``MAX_METRICS`` metrics; a list of more
-than ``MAX_VALUES`` values is kept as its summary (count, min, median, max) unless the check's
-``keep:`` names it (then up to ``MAX_KEPT_VALUES``); text is cut to ``MAX_TEXT`` characters and
-an error to its last ``MAX_ERROR``. What a check may return at all (names with numbers, NaN
-included, lists of numbers or strings) is checked in its own process (``metric_problem``).
+process by ``hold_to_limits``); its metrics are bounded in number, list length and text length.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ MAX_ERROR = 4_000
 
 
 def run_limits(check: CheckSpec, timeout: float, device: str) -> dict[str, Any]:
-    """Each run's limits: the check's ``limits:``, else an address space of half the machine's
-    memory (at least ``MIN_MEMORY_MB``; none on a GPU, whose driver maps far more than it uses)
-    and twice the CPU time its threads can use before its timeout."""
+    """Each run's limits: the check's ``limits:``, else half the machine's memory (none on a GPU,
+    whose driver maps far more than it uses) and twice the CPU time its threads can use."""
     memory = check.limits.memory_mb
     if memory is None and not device.startswith("cuda"):
         memory = max(MIN_MEMORY_MB, physical_memory_mb() // 2)
@@ -48,10 +43,8 @@ def physical_memory_mb() -> int:
 
 
 def hold_to_limits(request: dict[str, Any]) -> None:
-    """Hold this process (the run's) to the run's limits: its address space (``memory_mb``)
-    and its CPU time (``cpu_s``; past it the kernel sends SIGXCPU, a second later SIGKILL).
-    Both the soft and the hard limit are set, so the check cannot raise them; what it starts
-    inherits them. Not a sandbox: docs/checks.md says what a check can still do."""
+    """Hold this process (the run's) to its address space (``memory_mb``) and CPU time
+    (``cpu_s``), soft and hard limits both, so that the check cannot raise them."""
     import resource
 
     for name, key, scale, grace in (("RLIMIT_AS", "memory_mb", 2**20, 0), ("RLIMIT_CPU", "cpu_s", 1, 1)):

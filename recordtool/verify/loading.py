@@ -34,11 +34,8 @@ def refuse_outside(package: str, module: str, function: str) -> None:
 
 def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set[str]]:
     """Import the check module ``module`` under the contract; returns it and the names of the
-    modules its import added to ``sys.modules``.
-
-    The test for local imports from outside ``package`` looks only at the modules this
-    import added: exact on a module's first import while no such module is loaded yet.
-    """
+    modules its import added (the test for local code from outside ``package`` looks at those
+    only: exact on a module's first import)."""
     confine_imports(root, package)
     before = set(sys.modules)
     try:
@@ -62,9 +59,8 @@ def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set
 
 
 class _ConfinedLoader(importlib.machinery.SourceFileLoader):
-    """Reads a module of the checks package (its source, its cached bytecode) only as a
-    regular file inside the package, checked as it is opened (``confine.open_inside``): a
-    file swapped for a link out after ``validate`` or ``verify`` looked is never run."""
+    """Reads a module of the checks package (source and bytecode) only as a regular file inside
+    it, checked as it is opened: a file swapped for a link out after a look is never run."""
 
     def __init__(self, fullname: str, path: str, folder: str, root: Path) -> None:
         super().__init__(fullname, path)

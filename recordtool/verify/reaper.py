@@ -1,18 +1,10 @@
 """The reaper: every process a check starts ends when its run ends, or when ``verify`` dies.
 
 On Linux the check process, the fork server and a fresh run's reaper are each a *subreaper*
-(``PR_SET_CHILD_SUBREAPER``): what a process below them leaves behind (a double fork, a daemon
-in a session of its own) becomes their child, never init's, and is killed (``end_children``).
-A check process dies with its parent (``PR_SET_PDEATHSIG``); the server and the reaper get
-SIGTERM when ``verify`` dies (``watch_parent``) and kill all they have. On a timeout ``verify``
-ends a run's whole tree from outside (``end_tree``): it stops each process so that none can
-fork or leave, then kills them all.
-
-Why not simply kill the run's process group (``os.killpg``, what happens where these calls are
-missing, as on macOS): a process that a check starts in a session of its own leaves the group
-and would outlive the run. A subreaper is the simplest hold the kernel offers on such a
-process. Elsewhere every function here does nothing and says so by its result
-(docs/checks.md).
+(``PR_SET_CHILD_SUBREAPER``): what a process below them leaves behind becomes their child and
+is killed (``end_children``). Killing the process group alone would miss a process that a
+check starts in a session of its own. Elsewhere these functions do nothing and say so by their
+result (docs/checks.md).
 """
 
 from __future__ import annotations
@@ -58,10 +50,8 @@ def die_with_parent(parent: int) -> None:
 
 
 def watch_parent(parent: int, before_leaving: Callable[[], None] = lambda: None) -> None:
-    """When the process ``parent`` dies: kill every child (after ``before_leaving``) and leave.
-
-    SIGTERM is the parent-death signal; a SIGTERM while the parent lives (the runner stopping
-    a run's process group) is left to the check process, which gets it too."""
+    """When the process ``parent`` dies (SIGTERM is the parent-death signal): kill every child
+    (after ``before_leaving``) and leave; a SIGTERM while the parent lives is the check's."""
     def handler(signum: int, frame: FrameType | None) -> None:
         if os.getppid() != parent:
             leave()
@@ -110,8 +100,7 @@ def children(pid: int | str = "self") -> list[int]:
 
 def end_children(keep: frozenset[int] = frozenset(), wait: bool = True) -> None:
     """Kill this process's children but ``keep``, again and again: in a subreaper, what they
-    started comes to it as each one dies. ``wait``: reap each and go on until none is left;
-    else kill this generation only (the caller reaps them, and their orphans, later)."""
+    started comes to it as each one dies (``wait``: reap each; else kill this generation only)."""
     for _ in range(ROUNDS if wait else 1):
         doomed = [pid for pid in children() if pid not in keep]
         if not doomed:
@@ -126,13 +115,12 @@ def end_children(keep: frozenset[int] = frozenset(), wait: bool = True) -> None:
 
 
 def end_tree(pid: int, parent: int | None = None) -> bool:
-    """Kill ``pid`` and every process below it, stopping them all first so that none forks
-    or leaves the tree while it is walked. With ``parent``, only if ``pid`` is still that
-    process's child (a pid the caller did not reap itself may have been reused). False where
-    /proc cannot show the tree (the caller falls back to the process group)."""
+    """Kill ``pid`` and every process below it, stopping them all first so that none forks or
+    leaves while the tree is walked; with ``parent``, only if ``pid`` is still its child (a pid
+    may have been reused). False where /proc cannot show the tree."""
     if not sys.platform.startswith("linux") or not os.path.isdir("/proc/self/task"):
         return False
-    if parent is not None and _parent_of(pid) != parent:
+    if parent is not None and _stat(pid)[1:2] != [str(parent)]:
         return True  # gone already (or its pid is another process's now)
     seen: list[int] = []
     found = [pid]
@@ -154,27 +142,24 @@ def end_tree(pid: int, parent: int | None = None) -> bool:
     return True
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the process's name: its state, its parent, ...
+    ([] when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def running(pid: int) -> bool:
     """Whether ``pid`` runs still (a zombie has ended: only its reaping is left)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return int(handle.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
+    return _stat(pid)[:1] not in ([], ["Z"], ["X"])
 
 
 def supervise(parent: int) -> None:
-    """Split a fresh run in two (Linux): the check runs in a child, and this process stays
-    its reaper (a subreaper watching ``parent``), then leaves as the check did. Returns in
-    the child (and, where there is no subreaper, in this process at once)."""
+    """Split a fresh run in two (Linux): the check runs in the child, where this returns, and
+    this process stays its reaper, then leaves as the check did."""
     if not adopt_orphans():
         return
     watch_parent(parent)

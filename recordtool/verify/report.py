@@ -35,8 +35,7 @@ class ClaimResult:
     @property
     def regressed(self) -> str | None:
         """Why this run leaves the claim worse off than its committed verdict (None: it does
-        not), by the rule docs/verdicts.md states: a broken check, a claim run for the first
-        time that is not verified or has nothing to run, a result or a clause that got worse."""
+        not), by the rule docs/verdicts.md states."""
         verdict = self.status.verdict
         if self.status.state in ("error", "timeout"):
             return f"its check ended in {self.status.state}"

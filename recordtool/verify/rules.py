@@ -139,10 +139,8 @@ def spread(values: list[float]) -> tuple[list[float] | None, int]:
 
 
 def close(a: Any, b: Any, tolerance: Tolerance) -> bool:
-    """Whether two metric values are the same within ``tolerance``:
-    ``|a - b| <= abs + rel * max(|a|, |b|)``; NaN equals NaN, an infinity only itself; lists
-    element by element (a list kept whole before the bounds of ``limits`` compares as its
-    summary with a summary); anything else exactly."""
+    """Whether two metric values are the same within ``tolerance``: ``|a - b| <= abs + rel *
+    max(|a|, |b|)``, NaN equal to NaN, lists element by element, anything else exactly."""
     if is_summary(a) or is_summary(b):
         a, b = bound_value(a), bound_value(b)
         if isinstance(a, dict) and isinstance(b, dict):
@@ -194,8 +192,7 @@ def judge_control(name: str, params: dict[str, Any], runs: list[Run], *, positiv
 
 def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
     """Whether every run of ``control`` ran and holds (``holds``) the expectation on ``metric``,
-    or fails it with a defined value: NaN fails every expectation, but a metric undefined under
-    a control shows nothing the measurement could get wrong."""
+    or fails it with a defined value (a NaN under a control shows nothing about the test)."""
     judged = [_result(run, metric) for run in control.runs]
     return bool(judged) and all(run.outcome == "ok" for run in control.runs) and all(
         r is not None and (r.holds if holds else not r.holds and _defined(r.measured)) for r in judged)
@@ -203,9 +200,8 @@ def _on_every_seed(control: ControlResult, metric: str, *, holds: bool) -> bool:
 
 def _judge_expectations(spec: CheckSpec, clause_ids: list[str], runs: list[Run], controls: list[ControlResult],
                         positives: list[ControlResult]) -> list[ExpectationVerdict]:
-    """Each expectation over the seeds of the main run, with what gives it power (a control
-    that is not degenerate, or its null, failing it on every seed) and sensitivity (a positive
-    control holding it on every seed)."""
+    """Each expectation over the seeds of the main run, with what gives it power and
+    sensitivity (docs/verdicts.md)."""
     required = spec.required(len(runs))
     out: list[ExpectationVerdict] = []
     for metric, expect in spec.expect.items():
@@ -365,11 +361,9 @@ def judge_check(spec: CheckSpec, runs: list[Run], controls: list[ControlResult],
                 clause_ids: list[str] | None = None, last_ok: dict[str, float] | None = None,
                 previous_elsewhere: str = "", positives: list[ControlResult] | None = None) -> CheckVerdict:
     """The check's outcome from its runs (one per seed), its controls and its positive
-    controls (docs/verdicts.md). ``last_ok``: ``last_successful`` of the last verdict, said
-    when a run times out. ``clause_ids``: the claim's clauses (an expectation that names none
-    tests them all). ``previous``: the last verdict of this same check, whose numbers a seed's
-    may not leave beyond the tolerance (``_moved``); ``previous_elsewhere``: the device it was
-    measured on, when not this run's."""
+    controls (docs/verdicts.md). ``previous``: the last verdict of this check, whose numbers a
+    seed's may not leave beyond the tolerance; ``previous_elsewhere``: its device, when not this
+    run's."""
     clause_ids = clause_ids or [STATEMENT_CLAUSE]
     positives = positives or []
     last_ok = last_ok or {}

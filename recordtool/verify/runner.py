@@ -1,20 +1,11 @@
 """Running checks in child processes: isolation, timeouts, parallel workers.
 
-Every run of a check (each seed, and each control) is one ``Job``, run in a process of its
-own, in a session of its own (a Ctrl-C on the terminal reaches only the parent, which stops
-them; a timeout kills the run with every process it started, ``recordtool.verify.reaper``).
-A hang ends in ``timeout``; a crash (an exception, ``os._exit``, a signal, memory exhaustion)
-in ``error`` with the traceback or the exit signal; neither stops the run. Up to ``jobs`` run
-at once, the slowest (by their last duration) started first. The parent never imports the
-check's code.
-
-Runs are forked from a warm server (``recordtool.verify.child``); the parent keeps the
-timeouts and kills each run, and all below it, itself. A run's clock starts when it is forked,
-and an import it waits for on the server counts against its timeout (one that hangs ends in
-``timeout`` and stops the server). A run goes to a fresh interpreter instead when the server
-cannot start (or ``RECORDTOOL_FORK_SERVER=0``), has died (its runs then start again unless
-their result was written) or declines it; both get the same environment, with a fixed
-``PYTHONHASHSEED``.
+Every run of a check (each seed, each control) is one ``Job``, run in a process and a session
+of its own, forked from the warm server of ``recordtool.verify.child`` (or, when the server
+cannot take it, in a fresh interpreter). The parent keeps the timeouts and kills a run with all
+it started (``recordtool.verify.reaper``); a hang ends in ``timeout``, a crash in ``error``, and
+neither stops the others. Up to ``jobs`` run at once, the slowest first. The parent never
+imports the check's code.
 """
 
 from __future__ import annotations
@@ -170,7 +161,6 @@ class Runner:
     device: str = "cpu"
     jobs: int = 1
     display: Display = field(default_factory=NoDisplay)
-    python: str = sys.executable
     serve: bool = field(default_factory=lambda: os.environ.get("RECORDTOOL_FORK_SERVER", "1") != "0")  # fork runs from a warm server
     kernels: dict[str, str] = field(default_factory=dict)  # CPU descriptions runs made, passed to the next
 
@@ -182,7 +172,7 @@ class Runner:
         live: list[_Live] = []
         counter = 0
         self.workdir.mkdir(parents=True, exist_ok=True)
-        server = ServerProcess.start(self.python, self.root, self._env(), self.workdir / "server.log") \
+        server = ServerProcess.start(self.root, self._env(), self.workdir / "server.log") \
             if jobs and self.serve else None
         try:
             while pending or live:
@@ -235,10 +225,8 @@ class Runner:
         """Nothing to release: ``run`` stops what it started."""
 
     def _confined(self, result: JobResult, others: set[Path]) -> JobResult:
-        """``result``, or an error when the run left in its folder (``figures_dir``, but the
-        folders of ``others``) anything but regular files and folders (``confine.not_plain``):
-        a link, a hard link, a named pipe, a device, a folder named like a file, or a folder on
-        its way made a link. What is refused is removed: nothing of it is kept or published."""
+        """``result``, or an error when the run left in its folder (but the folders of ``others``)
+        anything but regular files and folders (``confine.not_plain``), which is then removed."""
         job, folder, stop = result.job, result.job.figures_dir, self.workdir.parent
         chain = [folder, *folder.parents]
         bad = [(p, "is a symbolic link") for p in (chain[:chain.index(stop)] if stop in chain else chain[:1])
@@ -263,8 +251,7 @@ class Runner:
 
     def _next(self, pending: list[Job], live: list[_Live]) -> Job | None:
         """The first pending job whose threads fit beside the runs going: their threads add up
-        to at most ``jobs`` (a job wider than that runs alone), so ``-j`` cores' worth of runs go
-        at once, each on its check's own ``threads:``, and -j N never oversubscribes N cores."""
+        to at most ``jobs`` (a job wider than that runs alone), so -j N never oversubscribes N cores."""
         busy = sum(item.job.threads for item in live)
         for index, job in enumerate(pending):
             if not live or busy + job.threads <= max(1, self.jobs):
@@ -353,7 +340,7 @@ class Runner:
         item.last_progress, item.progress_size = "", 0
         item.log = open(item.files["log"], "wb")  # noqa: SIM115 - closed in _finish
         item.proc = subprocess.Popen(
-            [self.python, "-m", "recordtool.verify.child", str(item.files["request"]), str(item.files["result"])],
+            [sys.executable, "-m", "recordtool.verify.child", str(item.files["request"]), str(item.files["result"])],
             cwd=self.root, env=self._env(item.job.threads), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )

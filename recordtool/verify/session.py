@@ -1,11 +1,8 @@
 """`recordtool verify`: select claims, run what is not fresh, judge, keep the verdicts.
 
-Gather first, then run: the selection, every claim's fingerprint and its verdict's state
-are decided without running or importing anything (so a verify with nothing changed
-returns at once). The claims left to run become jobs (each check under each seed, and each
-control) for ``recordtool.verify.runner``; as soon as all of a claim's jobs are done it is judged
-(``recordtool.verify.judge``) and its verdict written (``recordtool.verify.store``), so a Ctrl-C keeps
-every verdict already finished.
+Gather first, without running or importing anything (so a verify with nothing changed returns
+at once); then run the jobs left (``runner``), and judge and write each claim as soon as all of
+its jobs are done, so a Ctrl-C keeps every verdict already finished.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import covered_paths, environment, git_commit, git_dirty
 from recordtool.verify.judge import as_judged_now
+from recordtool.verify.kept import open_kept
 from recordtool.verify.limits import run_limits
 from recordtool.verify.report import ClaimResult, Report
 from recordtool.verify.rules import (
@@ -174,11 +172,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     chosen_ids = set(chosen)
     used = {cited for i in chosen for cited, relation in record.cites(i) if relation == "uses"}
     needed = [i for i in ids if i in chosen_ids or i in used]
-    kept = None
-    if project.cached and options.seeds is None:  # as status and render read them (``recordtool.verify.kept``)
-        from recordtool.verify.kept import open_kept
-
-        kept = open_kept(config)
+    kept = open_kept(config) if project.cached and options.seeds is None else None  # as status reads them
     store = read_store(config, needed, kept)
     statuses, prints = assess_claims(project, chosen, store, seeds=options.seeds, kept=kept)
     # what they use is judged as it stands: `--seeds` is for the claims run, not theirs
@@ -206,9 +200,8 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
 
 
 def _runs(status: ClaimStatus, config: Config, options: Options) -> bool:
-    """Whether a selected claim is run: when asked (``--force``, ``--failed``, ``--try``), when
-    its verdict is stale or missing, when its run failed on the machine (not on the claim), or
-    when it was skipped and can run now."""
+    """Whether a selected claim is run: when asked, when its verdict is stale or missing, when
+    its run failed on the machine (not on the claim), or when it was skipped and can run now."""
     return (options.force or options.failed or options.trial or status.state in ("stale", "unchecked")
             or (status.verdict is not None and run_failure(status.verdict) is not None)
             or (status.state == "skipped" and (options.device == "cuda" or bool(_scheduler(config, options)))))
@@ -400,9 +393,8 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
 
 def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSpec, workdir: Path,
                    kept: str | None) -> CheckVerdict:
-    """One check judged from its runs, its controls' and its positives', with its figures
-    named where they will be kept, and compared with its last verdict where that came from the
-    same spec, code and environment."""
+    """One check judged from its runs, with its figures named where they will be kept, and
+    compared with its last verdict where that came from the same spec, code and environment."""
     claim = plan.claim
     seeds = seeds_of(check, options)
 
@@ -428,9 +420,8 @@ def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSp
     duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
     last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
     prev_check = last if check.name in plan.comparable else None
-    # numbers measured on another CPU's kernels (or a GPU) may differ beyond the tolerance:
-    # that is the machine's doing, not nondeterminism (docs/verdicts.md); the last verdict's
-    # devices are those its ``_where`` names before the cluster's workers
+    # numbers measured on another CPU's kernels (or a GPU) may move beyond the tolerance: the
+    # machine's doing, not nondeterminism (the last verdict's devices: ``_where`` before workers)
     check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
     elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
         and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""
@@ -440,9 +431,8 @@ def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSp
 
 
 def _devices(device: str, results: Iterable[JobResult]) -> list[str]:
-    """The devices the runs say they ran on (``cpu (Intel(R) Xeon(R) Processor, AVX512, kernels
-    52b68cb2)``: ``recordtool.verify.kernels``), sorted; ``device`` when none says. A plain ``cpu``
-    (a run that never loaded torch) is left out beside a CPU that is named."""
+    """The devices the runs say they ran on (``recordtool.verify.kernels``), sorted; ``device``
+    when none says. A plain ``cpu`` (no torch loaded) is left out beside a CPU that is named."""
     named = sorted({r.device for r in results if r.device})
     if any(d.startswith(f"{device} (") for d in named):
         named = [d for d in named if d != device]

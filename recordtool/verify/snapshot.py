@@ -1,16 +1,10 @@
 """The answers of ``verify`` and ``status`` when nothing was to be done, kept to be given again.
 
-``verify`` with every verdict fresh runs nothing and ``status`` only reads, yet both load the
-whole record (YAML, pydantic) to say so. What they printed is kept in the cache folder
-(``verify-snapshot.json``) beside the snapshot of what they read:
-pyproject.toml, every file of the kinds' folders, the verdicts folder, the checks package and
-any module outside it that a check runs, where those folders lead, recordtool's code (the
-states of its modules' files) and version, Python's, and the versions of the packages the
-fingerprints compare (read from metadata, never by importing them). When all of it is as it was, the same command with the same options
-prints the same thing and exits the same way, without opening the project.
-
-Only a run whose outcome was "nothing to do" is kept (a ``verify`` that ran, tried or wrote
-anything is not), and the key is the command with every option that can change what it prints.
+Both load the whole record to say that nothing changed. So what they printed is kept in the
+cache folder (``verify-snapshot.json``) with the state of what they read: the project's files,
+the verdicts, the checks and any module a check runs, recordtool's code, and the versions the
+fingerprints compare. While all of it is as it was, the same command with the same options
+prints the same thing without opening the project. Only a "nothing to do" answer is kept.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import recordtool
-from recordtool.atomic import sweep, sweep_runs
+from recordtool.atomic import sweep, sweep_runs, write_atomic
 from recordtool.record.config import Config, ConfigError, find_root, load_config
 
 if TYPE_CHECKING:
@@ -58,8 +52,7 @@ class Answer(NamedTuple):
 
 def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
     """The inputs of ``command`` with ``options`` for the project at ``root`` (or found above
-    the current folder); None when the project cannot be found or configured (opening it will
-    say why)."""
+    the current folder); None when it cannot be found or configured (opening it says why)."""
     try:
         base = root.resolve() if root is not None else find_root(Path.cwd())
         config = load_config(base)
@@ -83,9 +76,8 @@ def take(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | N
 
 
 def leftovers(config: Config) -> None:
-    """Remove what verify runs that were killed left: their temporary files in the verdicts and
-    cache folders, and their runs' folders (``recordtool.atomic``: only those of processes that
-    are gone). Done by every verify, the one that replays a kept answer too."""
+    """Remove what killed verify runs left: temporary files and their runs' folders (only those
+    of processes that are gone). Done by every verify, the one that replays an answer too."""
     sweep(config.verdicts)
     sweep(config.cache)
     sweep_runs(config.cache / RUNS)
@@ -108,10 +100,8 @@ def _versions(packages: list[str]) -> dict[str, str | None]:
 
 
 def _installed(packages: list[str]) -> dict[str, list[int] | None]:
-    """Where the versions of ``packages`` are read from, as file states: each one's metadata
-    file and the folders that hold installed distributions (installing, upgrading or removing
-    one changes them). While they are as they were, so are the versions, and the metadata
-    need not be read (importing ``importlib.metadata`` alone costs more than the rest)."""
+    """Where the versions of ``packages`` are read from, as file states (their metadata files and
+    the folders of installed distributions): while they hold, the versions need not be read."""
     from importlib import metadata
 
     from recordtool.verify import fingerprint
@@ -166,8 +156,7 @@ def kept_answer(inputs: Inputs) -> Answer | None:
 
 def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] | None]]:
     """What the claims' fingerprints read besides the record and the checks package: the
-    third-party packages whose versions they compare, and every module a check runs that lies
-    outside the checks package (path -> [size, mtime_ns], None for a module not there)."""
+    packages whose versions they compare, and the state of each module outside the package."""
     from recordtool.verify.fingerprint import Scanner
 
     config = project.config
@@ -196,8 +185,6 @@ def fingerprint_inputs(project: Project) -> tuple[set[str], dict[str, list[int] 
 
 def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     """Keep ``answer``, what the command printed having found nothing to do, for ``kept_answer``."""
-    from recordtool.atomic import write_atomic
-
     packages, extra = fingerprint_inputs(project)
     last = _read(inputs.path)
     answers = last.get("answers") if _holds(last, inputs) else None
@@ -213,12 +200,8 @@ def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     except OSError:  # a cache that cannot be written costs speed, never the answer
         pass
 
-# The state of files -----------------------------------------------------------------------
-#
-# "Nothing changed" is decided from sizes and modification times. Modification times have a
-# tick (coarse on some filesystems): a file written within ``RACY_NS`` of the snapshot may change
-# again without its time changing, so its content hash is kept too and compared once it is older
-# ("racy" files, as git calls them).
+# The state of files: sizes and modification times, and the content hash of a file written within
+# ``RACY_NS`` of the snapshot, which may change again within its mtime's tick ("racy", as git says).
 
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
 Files = dict[str, list[Any]]  # path -> [size, mtime_ns] (+ content hash when changed just now)
@@ -241,9 +224,7 @@ def stat_file(path: str) -> list[int] | None:
 
 def take_files(files: Iterable[str] = (), folders: Iterable[str] = ()) -> Files:
     """The state of ``files`` (those that exist) and of every file under ``folders`` (links to
-    folders not followed, as loading does not; ``__pycache__`` left out: importing a module
-    rewrites it), with the content hash of each file changed so recently that it may change
-    again unseen."""
+    folders not followed, ``__pycache__`` left out), with the content hash of each racy file."""
     start = time.time_ns()
     state: Files = {}
     for path in files:

@@ -50,9 +50,8 @@ def claim_status(claim: Theory, verdict: ClaimVerdict | None, current: dict[str,
 
 
 def assess(project: Project) -> dict[str, ClaimStatus]:
-    """Every claim of the record, in record order, with its state now. A claim with no
-    verdict file is ``unchecked`` whatever its fingerprint: only the claims whose file the
-    verdict folder lists (listed once) are read and fingerprinted."""
+    """Every claim of the record, in record order, with its state now: only those whose file
+    the verdict folder lists are read and fingerprinted, the others are ``unchecked``."""
     ids = project.record.claim_ids()
     try:  # (a link or a folder named like a verdict is read, and refused with its reason)
         listed = set(os.listdir(project.config.verdicts))
@@ -74,9 +73,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
 def assess_claims(project: Project, claims: list[str], store: Store, seeds: int | None = None,
                   kept: KeptVerdicts | None = None) -> tuple[dict[str, ClaimStatus], Fingerprints]:
     """The state of each of the claims ``claims`` (ids) given the verdicts in ``store``, and
-    the fingerprint each has now (which ``verify`` keeps with a new verdict; ``seeds``:
-    ``verify --seeds``). ``kept``: what ``store`` was read with, which also keeps each
-    verdict's judgement."""
+    the fingerprint each has now (``kept``: what ``store`` was read with)."""
     config = project.config
     entries = project.record.entries
     scanner = Scanner(config)
@@ -108,9 +105,8 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
 
 
 def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
-    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (read
-    from the record's citations, ``Record.cites``: no entry is made for it). ``ids``: the
-    record's claims (``Record.claim_ids``), when already known."""
+    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (``ids``:
+    the record's claims, when already known)."""
     cites = project.record.cites
     for claim_id in project.record.claim_ids() if ids is None else ids:
         status = statuses.get(claim_id)
@@ -143,19 +139,15 @@ def _checks_line(verdict: ClaimVerdict) -> str:
     return f"{passed} of {len(verdict.checks)} check{'s' if len(verdict.checks) != 1 else ''} pass"
 
 
-def _number(x: float) -> str:
-    return f"{x:.4g}"
-
-
 def spread_text(values: list[float] | None, nans: int, seeds: int) -> str:
     """``0.58 on 1 seed``, ``min 0.57, median 0.59, max 0.6 over 3 seeds``, ``2 NaN``."""
     parts = []
     if values is not None:
         low, mid, high = values
         if seeds - nans == 1 or low == high:
-            parts.append(_number(mid))
+            parts.append(f"{mid:.4g}")
         else:
-            parts.append(f"min {_number(low)}, median {_number(mid)}, max {_number(high)}")
+            parts.append(f"min {low:.4g}, median {mid:.4g}, max {high:.4g}")
     if nans:
         parts.append(f"{nans} NaN")
     return (" and ".join(parts) or "no value") + f" over {seeds} seed{'s' if seeds != 1 else ''}"
@@ -163,8 +155,7 @@ def spread_text(values: list[float] | None, nans: int, seeds: int) -> str:
 
 def expectation_line(e: ExpectationVerdict) -> str:
     """``err < 0.5 [a]: holds on 3 of 3 seeds (quorum 3); power: control 'broken'; sensitivity:
-    positive 'planted'; measured ...``: the state, then what shows it can fail (power) next to
-    what shows it can pass (sensitivity)."""
+    positive 'planted'; measured ...``."""
     clauses = ", ".join(e.clauses)
     line = f"{e.metric} {e.expect} [{clauses}]: "
     if e.state in ("error", "timeout", "skipped"):
@@ -220,11 +211,8 @@ def tracebacks(check: CheckVerdict, indent: str) -> list[str]:
 
 
 def format_status(statuses: dict[str, ClaimStatus], why: bool = False) -> str:
-    """One line per claim (its result, since when, checks passing, why stale), then the counts.
-
-    With ``why``: every clause's verdict, every check's outcome and message with each
-    expectation (its state, power and spread over seeds), each reason, each dependency.
-    """
+    """One line per claim (its result, since when, checks passing, why stale), then the counts;
+    with ``why``, each clause, check, expectation, reason and dependency too."""
     width = max([len(cid) for cid in statuses] + [8])
     lines: list[str] = []
     for cid, status in statuses.items():
@@ -325,9 +313,8 @@ _DIED = ("killed by signal", "the check's process exited", "the check's process 
 
 
 def run_failure(verdict: ClaimVerdict) -> str | None:
-    """Why a timeout or error verdict came from the run (the machine: a timeout, a crash,
-    a signal), not from the claim; None when it did not (or only partly: a check that raised
-    or returned bad metrics is the claim's to fix). A plain ``verify`` reruns such a verdict."""
+    """Why a timeout or error verdict came from the run (a timeout, a crash, a signal), not from
+    the claim, which a plain ``verify`` then reruns; None when it did not, or only partly."""
     if verdict.result not in ("timeout", "error"):
         return None
     causes: list[str] = []

@@ -53,9 +53,8 @@ def figures_dir(config: Config, claim_id: str) -> Path:
 
 
 def read_verdict(config: Config, claim_id: str, kept: KeptVerdicts | None = None) -> ClaimVerdict | None:
-    """The claim's verdict, None when it has none; raises VerdictError for a damaged file.
-    ``kept``: the verdicts read before (``recordtool.verify.kept``), one of which is given back
-    when the file holds the same bytes."""
+    """The claim's verdict, None when it has none; raises VerdictError for a damaged file
+    (``kept``: the verdicts read before, given back for the same bytes)."""
     path = verdict_path(config, claim_id)
     if not os.path.lexists(path):
         return None
@@ -131,14 +130,9 @@ def _files(folder: Path) -> list[Path]:
 
 
 def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
-    """Keep a new verdict and its figures, switching from the old ones in one step.
-
-    The figures go into a folder of their own beside the old ones
-    (``figures/<ID>/<figures_id>/``, which the verdict names); then the verdict replaces the
-    old one atomically; only then are the old figures removed. Whatever stops this (a full
-    disk, a read-only folder, SIGKILL), the verdict on disk names figures that exist: the old
-    verdict and its figures, or the new ones. OSError when the verdict cannot be written (the
-    new figures are removed again)."""
+    """Keep a new verdict and its figures: the figures go into a folder of their own
+    (``figures/<ID>/<figures_id>/``), then the verdict replaces the old one atomically, then the
+    old figures go. Whatever stops this, the verdict on disk names figures that exist."""
     folder = figures_dir(config, verdict.claim)
     name = figures_id(staged)
     made: Path | None = None

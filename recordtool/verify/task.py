@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from recordtool.record.config import load_config
 from recordtool.store import code_digest
 from recordtool.verify.fingerprint import Scanner, diff, with_sources
 from recordtool.verify.runner import Job, NoDisplay, Runner
@@ -30,11 +31,8 @@ WORKER_CACHE_ENV = "RECORDTOOL_WORKER_CACHE"  # a worker's own model cache (not 
 
 
 def identity(root: Path, package: str, modules: Iterable[str]) -> dict[str, str]:
-    """What a run of ``modules`` depends on at ``root``, keyed as in a fingerprint: the
-    sources of the modules and of what they import, recordtool's, and the versions of Python
-    and of the third-party packages they import."""
-    from recordtool.record.config import load_config
-
+    """What a run of ``modules`` depends on at ``root``, keyed as in a fingerprint: their
+    sources, recordtool's, and the versions of Python and of the packages they import."""
     scanner = Scanner(replace(load_config(root), checks=package))
     out, packages = with_sources({}, sorted(set(modules)), scanner)
     out["source:recordtool/"] = code_digest()  # (recordtool's own sources, which the runs use)
@@ -79,7 +77,6 @@ class TaskResult:
     log: str
     device: str
     host: str
-    worker: str
     figures: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes
     models: dict[str, bytes] = field(default_factory=dict)  # new in a cache the client does not see
 
@@ -124,8 +121,7 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
     problem = differences(setup)
     if problem is not None:
         return TaskResult("error", {}, time.perf_counter() - start,
-                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host,
-                          worker.address)
+                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host)
     _without_nanny_environ()
     cache_dir, shared = _cache_dir(setup)
     before = {} if shared else _listing(cache_dir)
@@ -143,16 +139,15 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
             results.close()
         models = {} if shared else {rel: (cache_dir / rel).read_bytes() for rel in _changed(cache_dir, before)}
         return TaskResult(result.outcome, result.metrics, result.duration_s, result.error, result.log,
-                          result.device, host, worker.address, _files(local.figures_dir), models)
+                          result.device, host, _files(local.figures_dir), models)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _without_nanny_environ() -> None:
     """Runs get the worker's environment less what Dask's nanny set for the worker process
-    itself (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536``
-    slows PyTorch training down, and the thread counts are the runner's to set.
-    Read once at the worker's start, they no longer matter to the worker itself."""
+    (``distributed.nanny.pre-spawn-environ``): its ``MALLOC_TRIM_THRESHOLD_=65536`` slows
+    PyTorch training down, and the thread counts are the runner's to set."""
     import dask
 
     for name, value in (dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}).items():

@@ -32,8 +32,8 @@ NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def _numbers(value: Any) -> Any:
-    """A value read back from strict JSON: ``"nan"``, ``"inf"``, ``"-inf"`` as the floats
-    they stand for (in lists too)."""
+    """A metric read back from strict JSON: ``"nan"``, ``"inf"``, ``"-inf"`` as the floats
+    they stand for (in lists too). Fields typed ``float`` pydantic reads so itself."""
     if isinstance(value, str) and value in NON_FINITE:
         return NON_FINITE[value]
     if isinstance(value, list):
@@ -44,22 +44,19 @@ def _numbers(value: Any) -> Any:
 def _spread(value: Any) -> Any:
     if isinstance(value, list) and len(value) != 3:
         raise ValueError("spread is not [min, median, max]")
-    return _numbers(value)
+    return value
 
 
 def _metrics(value: Any) -> Any:
     return {key: _numbers(v) for key, v in value.items()} if isinstance(value, dict) else value
 
 
-# The numbers of a verdict file, for its pydantic model: strict JSON writes NaN and the
-# infinities as strings.
-Number = Annotated[float, BeforeValidator(_numbers)]
 Spread = Annotated[list[float], BeforeValidator(_spread)]
 Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
 
 # From best to worst: a failed expectation is the strongest statement against a claim; an
-# error or a timeout says nothing about it; no-power says the check cannot tell.
-# not-reproduced: an expectation with power failed, but nothing showed the test able to pass.
+# error or a timeout says nothing about it; no-power, that the check cannot tell; not-reproduced,
+# that an expectation with power failed a test never shown able to pass.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "no-power": 2, "not-reproduced": 3, "timeout": 4, "error": 5,
                             "fail": 6}
 
@@ -80,9 +77,8 @@ def worst(outcomes: list[Outcome]) -> Outcome:
 
 
 def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
-    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``;
-    ``verified in the lab's analogue`` when a check measured an analogue of the model the
-    claim is about (its ``analogue: true``)."""
+    """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``,
+    ``verified in the lab's analogue`` (a check's ``analogue: true``)."""
     clauses = clauses or []
     n = len(clauses)
     where = " in the lab's analogue" if analogue else ""
@@ -104,22 +100,17 @@ class ExpectationResult:
 
     metric: str
     expect: str
-    measured: Number | None
+    measured: float | None
     holds: bool
-    null: Number | None = None
+    null: float | None = None
     null_holds: bool | None = None
 
 
 @dataclass
 class ExpectationVerdict:
-    """One expectation judged over a check's seeds (its states: docs/verdicts.md).
-
-    power:    what fails it on every seed: ``control 'untrained'``, ``null k_comp_null``.
-    spread:   ``[min, median, max]`` of the measured values over the seeds (NaN left out,
-              counted in ``nans``); None when no value is a number.
-    sensitivity: the positive controls that hold it on every seed: ``positive 'planted'``.
-    degenerate_power: the degenerate controls that fail it on every seed (they give no power).
-    """
+    """One expectation judged over a check's seeds (docs/verdicts.md). ``power``: what fails it
+    on every seed (``control 'untrained'``, ``null k_comp_null``); ``spread``: ``[min, median,
+    max]`` of its values, NaN left out and counted in ``nans``."""
 
     metric: str
     expect: str
@@ -172,17 +163,14 @@ class ClauseVerdict:
 
 @dataclass
 class Run:
-    """One call of a check function (under one seed): what it returned and how it was judged.
-
-    error: the traceback's tail, the exit signal, or what was wrong with the metrics.
-    log:   the last lines the check printed (stdout and stderr), kept for errors.
-    """
+    """One call of a check function (under one seed): what it returned and how it was judged;
+    ``error`` and ``log`` (its last output) say why a run failed."""
 
     seed: int
     outcome: RunOutcome
     metrics: Metrics
     expectations: list[ExpectationResult]
-    duration_s: Number
+    duration_s: float
     error: str | None = None
     log: str = ""
     degenerate: list[str] = field(default_factory=list)  # the ``degenerate:`` conditions this run met
@@ -190,11 +178,8 @@ class Run:
 
 @dataclass
 class ControlResult:
-    """A control: the check's params updated by ``params``. A negative control (the claim
-    must NOT hold there) is ``failed-as-required`` when, in every run, at least one
-    expectation fails, else ``passed``; a positive one (``positives:``, the claim is known to
-    hold there) is ``held`` when every expectation holds in every run, else ``not-held``.
-    """
+    """A control (the check's params updated by ``params``), negative or positive, judged by
+    ``rules.judge_control``."""
 
     name: str
     params: dict[str, Any]
@@ -204,16 +189,9 @@ class ControlResult:
 
 @dataclass
 class CheckVerdict:
-    """One check of a claim, with its runs (one per seed) and its controls.
-
-    message: one line saying why (``err = 0.7, expected < 0.5``, ``metric 'x' missing``).
-    figures: the figures the check wrote, relative to the project root, POSIX.
-    threads: the CPU threads each run had (the check's ``threads:``).
-    required: the seeds an expectation must hold on (the quorum).
-    positives: its positive controls (``positives:``), run like its controls.
-    setting: what the check ran on, in one line (its ``setting:``); analogue: it measured an
-             analogue of the model the claim is about.
-    """
+    """One check of a claim, with its runs (one per seed), its controls and positives;
+    ``message`` says why in one line, ``figures`` are relative to the project root, POSIX, and
+    ``required`` is the quorum."""
 
     name: str
     run: str
@@ -223,7 +201,7 @@ class CheckVerdict:
     runs: list[Run]
     controls: list[ControlResult]
     figures: list[str]
-    duration_s: Number
+    duration_s: float
     nondeterministic: bool
     expectations: list[ExpectationVerdict] = field(default_factory=list)
     observations: list[ObservationVerdict] = field(default_factory=list)
@@ -256,17 +234,9 @@ def traceback_tail(error: str, lines: int) -> list[str] | None:
 
 @dataclass
 class ClaimVerdict:
-    """Everything `verify` learnt about one claim, and what produced it.
-
-    result:      the claim's result (``verified``, ``partly-verified``, ...), from its clauses.
-    outcome:     the worst of its checks' outcomes.
-    verified_at: when these numbers were measured (ISO 8601 UTC, ``YYYY-MM-DDTHH:MM:SSZ``).
-    since:       when this result began (kept across reruns with the same result).
-    fingerprint: hashes of what produced the verdict (``statement``, ``check:<name>``,
-                 ``source:<path>``, ``version:<package>``); see ``recordtool.verify.fingerprint``.
-    git_dirty:   whether a file the fingerprint covers (the claim's file, its check modules)
-                 differed from the commit, untracked included.
-    """
+    """Everything `verify` learnt about one claim, and what produced it (docs/verdicts.md):
+    ``result`` from its clauses, ``outcome`` the worst of its checks', ``since`` when this
+    result began, ``fingerprint`` hashes of what produced it (``recordtool.verify.fingerprint``)."""
 
     claim: str
     outcome: Outcome
@@ -275,7 +245,7 @@ class ClaimVerdict:
     fingerprint: dict[str, str]
     verified_at: str
     since: str
-    duration_s: Number
+    duration_s: float
     seeds: list[int]
     git_commit: str | None
     git_dirty: bool | None
@@ -322,12 +292,8 @@ class ClaimVerdict:
 
 @dataclass
 class ClaimStatus:
-    """What holds now for one claim.
-
-    reasons: why it is stale (``statement changed``, ``checks/circuits.py changed``,
-             ``torch 2.13.0 -> 2.14.0``); empty otherwise.
-    depends: claims this one cites ``as: uses`` whose state is not ``verified``.
-    """
+    """What holds now for one claim: ``reasons`` why it is stale (``statement changed``), and
+    ``depends``, the claims it cites ``as: uses`` that are not ``verified``."""
 
     claim: str
     state: State
