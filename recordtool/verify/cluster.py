@@ -315,10 +315,12 @@ def _local_cluster(count: int) -> LocalCluster:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
         # A worker takes a run only when it has a thread free for it: none waits behind another.
+        # The scheduler's HTTP server, which Dask starts even without a dashboard, takes a free
+        # port (else 8787, and a warning when another cluster holds it); no dashboard is served.
         with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
             return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR,
-                                            scheduler_kwargs={"allowed_failures": 1})
+                                            dashboard_address=":0", silence_logs=logging.ERROR,
+                                            scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
     finally:
         if main:
             signal.signal(signal.SIGINT, previous)

@@ -375,3 +375,19 @@ def test_class_3_local_n_above_the_cores_is_refused(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (
         2, "", f"error: scheduler 'local:100000': local:N starts N worker processes on this machine, which has "
         f"{cores} cores; give N of at most {cores}\n")
+
+
+def test_a_local_cluster_takes_a_free_port_where_8787_is_held(tmp_path: Path) -> None:
+    """Dask starts an HTTP server even without a dashboard, on 8787 unless told otherwise: with
+    that port held (another cluster's dashboard), a local cluster takes a free one, silently."""
+    root = project(tmp_path, {"THEORY-1": check("holds", "ok", more=POWER)})
+    with socket.socket() as held:
+        try:
+            held.bind(("127.0.0.1", 8787))
+        except OSError:
+            pytest.skip("port 8787 is taken on this machine already")
+        held.listen()
+        result = subprocess.run([*RECORDTOOL, "verify", "--root", str(root), "--scheduler", "local:1"],
+                                capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "8787" not in result.stderr and "dashboard" not in result.stderr.lower()
