@@ -113,6 +113,22 @@ def _elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _no_thread_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that leaves a thread running fails: recordtool forks no pool while other threads
+    run (``recordtool.parallel``), so a thread left behind changes what the later tests in the
+    same process see (a test of pools then fails, far from the cause)."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 5.0  # (threads that are ending get a moment)
+    left = [t for t in threading.enumerate() if t not in before]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [t for t in left if t.is_alive()]
+    if left:
+        pytest.fail(f"{request.node.nodeid} left threads running: {', '.join(t.name for t in left)}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
 def _off_the_shipped_record(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
                             _elsewhere: Path) -> Iterator[None]:
     """Each test runs in an empty folder (never the repository: a relative path, or a command

@@ -73,8 +73,8 @@ import copy, json, os, sys
 import distributed
 
 if __name__ == "__main__":
-    local = distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=None,
-                                     scheduler_kwargs={"allowed_failures": 1}, silence_logs=50)
+    local = distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                     scheduler_kwargs={"allowed_failures": 1, "dashboard": False}, silence_logs=50)
     (_, spec), = local.new_worker_spec().items()
     gpu = copy.deepcopy(spec)
     gpu["options"].update(resources={"GPU": 1}, env={"RECORDTOOL_WORKER_CACHE": sys.argv[1]})
@@ -306,8 +306,11 @@ def test_the_project_can_name_the_scheduler_and_the_command_line_overrides_it(tm
     assert json.loads((root / "record" / "verdicts" / "THEORY-1.json").read_text())["device"] == "cpu"
 
 
-def _serve(answer: bytes | None) -> tuple[socket.socket, int]:
-    """A port on this machine that accepts connections and says ``answer`` on each (None: nothing)."""
+@contextlib.contextmanager
+def _serving(answer: bytes | None) -> Iterator[int]:
+    """A port on this machine that accepts connections and says ``answer`` on each (None:
+    nothing); at the end its thread is woken and joined (a thread left behind keeps the
+    tests' process from forking pools) and its connections are closed."""
     import threading
 
     server = socket.socket()
@@ -323,8 +326,17 @@ def _serve(answer: bytes | None) -> tuple[socket.socket, int]:
                 if answer is not None:
                     conn.sendall(answer)
 
-    threading.Thread(target=accept, daemon=True).start()
-    return server, server.getsockname()[1]
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)  # (wakes the accept: closing alone does not)
+        server.close()
+        thread.join(timeout=10)
+        for conn in held:
+            conn.close()
 
 
 NOT_DASK = "a Dask scheduler listens on 8786 by default (8787 is its dashboard)"
@@ -336,28 +348,27 @@ def test_class_10_a_port_that_is_not_dask_exits_2_in_one_line_within_the_timeout
     for ever; one that answers with HTTP bytes gave a traceback (a 3 EiB allocation). Each is
     one line and exit 2, within the connect timeout."""
     root = project(tmp_path, {"THEORY-1": check("small", "ok")})
-    server: Any = None
-    if port == "http.server":
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            number = free.getsockname()[1]
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(number), "--bind", "127.0.0.1"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as probe, contextlib.suppress(OSError):
-                probe.connect(("127.0.0.1", number))
-                break
-            time.sleep(0.05)
-    else:
-        server, number = _serve(None if port == "silent" else b"HTTP/1.0 400 Bad request\r\n\r\n")
-    address = f"tcp://127.0.0.1:{number}"
-    try:
+    with contextlib.ExitStack() as stack:
+        if port == "http.server":
+            with socket.socket() as free:
+                free.bind(("127.0.0.1", 0))
+                number = free.getsockname()[1]
+            server = stack.enter_context(subprocess.Popen(
+                [sys.executable, "-m", "http.server", str(number), "--bind", "127.0.0.1"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            stack.callback(server.kill)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                with socket.socket() as probe, contextlib.suppress(OSError):
+                    probe.connect(("127.0.0.1", number))
+                    break
+                time.sleep(0.05)
+        else:
+            number = stack.enter_context(_serving(None if port == "silent" else b"HTTP/1.0 400 Bad request\r\n\r\n"))
+        address = f"tcp://127.0.0.1:{number}"
         start = time.monotonic()
         result = cli(root, "--scheduler", address)
         spent = time.monotonic() - start
-    finally:
-        server.kill() if isinstance(server, subprocess.Popen) else server.close()
     said = ("the port answers, but not as a Dask scheduler (it speaks HTTP)" if port == "http" else
             "the port accepts connections but says nothing within 5 s: not a Dask scheduler")
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: --scheduler {address}: {said}; "
