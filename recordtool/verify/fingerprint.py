@@ -151,13 +151,6 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(case.body)
 
 
-def python_version() -> str:
-    """``platform.python_version()``, with ``platform`` imported only when a fingerprint is made."""
-    import platform
-
-    return platform.python_version()
-
-
 @cache
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
@@ -175,11 +168,13 @@ def package_version(import_name: str) -> str | None:
         return None
 
 
-def environment(packages: Iterable[str] = ()) -> dict[str, str]:
-    """Python's, recordtool's and torch's versions, and those of ``packages`` that are
-    installed; read from package metadata, never by importing them."""
-    versions = {"python": python_version()}
-    for name in sorted({"recordtool", "torch", *packages}):
+def environment(packages: Iterable[str]) -> dict[str, str]:
+    """Python's version and those of ``packages`` that are installed; read from package
+    metadata, never by importing them (``platform``: only when a fingerprint is made)."""
+    import platform
+
+    versions = {"python": platform.python_version()}
+    for name in sorted(set(packages)):
         version = package_version(name)
         if version is not None:
             versions[name] = version
@@ -240,11 +235,7 @@ def with_sources(keys: dict[str, str], modules: list[str], scanner: Scanner) -> 
         for rel in scan.missing:
             out[f"source:{rel}"] = MISSING
         packages |= scan.packages
-    out["version:python"] = python_version()
-    for name in sorted(packages):
-        version = package_version(name)
-        if version is not None:
-            out[f"version:{name}"] = version
+    out |= {f"version:{name}": version for name, version in environment(packages).items()}
     return out, packages
 
 

@@ -73,6 +73,8 @@ class JobResult:
     log: str = ""
     device: str = ""
     host: str = ""  # the machine that ran it, when not this one (a cluster's worker)
+    figures: dict[str, bytes] = field(default_factory=dict)  # from a worker: relative path -> bytes
+    models: dict[str, bytes] = field(default_factory=dict)  # from a worker: new in a cache the client does not see
 
     @property
     def line(self) -> str:

@@ -38,7 +38,7 @@ from recordtool.verify.rules import (
     skipped_check,
 )
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
-from recordtool.verify.snapshot import RUNS, leftovers
+from recordtool.verify.snapshot import ALWAYS, RUNS, leftovers
 from recordtool.verify.status import (
     add_dependencies,
     assess_claims,
@@ -387,7 +387,7 @@ def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
         claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement, checks=checks,
         fingerprint=plan.fingerprint, verified_at=verified_at, since=since,
         duration_s=round(sum(c.duration_s for c in checks), 3), seeds=sorted({r.seed for c in checks for r in c.runs}),
-        git_commit=commit, git_dirty=dirty, versions=environment(plan.packages),
+        git_commit=commit, git_dirty=dirty, versions=environment({*ALWAYS, *plan.packages}),
         device=_where(options.device, plan.results.values()), result=result, clauses=clauses)
 
 

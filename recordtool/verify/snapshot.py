@@ -30,7 +30,7 @@ RUNS = "verify-runs"  # in the cache folder: one folder for each verify that run
 PACKAGE = Path(recordtool.__file__).resolve().parent  # recordtool's own code: its modules' files are inputs too
 SNAPSHOT_FORMAT = 1
 KEPT = 16  # answers kept for one state of the inputs (commands and options)
-ALWAYS = ("recordtool", "torch")  # packages every fingerprint compares (fingerprint.environment)
+ALWAYS = ("recordtool", "torch")  # packages whose versions every verdict keeps
 
 Said = list[tuple[str, bool]]  # what was printed: (text, on stderr)
 

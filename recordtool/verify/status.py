@@ -26,7 +26,6 @@ from recordtool.verify.verdict import (
     State,
     failed_runs,
     json_ready,
-    traceback_tail,
 )
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     if kept is not None:
         kept.save()
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
-    add_dependencies(project, statuses, ids)
+    add_dependencies(project, statuses)
     return statuses
 
 
@@ -104,14 +103,10 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
     return statuses, prints
 
 
-def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
-    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (``ids``:
-    the record's claims, when already known)."""
+def add_dependencies(project: Project, statuses: dict[str, ClaimStatus]) -> None:
+    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now."""
     cites = project.record.cites
-    for claim_id in project.record.claim_ids() if ids is None else ids:
-        status = statuses.get(claim_id)
-        if status is None:
-            continue
+    for claim_id, status in statuses.items():
         status.depends = [
             (cited, statuses[cited].state)
             for cited, relation in cites(claim_id)
@@ -119,14 +114,17 @@ def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: li
         ]
 
 
+def tally(states: list[State], noun: str) -> str:
+    """``verified 2 of 3 claims (1 stale)``: ``noun`` is what is counted."""
+    counts = Counter(states)
+    others = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()) if state != "verified")
+    line = f"verified {counts['verified']} of {len(states)} {noun}{'s' if len(states) != 1 else ''}"
+    return line + (f" ({others})" if others else "")
+
+
 def summary(statuses: dict[str, ClaimStatus]) -> str:
     """``verified 2 of 3 claims (1 stale); checks: 5 of 6 pass``."""
-    total = len(statuses)
-    counts: Counter[State] = Counter(s.state for s in statuses.values())
-    others = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()) if state != "verified")
-    line = f"verified {counts['verified']} of {total} claim{'s' if total != 1 else ''}"
-    if others:
-        line += f" ({others})"
+    line = tally([s.state for s in statuses.values()], "claim")
     checks = [c for s in statuses.values() if s.state != "stale" and s.verdict for c in s.verdict.checks]
     if checks:
         passed = sum(1 for c in checks if c.outcome == "pass")
@@ -203,10 +201,9 @@ def tracebacks(check: CheckVerdict, indent: str) -> list[str]:
         raised.setdefault(run.error or "", []).append(where)
     lines = []
     for error, wheres in raised.items():
-        tail = traceback_tail(error, TAIL_LINES)
-        if tail is not None:
+        if error.startswith(("Traceback", "…")):  # (a run that raised)
             lines.append(f"{indent}{check.name} {', '.join(wheres)} raised; the end of the traceback:")
-            lines += [f"{indent}  {line}" for line in tail]
+            lines += [f"{indent}  {line}" for line in error.rstrip("\n").split("\n")[-TAIL_LINES:]]
     return lines
 
 
@@ -301,8 +298,12 @@ def describe_state(status: ClaimStatus) -> str:
             line += f" (was {verdict.summary}, {verdict.verified_at})"
         else:
             line += f" since {verdict.since}, {_checks_line(verdict)}"
-    if status.reasons:
-        line += " — " + ", ".join(status.reasons)
+    return line + notes(status)
+
+
+def notes(status: ClaimStatus) -> str:
+    """`` — statement changed — uses THEORY-2 (stale)``: why a claim is stale, what it uses."""
+    line = " — " + ", ".join(status.reasons) if status.reasons else ""
     if status.depends:
         line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
     return line

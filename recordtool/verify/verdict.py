@@ -225,13 +225,6 @@ def failed_runs(check: CheckVerdict) -> list[tuple[str, Run]]:
     return out
 
 
-def traceback_tail(error: str, lines: int) -> list[str] | None:
-    """The last ``lines`` lines of ``error`` when it is a traceback (a run that raised), else None."""
-    if not error.startswith(("Traceback", "…")):
-        return None
-    return error.rstrip("\n").split("\n")[-lines:]
-
-
 @dataclass
 class ClaimVerdict:
     """Everything `verify` learnt about one claim, and what produced it (docs/verdicts.md):
