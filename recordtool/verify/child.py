@@ -210,7 +210,9 @@ class Server:
             while True:
                 readable, _, _ = select.select([0, self.wake[0]], [], [])
                 if self.wake[0] in readable:
-                    _drain(self.wake[0])
+                    with contextlib.suppress(BlockingIOError):  # empty the wakeup pipe
+                        while os.read(self.wake[0], 4096):
+                            pass
                 self.reap()
                 if 0 not in readable:
                     continue
@@ -262,7 +264,7 @@ class Server:
         """Import ``module`` once, keeping the module or the reason it cannot run."""
         before = set(sys.modules)
         try:
-            self.modules[module] = import_check(self.root, package, module)[0]
+            self.modules[module] = import_check(self.root, package, module)
         except BaseException as exc:
             self.modules[module] = exc
             package_dir = (self.root / package).resolve()
@@ -420,14 +422,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass
 
 
 def main(argv: list[str]) -> None:

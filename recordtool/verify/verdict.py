@@ -276,7 +276,22 @@ class ClaimVerdict:
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
         if _deeper(data, MAX_DEPTH):
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
-        return _claim_verdict(data)
+        if not isinstance(data, dict):
+            raise VerdictError("not a verdict: the file does not hold a JSON object")
+        fmt = data.get("format", 2)  # (a file that names no format is of format 2)
+        if fmt not in FORMATS:
+            raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
+                               f"{', '.join(map(str, FORMATS))}")
+        data = {key: value for key, value in data.items() if key != "summary"}
+        data["format"] = fmt  # as read: an older format is judged again under today's rules
+        try:
+            return _adapter().validate_python(data)
+        except ValidationError as exc:  # named by the first field wrong
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the file"
+            if first["type"] == "missing":
+                raise VerdictError(f"not a verdict: missing field '{where}'") from None
+            raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
 
     @property
     def figures(self) -> list[str]:
@@ -345,23 +360,3 @@ def _adapter() -> TypeAdapter[ClaimVerdict]:
     """The pydantic model of a verdict file, built on first use (the warm ``status`` that
     reads no verdict does not build it)."""
     return TypeAdapter(ClaimVerdict)
-
-
-def _claim_verdict(data: Any) -> ClaimVerdict:
-    """The verdict ``data`` (parsed JSON) holds; ``VerdictError`` naming the first field wrong."""
-    if not isinstance(data, dict):
-        raise VerdictError("not a verdict: the file does not hold a JSON object")
-    fmt = data.get("format", 2)  # (a file that names no format is of format 2)
-    if fmt not in FORMATS:
-        raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
-                           f"{', '.join(map(str, FORMATS))}")
-    data = {key: value for key, value in data.items() if key != "summary"}
-    data["format"] = fmt  # as read: an older format is judged again under today's rules
-    try:
-        return _adapter().validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the file"
-        if first["type"] == "missing":
-            raise VerdictError(f"not a verdict: missing field '{where}'") from None
-        raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
