@@ -279,6 +279,4 @@ def files_hold(then: Any, now: Files) -> bool:
 
 def stats_hold(then: Any) -> bool:
     """Whether every file of ``then`` (path -> [size, mtime_ns], or None for none) is as it was."""
-    if not isinstance(then, dict):
-        return False
-    return all(stat_file(path) == old for path, old in then.items())
+    return isinstance(then, dict) and all(stat_file(path) == old for path, old in then.items())

@@ -114,7 +114,7 @@ def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
 def figures_id(staged: Path) -> str | None:
     """The name of the folder a run's figures are kept in: a digest of their names and bytes
     (None when the run made none). The same figures keep the same folder."""
-    files = _files(staged)
+    files = files_under(staged)
     if not files:
         return None
     digest = hashlib.blake2b(digest_size=6)
@@ -124,7 +124,7 @@ def figures_id(staged: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _files(folder: Path) -> list[Path]:
+def files_under(folder: Path) -> list[Path]:
     """The files under ``folder``, sorted (none when it is not a folder)."""
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
 
@@ -140,7 +140,7 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
         try:
-            for path in _files(staged):
+            for path in files_under(staged):
                 target = tmp / path.relative_to(staged)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)

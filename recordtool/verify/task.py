@@ -24,6 +24,7 @@ from recordtool.record.config import load_config
 from recordtool.store import code_digest
 from recordtool.verify.fingerprint import Scanner, diff, with_sources
 from recordtool.verify.runner import Job, JobResult, NoDisplay, Runner
+from recordtool.verify.store import files_under
 
 CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
 CACHE_ID = ".recordtool-cache-id"  # in the client's model cache: a worker that reads it shares it
@@ -125,7 +126,9 @@ def run_task(job: Job, setup: Setup) -> JobResult:
         finally:
             results.close()
         models = {} if shared else {rel: (cache_dir / rel).read_bytes() for rel in _changed(cache_dir, before)}
-        return replace(result, job=job, host=host, figures=_files(local.figures_dir), models=models)
+        figures = {path.relative_to(local.figures_dir).as_posix(): path.read_bytes()
+                   for path in files_under(local.figures_dir)}
+        return replace(result, job=job, host=host, figures=figures, models=models)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -171,9 +174,3 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 def _changed(folder: Path, before: dict[str, tuple[int, int]]) -> list[str]:
     return sorted(rel for rel, stat in _listing(folder).items() if before.get(rel) != stat)
 
-
-def _files(folder: Path) -> dict[str, bytes]:
-    if not folder.is_dir():
-        return {}
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
