@@ -25,7 +25,7 @@ from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import covered_paths, environment, git_commit, git_dirty
 from recordtool.verify.judge import as_judged_now
-from recordtool.verify.kept import open_kept
+from recordtool.verify.kept import KeptVerdicts
 from recordtool.verify.limits import run_limits
 from recordtool.verify.report import ClaimResult, Report
 from recordtool.verify.rules import (
@@ -172,7 +172,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     chosen_ids = set(chosen)
     used = {cited for i in chosen for cited, relation in record.cites(i) if relation == "uses"}
     needed = [i for i in ids if i in chosen_ids or i in used]
-    kept = open_kept(config) if project.cached and options.seeds is None else None  # as status reads them
+    kept = KeptVerdicts(config) if project.cached and options.seeds is None else None  # as status reads them
     store = read_store(config, needed, kept)
     statuses, prints = assess_claims(project, chosen, store, seeds=options.seeds, kept=kept)
     # what they use is judged as it stands: `--seeds` is for the claims run, not theirs

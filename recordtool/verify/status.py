@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, claim_fingerprint, diff
 from recordtool.verify.judge import as_judged_now, unsupported
-from recordtool.verify.kept import KeptVerdicts, open_kept
+from recordtool.verify.kept import KeptVerdicts
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
     FORMAT,
@@ -59,7 +59,7 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
     # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
-    kept = open_kept(project.config) if project.cached else None
+    kept = KeptVerdicts(project.config) if project.cached else None
     store = read_store(project.config, judged, kept)
     found, _prints = assess_claims(project, judged, store, kept=kept)
     if kept is not None:
