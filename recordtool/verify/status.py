@@ -161,10 +161,8 @@ def expectation_line(e: ExpectationVerdict) -> str:
     held = f"holds on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
     if e.required != e.seeds:
         held += f" (quorum {e.required})"
-    if e.state == "no-power":
-        line += f"no power: {held}, but no control or null fails it on every seed"
-    else:
-        line += {"holds": held, "fails": f"fails: {held}", "not-reproduced": f"not reproduced: {held}"}[e.state]
+    line += {"holds": held, "fails": f"fails: {held}", "not-reproduced": f"not reproduced: {held}",
+             "no-power": f"no power: {held}, but no control or null fails it on every seed"}[e.state]
     return line + f"; {evidence_text(e)}; measured {spread_text(e.spread, e.nans, e.seeds)}"
 
 

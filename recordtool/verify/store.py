@@ -104,11 +104,9 @@ def set_aside(config: Config, claim_id: str) -> Path | None:
     return target
 
 
-def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
+def write_verdict(config: Config, verdict: ClaimVerdict) -> None:
     """Write the claim's verdict atomically; the caller holds the lock."""
-    path = verdict_path(config, verdict.claim)
-    write_atomic(path, verdict.to_json())
-    return path
+    write_atomic(verdict_path(config, verdict.claim), verdict.to_json())
 
 
 def figures_id(staged: Path) -> str | None:
@@ -129,7 +127,7 @@ def files_under(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
 
 
-def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
+def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> None:
     """Keep a new verdict and its figures: the figures go into a folder of their own
     (``figures/<ID>/<figures_id>/``), then the verdict replaces the old one atomically, then the
     old figures go. Whatever stops this, the verdict on disk names figures that exist."""
@@ -150,13 +148,12 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
             raise
         made = folder / name
     try:
-        path = write_verdict(config, verdict)
+        write_verdict(config, verdict)
     except BaseException:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         raise
     _remove_other_figures(folder, name)
-    return path
 
 
 def _remove_other_figures(folder: Path, keep: str | None) -> None:

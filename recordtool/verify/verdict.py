@@ -20,8 +20,7 @@ from pydantic import BeforeValidator, TypeAdapter, ValidationError
 Outcome = Literal["pass", "fail", "not-reproduced", "no-power", "error", "timeout", "skipped"]
 Result = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
                  "skipped"]
-State = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
-                "skipped", "stale", "unchecked"]
+State = Literal[Result, "stale", "unchecked"]
 RunOutcome = Literal["ok", "error", "timeout"]
 # a negative control: failed-as-required or passed; a positive one: held or not-held
 ControlOutcome = Literal["failed-as-required", "passed", "held", "not-held", "error", "timeout"]
