@@ -10,6 +10,7 @@ the versions of Python and the packages they import (``version:torch``, from met
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -77,9 +78,7 @@ class Scanner:
                 continue
             seen.add(name)
             parts = name.split(".")
-            # importing a.b.c runs a/__init__.py and a/b/__init__.py first
-            for i in range(1, len(parts)):
-                todo.append(".".join(parts[:i]))
+            todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # a.b.c runs a/ and a/b/__init__.py first
             path = self.module_file(name)
             if path is None:
                 out.missing.add(name.replace(".", "/") + ".py")
@@ -157,10 +156,8 @@ def package_version(import_name: str) -> str | None:
     # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version(import_name)
-    except metadata.PackageNotFoundError:
-        pass
     try:
         dists = metadata.packages_distributions().get(import_name, [])
         return metadata.version(dists[0]) if dists else None

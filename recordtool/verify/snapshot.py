@@ -194,11 +194,9 @@ def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     names = sorted(packages | set(ALWAYS))
     data = {"format": SNAPSHOT_FORMAT, **inputs.state, "extra": extra, "versions": _versions(names),
             "installed": _installed(names), "answers": answers}
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs speed, never the answer
         os.makedirs(os.path.dirname(inputs.path), exist_ok=True)
         write_atomic(Path(inputs.path), json.dumps(data, separators=(",", ":")))
-    except OSError:  # a cache that cannot be written costs speed, never the answer
-        pass
 
 # The state of files: sizes and modification times, and the content hash of a file written within
 # ``RACY_NS`` of the snapshot, which may change again within its mtime's tick ("racy", as git says).

@@ -46,12 +46,8 @@ def _spread(value: Any) -> Any:
     return value
 
 
-def _metrics(value: Any) -> Any:
-    return {key: _numbers(v) for key, v in value.items()} if isinstance(value, dict) else value
-
-
 Spread = Annotated[list[float], BeforeValidator(_spread)]
-Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
+Metrics = dict[str, Annotated[Any, BeforeValidator(_numbers)]]
 
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power, that the check cannot tell; not-reproduced,
