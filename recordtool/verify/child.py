@@ -56,6 +56,7 @@ from recordtool.verify.loading import (
 # oneMKL and OpenMP may otherwise use fewer threads than asked, which groups float sums
 # differently; read when the libraries load, so the runner sets them for the server too.
 FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
+THREAD_COUNTS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")  # each run's, set by the runner too
 
 TRACEBACK_CHARS = 6000
 SERVER_ARGS = ["-m", "recordtool.verify.child", "--serve"]  # how the runner starts the server
@@ -91,9 +92,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
         )
         # A forked run starts with the server's thread count: give it the job's, for libraries the
         # check imports from now on and for torch if its module imported it already.
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[name] = str(ctx.threads)
-        os.environ.update(FIXED_THREADS)
+        os.environ.update(dict.fromkeys(THREAD_COUNTS, str(ctx.threads)) | FIXED_THREADS)
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(ctx.threads)

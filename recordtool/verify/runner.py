@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 from recordtool.record.confine import not_plain
 from recordtool.safetext import one_line
 from recordtool.verify import reaper
-from recordtool.verify.child import FIXED_THREADS, ServerProcess
+from recordtool.verify.child import FIXED_THREADS, THREAD_COUNTS, ServerProcess
 from recordtool.verify.rules import short_error
 from recordtool.verify.verdict import RunOutcome
 
@@ -296,11 +296,8 @@ class Runner:
     def _env(self, threads_per_run: int = 1) -> dict[str, str]:
         """The environment of a run (or of the server: one thread; each forked run sets
         torch's thread count to its job's, see ``recordtool.verify.child``)."""
-        env = dict(os.environ)
-        threads = str(threads_per_run)
-        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    **FIXED_THREADS, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED,
-                    reaper.PARENT_ENV: str(os.getpid())})
+        env = {**os.environ, **dict.fromkeys(THREAD_COUNTS, str(threads_per_run)), **FIXED_THREADS,
+               "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED, reaper.PARENT_ENV: str(os.getpid())}
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
         return env

@@ -113,12 +113,11 @@ def run_task(job: Job, setup: Setup) -> JobResult:
     _without_nanny_environ()
     cache_dir, shared = _cache_dir(setup)
     before = {} if shared else _listing(cache_dir)
-    gpu = "gpu" in job.needs
     tmp = Path(tempfile.mkdtemp(prefix="recordtool-run-", dir=worker.local_directory))
     try:
         local = replace(job, figures_dir=tmp / "figures")
         runner = Runner(root=setup.root, package=setup.package, workdir=tmp / "work", cache_dir=cache_dir,
-                        device="cuda" if gpu else setup.device, jobs=1,
+                        device="cuda" if "gpu" in job.needs else setup.device, jobs=1,
                         display=_Watch(worker, worker.get_current_task(), setup.topic), serve=False)
         results = runner.run([local])
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -71,10 +72,9 @@ def worst(outcomes: list[Outcome]) -> Outcome:
     return max(outcomes, key=SEVERITY.__getitem__, default="pass")
 
 
-def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
+def label(result: str, clauses: Sequence[ClauseVerdict] = (), analogue: bool = False) -> str:
     """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``,
     ``verified in the lab's analogue`` (a check's ``analogue: true``)."""
-    clauses = clauses or []
     n = len(clauses)
     where = " in the lab's analogue" if analogue else ""
     if result == "partly-verified":
