@@ -248,11 +248,7 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
         if before == after:
             continue
         kind, _, rest = key.partition(":")
-        if kind == "statement":
-            reasons.append("statement changed")
-        elif kind == "clauses":
-            reasons.append("clauses changed")
-        elif kind == "check":
+        if kind == "check":
             name, _, part = rest.rpartition(":")
             if name not in old_checks:
                 if part == "run":
@@ -283,7 +279,7 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
                 reasons.append(f"{rest} changed")
         elif kind == "version":
             reasons.append(f"{rest} {before or 'absent'} -> {after or 'absent'}")
-        else:
+        else:  # "statement changed", "clauses changed"
             reasons.append(f"{key} changed")
     return reasons
 
