@@ -56,6 +56,7 @@ from recordtool.verify.loading import (
 # oneMKL and OpenMP may otherwise use fewer threads than asked, which groups float sums
 # differently; read when the libraries load, so the runner sets them for the server too.
 FIXED_THREADS = {"MKL_DYNAMIC": "FALSE", "OMP_DYNAMIC": "FALSE"}
+THREAD_COUNTS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")  # each run's, set by the runner too
 
 TRACEBACK_CHARS = 6000
 SERVER_ARGS = ["-m", "recordtool.verify.child", "--serve"]  # how the runner starts the server
@@ -91,9 +92,7 @@ def run(request: dict[str, Any], load: Loader = load_check) -> dict[str, Any]:
         )
         # A forked run starts with the server's thread count: give it the job's, for libraries the
         # check imports from now on and for torch if its module imported it already.
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[name] = str(ctx.threads)
-        os.environ.update(FIXED_THREADS)
+        os.environ.update(dict.fromkeys(THREAD_COUNTS, str(ctx.threads)) | FIXED_THREADS)
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(ctx.threads)
@@ -151,17 +150,13 @@ def _device(request: dict[str, Any], probes: dict[str, str]) -> str:
     torch = sys.modules.get("torch")
     if torch is None:
         return device
-    if device.startswith("cuda"):
-        try:
-            return f"cuda ({torch.cuda.get_device_name(0)})"
-        except Exception:
-            return device
-    from recordtool.verify.kernels import describe
+    from recordtool.verify.kernels import describe  # (the fork server imported it already)
 
-    try:
+    with contextlib.suppress(Exception):  # what torch cannot name: as asked
+        if device.startswith("cuda"):
+            return f"cuda ({torch.cuda.get_device_name(0)})"
         return f"{device} ({describe(torch, probes)})"
-    except Exception:
-        return device
+    return device
 
 
 def write_result(path: Path, result: dict[str, Any]) -> None:
@@ -210,7 +205,9 @@ class Server:
             while True:
                 readable, _, _ = select.select([0, self.wake[0]], [], [])
                 if self.wake[0] in readable:
-                    _drain(self.wake[0])
+                    with contextlib.suppress(BlockingIOError):  # empty the wakeup pipe
+                        while os.read(self.wake[0], 4096):
+                            pass
                 self.reap()
                 if 0 not in readable:
                     continue
@@ -262,7 +259,7 @@ class Server:
         """Import ``module`` once, keeping the module or the reason it cannot run."""
         before = set(sys.modules)
         try:
-            self.modules[module] = import_check(self.root, package, module)[0]
+            self.modules[module] = import_check(self.root, package, module)
         except BaseException as exc:
             self.modules[module] = exc
             package_dir = (self.root / package).resolve()
@@ -420,14 +417,6 @@ class ServerProcess:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.alive = False
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass
 
 
 def main(argv: list[str]) -> None:

@@ -19,13 +19,12 @@ import uuid
 from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any
 
 from recordtool.atomic import write_atomic
 from recordtool.parallel import cores
 from recordtool.verify.runner import Display, Job, JobResult
-from recordtool.verify.task import CACHE_ID, Setup, TaskResult, differences, identity, run_task
-from recordtool.verify.verdict import RunOutcome
+from recordtool.verify.task import CACHE_ID, Setup, differences, identity, run_task
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
@@ -277,7 +276,7 @@ class ClusterRunner:
         from distributed.scheduler import KilledWorker
 
         try:
-            task: TaskResult = future.result()
+            task: JobResult = future.result()
         except KilledWorker as exc:
             last = getattr(exc.last_worker, "address", None) or str(exc.last_worker)
             tries = exc.allowed_failures + 1
@@ -289,8 +288,7 @@ class ClusterRunner:
             return JobResult(job, "error", {}, elapsed, f"the task failed on the cluster: {type(exc).__name__}: {text}")
         _write_under(job.figures_dir, task.figures)
         _write_under(self.setup.cache_dir, task.models, keep_existing=True)
-        outcome = cast(RunOutcome, task.outcome if task.outcome in get_args(RunOutcome) else "error")
-        return JobResult(job, outcome, task.metrics, task.duration_s, task.error, task.log, task.device, task.host)
+        return replace(task, figures={}, models={})
 
     def _cancel(self, futures: list[Future]) -> None:
         """Cancel ``futures`` and give the workers a moment to stop their runs."""

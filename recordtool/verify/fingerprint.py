@@ -10,6 +10,7 @@ the versions of Python and the packages they import (``version:torch``, from met
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -77,9 +78,7 @@ class Scanner:
                 continue
             seen.add(name)
             parts = name.split(".")
-            # importing a.b.c runs a/__init__.py and a/b/__init__.py first
-            for i in range(1, len(parts)):
-                todo.append(".".join(parts[:i]))
+            todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # a.b.c runs a/ and a/b/__init__.py first
             path = self.module_file(name)
             if path is None:
                 out.missing.add(name.replace(".", "/") + ".py")
@@ -151,23 +150,14 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(case.body)
 
 
-def python_version() -> str:
-    """``platform.python_version()``, with ``platform`` imported only when a fingerprint is made."""
-    import platform
-
-    return platform.python_version()
-
-
 @cache
 def package_version(import_name: str) -> str | None:
     """The installed version of the distribution that provides ``import_name``, or None."""
     # (importing it imports email, zipfile and csv: only when a version is read)
     from importlib import metadata
 
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version(import_name)
-    except metadata.PackageNotFoundError:
-        pass
     try:
         dists = metadata.packages_distributions().get(import_name, [])
         return metadata.version(dists[0]) if dists else None
@@ -175,11 +165,13 @@ def package_version(import_name: str) -> str | None:
         return None
 
 
-def environment(packages: Iterable[str] = ()) -> dict[str, str]:
-    """Python's, recordtool's and torch's versions, and those of ``packages`` that are
-    installed; read from package metadata, never by importing them."""
-    versions = {"python": python_version()}
-    for name in sorted({"recordtool", "torch", *packages}):
+def environment(packages: Iterable[str]) -> dict[str, str]:
+    """Python's version and those of ``packages`` that are installed; read from package
+    metadata, never by importing them (``platform``: only when a fingerprint is made)."""
+    import platform
+
+    versions = {"python": platform.python_version()}
+    for name in sorted(set(packages)):
         version = package_version(name)
         if version is not None:
             versions[name] = version
@@ -240,11 +232,7 @@ def with_sources(keys: dict[str, str], modules: list[str], scanner: Scanner) -> 
         for rel in scan.missing:
             out[f"source:{rel}"] = MISSING
         packages |= scan.packages
-    out["version:python"] = python_version()
-    for name in sorted(packages):
-        version = package_version(name)
-        if version is not None:
-            out[f"version:{name}"] = version
+    out |= {f"version:{name}": version for name, version in environment(packages).items()}
     return out, packages
 
 
@@ -260,11 +248,7 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
         if before == after:
             continue
         kind, _, rest = key.partition(":")
-        if kind == "statement":
-            reasons.append("statement changed")
-        elif kind == "clauses":
-            reasons.append("clauses changed")
-        elif kind == "check":
+        if kind == "check":
             name, _, part = rest.rpartition(":")
             if name not in old_checks:
                 if part == "run":
@@ -295,7 +279,7 @@ def diff(old: dict[str, str], new: dict[str, str], old_params: dict[str, dict[st
                 reasons.append(f"{rest} changed")
         elif kind == "version":
             reasons.append(f"{rest} {before or 'absent'} -> {after or 'absent'}")
-        else:
+        else:  # "statement changed", "clauses changed"
             reasons.append(f"{key} changed")
     return reasons
 

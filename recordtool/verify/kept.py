@@ -19,7 +19,6 @@ from recordtool.verify.verdict import ClaimVerdict
 if TYPE_CHECKING:
     from recordtool.record.config import Config
     from recordtool.record.schema import Theory
-    from recordtool.store import Store
 
 VERDICTS = "verdicts"  # the store's table: claim id -> (hash of its verdict file's bytes, ``Kept``)
 
@@ -35,10 +34,10 @@ class Kept:
 class KeptVerdicts:
     """The verdicts of one project read and judged before, and those read or judged now."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, config: Config) -> None:
+        self._store = open_store(config)
         # claim id -> (digest, what was kept): a ``Kept``, as a store of other code is empty
-        self._before: dict[str, tuple[str, Kept]] = store.items(VERDICTS)
+        self._before: dict[str, tuple[str, Kept]] = self._store.items(VERDICTS)
         self._now: dict[str, tuple[str, Kept]] = {}  # what this command read: kept ones and new ones
         self._changed: set[str] = set()
 
@@ -76,7 +75,3 @@ class KeptVerdicts:
                              drop=self._before.keys() - self._now.keys())
         self._store.close()
 
-
-def open_kept(config: Config) -> KeptVerdicts:
-    """The verdicts kept in ``config``'s store."""
-    return KeptVerdicts(open_store(config))

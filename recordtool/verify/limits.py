@@ -7,6 +7,7 @@ process by ``hold_to_limits``); its metrics are bounded in number, list length a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
@@ -52,12 +53,10 @@ def hold_to_limits(request: dict[str, Any]) -> None:
         if value is None or not hasattr(resource, name):
             continue
         which = getattr(resource, name)
-        _soft, hard = resource.getrlimit(which)
+        hard = resource.getrlimit(which)[1]
         soft = math.ceil(float(value) * scale)
-        if hard != resource.RLIM_INFINITY:
-            soft = min(soft, hard)
-        top = soft + grace if hard == resource.RLIM_INFINITY else min(soft + grace, hard)
-        resource.setrlimit(which, (soft, top))
+        limits = (soft, soft + grace) if hard == resource.RLIM_INFINITY else (min(soft, hard), min(soft + grace, hard))
+        resource.setrlimit(which, limits)
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -66,17 +65,13 @@ def plain(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if depth < 8 and hasattr(value, "tolist"):
-        try:
+        with contextlib.suppress(Exception):
             return plain(value.tolist(), depth + 1)
-        except Exception:
-            pass
     if depth < 8 and isinstance(value, (list, tuple)):
         return [plain(v, depth + 1) for v in value]
     if hasattr(value, "item"):
-        try:
+        with contextlib.suppress(Exception):
             return plain(value.item(), depth + 1)
-        except Exception:
-            pass
     text = repr(value)
     return {"__type__": type(value).__name__, "repr": text[:200]}
 

@@ -24,7 +24,7 @@ class CheckLoadError(Exception):
 def load_check(root: Path, package: str, module: str, function: str) -> Any:
     """Import ``module`` (inside ``package``) and return its ``function``."""
     refuse_outside(package, module, function)
-    return check_function(import_check(root, package, module)[0], module, function)
+    return check_function(import_check(root, package, module), module, function)
 
 
 def refuse_outside(package: str, module: str, function: str) -> None:
@@ -32,11 +32,11 @@ def refuse_outside(package: str, module: str, function: str) -> None:
         raise CheckLoadError(f"'{module}:{function}' is outside {package}/; checks run only code inside {package}/")
 
 
-def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set[str]]:
-    """Import the check module ``module`` under the contract; returns it and the names of the
-    modules its import added (the test for local code from outside ``package`` looks at those
-    only: exact on a module's first import)."""
-    confine_imports(root, package)
+def import_check(root: Path, package: str, module: str) -> ModuleType:
+    """Import the check module ``module`` under the contract (the test for local code from
+    outside ``package`` looks at the modules its import added: exact on its first import)."""
+    if not any(isinstance(f, _ConfinedFinder) and f.package == package for f in sys.meta_path):
+        sys.meta_path.insert(0, _ConfinedFinder(root, package))  # (once: from now on)
     before = set(sys.modules)
     try:
         mod = importlib.import_module(module)
@@ -55,7 +55,7 @@ def import_check(root: Path, package: str, module: str) -> tuple[ModuleType, set
             f"'{module}' imports local code from outside {package}/: {names}; move it into {package}/ "
             "so that its changes make verdicts stale"
         )
-    return mod, added
+    return mod
 
 
 class _ConfinedLoader(importlib.machinery.SourceFileLoader):
@@ -87,12 +87,6 @@ class _ConfinedFinder(importlib.abc.MetaPathFinder):
         if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin:
             spec.loader = _ConfinedLoader(fullname, spec.origin, self.folder, self.root)
         return spec
-
-
-def confine_imports(root: Path, package: str) -> None:
-    """Have the modules of ``package`` read only from inside it, from now on (once)."""
-    if not any(isinstance(f, _ConfinedFinder) and f.package == package for f in sys.meta_path):
-        sys.meta_path.insert(0, _ConfinedFinder(root, package))
 
 
 def check_function(mod: ModuleType, module: str, function: str) -> Any:

@@ -4,11 +4,10 @@ verdict; ``Report.all_verified``: what ``--strict`` asks)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordtool.verify.status import status_json, tracebacks
+from recordtool.verify.status import notes, status_json, tally, tracebacks
 from recordtool.verify.verdict import ClaimStatus, ClaimVerdict
 
 # How good a claim's result is, for telling whether a run left it worse off than the verdict
@@ -100,19 +99,10 @@ def format_report(report: Report) -> str:
         bad = [c for c in verdict.checks if c.outcome != "pass"] if verdict is not None else []
         if bad and status.state != "stale":
             line += " — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad)
-        if status.reasons:
-            line += " — " + ", ".join(status.reasons)
-        if status.depends:
-            line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
-        lines.append(line)
+        lines.append(line + notes(status))
         if verdict is not None and result.ran:  # what raised, said where it is read first
             lines += [t for check in verdict.checks for t in tracebacks(check, "    ")]
-    total = len(report.results)
-    verified = sum(1 for r in report.results if r.status.state == "verified")
-    others = Counter(r.status.state for r in report.results if r.status.state != "verified")
-    tail = f"verified {verified} of {total} selected claim{'s' if total != 1 else ''}"
-    if others:
-        tail += " (" + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) + ")"
+    tail = tally([r.status.state for r in report.results], "selected claim")
     tail += f"; ran {report.checks_run} check run{'s' if report.checks_run != 1 else ''} in {report.duration_s:.1f} s"
     lines.append(tail)
     for r in report.results:

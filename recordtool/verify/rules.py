@@ -432,8 +432,7 @@ def claim_result(clauses: list[ClauseVerdict], checks: list[CheckVerdict]) -> Re
     return "no-power"
 
 
-def skipped_check(spec: CheckSpec, why: str, clause_ids: list[str] | None = None) -> CheckVerdict:
-    clause_ids = clause_ids or [STATEMENT_CLAUSE]
+def skipped_check(spec: CheckSpec, why: str, clause_ids: list[str]) -> CheckVerdict:
     expectations = [ExpectationVerdict(metric, str(e), list(e.clause) or list(clause_ids), e.null, "skipped", 0, 0,
                                        spec.required(spec.seeds), [], None) for metric, e in spec.expect.items()]
     return CheckVerdict(spec.name, spec.run, dict(spec.params), "skipped", why, [], [], [], 0.0, False,

@@ -20,14 +20,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from recordtool.record.confine import not_plain
 from recordtool.safetext import one_line
 from recordtool.verify import reaper
-from recordtool.verify.child import FIXED_THREADS, ServerProcess
+from recordtool.verify.child import FIXED_THREADS, THREAD_COUNTS, ServerProcess
 from recordtool.verify.rules import short_error
 from recordtool.verify.verdict import RunOutcome
 
@@ -73,6 +73,8 @@ class JobResult:
     log: str = ""
     device: str = ""
     host: str = ""  # the machine that ran it, when not this one (a cluster's worker)
+    figures: dict[str, bytes] = field(default_factory=dict)  # from a worker: relative path -> bytes
+    models: dict[str, bytes] = field(default_factory=dict)  # from a worker: new in a cache the client does not see
 
     @property
     def line(self) -> str:
@@ -110,7 +112,7 @@ class NoDisplay:
 
 @dataclass(eq=False)
 class _Live:
-    """A running job: a fresh child (``proc``) or a run on the server (``pid`` once forked)."""
+    """A running job: a fresh child (``proc``) or a run on the server, ``pid`` once started."""
 
     job: Job
     number: int
@@ -136,17 +138,15 @@ class _Live:
 
     def signal(self, sig: int) -> None:
         """Signal the run's process group (a forked child not yet in its own: the child)."""
-        pid = self.proc.pid if self.proc is not None else self.pid
-        if pid is not None:
-            reaper.signal_group(pid, sig)
+        if self.pid is not None:
+            reaper.signal_group(self.pid, sig)
 
     def end(self, server: int | None) -> None:
         """Kill the run and every process below it (``recordtool.verify.reaper``); a forked
         run only while it is still the server's child (``server``: the server's pid)."""
-        pid = self.proc.pid if self.proc is not None else self.pid
-        if pid is None or self.ended:
+        if self.pid is None or self.ended:
             return
-        if not reaper.end_tree(pid, parent=None if self.proc is not None else server):
+        if not reaper.end_tree(self.pid, parent=None if self.proc is not None else server):
             self.signal(signal.SIGKILL)
 
 
@@ -296,11 +296,8 @@ class Runner:
     def _env(self, threads_per_run: int = 1) -> dict[str, str]:
         """The environment of a run (or of the server: one thread; each forked run sets
         torch's thread count to its job's, see ``recordtool.verify.child``)."""
-        env = dict(os.environ)
-        threads = str(threads_per_run)
-        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    **FIXED_THREADS, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED,
-                    reaper.PARENT_ENV: str(os.getpid())})
+        env = {**os.environ, **dict.fromkeys(THREAD_COUNTS, str(threads_per_run)), **FIXED_THREADS,
+               "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": HASH_SEED, reaper.PARENT_ENV: str(os.getpid())}
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
         return env
@@ -308,22 +305,9 @@ class Runner:
     def _prepare(self, job: Job, number: int) -> _Live:
         stem = self.workdir / f"job-{number}"
         files = {name: stem.with_suffix(f".{name}") for name in ("request", "result", "log", "progress")}
-        request = {
-            "root": str(self.root),
-            "package": self.package,
-            "module": job.module,
-            "function": job.function,
-            "params": job.params,
-            "seed": job.seed,
-            "device": self.device,
-            "cache_dir": str(self.cache_dir),
-            "figures_dir": str(job.figures_dir),
-            "threads": job.threads,
-            "memory_mb": job.memory_mb,
-            "cpu_s": job.cpu_s,
-            "progress": str(files["progress"]),
-            "kernels": self.kernels,
-        }
+        # the job as it is (``recordtool.verify.child`` reads what it needs), and where it runs
+        request = {**asdict(job), "root": str(self.root), "package": self.package, "device": self.device,
+                   "cache_dir": str(self.cache_dir), "progress": str(files["progress"]), "kernels": self.kernels}
         try:
             files["request"].write_text(json.dumps(request, default=str), encoding="utf-8")
         except OSError as exc:  # (a full disk: named by the folder of the runs; its own name is the run's pid)
@@ -336,7 +320,7 @@ class Runner:
         for name in ("result", "progress"):
             with contextlib.suppress(OSError):
                 item.files[name].unlink()
-        item.on_server, item.pid, item.code = False, None, None
+        item.on_server, item.code = False, None
         item.last_progress, item.progress_size = "", 0
         item.log = open(item.files["log"], "wb")  # noqa: SIM115 - closed in _finish
         item.proc = subprocess.Popen(
@@ -344,6 +328,7 @@ class Runner:
             cwd=self.root, env=self._env(item.job.threads), stdin=subprocess.DEVNULL, stdout=item.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        item.pid = item.proc.pid
         item.started = item.clock = time.monotonic()
 
     def _progress(self, item: _Live) -> str:

@@ -25,7 +25,7 @@ from recordtool.safetext import some
 from recordtool.verify.context import is_sidecar
 from recordtool.verify.fingerprint import covered_paths, environment, git_commit, git_dirty
 from recordtool.verify.judge import as_judged_now
-from recordtool.verify.kept import open_kept
+from recordtool.verify.kept import KeptVerdicts
 from recordtool.verify.limits import run_limits
 from recordtool.verify.report import ClaimResult, Report
 from recordtool.verify.rules import (
@@ -38,7 +38,7 @@ from recordtool.verify.rules import (
     skipped_check,
 )
 from recordtool.verify.runner import Executor, Job, JobResult, Runner
-from recordtool.verify.snapshot import RUNS, leftovers
+from recordtool.verify.snapshot import ALWAYS, RUNS, leftovers
 from recordtool.verify.status import (
     add_dependencies,
     assess_claims,
@@ -172,7 +172,7 @@ def verify(project: Any, options: Options, display: PlainDisplay | None = None) 
     chosen_ids = set(chosen)
     used = {cited for i in chosen for cited, relation in record.cites(i) if relation == "uses"}
     needed = [i for i in ids if i in chosen_ids or i in used]
-    kept = open_kept(config) if project.cached and options.seeds is None else None  # as status reads them
+    kept = KeptVerdicts(config) if project.cached and options.seeds is None else None  # as status reads them
     store = read_store(config, needed, kept)
     statuses, prints = assess_claims(project, chosen, store, seeds=options.seeds, kept=kept)
     # what they use is judged as it stands: `--seeds` is for the claims run, not theirs
@@ -317,9 +317,7 @@ class _Session:
         """Judge a claim whose runs are all done, and keep its verdict (under ``--try``: show it,
         keep nothing)."""
         config, claim_id = self.project.config, plan.claim.id
-        dirty = git_dirty(config.root, covered_paths(self.project.record.places[claim_id].path,
-                                                     plan.fingerprint)) if self.commit else None
-        verdict = _judge(config, self.options, plan, self.workdir, self.commit, dirty, self.no_gpu)
+        verdict = self.judge(plan)
         status = self.statuses[claim_id] = claim_status(plan.claim, verdict, plan.fingerprint)
         staged = self.workdir / "figures" / claim_id
         if self.options.trial:  # judged and shown; the committed verdict and its figures stay
@@ -347,6 +345,66 @@ class _Session:
         self.display.claim(f"{claim_id}: {status.label}"
                            + (" — " + "; ".join(f"{c.name}: {c.outcome}: {c.message}" for c in bad) if bad else ""))
 
+    def judge(self, plan: _Plan) -> ClaimVerdict:
+        """The claim's verdict from the results of its runs."""
+        claim, commit = plan.claim, self.commit
+        dirty = git_dirty(self.project.config.root, covered_paths(self.project.record.places[claim.id].path,
+                                                                  plan.fingerprint)) if commit else None
+        checks: list[CheckVerdict] = []
+        kept = figures_id(self.workdir / "figures" / claim.id)  # the folder the figures will be kept in
+        for check in claim.checks:
+            if "gpu" in check.needs and self.no_gpu:
+                checks.append(skipped_check(check, self.no_gpu, claim.clause_ids))
+            else:
+                checks.append(self.check_verdict(plan, check, kept))
+        clauses = judge_clauses(claim, checks)
+        result = claim_result(clauses, checks)
+        verified_at = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        since = plan.previous.since if plan.previous is not None and plan.previous.result == result else verified_at
+        return ClaimVerdict(
+            claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement, checks=checks,
+            fingerprint=plan.fingerprint, verified_at=verified_at, since=since,
+            duration_s=round(sum(c.duration_s for c in checks), 3), seeds=sorted({r.seed for c in checks for r in c.runs}),
+            git_commit=commit, git_dirty=dirty, versions=environment({*ALWAYS, *plan.packages}),
+            device=_where(self.options.device, plan.results.values()), result=result, clauses=clauses)
+
+    def check_verdict(self, plan: _Plan, check: CheckSpec, kept: str | None) -> CheckVerdict:
+        """One check judged from its runs, with its figures named where they will be kept, and
+        compared with its last verdict where that came from the same spec, code and environment."""
+        claim, config, options = plan.claim, self.project.config, self.options
+        seeds = seeds_of(check, options)
+
+        def runs_of(variant: str) -> list[Run]:
+            out = []
+            for seed in seeds:
+                r = plan.results[(check.name, variant, seed)]
+                out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
+                                     r.log if r.outcome != "ok" else "", main=not variant))
+            return out
+
+        controls = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name)) for c in check.all_controls]
+        positives = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name), positive=True)
+                     for c in check.all_positives]
+        staged = self.workdir / "figures" / claim.id / check.name
+        final = figures_dir(config, claim.id) / (kept or "") / check.name
+        # the check's own figures first, then those of other seeds and of controls
+        figures = sorted(
+            (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")
+             if p.is_file() and not is_sidecar(p)),  # a figure's title and caption stay beside it
+            key=lambda rel: (rel.count("/"), rel),
+        ) if staged.is_dir() else []
+        duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
+        last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
+        prev_check = last if check.name in plan.comparable else None
+        # numbers measured on another CPU's kernels (or a GPU) may move beyond the tolerance: the
+        # machine's doing, not nondeterminism (the last verdict's devices: ``_where`` before workers)
+        check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
+        elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
+            and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""
+        return judge_check(check, runs_of(""), controls, timeout=check_timeout(config, check, options), figures=figures,
+                           duration_s=duration, previous=prev_check, clause_ids=claim.clause_ids,
+                           last_ok=last_successful(last), previous_elsewhere=elsewhere, positives=positives)
+
 
 def _comparable(claim: Theory, fp: dict[str, str], prev: ClaimVerdict | None) -> set[str]:
     """The checks whose last verdict came from the same spec, code and environment (on as
@@ -366,68 +424,6 @@ def _comparable(claim: Theory, fp: dict[str, str], prev: ClaimVerdict | None) ->
 def seeds_of(check: CheckSpec, options: Options) -> list[int]:
     """The seeds a check runs on: 0..N-1, N from ``--seeds`` or else the check's ``seeds:``."""
     return list(range(options.seeds if options.seeds is not None else check.seeds))
-
-
-def _judge(config: Config, options: Options, plan: _Plan, workdir: Path,
-           commit: str | None, dirty: bool | None, no_gpu: str | None) -> ClaimVerdict:
-    """The claim's verdict from the results of its runs."""
-    claim = plan.claim
-    checks: list[CheckVerdict] = []
-    kept = figures_id(workdir / "figures" / claim.id)  # the folder the figures will be kept in
-    for check in claim.checks:
-        if "gpu" in check.needs and no_gpu:
-            checks.append(skipped_check(check, no_gpu, claim.clause_ids))
-        else:
-            checks.append(_check_verdict(config, options, plan, check, workdir, kept))
-    clauses = judge_clauses(claim, checks)
-    result = claim_result(clauses, checks)
-    verified_at = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    since = plan.previous.since if plan.previous is not None and plan.previous.result == result else verified_at
-    return ClaimVerdict(
-        claim=claim.id, outcome=worst([c.outcome for c in checks]), statement=claim.statement, checks=checks,
-        fingerprint=plan.fingerprint, verified_at=verified_at, since=since,
-        duration_s=round(sum(c.duration_s for c in checks), 3), seeds=sorted({r.seed for c in checks for r in c.runs}),
-        git_commit=commit, git_dirty=dirty, versions=environment(plan.packages),
-        device=_where(options.device, plan.results.values()), result=result, clauses=clauses)
-
-
-def _check_verdict(config: Config, options: Options, plan: _Plan, check: CheckSpec, workdir: Path,
-                   kept: str | None) -> CheckVerdict:
-    """One check judged from its runs, with its figures named where they will be kept, and
-    compared with its last verdict where that came from the same spec, code and environment."""
-    claim = plan.claim
-    seeds = seeds_of(check, options)
-
-    def runs_of(variant: str) -> list[Run]:
-        out = []
-        for seed in seeds:
-            r = plan.results[(check.name, variant, seed)]
-            out.append(judge_run(check, seed, r.outcome, r.metrics, r.duration_s, r.error,
-                                 r.log if r.outcome != "ok" else "", main=not variant))
-        return out
-
-    controls = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name)) for c in check.all_controls]
-    positives = [judge_control(c.name, {**check.params, **c.params}, runs_of(c.name), positive=True)
-                 for c in check.all_positives]
-    staged = workdir / "figures" / claim.id / check.name
-    final = figures_dir(config, claim.id) / (kept or "") / check.name
-    # the check's own figures first, then those of other seeds and of controls
-    figures = sorted(
-        (config.relative(final / p.relative_to(staged)) for p in staged.rglob("*")
-         if p.is_file() and not is_sidecar(p)),  # a figure's title and caption stay beside it
-        key=lambda rel: (rel.count("/"), rel),
-    ) if staged.is_dir() else []
-    duration = sum(r.duration_s for (name, _v, _s), r in plan.results.items() if name == check.name)
-    last = next((c for c in plan.previous.checks if c.name == check.name), None) if plan.previous else None
-    prev_check = last if check.name in plan.comparable else None
-    # numbers measured on another CPU's kernels (or a GPU) may move beyond the tolerance: the
-    # machine's doing, not nondeterminism (the last verdict's devices: ``_where`` before workers)
-    check_devices = _devices(options.device, (plan.results[(check.name, "", seed)] for seed in seeds))
-    elsewhere = plan.previous.device if plan.previous is not None and prev_check is not None \
-        and not set(check_devices) <= set(plan.previous.device.split(", worker", 1)[0].split("; ")) else ""
-    return judge_check(check, runs_of(""), controls, timeout=check_timeout(config, check, options), figures=figures,
-                       duration_s=duration, previous=prev_check, clause_ids=claim.clause_ids,
-                       last_ok=last_successful(last), previous_elsewhere=elsewhere, positives=positives)
 
 
 def _devices(device: str, results: Iterable[JobResult]) -> list[str]:

@@ -30,7 +30,7 @@ RUNS = "verify-runs"  # in the cache folder: one folder for each verify that run
 PACKAGE = Path(recordtool.__file__).resolve().parent  # recordtool's own code: its modules' files are inputs too
 SNAPSHOT_FORMAT = 1
 KEPT = 16  # answers kept for one state of the inputs (commands and options)
-ALWAYS = ("recordtool", "torch")  # packages every fingerprint compares (fingerprint.environment)
+ALWAYS = ("recordtool", "torch")  # packages whose versions every verdict keeps
 
 Said = list[tuple[str, bool]]  # what was printed: (text, on stderr)
 
@@ -194,11 +194,9 @@ def keep(project: Project, inputs: Inputs, answer: Answer) -> None:
     names = sorted(packages | set(ALWAYS))
     data = {"format": SNAPSHOT_FORMAT, **inputs.state, "extra": extra, "versions": _versions(names),
             "installed": _installed(names), "answers": answers}
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs speed, never the answer
         os.makedirs(os.path.dirname(inputs.path), exist_ok=True)
         write_atomic(Path(inputs.path), json.dumps(data, separators=(",", ":")))
-    except OSError:  # a cache that cannot be written costs speed, never the answer
-        pass
 
 # The state of files: sizes and modification times, and the content hash of a file written within
 # ``RACY_NS`` of the snapshot, which may change again within its mtime's tick ("racy", as git says).
@@ -279,6 +277,4 @@ def files_hold(then: Any, now: Files) -> bool:
 
 def stats_hold(then: Any) -> bool:
     """Whether every file of ``then`` (path -> [size, mtime_ns], or None for none) is as it was."""
-    if not isinstance(then, dict):
-        return False
-    return all(stat_file(path) == old for path, old in then.items())
+    return isinstance(then, dict) and all(stat_file(path) == old for path, old in then.items())

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 from recordtool.record.schema import Theory
 from recordtool.verify.fingerprint import Scanner, claim_fingerprint, diff
 from recordtool.verify.judge import as_judged_now, unsupported
-from recordtool.verify.kept import KeptVerdicts, open_kept
+from recordtool.verify.kept import KeptVerdicts
 from recordtool.verify.store import SUFFIX, Store, read_store, verdict_path
 from recordtool.verify.verdict import (
     FORMAT,
@@ -26,7 +26,6 @@ from recordtool.verify.verdict import (
     State,
     failed_runs,
     json_ready,
-    traceback_tail,
 )
 
 if TYPE_CHECKING:
@@ -60,13 +59,13 @@ def assess(project: Project) -> dict[str, ClaimStatus]:
     named = {name[:-len(SUFFIX)] for name in listed if name.endswith(SUFFIX)}  # (few: no string made per claim)
     judged = [i for i in ids if i in named]
     # the verdicts read and judged before, when unchanged (``recordtool.verify.kept``)
-    kept = open_kept(project.config) if project.cached else None
+    kept = KeptVerdicts(project.config) if project.cached else None
     store = read_store(project.config, judged, kept)
     found, _prints = assess_claims(project, judged, store, kept=kept)
     if kept is not None:
         kept.save()
     statuses = {i: found.get(i) or ClaimStatus(i, "unchecked", None) for i in ids}
-    add_dependencies(project, statuses, ids)
+    add_dependencies(project, statuses)
     return statuses
 
 
@@ -104,14 +103,10 @@ def assess_claims(project: Project, claims: list[str], store: Store, seeds: int 
     return statuses, prints
 
 
-def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: list[str] | None = None) -> None:
-    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now (``ids``:
-    the record's claims, when already known)."""
+def add_dependencies(project: Project, statuses: dict[str, ClaimStatus]) -> None:
+    """Fill ``depends``: claims each one cites ``as: uses`` that are not verified now."""
     cites = project.record.cites
-    for claim_id in project.record.claim_ids() if ids is None else ids:
-        status = statuses.get(claim_id)
-        if status is None:
-            continue
+    for claim_id, status in statuses.items():
         status.depends = [
             (cited, statuses[cited].state)
             for cited, relation in cites(claim_id)
@@ -119,14 +114,17 @@ def add_dependencies(project: Project, statuses: dict[str, ClaimStatus], ids: li
         ]
 
 
+def tally(states: list[State], noun: str) -> str:
+    """``verified 2 of 3 claims (1 stale)``: ``noun`` is what is counted."""
+    counts = Counter(states)
+    others = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()) if state != "verified")
+    line = f"verified {counts['verified']} of {len(states)} {noun}{'s' if len(states) != 1 else ''}"
+    return line + (f" ({others})" if others else "")
+
+
 def summary(statuses: dict[str, ClaimStatus]) -> str:
     """``verified 2 of 3 claims (1 stale); checks: 5 of 6 pass``."""
-    total = len(statuses)
-    counts: Counter[State] = Counter(s.state for s in statuses.values())
-    others = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()) if state != "verified")
-    line = f"verified {counts['verified']} of {total} claim{'s' if total != 1 else ''}"
-    if others:
-        line += f" ({others})"
+    line = tally([s.state for s in statuses.values()], "claim")
     checks = [c for s in statuses.values() if s.state != "stale" and s.verdict for c in s.verdict.checks]
     if checks:
         passed = sum(1 for c in checks if c.outcome == "pass")
@@ -163,10 +161,8 @@ def expectation_line(e: ExpectationVerdict) -> str:
     held = f"holds on {e.holds_on} of {e.seeds} seed{'s' if e.seeds != 1 else ''}"
     if e.required != e.seeds:
         held += f" (quorum {e.required})"
-    if e.state == "no-power":
-        line += f"no power: {held}, but no control or null fails it on every seed"
-    else:
-        line += {"holds": held, "fails": f"fails: {held}", "not-reproduced": f"not reproduced: {held}"}[e.state]
+    line += {"holds": held, "fails": f"fails: {held}", "not-reproduced": f"not reproduced: {held}",
+             "no-power": f"no power: {held}, but no control or null fails it on every seed"}[e.state]
     return line + f"; {evidence_text(e)}; measured {spread_text(e.spread, e.nans, e.seeds)}"
 
 
@@ -203,10 +199,9 @@ def tracebacks(check: CheckVerdict, indent: str) -> list[str]:
         raised.setdefault(run.error or "", []).append(where)
     lines = []
     for error, wheres in raised.items():
-        tail = traceback_tail(error, TAIL_LINES)
-        if tail is not None:
+        if error.startswith(("Traceback", "…")):  # (a run that raised)
             lines.append(f"{indent}{check.name} {', '.join(wheres)} raised; the end of the traceback:")
-            lines += [f"{indent}  {line}" for line in tail]
+            lines += [f"{indent}  {line}" for line in error.rstrip("\n").split("\n")[-TAIL_LINES:]]
     return lines
 
 
@@ -301,8 +296,12 @@ def describe_state(status: ClaimStatus) -> str:
             line += f" (was {verdict.summary}, {verdict.verified_at})"
         else:
             line += f" since {verdict.since}, {_checks_line(verdict)}"
-    if status.reasons:
-        line += " — " + ", ".join(status.reasons)
+    return line + notes(status)
+
+
+def notes(status: ClaimStatus) -> str:
+    """`` — statement changed — uses THEORY-2 (stale)``: why a claim is stale, what it uses."""
+    line = " — " + ", ".join(status.reasons) if status.reasons else ""
     if status.depends:
         line += " — uses " + ", ".join(f"{d} ({s})" for d, s in status.depends)
     return line

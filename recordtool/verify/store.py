@@ -104,17 +104,15 @@ def set_aside(config: Config, claim_id: str) -> Path | None:
     return target
 
 
-def write_verdict(config: Config, verdict: ClaimVerdict) -> Path:
+def write_verdict(config: Config, verdict: ClaimVerdict) -> None:
     """Write the claim's verdict atomically; the caller holds the lock."""
-    path = verdict_path(config, verdict.claim)
-    write_atomic(path, verdict.to_json())
-    return path
+    write_atomic(verdict_path(config, verdict.claim), verdict.to_json())
 
 
 def figures_id(staged: Path) -> str | None:
     """The name of the folder a run's figures are kept in: a digest of their names and bytes
     (None when the run made none). The same figures keep the same folder."""
-    files = _files(staged)
+    files = files_under(staged)
     if not files:
         return None
     digest = hashlib.blake2b(digest_size=6)
@@ -124,12 +122,12 @@ def figures_id(staged: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _files(folder: Path) -> list[Path]:
+def files_under(folder: Path) -> list[Path]:
     """The files under ``folder``, sorted (none when it is not a folder)."""
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
 
 
-def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
+def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> None:
     """Keep a new verdict and its figures: the figures go into a folder of their own
     (``figures/<ID>/<figures_id>/``), then the verdict replaces the old one atomically, then the
     old figures go. Whatever stops this, the verdict on disk names figures that exist."""
@@ -140,7 +138,7 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{name}.recordtool-{os.getpid()}.tmp"
         try:
-            for path in _files(staged):
+            for path in files_under(staged):
                 target = tmp / path.relative_to(staged)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
@@ -150,13 +148,12 @@ def keep_verdict(config: Config, verdict: ClaimVerdict, staged: Path) -> Path:
             raise
         made = folder / name
     try:
-        path = write_verdict(config, verdict)
+        write_verdict(config, verdict)
     except BaseException:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         raise
     _remove_other_figures(folder, name)
-    return path
 
 
 def _remove_other_figures(folder: Path, keep: str | None) -> None:

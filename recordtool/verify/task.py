@@ -23,7 +23,8 @@ from typing import Any
 from recordtool.record.config import load_config
 from recordtool.store import code_digest
 from recordtool.verify.fingerprint import Scanner, diff, with_sources
-from recordtool.verify.runner import Job, NoDisplay, Runner
+from recordtool.verify.runner import Job, JobResult, NoDisplay, Runner
+from recordtool.verify.store import files_under
 
 CANCEL_POLL_S = 0.2  # how often a task looks whether it was cancelled
 CACHE_ID = ".recordtool-cache-id"  # in the client's model cache: a worker that reads it shares it
@@ -66,21 +67,6 @@ class Setup:
     expected: dict[str, str] = field(default_factory=dict)  # their ``identity`` on the client
 
 
-@dataclass
-class TaskResult:
-    """What a task sends back: the run's result, where it ran, and the files it made."""
-
-    outcome: str
-    metrics: dict[str, Any]
-    duration_s: float
-    error: str | None
-    log: str
-    device: str
-    host: str
-    figures: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes
-    models: dict[str, bytes] = field(default_factory=dict)  # new in a cache the client does not see
-
-
 class _Cancelled(Exception):
     """The task was cancelled (Ctrl-C on the client, or the client went away)."""
 
@@ -110,8 +96,10 @@ class _Watch(NoDisplay):
             self.worker.log_event(self.topic, {"key": self.key, "progress": progress})
 
 
-def run_task(job: Job, setup: Setup) -> TaskResult:
-    """On a worker: run ``job`` as the local runner would, in a child process of its own."""
+def run_task(job: Job, setup: Setup) -> JobResult:
+    """On a worker: run ``job`` as the local runner would, in a child process of its own; the
+    result carries the figures it made and the files it added to a model cache the client
+    does not see."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -120,17 +108,16 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
     start = time.perf_counter()
     problem = differences(setup)
     if problem is not None:
-        return TaskResult("error", {}, time.perf_counter() - start,
-                          f"{where} differs from the client: {problem}; see docs/cluster.md", "", "", host)
+        return JobResult(job, "error", {}, time.perf_counter() - start,
+                         f"{where} differs from the client: {problem}; see docs/cluster.md", host=host)
     _without_nanny_environ()
     cache_dir, shared = _cache_dir(setup)
     before = {} if shared else _listing(cache_dir)
-    gpu = "gpu" in job.needs
     tmp = Path(tempfile.mkdtemp(prefix="recordtool-run-", dir=worker.local_directory))
     try:
         local = replace(job, figures_dir=tmp / "figures")
         runner = Runner(root=setup.root, package=setup.package, workdir=tmp / "work", cache_dir=cache_dir,
-                        device="cuda" if gpu else setup.device, jobs=1,
+                        device="cuda" if "gpu" in job.needs else setup.device, jobs=1,
                         display=_Watch(worker, worker.get_current_task(), setup.topic), serve=False)
         results = runner.run([local])
         try:
@@ -138,8 +125,9 @@ def run_task(job: Job, setup: Setup) -> TaskResult:
         finally:
             results.close()
         models = {} if shared else {rel: (cache_dir / rel).read_bytes() for rel in _changed(cache_dir, before)}
-        return TaskResult(result.outcome, result.metrics, result.duration_s, result.error, result.log,
-                          result.device, host, _files(local.figures_dir), models)
+        figures = {path.relative_to(local.figures_dir).as_posix(): path.read_bytes()
+                   for path in files_under(local.figures_dir)}
+        return replace(result, job=job, host=host, figures=figures, models=models)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -185,9 +173,3 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 def _changed(folder: Path, before: dict[str, tuple[int, int]]) -> list[str]:
     return sorted(rel for rel, stat in _listing(folder).items() if before.get(rel) != stat)
 
-
-def _files(folder: Path) -> dict[str, bytes]:
-    if not folder.is_dir():
-        return {}
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -20,8 +21,7 @@ from pydantic import BeforeValidator, TypeAdapter, ValidationError
 Outcome = Literal["pass", "fail", "not-reproduced", "no-power", "error", "timeout", "skipped"]
 Result = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
                  "skipped"]
-State = Literal["verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout",
-                "skipped", "stale", "unchecked"]
+State = Literal[Result, "stale", "unchecked"]
 RunOutcome = Literal["ok", "error", "timeout"]
 # a negative control: failed-as-required or passed; a positive one: held or not-held
 ControlOutcome = Literal["failed-as-required", "passed", "held", "not-held", "error", "timeout"]
@@ -47,12 +47,8 @@ def _spread(value: Any) -> Any:
     return value
 
 
-def _metrics(value: Any) -> Any:
-    return {key: _numbers(v) for key, v in value.items()} if isinstance(value, dict) else value
-
-
 Spread = Annotated[list[float], BeforeValidator(_spread)]
-Metrics = Annotated[dict[str, Any], BeforeValidator(_metrics)]
+Metrics = dict[str, Annotated[Any, BeforeValidator(_numbers)]]
 
 # From best to worst: a failed expectation is the strongest statement against a claim; an
 # error or a timeout says nothing about it; no-power, that the check cannot tell; not-reproduced,
@@ -76,10 +72,9 @@ def worst(outcomes: list[Outcome]) -> Outcome:
     return max(outcomes, key=SEVERITY.__getitem__, default="pass")
 
 
-def label(result: str, clauses: list[ClauseVerdict] | None = None, analogue: bool = False) -> str:
+def label(result: str, clauses: Sequence[ClauseVerdict] = (), analogue: bool = False) -> str:
     """A result as a reader says it: ``partly verified: 4 of 5 clauses``, ``no power``,
     ``verified in the lab's analogue`` (a check's ``analogue: true``)."""
-    clauses = clauses or []
     n = len(clauses)
     where = " in the lab's analogue" if analogue else ""
     if result == "partly-verified":
@@ -225,13 +220,6 @@ def failed_runs(check: CheckVerdict) -> list[tuple[str, Run]]:
     return out
 
 
-def traceback_tail(error: str, lines: int) -> list[str] | None:
-    """The last ``lines`` lines of ``error`` when it is a traceback (a run that raised), else None."""
-    if not error.startswith(("Traceback", "…")):
-        return None
-    return error.rstrip("\n").split("\n")[-lines:]
-
-
 @dataclass
 class ClaimVerdict:
     """Everything `verify` learnt about one claim, and what produced it (docs/verdicts.md):
@@ -283,7 +271,22 @@ class ClaimVerdict:
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have") from None
         if _deeper(data, MAX_DEPTH):
             raise VerdictError(f"nested deeper than the {MAX_DEPTH} levels a verdict may have")
-        return _claim_verdict(data)
+        if not isinstance(data, dict):
+            raise VerdictError("not a verdict: the file does not hold a JSON object")
+        fmt = data.get("format", 2)  # (a file that names no format is of format 2)
+        if fmt not in FORMATS:
+            raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
+                               f"{', '.join(map(str, FORMATS))}")
+        data = {key: value for key, value in data.items() if key != "summary"}
+        data["format"] = fmt  # as read: an older format is judged again under today's rules
+        try:
+            return _adapter().validate_python(data)
+        except ValidationError as exc:  # named by the first field wrong
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the file"
+            if first["type"] == "missing":
+                raise VerdictError(f"not a verdict: missing field '{where}'") from None
+            raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None
 
     @property
     def figures(self) -> list[str]:
@@ -352,23 +355,3 @@ def _adapter() -> TypeAdapter[ClaimVerdict]:
     """The pydantic model of a verdict file, built on first use (the warm ``status`` that
     reads no verdict does not build it)."""
     return TypeAdapter(ClaimVerdict)
-
-
-def _claim_verdict(data: Any) -> ClaimVerdict:
-    """The verdict ``data`` (parsed JSON) holds; ``VerdictError`` naming the first field wrong."""
-    if not isinstance(data, dict):
-        raise VerdictError("not a verdict: the file does not hold a JSON object")
-    fmt = data.get("format", 2)  # (a file that names no format is of format 2)
-    if fmt not in FORMATS:
-        raise VerdictError(f"not a verdict: format {fmt!r}; this recordtool reads formats "
-                           f"{', '.join(map(str, FORMATS))}")
-    data = {key: value for key, value in data.items() if key != "summary"}
-    data["format"] = fmt  # as read: an older format is judged again under today's rules
-    try:
-        return _adapter().validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the file"
-        if first["type"] == "missing":
-            raise VerdictError(f"not a verdict: missing field '{where}'") from None
-        raise VerdictError("not a verdict: " + f"{where} {first['input']!r}: {first['msg']}"[:300]) from None

@@ -73,7 +73,7 @@ def test_environment_reads_metadata_without_importing_torch() -> None:
 
     # in a fresh process: this one may have imported torch already (the lab's tests do)
     code = ("import sys; from recordtool.verify.fingerprint import environment\n"
-            "v = environment(['click', 'torch']); print(sorted(v), 'torch' in sys.modules)")
+            "v = environment(['click', 'recordtool', 'torch']); print(sorted(v), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['click', 'python', 'recordtool', 'torch'] False"
     versions = environment(["click"])
