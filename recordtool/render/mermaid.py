@@ -6,6 +6,7 @@ legible as the record grows.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from graphlib import CycleError, TopologicalSorter
 
@@ -201,8 +202,6 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
              for cited, relation in ctx.project.record.cites(neighbour)
              if cited != entry_id and cited in names and (neighbour, cited) not in edges
              and (cited, neighbour) not in edges]
-    if not found:
-        return {}, 0
     # The columns: what points at the entry, the entry, what it points at (one side each).
     after: dict[str, set[str]] = {n: set() for n in names}
     if wanted:  # the node of the ids not in the record, on the entry's right
@@ -260,26 +259,19 @@ def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) ->
     the last ending in " …" when words are left out (not textwrap, which cuts otherwise)."""
     lines: list[str] = []
     line = ""
-    words = title.split()
-    for i, word in enumerate(words):
+    for word in title.split():
         while len(word) > width:  # a word longer than a line fills lines of its own
             if line:
                 lines.append(line)
                 line = ""
             lines.append(word[:width])
             word = word[width:]
-        if not line:
-            line = word
-        elif len(line) + 1 + len(word) <= width:
+        if line and len(line) + 1 + len(word) <= width:
             line += " " + word
         else:
-            lines.append(line)
+            if line:
+                lines.append(line)
             line = word
-        if len(lines) >= most:
-            rest = " ".join([line, *words[i + 1:]]).strip() if line else " ".join(words[i + 1:])
-            if len(lines) > most or rest:
-                return _ellipsis(lines[:most], width)
-            return lines
     if line:
         lines.append(line)
     return lines if len(lines) <= most else _ellipsis(lines[:most], width)
@@ -396,10 +388,7 @@ def _groups(ctx: Context, cited: set[str]) -> dict[str, str]:
     """The group of each of ``cited`` (literature and notes that claims cite): ``#tag`` for its
     first tag when that is one of the ``MAX_GROUPS`` tags with most of them, its kind otherwise."""
     rows = ctx.rows
-    counts: dict[str, int] = {}
-    for target in cited:
-        if rows[target].tags:
-            counts[rows[target].tags[0]] = counts.get(rows[target].tags[0], 0) + 1
+    counts = Counter(rows[target].tags[0] for target in cited if rows[target].tags)
     top = set(sorted(counts, key=lambda t: (-counts[t], t))[:MAX_GROUPS])
     return {t: "#" + rows[t].tags[0] if rows[t].tags and rows[t].tags[0] in top else rows[t].kind for t in cited}
 
