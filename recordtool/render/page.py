@@ -11,7 +11,7 @@ from recordtool.render import escape
 from recordtool.render.evidence import banner, verdict_badge, verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, block, inline
+from recordtool.render.prose import Style, block, inline, linked
 from recordtool.render.sitemap import (
     INDEX,
     Context,
@@ -70,12 +70,9 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
         # still point at the same file of the project.
         if ctx.out is None or not source:
             return href
-        path, hash_, fragment = href.partition("#")
-        if not path:
-            return href
+        path, hash_, fragment = href.partition("#")  # (a path: ``prose`` rewrites no anchor)
         target = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
-        base = posixpath.join(ctx.out, posixpath.dirname(page)) if posixpath.dirname(page) else ctx.out
-        return posixpath.relpath(target, base) + hash_ + fragment
+        return posixpath.relpath(target, posixpath.join(ctx.out, posixpath.dirname(page))) + hash_ + fragment
 
     return Style(ctx.pattern, link, rewrite)
 
@@ -103,9 +100,7 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
         cell = ", ".join(f"{ctx.link(page, s)} — {escape.line(ctx.title(s))}" for s in sources)
         rows.append((escape.line(label), cell))
-    out = [PROPERTIES, "| --- | --- |"]
-    out += [f"| {name} | {value} |" for name, value in rows]
-    return out
+    return [PROPERTIES, "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
 
 
 def citation(ref: Reference) -> str:
@@ -153,12 +148,4 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
 
 def sentence(ctx: Context, text: str, page: str) -> str:
     """A mention's sentence (plain text) on one line, escaped, with its ids linked."""
-    text = " ".join(text.split())
-    out: list[str] = []
-    last = 0
-    for match in ctx.pattern.finditer(text):
-        out.append(escape.before_link(escape.text(text[last:match.start()], line_start=False)))
-        out.append(ctx.link(page, match.group(0)))
-        last = match.end()
-    out.append(escape.text(text[last:], line_start=False))
-    return "".join(out)
+    return linked(" ".join(text.split()), prose_style(ctx, "", page), line_start=False)
