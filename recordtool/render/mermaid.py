@@ -97,9 +97,7 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     sides = ({s for s, t in edges if t == entry_id}, {t for s, t in edges if s == entry_id} | ({""} if dangling else set()))
     if max(map(len, sides)) <= SMALL_SIDE:
         lines[1] = "graph TB"
-    used = _clicks(ctx, names, page, lines, bool(dangling), bool(hidden))
-    lines.append(STRAIGHT)
-    lines += _classes(used)  # a line per node: a new node adds one
+    used = _clicks_and_classes(ctx, names, page, lines, bool(dangling), bool(hidden))
     lines.append(f"  style {center} stroke-width:3px")
     lines.append("```")
     out = "\n".join(lines)
@@ -168,10 +166,10 @@ def _edges(ctx: Context, entry_id: str, names: dict[str, str]) -> dict[tuple[str
     return edges
 
 
-def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], dangling: bool,
-            hidden: bool) -> dict[str, list[str]]:
-    """Add a click line per node to ``lines`` (each node's page, relative to ``page``); the
-    nodes by class (their state, or what else they are)."""
+def _clicks_and_classes(ctx: Context, names: dict[str, str], page: str, lines: list[str], dangling: bool,
+                        hidden: bool) -> dict[str, list[str]]:
+    """Add to ``lines`` each node's click (its page, relative to ``page``) and class (its state,
+    or what else it is; a line per node); the nodes by class."""
     used: dict[str, list[str]] = {}
     for n, name in names.items():
         lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
@@ -181,6 +179,12 @@ def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], da
         used["missing"] = [WANTED_NODE]
     if hidden:
         used["more"] = [MORE_NODE]
+    lines.append(STRAIGHT)
+    for cls, style in CLASSES.items():
+        if cls in used:
+            css = cls.replace("-", "_")
+            lines.append(f"  classDef {css} {style}")
+            lines.extend(f"  class {name} {css}" for name in used[cls])
     return used
 
 
@@ -321,9 +325,7 @@ def whole_graph(ctx: Context, page: str) -> str:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
                 lines.append(f"  {names[claim]} -->|{escape.mermaid(relation)}| {names[cited]}")
-    used = _clicks(ctx, names, page, lines, False, False)
-    lines.append(STRAIGHT)
-    lines += _classes(used)
+    used = _clicks_and_classes(ctx, names, page, lines, False, False)
     lines.append("```")
     return "\n".join(lines) + "\n\n" + legend(used, solid="arrow: a citation, labelled with its relation")
 
@@ -392,12 +394,3 @@ def _groups(ctx: Context, cited: set[str]) -> dict[str, str]:
     top = set(sorted(counts, key=lambda t: (-counts[t], t))[:MAX_GROUPS])
     return {t: "#" + rows[t].tags[0] if rows[t].tags and rows[t].tags[0] in top else rows[t].kind for t in cited}
 
-
-def _classes(used: dict[str, list[str]]) -> list[str]:
-    lines = []
-    for cls, style in CLASSES.items():
-        if cls in used:
-            css = cls.replace("-", "_")
-            lines.append(f"  classDef {css} {style}")
-            lines.extend(f"  class {name} {css}" for name in used[cls])
-    return lines
