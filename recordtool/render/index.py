@@ -172,9 +172,8 @@ def index_page(ctx: Context, path: str) -> str:
     compose = {INDEX: dashboard, WANTED: wanted, GRAPH: graph_page}.get(path)
     if compose is not None:
         return compose(ctx)
-    if path.startswith("tags/"):
-        return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
-    return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")
+    folder, _, name = path.removesuffix(".md").partition("/")  # tags/<tag>.md, kinds/<kind>.md
+    return _listing(ctx, path, f"{'Tag' if folder == 'tags' else 'Kind'}: {name}")
 
 
 def index_paths(ctx: Context) -> list[str]:
