@@ -23,18 +23,14 @@ MAX_SIDECAR = 64 * 1024  # bytes; a title and a caption are a few hundred
 
 def caption(ctx: Context, figure: str) -> tuple[str, str]:
     """The title and caption a check gave ``figure`` (a path relative to the project root),
-    ``("", "")`` when it gave none or they cannot be read."""
+    ``("", "")`` when it gave none or they cannot be read: its sidecar is read only as a plain
+    file inside the figure folder, no larger than ``MAX_SIDECAR`` (its words reach the page)."""
     root = str(ctx.project.config.root)
-    return _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
-
-
-def _read(path: str, folder: str) -> tuple[str, str]:
-    """What the sidecar ``path`` says, read only as a plain file inside ``folder`` and no
-    larger than ``MAX_SIDECAR`` (its words reach the page)."""
+    path = os.path.join(root, figure + SIDECAR)
     try:
         if not_plain(path) is not None:
             return "", ""
-        raw = read_inside(path, folder, limit=MAX_SIDECAR)
+        raw = read_inside(path, os.path.join(root, ctx.verdicts, "figures"), limit=MAX_SIDECAR)
         if len(raw) > MAX_SIDECAR:
             return "", ""
         data = json.loads(raw.decode("utf-8"))
