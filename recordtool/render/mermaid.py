@@ -189,8 +189,10 @@ def _clicks_and_classes(ctx: Context, names: dict[str, str], page: str, lines: l
 
 
 def node_line(ctx: Context, entry_id: str) -> str:
-    """The line that draws ``entry_id``'s node: its name and its label."""
-    return f'  {node(entry_id)}["{label(ctx, entry_id)}"]'
+    """The line that draws ``entry_id``'s node: its name, and its id over its title in two
+    short lines."""
+    label = "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
+    return f'  {node(entry_id)}["{label}"]'
 
 
 def citation_arrow(relation: str) -> str:
@@ -251,11 +253,6 @@ def legend(classes: Iterable[str], *, solid: str | None, dotted: str | None = No
 
 
 _NAMES = {"entry": "not a claim", "missing": "not in the record"}
-
-
-def label(ctx: Context, entry_id: str) -> str:
-    """A node's label: its id over its title in two short lines."""
-    return "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
 
 
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
@@ -350,14 +347,12 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
             elif target in rows and not rows[target].claim:
                 cited[claim][target] = None
     group = _groups(ctx, {t for targets in cited.values() for t in targets})
-    members: dict[str, list[str]] = {}
-    for target, g in group.items():
-        members.setdefault(g, []).append(target)
-    groups = sorted(members, key=lambda g: (not g.startswith("#"), -len(members[g]), g))
+    members = Counter(group.values())  # group -> how many entries it holds
+    groups = sorted(members, key=lambda g: (not g.startswith("#"), -members[g], g))
     names = {g: f"g{i}_" for i, g in enumerate(groups)}  # group nodes: names of their own
     lines = ["```mermaid", FULL_SIZE, "graph LR"]
     lines += [f'  {node(c)}["{escape.mermaid(c)}"]:::{states[c].replace("-", "_")}' for c in drawn]
-    lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{len(members[g])} entr{"y" if len(members[g]) == 1 else "ies"}"]'
+    lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{members[g]} entr{"y" if members[g] == 1 else "ies"}"]'
               ":::entry" for g in groups]
     to_groups = [(k, i, c, g) for i, c in enumerate(drawn)
                  for k, g in enumerate(dict.fromkeys(names[group[t]] for t in cited[c]))]
