@@ -3,6 +3,7 @@ statement, body, verdict, backlinks."""
 
 from __future__ import annotations
 
+import math
 import posixpath
 
 from recordtool.record.load import id_sort_key
@@ -16,7 +17,6 @@ from recordtool.render.sitemap import (
     INDEX,
     Context,
     entry_page,
-    reading_time,
     relative,
     tag_page,
     wanted_link,
@@ -36,10 +36,11 @@ def render_entry(ctx: Context, entry_id: str) -> str:
 
     heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
     words = sum(len(text.split()) for _name, text in entry.prose())
+    minutes = max(1, math.floor(words / 200 + 0.5))  # at 200 words a minute, rounded
     lines = [*front_matter(ctx, entry), "", f"# {entry_id}: {escape.line(heading)}", ""]
     if ctx.states.get(entry_id) is not None:
         lines += [banner(ctx, entry_id), ""]
-    lines += [f"[The record]({relative(page, INDEX)}) · {reading_time(words)}", ""]
+    lines += [f"[The record]({relative(page, INDEX)}) · {minutes} min read", ""]
 
     lines += _properties(ctx, entry, page, style)
     lines += ["", "## Graph view", "", graph_view(ctx, entry_id, page)]

@@ -93,11 +93,6 @@ def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
     return "/".join([FIGURES, *parts[len(prefix) - 1:]])
 
 
-def reading_time(words: int) -> str:
-    """Minutes at 200 words a minute, rounded, at least ``"1 min read"``."""
-    return f"{max(1, math.floor(words / 200 + 0.5))} min read"
-
-
 def number(value: Any) -> str:
     """A measured value, compactly and always the same way: 3 significant digits,
     scientific when small or large (``2.3e-15``); a list as its length and range."""
