@@ -125,7 +125,7 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     number = int(token.attrs.get("start", 1)) if ordered else 0
     items: list[list[str]] = []
     i += 1
-    source = tokens[i].markup if tokens[i].nesting != -1 else ""
+    source = tokens[i].markup  # (of its first item: a list has one at least)
     while tokens[i].nesting != -1:  # list_item_open ... list_item_close
         lines, i, _tail = _blocks(tokens, i + 1, style, tight)
         i += 1
