@@ -229,16 +229,10 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
 def _longest_path(after: dict[str, set[str]]) -> int | None:
     """The number of arrows on the longest path of the graph ``after`` (node -> nodes it
     points at); None when it has a cycle."""
-    sorter: TopologicalSorter[str] = TopologicalSorter()
-    for n, targets in after.items():
-        sorter.add(n)
-        for t in targets:
-            sorter.add(t, n)
-    depth = dict.fromkeys(after, 0)
+    depth: dict[str, int] = {}  # the arrows on the longest path from each node
     try:
-        for n in sorter.static_order():
-            for t in after[n]:
-                depth[t] = max(depth[t], depth[n] + 1)
+        for n in TopologicalSorter(after).static_order():  # (what n points at comes first)
+            depth[n] = max((depth[t] + 1 for t in after.get(n, ())), default=0)
     except CycleError:
         return None
     return max(depth.values(), default=0)
