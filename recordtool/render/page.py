@@ -62,7 +62,7 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
     source = ctx.project.record.places[entry_id].path if entry_id in ctx.project.record.places else ""
 
     def link(target: str) -> tuple[str, str | None]:
-        if ctx.has(target):
+        if target in ctx.project.record.entries:
             return relative(page, entry_page(target)), None
         return wanted_link(page, target), "not in the record"
 
@@ -94,7 +94,7 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     if entry.cites:
         cited = []
         for c in entry.cites:
-            what = f" — {escape.line(ctx.title(c.id))}" if ctx.has(c.id) else " (not in the record)"
+            what = f" — {escape.line(ctx.title(c.id))}" if c.id in ctx.project.record.entries else " (not in the record)"
             note = f" ({escape.line(c.note)})" if c.note else ""
             cited.append(f"{ctx.link(page, c.id)} as {escape.line(c.as_)}{what}{note}")
         rows.append(("Cites", "<br>".join(cited)))

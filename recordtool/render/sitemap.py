@@ -166,9 +166,6 @@ class Context:
     def pattern(self) -> re.Pattern[str]:
         return self.project.config.id_pattern
 
-    def has(self, entry_id: str) -> bool:
-        return entry_id in self.project.record.entries
-
     @cached_property
     def states(self) -> dict[str, str | None]:
         """The state of every entry: a claim's ('unchecked' without a status), None for others."""
@@ -203,6 +200,6 @@ class Context:
 
     def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        if self.has(entry_id):
+        if entry_id in self.project.record.entries:
             return f"[{entry_id}]({relative(from_page, entry_page(entry_id))})"
         return f'[{entry_id}]({wanted_link(from_page, entry_id)} "not in the record")'
