@@ -147,8 +147,8 @@ def wanted(ctx: Context) -> str:
         lines.append("None: every id mentioned is in the record.")
     for target in sorted(dangling, key=id_sort_key):
         mentions = dangling[target]
-        sources = sorted({m.source for m in mentions}, key=id_sort_key)
-        lines += [f"## {target}", "", f"Mentioned by {len(sources)} entr{'y' if len(sources) == 1 else 'ies'}:", ""]
+        sources = len({m.source for m in mentions})
+        lines += [f"## {target}", "", f"Mentioned by {sources} entr{'y' if sources == 1 else 'ies'}:", ""]
         for mention in mentions:
             where = escape.line(mention.field.replace("_", " "))
             lines.append(f"- {ctx.link(page, mention.source)} ({where}): “{sentence(ctx, mention.sentence, page)}”")

@@ -110,11 +110,10 @@ def citation(ref: Reference) -> str:
     if ref.et_al:
         authors += ", et al."
     out = f"{authors} ({ref.year}). {escape.line(ref.title.rstrip('.'))}."
-    if ref.venue:
-        out += f" *{escape.line(ref.venue)}*"
-        out += f", {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}." if ref.date else "."
-    elif ref.date:
-        out += f" {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}."
+    where = [f"*{escape.line(ref.venue)}*"] if ref.venue else []
+    where += [f"{ref.date.day} {ref.date.strftime('%B')} {ref.date.year}"] if ref.date else []
+    if where:
+        out += " " + ", ".join(where) + "."
     if ref.doi:
         doi = f"https://doi.org/{ref.doi}"
         out += f" [doi:{escape.line(ref.doi)}]({escape.href(doi)})"
