@@ -129,8 +129,7 @@ def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
         state = ctx.states.get(n)
         first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
         return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
-    order = {n: i for i, n in enumerate(neighbours)}
-    nearest = set(sorted(neighbours, key=lambda n: (*rank(n), order[n]))[:MAX_NEIGHBOURS])
+    nearest = set(sorted(neighbours, key=rank)[:MAX_NEIGHBOURS])  # (a stable sort: ties in the record's order)
     return [n for n in neighbours if n in nearest]
 
 
