@@ -212,16 +212,15 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
     observed: list[list[str]] = []
     clauses = {o.metric: o.clauses for o in verdict.observations} if verdict is not None else {}
     if verdict is not None and verdict.runs:
+        unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
+        nulls = {e.metric: e.null or "" for e in reversed(verdict.expectations)}  # (a metric's first)
         for run_ in verdict.runs:
             if run_.outcome != "ok" and not run_.expectations:
                 rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.line(run_.outcome)}"])
                 continue
-            expected = set()
-            unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
+            expected = {r.metric for r in run_.expectations}  # and the nulls they were judged against
+            expected.update(nulls.get(r.metric, "") for r in run_.expectations if r.null is not None)
             for result in run_.expectations:
-                expected.add(result.metric)
-                if result.null is not None:
-                    expected.add(next((e.null or "" for e in verdict.expectations if e.metric == result.metric), ""))
                 held = "✅ holds" if result.holds else "❌ fails"
                 if result.metric in unpowered:
                     held += " (no power)"

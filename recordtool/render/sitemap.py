@@ -118,8 +118,6 @@ def number(value: Any) -> str:
         mantissa = mantissa.rstrip("0").rstrip(".")
         return f"{mantissa}e{int(exponent)}"
     if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
         if len(value) <= 4 and all(not isinstance(v, (list, tuple, dict)) for v in value):
             return "[" + ", ".join(number(v) for v in value) + "]"
         numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
