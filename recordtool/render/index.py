@@ -36,10 +36,9 @@ def dashboard(ctx: Context) -> str:
     states = [ctx.states.get(c) or "unchecked" for c in claims]
     counts = Counter(states)
     total = len(claims)
-    lines = ["# The record", ""]
     kinds = Counter(row.kind for row in shown.values())
     summary = ", ".join(f"{kinds[k.name]} {escape.line(k.name)}" for k in ctx.project.config.kinds.values())
-    lines += [f"{len(shown)} entries: {summary}.", ""]
+    lines = ["# The record", "", f"{len(shown)} entries: {summary}.", ""]
 
     lines += ["## Claims by verdict", ""]
     if total:

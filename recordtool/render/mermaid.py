@@ -98,8 +98,7 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     if max(map(len, sides)) <= SMALL_SIDE:
         lines[1] = "graph TB"
     used = _clicks_and_classes(ctx, names, page, lines, bool(dangling), bool(hidden))
-    lines.append(f"  style {center} stroke-width:3px")
-    lines.append("```")
+    lines += [f"  style {center} stroke-width:3px", "```"]
     out = "\n".join(lines)
     solid = any(a.startswith("-->") for a in edges.values())
     out += "\n\n" + legend(used, solid="solid arrow: a citation, labelled with its relation" if solid else None,
