@@ -77,9 +77,8 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     shown = _nearest(ctx, entry_id, neighbours)
     dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries})
 
-    lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in (entry_id, *shown)}
-    lines += [node_line(ctx, n) for n in names]
+    lines = ["```mermaid", "graph LR", *(node_line(ctx, n) for n in names)]
     center = names[entry_id]
     if dangling:
         text = (f"{escape.mermaid(dangling[0])}<br/>not in the record" if len(dangling) == 1
@@ -307,9 +306,8 @@ def whole_graph(ctx: Context, page: str) -> str:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)
     if len(shown) > WHOLE_MAX:
         return _claims_graph(ctx, claims, page)
-    lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in shown}
-    lines += [node_line(ctx, n) for n in names]
+    lines = ["```mermaid", "graph LR", *(node_line(ctx, n) for n in names)]
     for claim in claims:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
