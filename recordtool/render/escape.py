@@ -38,8 +38,7 @@ def text(value: str, *, line_start: bool = True) -> str:
     """
     out = value
     for char, escaped in _ALWAYS:
-        if char in out:
-            out = out.replace(char, escaped)
+        out = out.replace(char, escaped)
     if "_" in out:
         out = _UNDERSCORE.sub(r"\\_", out)
     if "&" in out:

@@ -37,15 +37,11 @@ CONTROL_OUTCOMES = {
     "timeout": "⏱️ timeout",
 }
 
+# The badges of a clause's and an expectation's states that are not a claim's (``badge``)
 CLAUSE_BADGES = {
-    "verified": "✅ verified",
-    "contradicted": "❌ contradicted",
     "not-reproduced": "❔ not reproduced (the test was never shown able to pass)",
     "observed": "👁️ observed only",
     "untested": "⚪ untested",
-    "error": "💥 error",
-    "timeout": "⏱️ timeout",
-    "skipped": "⏭️ skipped",
 }
 
 # A clause's state in a count ("5 verified · 1 observed only"): verified, then the worst first
@@ -59,9 +55,6 @@ EXPECTATION_BADGES = {
     "fails": "❌ fails",
     "not-reproduced": "❔ not reproduced (never shown able to pass)",
     "no-power": "➖ no power (decides nothing)",
-    "error": "💥 error",
-    "timeout": "⏱️ timeout",
-    "skipped": "⏭️ skipped",
 }
 
 
@@ -219,16 +212,15 @@ def _measurements(spec: CheckSpec | None, verdict: CheckVerdict | None) -> tuple
     observed: list[list[str]] = []
     clauses = {o.metric: o.clauses for o in verdict.observations} if verdict is not None else {}
     if verdict is not None and verdict.runs:
+        unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
+        nulls = {e.metric: e.null or "" for e in reversed(verdict.expectations)}  # (a metric's first)
         for run_ in verdict.runs:
             if run_.outcome != "ok" and not run_.expectations:
                 rows.append([str(run_.seed), "—", "—", "—", "—", f"💥 {escape.line(run_.outcome)}"])
                 continue
-            expected = set()
-            unpowered = {e.metric for e in verdict.expectations if e.state == "no-power"}
+            expected = {r.metric for r in run_.expectations}  # and the nulls they were judged against
+            expected.update(nulls.get(r.metric, "") for r in run_.expectations if r.null is not None)
             for result in run_.expectations:
-                expected.add(result.metric)
-                if result.null is not None:
-                    expected.add(next((e.null or "" for e in verdict.expectations if e.metric == result.metric), ""))
                 held = "✅ holds" if result.holds else "❌ fails"
                 if result.metric in unpowered:
                     held += " (no power)"
@@ -337,7 +329,7 @@ def _expectations(verdict: CheckVerdict) -> list[str]:
         sensitivity = ", ".join(escape.line(p) for p in e.sensitivity) or "none"
         rows.append([escape.code(e.metric).replace("|", "\\|"), escape.line(e.expect),
                      ", ".join(escape.code(c) for c in e.clauses), _held(e), spread(e.spread, e.nans, e.seeds), power,
-                     sensitivity, EXPECTATION_BADGES.get(e.state, escape.line(e.state))])
+                     sensitivity, EXPECTATION_BADGES.get(e.state) or badge(e.state)])
     header = ["Metric", "Expectation", "Clauses", "Holds on seeds", "Min / median / max", "Power", "Sensitivity",
               "Verdict"]
     return ["Over the seeds:", "", *_table(header, rows)]
@@ -349,7 +341,7 @@ def _clauses(verdict: ClaimVerdict, stale: bool) -> list[str]:
     rows = []
     for clause in verdict.clauses:
         rows.append([f"{escape.code(clause.clause)}: {escape.line(clause.text)}",
-                     CLAUSE_BADGES.get(clause.state, escape.line(clause.state)), _decided_by(clause, checks)])
+                     CLAUSE_BADGES.get(clause.state) or badge(clause.state), _decided_by(clause, checks)])
     title = ["### Clauses", "", "Of the last verdict:", ""] if stale else ["### Clauses", ""]
     return [*title, *_table(["Clause", "Verdict", "Decided by"], rows)]
 
@@ -370,7 +362,7 @@ def _decided_by(clause: ClauseVerdict, checks: dict[str, CheckVerdict]) -> str:
         if e is None:
             parts.append(f"{where}: {escape.line(item.state)}")
             continue
-        text = f"{where} {escape.line(e.expect)}: {EXPECTATION_BADGES.get(e.state, escape.line(e.state))}"
+        text = f"{where} {escape.line(e.expect)}: {EXPECTATION_BADGES.get(e.state) or badge(e.state)}"
         if e.state == "no-power":
             text = f"{where} {escape.line(e.expect)}: ➖ no power, decides nothing; holds"
         if e.state in ("holds", "fails", "not-reproduced", "no-power"):

@@ -23,18 +23,14 @@ MAX_SIDECAR = 64 * 1024  # bytes; a title and a caption are a few hundred
 
 def caption(ctx: Context, figure: str) -> tuple[str, str]:
     """The title and caption a check gave ``figure`` (a path relative to the project root),
-    ``("", "")`` when it gave none or they cannot be read."""
+    ``("", "")`` when it gave none or they cannot be read: its sidecar is read only as a plain
+    file inside the figure folder, no larger than ``MAX_SIDECAR`` (its words reach the page)."""
     root = str(ctx.project.config.root)
-    return _read(os.path.join(root, figure + SIDECAR), os.path.join(root, ctx.verdicts, "figures"))
-
-
-def _read(path: str, folder: str) -> tuple[str, str]:
-    """What the sidecar ``path`` says, read only as a plain file inside ``folder`` and no
-    larger than ``MAX_SIDECAR`` (its words reach the page)."""
+    path = os.path.join(root, figure + SIDECAR)
     try:
         if not_plain(path) is not None:
             return "", ""
-        raw = read_inside(path, folder, limit=MAX_SIDECAR)
+        raw = read_inside(path, os.path.join(root, ctx.verdicts, "figures"), limit=MAX_SIDECAR)
         if len(raw) > MAX_SIDECAR:
             return "", ""
         data = json.loads(raw.decode("utf-8"))
@@ -51,12 +47,13 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
     advanced: the numbering runs across the page's checks)."""
     controls = [c.name for c in verdict.controls]
     base = f"{ctx.verdicts}/figures/{claim}/"
-    groups: dict[tuple[int, int, str], list[str]] = {}
+    groups: dict[tuple[int, int, str], list[tuple[str, str]]] = {}  # -> (figure, its copy)
     outside: list[str] = []
     absent: list[str] = []
     root = ctx.project.config.root
     for figure in verdict.figures:
-        if figure_file(figure, ctx.verdicts, claim) is None:
+        target = figure_file(figure, ctx.verdicts, claim)
+        if target is None:
             outside.append(figure)
             continue
         if not os.path.lexists(root / figure) or not_plain(root / figure) is not None:
@@ -71,7 +68,7 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
         if len(rest) > 1 and rest[0].startswith("seed-") and rest[0][5:].isdigit():
             seed = int(rest[0][5:])
         order = controls.index(variant) if variant else -1
-        groups.setdefault((order, seed, variant), []).append(figure)
+        groups.setdefault((order, seed, variant), []).append((figure, target))
     out: list[str] = []
     for (_order, seed, variant), figures in sorted(groups.items()):
         if seed:  # a further seed's figures: collapsed, the first seed's are the ones to read
@@ -79,10 +76,8 @@ def figure_lines(ctx: Context, verdict: CheckVerdict, claim: str, page: str, num
             out += ["", '<details markdown="1">', f"<summary>Figures: {plain}, seed {seed}</summary>"]
         else:
             out += ["", f"#### Figures: {f'control {escape.code(variant)}' if variant else 'main run'}"]
-        for figure in figures:
+        for figure, target in figures:
             numbers[0] += 1
-            target = figure_file(figure, ctx.verdicts, claim)
-            assert target is not None
             title, text = caption(ctx, figure)
             file = escape.line(figure.rsplit("/", 1)[-1])
             number = f"Figure {numbers[0]}"

@@ -36,10 +36,9 @@ def dashboard(ctx: Context) -> str:
     states = [ctx.states.get(c) or "unchecked" for c in claims]
     counts = Counter(states)
     total = len(claims)
-    lines = ["# The record", ""]
     kinds = Counter(row.kind for row in shown.values())
     summary = ", ".join(f"{kinds[k.name]} {escape.line(k.name)}" for k in ctx.project.config.kinds.values())
-    lines += [f"{len(shown)} entries: {summary}.", ""]
+    lines = ["# The record", "", f"{len(shown)} entries: {summary}.", ""]
 
     lines += ["## Claims by verdict", ""]
     if total:
@@ -147,8 +146,8 @@ def wanted(ctx: Context) -> str:
         lines.append("None: every id mentioned is in the record.")
     for target in sorted(dangling, key=id_sort_key):
         mentions = dangling[target]
-        sources = sorted({m.source for m in mentions}, key=id_sort_key)
-        lines += [f"## {target}", "", f"Mentioned by {len(sources)} entr{'y' if len(sources) == 1 else 'ies'}:", ""]
+        sources = len({m.source for m in mentions})
+        lines += [f"## {target}", "", f"Mentioned by {sources} entr{'y' if sources == 1 else 'ies'}:", ""]
         for mention in mentions:
             where = escape.line(mention.field.replace("_", " "))
             lines.append(f"- {ctx.link(page, mention.source)} ({where}): “{sentence(ctx, mention.sentence, page)}”")
@@ -172,9 +171,8 @@ def index_page(ctx: Context, path: str) -> str:
     compose = {INDEX: dashboard, WANTED: wanted, GRAPH: graph_page}.get(path)
     if compose is not None:
         return compose(ctx)
-    if path.startswith("tags/"):
-        return _listing(ctx, path, f"Tag: {path[len('tags/'):-len('.md')]}")
-    return _listing(ctx, path, f"Kind: {path[len('kinds/'):-len('.md')]}")
+    folder, _, name = path.removesuffix(".md").partition("/")  # tags/<tag>.md, kinds/<kind>.md
+    return _listing(ctx, path, f"{'Tag' if folder == 'tags' else 'Kind'}: {name}")
 
 
 def index_paths(ctx: Context) -> list[str]:

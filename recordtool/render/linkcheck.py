@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -72,22 +72,6 @@ def resolve(page: str, href: str) -> str | None:
     return posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
 
 
-def _check_page(page: str, content: bytes | str, pages: Container[str],
-                exists: Callable[[str], bool]) -> list[BrokenLink]:
-    """The broken links of ``page``, whose text is ``content``, among ``pages``."""
-    text = content.decode("utf-8") if isinstance(content, bytes) else content
-    broken: list[BrokenLink] = []
-    for line, href in links(text):
-        target = resolve(page, href)
-        if target is None:
-            continue
-        if target.startswith("/"):
-            broken.append(BrokenLink(page, line, href, "an absolute path; write a relative link"))
-        elif target not in pages and not exists(target):
-            broken.append(BrokenLink(page, line, href, f"{target} does not exist"))
-    return broken
-
-
 def check_folder(out: Path, pages: Iterable[str], *, jobs: int | None = None,
                  progress: parallel.Progress | None = None) -> list[BrokenLink]:
     """Check the ``pages`` (Markdown files) in the folder ``out``, in the order of their paths,
@@ -100,15 +84,20 @@ def check_folder(out: Path, pages: Iterable[str], *, jobs: int | None = None,
     names = sorted(page for page in pages if os.path.isfile(path(page)))
     known = frozenset(names)
 
-    def exists(target: str) -> bool:
-        return os.path.exists(path(target))
+    def check(page: str) -> list[BrokenLink]:
+        with open(path(page), "rb") as handle:
+            text = handle.read().decode("utf-8")
+        broken = []
+        for line, href in links(text):
+            target = resolve(page, href)
+            if target is None:
+                continue
+            if target.startswith("/"):
+                broken.append(BrokenLink(page, line, href, "an absolute path; write a relative link"))
+            elif target not in known and not os.path.exists(path(target)):
+                broken.append(BrokenLink(page, line, href, f"{target} does not exist"))
+        return broken
 
-    def check(chunk: list[str]) -> list[list[BrokenLink]]:
-        found = []
-        for page in chunk:
-            with open(path(page), "rb") as handle:
-                found.append(_check_page(page, handle.read(), known, exists))
-        return found
-
-    found = parallel.map_items(check, names, jobs=jobs, min_items=PARALLEL_MIN, progress=progress)
+    found = parallel.map_items(lambda chunk: [check(page) for page in chunk], names, jobs=jobs,
+                               min_items=PARALLEL_MIN, progress=progress)
     return [broken for page in found for broken in page]

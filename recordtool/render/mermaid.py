@@ -6,6 +6,7 @@ legible as the record grows.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from graphlib import CycleError, TopologicalSorter
 
@@ -76,9 +77,8 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     shown = _nearest(ctx, entry_id, neighbours)
     dangling = sorted({m.target for m in graph.mentions_out.get(entry_id, ()) if m.target not in entries})
 
-    lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in (entry_id, *shown)}
-    lines += [node_line(ctx, n) for n in names]
+    lines = ["```mermaid", "graph LR", *(node_line(ctx, n) for n in names)]
     center = names[entry_id]
     if dangling:
         text = (f"{escape.mermaid(dangling[0])}<br/>not in the record" if len(dangling) == 1
@@ -96,11 +96,8 @@ def graph_view(ctx: Context, entry_id: str, page: str) -> str:
     sides = ({s for s, t in edges if t == entry_id}, {t for s, t in edges if s == entry_id} | ({""} if dangling else set()))
     if max(map(len, sides)) <= SMALL_SIDE:
         lines[1] = "graph TB"
-    used = _clicks(ctx, names, page, lines, bool(dangling), bool(hidden))
-    lines.append(STRAIGHT)
-    lines += _classes(used)  # a line per node: a new node adds one
-    lines.append(f"  style {center} stroke-width:3px")
-    lines.append("```")
+    used = _clicks_and_classes(ctx, names, page, lines, bool(dangling), bool(hidden))
+    lines += [f"  style {center} stroke-width:3px", "```"]
     out = "\n".join(lines)
     solid = any(a.startswith("-->") for a in edges.values())
     out += "\n\n" + legend(used, solid="solid arrow: a citation, labelled with its relation" if solid else None,
@@ -130,8 +127,7 @@ def _nearest(ctx: Context, entry_id: str, neighbours: list[str]) -> list[str]:
         state = ctx.states.get(n)
         first = (n in users and state is not None) or state in ("contradicted", "not-reproduced")
         return 0 if first else 1 if n in cited or n in citing else 2 if n in mentioned else 3, state is None
-    order = {n: i for i, n in enumerate(neighbours)}
-    nearest = set(sorted(neighbours, key=lambda n: (*rank(n), order[n]))[:MAX_NEIGHBOURS])
+    nearest = set(sorted(neighbours, key=rank)[:MAX_NEIGHBOURS])  # (a stable sort: ties in the record's order)
     return [n for n in neighbours if n in nearest]
 
 
@@ -167,10 +163,10 @@ def _edges(ctx: Context, entry_id: str, names: dict[str, str]) -> dict[tuple[str
     return edges
 
 
-def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], dangling: bool,
-            hidden: bool) -> dict[str, list[str]]:
-    """Add a click line per node to ``lines`` (each node's page, relative to ``page``); the
-    nodes by class (their state, or what else they are)."""
+def _clicks_and_classes(ctx: Context, names: dict[str, str], page: str, lines: list[str], dangling: bool,
+                        hidden: bool) -> dict[str, list[str]]:
+    """Add to ``lines`` each node's click (its page, relative to ``page``) and class (its state,
+    or what else it is; a line per node); the nodes by class."""
     used: dict[str, list[str]] = {}
     for n, name in names.items():
         lines.append(f'  click {name} "{relative(page, entry_page(n))}"')
@@ -180,12 +176,20 @@ def _clicks(ctx: Context, names: dict[str, str], page: str, lines: list[str], da
         used["missing"] = [WANTED_NODE]
     if hidden:
         used["more"] = [MORE_NODE]
+    lines.append(STRAIGHT)
+    for cls, style in CLASSES.items():
+        if cls in used:
+            css = cls.replace("-", "_")
+            lines.append(f"  classDef {css} {style}")
+            lines.extend(f"  class {name} {css}" for name in used[cls])
     return used
 
 
 def node_line(ctx: Context, entry_id: str) -> str:
-    """The line that draws ``entry_id``'s node: its name and its label."""
-    return f'  {node(entry_id)}["{label(ctx, entry_id)}"]'
+    """The line that draws ``entry_id``'s node: its name, and its id over its title in two
+    short lines."""
+    label = "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
+    return f'  {node(entry_id)}["{label}"]'
 
 
 def citation_arrow(relation: str) -> str:
@@ -201,8 +205,6 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
              for cited, relation in ctx.project.record.cites(neighbour)
              if cited != entry_id and cited in names and (neighbour, cited) not in edges
              and (cited, neighbour) not in edges]
-    if not found:
-        return {}, 0
     # The columns: what points at the entry, the entry, what it points at (one side each).
     after: dict[str, set[str]] = {n: set() for n in names}
     if wanted:  # the node of the ids not in the record, on the entry's right
@@ -224,16 +226,10 @@ def _among(ctx: Context, entry_id: str, shown: list[str], names: dict[str, str],
 def _longest_path(after: dict[str, set[str]]) -> int | None:
     """The number of arrows on the longest path of the graph ``after`` (node -> nodes it
     points at); None when it has a cycle."""
-    sorter: TopologicalSorter[str] = TopologicalSorter()
-    for n, targets in after.items():
-        sorter.add(n)
-        for t in targets:
-            sorter.add(t, n)
-    depth = dict.fromkeys(after, 0)
+    depth: dict[str, int] = {}  # the arrows on the longest path from each node
     try:
-        for n in sorter.static_order():
-            for t in after[n]:
-                depth[t] = max(depth[t], depth[n] + 1)
+        for n in TopologicalSorter(after).static_order():  # (what n points at comes first)
+            depth[n] = max((depth[t] + 1 for t in after.get(n, ())), default=0)
     except CycleError:
         return None
     return max(depth.values(), default=0)
@@ -250,36 +246,24 @@ def legend(classes: Iterable[str], *, solid: str | None, dotted: str | None = No
 _NAMES = {"entry": "not a claim", "missing": "not in the record"}
 
 
-def label(ctx: Context, entry_id: str) -> str:
-    """A node's label: its id over its title in two short lines."""
-    return "<br/>".join(escape.mermaid(line) for line in [entry_id, *title_lines(ctx.title(entry_id))])
-
-
 def title_lines(title: str, width: int = LINE_WIDTH, most: int = TITLE_LINES) -> list[str]:
     """``title`` in at most ``most`` lines of at most ``width`` characters, cut between words,
     the last ending in " …" when words are left out (not textwrap, which cuts otherwise)."""
     lines: list[str] = []
     line = ""
-    words = title.split()
-    for i, word in enumerate(words):
+    for word in title.split():
         while len(word) > width:  # a word longer than a line fills lines of its own
             if line:
                 lines.append(line)
                 line = ""
             lines.append(word[:width])
             word = word[width:]
-        if not line:
-            line = word
-        elif len(line) + 1 + len(word) <= width:
+        if line and len(line) + 1 + len(word) <= width:
             line += " " + word
         else:
-            lines.append(line)
+            if line:
+                lines.append(line)
             line = word
-        if len(lines) >= most:
-            rest = " ".join([line, *words[i + 1:]]).strip() if line else " ".join(words[i + 1:])
-            if len(lines) > most or rest:
-                return _ellipsis(lines[:most], width)
-            return lines
     if line:
         lines.append(line)
     return lines if len(lines) <= most else _ellipsis(lines[:most], width)
@@ -322,16 +306,13 @@ def whole_graph(ctx: Context, page: str) -> str:
         shown.update((cited, None) for cited, _relation in record.cites(claim) if cited in entries)
     if len(shown) > WHOLE_MAX:
         return _claims_graph(ctx, claims, page)
-    lines = ["```mermaid", "graph LR"]
     names = {n: node(n) for n in shown}
-    lines += [node_line(ctx, n) for n in names]
+    lines = ["```mermaid", "graph LR", *(node_line(ctx, n) for n in names)]
     for claim in claims:
         for cited, relation in record.cites(claim):
             if cited in names and cited != claim:
                 lines.append(f"  {names[claim]} -->|{escape.mermaid(relation)}| {names[cited]}")
-    used = _clicks(ctx, names, page, lines, False, False)
-    lines.append(STRAIGHT)
-    lines += _classes(used)
+    used = _clicks_and_classes(ctx, names, page, lines, False, False)
     lines.append("```")
     return "\n".join(lines) + "\n\n" + legend(used, solid="arrow: a citation, labelled with its relation")
 
@@ -356,14 +337,12 @@ def _claims_graph(ctx: Context, claims: list[str], page: str) -> str:
             elif target in rows and not rows[target].claim:
                 cited[claim][target] = None
     group = _groups(ctx, {t for targets in cited.values() for t in targets})
-    members: dict[str, list[str]] = {}
-    for target, g in group.items():
-        members.setdefault(g, []).append(target)
-    groups = sorted(members, key=lambda g: (not g.startswith("#"), -len(members[g]), g))
+    members = Counter(group.values())  # group -> how many entries it holds
+    groups = sorted(members, key=lambda g: (not g.startswith("#"), -members[g], g))
     names = {g: f"g{i}_" for i, g in enumerate(groups)}  # group nodes: names of their own
     lines = ["```mermaid", FULL_SIZE, "graph LR"]
     lines += [f'  {node(c)}["{escape.mermaid(c)}"]:::{states[c].replace("-", "_")}' for c in drawn]
-    lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{len(members[g])} entr{"y" if len(members[g]) == 1 else "ies"}"]'
+    lines += [f'  {names[g]}["{escape.mermaid(g)}<br/>{members[g]} entr{"y" if members[g] == 1 else "ies"}"]'
               ":::entry" for g in groups]
     to_groups = [(k, i, c, g) for i, c in enumerate(drawn)
                  for k, g in enumerate(dict.fromkeys(names[group[t]] for t in cited[c]))]
@@ -396,19 +375,7 @@ def _groups(ctx: Context, cited: set[str]) -> dict[str, str]:
     """The group of each of ``cited`` (literature and notes that claims cite): ``#tag`` for its
     first tag when that is one of the ``MAX_GROUPS`` tags with most of them, its kind otherwise."""
     rows = ctx.rows
-    counts: dict[str, int] = {}
-    for target in cited:
-        if rows[target].tags:
-            counts[rows[target].tags[0]] = counts.get(rows[target].tags[0], 0) + 1
+    counts = Counter(rows[target].tags[0] for target in cited if rows[target].tags)
     top = set(sorted(counts, key=lambda t: (-counts[t], t))[:MAX_GROUPS])
     return {t: "#" + rows[t].tags[0] if rows[t].tags and rows[t].tags[0] in top else rows[t].kind for t in cited}
 
-
-def _classes(used: dict[str, list[str]]) -> list[str]:
-    lines = []
-    for cls, style in CLASSES.items():
-        if cls in used:
-            css = cls.replace("-", "_")
-            lines.append(f"  classDef {css} {style}")
-            lines.extend(f"  class {name} {css}" for name in used[cls])
-    return lines

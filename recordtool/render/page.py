@@ -3,6 +3,7 @@ statement, body, verdict, backlinks."""
 
 from __future__ import annotations
 
+import math
 import posixpath
 
 from recordtool.record.load import id_sort_key
@@ -11,12 +12,11 @@ from recordtool.render import escape
 from recordtool.render.evidence import banner, verdict_badge, verdict_section
 from recordtool.render.frontmatter import front_matter
 from recordtool.render.mermaid import graph_view
-from recordtool.render.prose import Style, block, inline
+from recordtool.render.prose import Style, block, inline, linked
 from recordtool.render.sitemap import (
     INDEX,
     Context,
     entry_page,
-    reading_time,
     relative,
     tag_page,
     wanted_link,
@@ -36,10 +36,11 @@ def render_entry(ctx: Context, entry_id: str) -> str:
 
     heading = entry.title or escape.short(entry.display_title, HEADING_WIDTH)
     words = sum(len(text.split()) for _name, text in entry.prose())
+    minutes = max(1, math.floor(words / 200 + 0.5))  # at 200 words a minute, rounded
     lines = [*front_matter(ctx, entry), "", f"# {entry_id}: {escape.line(heading)}", ""]
     if ctx.states.get(entry_id) is not None:
         lines += [banner(ctx, entry_id), ""]
-    lines += [f"[The record]({relative(page, INDEX)}) · {reading_time(words)}", ""]
+    lines += [f"[The record]({relative(page, INDEX)}) · {minutes} min read", ""]
 
     lines += _properties(ctx, entry, page, style)
     lines += ["", "## Graph view", "", graph_view(ctx, entry_id, page)]
@@ -61,7 +62,7 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
     source = ctx.project.record.places[entry_id].path if entry_id in ctx.project.record.places else ""
 
     def link(target: str) -> tuple[str, str | None]:
-        if ctx.has(target):
+        if target in ctx.project.record.entries:
             return relative(page, entry_page(target)), None
         return wanted_link(page, target), "not in the record"
 
@@ -70,12 +71,9 @@ def prose_style(ctx: Context, entry_id: str, page: str) -> Style:
         # still point at the same file of the project.
         if ctx.out is None or not source:
             return href
-        path, hash_, fragment = href.partition("#")
-        if not path:
-            return href
+        path, hash_, fragment = href.partition("#")  # (a path: ``prose`` rewrites no anchor)
         target = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
-        base = posixpath.join(ctx.out, posixpath.dirname(page)) if posixpath.dirname(page) else ctx.out
-        return posixpath.relpath(target, base) + hash_ + fragment
+        return posixpath.relpath(target, posixpath.join(ctx.out, posixpath.dirname(page))) + hash_ + fragment
 
     return Style(ctx.pattern, link, rewrite)
 
@@ -96,16 +94,14 @@ def _properties(ctx: Context, entry: Entry, page: str, style: Style) -> list[str
     if entry.cites:
         cited = []
         for c in entry.cites:
-            what = f" — {escape.line(ctx.title(c.id))}" if ctx.has(c.id) else " (not in the record)"
+            what = f" — {escape.line(ctx.title(c.id))}" if c.id in ctx.project.record.entries else " (not in the record)"
             note = f" ({escape.line(c.note)})" if c.note else ""
             cited.append(f"{ctx.link(page, c.id)} as {escape.line(c.as_)}{what}{note}")
         rows.append(("Cites", "<br>".join(cited)))
     for _relation, label, sources in ctx.project.graph.inverse(entry.id):
         cell = ", ".join(f"{ctx.link(page, s)} — {escape.line(ctx.title(s))}" for s in sources)
         rows.append((escape.line(label), cell))
-    out = [PROPERTIES, "| --- | --- |"]
-    out += [f"| {name} | {value} |" for name, value in rows]
-    return out
+    return [PROPERTIES, "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
 
 
 def citation(ref: Reference) -> str:
@@ -114,11 +110,10 @@ def citation(ref: Reference) -> str:
     if ref.et_al:
         authors += ", et al."
     out = f"{authors} ({ref.year}). {escape.line(ref.title.rstrip('.'))}."
-    if ref.venue:
-        out += f" *{escape.line(ref.venue)}*"
-        out += f", {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}." if ref.date else "."
-    elif ref.date:
-        out += f" {ref.date.day} {ref.date.strftime('%B')} {ref.date.year}."
+    where = [f"*{escape.line(ref.venue)}*"] if ref.venue else []
+    where += [f"{ref.date.day} {ref.date.strftime('%B')} {ref.date.year}"] if ref.date else []
+    if where:
+        out += " " + ", ".join(where) + "."
     if ref.doi:
         doi = f"https://doi.org/{ref.doi}"
         out += f" [doi:{escape.line(ref.doi)}]({escape.href(doi)})"
@@ -153,12 +148,4 @@ def _backlinks(ctx: Context, entry_id: str, page: str) -> list[str]:
 
 def sentence(ctx: Context, text: str, page: str) -> str:
     """A mention's sentence (plain text) on one line, escaped, with its ids linked."""
-    text = " ".join(text.split())
-    out: list[str] = []
-    last = 0
-    for match in ctx.pattern.finditer(text):
-        out.append(escape.before_link(escape.text(text[last:match.start()], line_start=False)))
-        out.append(ctx.link(page, match.group(0)))
-        last = match.end()
-    out.append(escape.text(text[last:], line_start=False))
-    return "".join(out)
+    return linked(" ".join(text.split()), prose_style(ctx, "", page), line_start=False)

@@ -135,10 +135,8 @@ def dirty(ctx: Context, now: dict[str, str], kept: dict[str, tuple[str, Shown]])
     changed = {i for i, face in now.items() if kept.get(i, ("", None))[0] != face}
     gone = {i for i in kept if i not in now}
     reshown = {i for i in changed if i not in kept or kept[i][1].seen != seen(ctx, i)} | gone
-    found = set(changed)
-    for entry_id, (_face, shown) in kept.items():
-        if entry_id in now and not reshown.isdisjoint(shown.shows):
-            found.add(entry_id)
+    found = changed | {i for i, (_face, shown) in kept.items()
+                       if i in now and not reshown.isdisjoint(shown.shows)}
     graph, record = ctx.project.graph, ctx.project.record
     for entry_id in reshown - gone:
         found.update(cited for cited, _relation in record.cites(entry_id) if cited in now)

@@ -46,7 +46,7 @@ def inline(source: str, style: Style) -> str:
     block structure (paragraphs, list items) is flattened into one line."""
     if not source.strip():
         return ""
-    parts = [_run(token, style, True, True) for token in markdown().parse(source) if token.type == "inline"]
+    parts = [_inline(token, style, True, True) for token in markdown().parse(source) if token.type == "inline"]
     return " ".join(p for p in parts if p)
 
 
@@ -57,11 +57,6 @@ def inline(source: str, style: Style) -> str:
 # token; the inline Markdown of a paragraph, heading or table cell is the children of its one
 # ``inline`` token. Each block function takes the index of the first token it writes and gives
 # back what it wrote and the index it stopped at.
-
-
-def _run(token: Token, style: Style, one_line: bool, cell: bool) -> str:
-    """The inline Markdown of ``token`` (an ``inline`` token's children), written."""
-    return _inline(token.children or [], style, one_line, cell)
 
 
 def _blocks(tokens: Sequence[Token], i: int, style: Style, tight: bool = False) -> tuple[list[str], int, str | None]:
@@ -92,12 +87,12 @@ def _block(tokens: Sequence[Token], i: int, style: Style, tail: str | None) -> t
     token = tokens[i]
     kind = token.type
     if kind == "paragraph_open":
-        lines = _run(tokens[i + 1], style, False, False).split("\n")
+        lines = _inline(tokens[i + 1], style, False, False).split("\n")
         # of white space alone, but not of spaces or tabs (a no-break space): kept
         return ["\u00a0"] if lines == [""] else lines, i + 3, None
     if kind == "heading_open":
         level = max(int(token.tag[1:]), style.min_heading)
-        text = _run(tokens[i + 1], style, True, False)
+        text = _inline(tokens[i + 1], style, True, False)
         return ["#" * level + (" " + text if text else "")], i + 3, None
     if kind == "bullet_list_open" or kind == "ordered_list_open":
         return _list(tokens, i, style, tail)
@@ -130,7 +125,7 @@ def _list(tokens: Sequence[Token], i: int, style: Style, before: str | None = No
     number = int(token.attrs.get("start", 1)) if ordered else 0
     items: list[list[str]] = []
     i += 1
-    source = tokens[i].markup if tokens[i].nesting != -1 else ""
+    source = tokens[i].markup  # (of its first item: a list has one at least)
     while tokens[i].nesting != -1:  # list_item_open ... list_item_close
         lines, i, _tail = _blocks(tokens, i + 1, style, tight)
         i += 1
@@ -217,7 +212,7 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
             i += 1
             cells = []
             while tokens[i].nesting != -1:  # th, td: each an open, an inline and a close token
-                cells.append(_run(tokens[i + 1], style, True, True))
+                cells.append(_inline(tokens[i + 1], style, True, True))
                 if head:
                     aligns.append(str(tokens[i].attrs.get("style", "")).removeprefix("text-align:"))
                 i += 3
@@ -225,26 +220,22 @@ def _table(tokens: Sequence[Token], i: int, style: Style) -> tuple[list[str], in
             i += 1
         i += 1
     delimiter = [{"left": ":---", "right": "---:", "center": ":---:"}.get(a, "---") for a in aligns]
-    return [_row(row) for row in (rows[0], delimiter, *rows[1:])], i + 1
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+    return ["| " + " | ".join(row) + " |" for row in (rows[0], delimiter, *rows[1:])], i + 1
 
 
 # Inline -------------------------------------------------------------------------------------
 
 
-def _inline(tokens: Sequence[Token], style: Style, one_line: bool, cell: bool) -> str:
-    """The inline tokens of a paragraph, heading or cell, written (on one line with
-    ``one_line``, ``|`` escaped too with ``cell``). Emphasis and links are written as their
-    closing token comes: what was written since the opening one is their text."""
+def _inline(inline: Token, style: Style, one_line: bool, cell: bool) -> str:
+    """The inline Markdown of a paragraph, heading or cell (its ``inline`` token), written (on
+    one line with ``one_line``, ``|`` escaped too with ``cell``). Emphasis and links are written
+    as their closing token comes: what was written since the opening one is their text."""
     one_line = one_line or cell
     out: list[str] = []
     opened: list[tuple[Token, int, bool]] = []  # (opening token, len(out) then, in_link then)
     in_link = False
     at_line_start = True
-    for token in tokens:
+    for token in inline.children or []:
         kind = token.type
         if kind == "softbreak" or kind == "hardbreak":
             out.append(" " if one_line else "\n" if kind == "softbreak" else "\\\n")
@@ -281,7 +272,7 @@ def _leaf(token: Token, style: Style, in_link: bool, line_start: bool, cell: boo
         content = token.content.replace("\n", " ") if cell else token.content
         if in_link or not style.pattern.search(content):
             return escape.text(content, line_start=line_start)
-        return _linked(content, style, line_start)
+        return linked(content, style, line_start)
     if kind == "code_inline":
         span = escape.code(token.content)
         return span.replace("|", "\\|") if cell else span
@@ -294,7 +285,7 @@ def _leaf(token: Token, style: Style, in_link: bool, line_start: bool, cell: boo
     return written.replace("\n", " ") if cell else written
 
 
-def _linked(content: str, style: Style, line_start: bool) -> str:
+def linked(content: str, style: Style, line_start: bool) -> str:
     """``content``, text that holds an id, written with its ids linked."""
     out: list[str] = []
     last = 0

@@ -46,17 +46,7 @@ BADGES: dict[str, str] = {
     "stale": "⚠️ stale",
     "unchecked": "⚪ unchecked",
 }
-STATE_ORDER = ("verified", "partly-verified", "contradicted", "not-reproduced", "no-power", "error", "timeout", "skipped", "stale",
-               "unchecked")
-OUTCOME_BADGES: dict[str, str] = {
-    "pass": "✅ pass",
-    "fail": "❌ fail",
-    "not-reproduced": "❔ not reproduced",
-    "no-power": "➖ no power",
-    "error": "💥 error",
-    "timeout": "⏱️ timeout",
-    "skipped": "⏭️ skipped",
-}
+STATE_ORDER = tuple(BADGES)
 
 
 def badge(state: str) -> str:
@@ -65,7 +55,8 @@ def badge(state: str) -> str:
 
 
 def outcome_badge(outcome: str) -> str:
-    return OUTCOME_BADGES.get(outcome) or escape.line(outcome)
+    """The badge of a check's outcome (one that is also a claim's state: as ``badge``)."""
+    return {"pass": "✅ pass", "fail": "❌ fail"}.get(outcome) or badge(outcome)
 
 
 def entry_page(entry_id: str) -> str:
@@ -102,11 +93,6 @@ def figure_file(figure: str, verdicts: str, claim: str) -> str | None:
     return "/".join([FIGURES, *parts[len(prefix) - 1:]])
 
 
-def reading_time(words: int) -> str:
-    """Minutes at 200 words a minute, rounded, at least ``"1 min read"``."""
-    return f"{max(1, math.floor(words / 200 + 0.5))} min read"
-
-
 def number(value: Any) -> str:
     """A measured value, compactly and always the same way: 3 significant digits,
     scientific when small or large (``2.3e-15``); a list as its length and range."""
@@ -132,8 +118,6 @@ def number(value: Any) -> str:
         mantissa = mantissa.rstrip("0").rstrip(".")
         return f"{mantissa}e{int(exponent)}"
     if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
         if len(value) <= 4 and all(not isinstance(v, (list, tuple, dict)) for v in value):
             return "[" + ", ".join(number(v) for v in value) + "]"
         numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -180,9 +164,6 @@ class Context:
     def pattern(self) -> re.Pattern[str]:
         return self.project.config.id_pattern
 
-    def has(self, entry_id: str) -> bool:
-        return entry_id in self.project.record.entries
-
     @cached_property
     def states(self) -> dict[str, str | None]:
         """The state of every entry: a claim's ('unchecked' without a status), None for others."""
@@ -217,6 +198,6 @@ class Context:
 
     def link(self, from_page: str, entry_id: str) -> str:
         """A Markdown link to ``entry_id``'s page, or to the wanted page when not in the record."""
-        if self.has(entry_id):
+        if entry_id in self.project.record.entries:
             return f"[{entry_id}]({relative(from_page, entry_page(entry_id))})"
         return f'[{entry_id}]({wanted_link(from_page, entry_id)} "not in the record")'

@@ -203,7 +203,7 @@ def test_the_comparison_catches_a_writer_that_differs(monkeypatch: pytest.Monkey
     assert not differs()
     for name, broken in [("_tight", lambda tokens, i: False),
                          ("_html_block", lambda content: [content]),
-                         ("_row", lambda cells: "|".join(cells))]:
+                         ("_table", lambda tokens, i, style: (["|"], i + 1))]:
         with monkeypatch.context() as patch:
             patch.setattr(prose, name, broken)
             assert differs(), name

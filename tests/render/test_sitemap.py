@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from recordtool.render import escape, sitemap
-from recordtool.render.sitemap import BADGES, OUTCOME_BADGES, badge, outcome_badge
+from recordtool.render.sitemap import BADGES, badge, outcome_badge
+from recordtool.verify.verdict import Outcome
 from tests.conftest import ProjectBuilder
 from tests.corpus import invoke
 
@@ -28,7 +30,8 @@ def test_a_known_states_badge_is_looked_up_without_escaping_anything(monkeypatch
 
     monkeypatch.setattr(sitemap.escape, "line", refuse)
     assert [badge(state) for state in BADGES] == list(BADGES.values())
-    assert [outcome_badge(outcome) for outcome in OUTCOME_BADGES] == list(OUTCOME_BADGES.values())
+    outcomes = get_args(Outcome)
+    assert [outcome_badge(o) for o in outcomes] == ["✅ pass", "❌ fail", *(BADGES[o] for o in outcomes[2:])]
 
 
 def test_after_a_title_edit_the_pages_composed_again_name_their_neighbours(
