@@ -86,9 +86,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
     kind = None if kind_name is None else _kind(project, kind_name, "--kind")
     common.report_errors(project)
     for entry_id, entry in project.record.entries.items():
-        if kind is not None and entry.kind != kind.name:
-            continue
-        if tag is not None and tag not in entry.tags:
+        if (kind is not None and entry.kind != kind.name) or (tag is not None and tag not in entry.tags):
             continue
         title = title_line(entry)
         if len(title) > 100:

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.record.config import Config, Kind
 from recordtool.record.confine import NOT_REGULAR, Refused
-from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
 from recordtool.record.schema import MODELS, NAME_MAX, CheckSpec, Entry, Theory
@@ -313,25 +312,22 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
         kind = error["type"]
         name = loc[-1] if loc else ""
         ctx = error.get("ctx") or {}
+        line, col = source.mark(loc)
+        group, code = "value", "bad-expectation" if "expect" in loc else "invalid-value"
         if kind == "missing":
-            parent = loc[:-1]
-            line, col = source.mark(parent)
-            where = field_path(parent)
+            line, col = source.mark(loc[:-1])
+            where = field_path(loc[:-1])
             message = f"missing required field '{name}'" + (f" in {where}" if where else "")
-            problems.setdefault((field_path(loc), "missing"), Problem(rel, line, col, message, field_path(loc), code="missing-field"))
-            continue
-        if kind == "extra_forbidden":
+            group, code = "missing", "missing-field"
+        elif kind == "extra_forbidden":
             owner = _model_at(model, loc[:-1])
             known = [info.alias or name for name, info in owner.model_fields.items()] if owner else []
             hint = (did_you_mean(str(name), known) or f"; known fields: {', '.join(known)}") if owner else ""
             line, col = source.mark(loc, key=True)
-            problems.setdefault((field_path(loc), kind),
-                                Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))
-            continue
-        line, col = source.mark(loc)
-        original = ctx.get("error")
-        if isinstance(original, (ValueError, ExpectationSyntaxError)) and kind == "value_error":
-            message = str(original)
+            message = f"unknown field '{name}'{hint}"
+            group, code = kind, "unknown-field"
+        elif isinstance(ctx.get("error"), ValueError) and kind == "value_error":  # (ours: its message)
+            message = str(ctx["error"])
         elif kind == "literal_error":
             given = error.get("input")
             expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
@@ -345,6 +341,5 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             given = error.get("input")
             shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__
             message = f"{error['msg'][0].lower()}{error['msg'][1:]} (got {shown})"
-        code = "bad-expectation" if "expect" in loc else "invalid-value"
-        problems.setdefault((field_path(loc), "value"), Problem(rel, line, col, message, field_path(loc), code=code))
+        problems.setdefault((field_path(loc), group), Problem(rel, line, col, message, field_path(loc), code=code))
     return list(problems.values())

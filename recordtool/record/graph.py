@@ -72,9 +72,8 @@ class Graph:
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""
         linked = set(self.cited_by) | set(self.mentions_in)  # linked to
-        for by_relation in self.cited_by.values():
-            for sources in by_relation.values():
-                linked.update(sources)  # linking to an entry of the record
+        linked.update(source for by_relation in self.cited_by.values() for sources in by_relation.values()
+                      for source in sources)  # linking to an entry of the record
         linked.update(m.source for found in self.mentions_in.values() for m in found)  # linking to one
         return [i for i in self.record.entries if i not in linked]
 

@@ -72,9 +72,7 @@ class Record:
 def id_sort_key(entry_id: str) -> tuple[str, int, str]:
     """LIT-2 before LIT-10: by prefix, then number."""
     match = ID.match(entry_id)
-    if match:
-        return (match["prefix"], int(match["number"]), entry_id)
-    return (entry_id, -1, entry_id)
+    return (match["prefix"], int(match["number"]), entry_id) if match else (entry_id, -1, entry_id)
 
 
 def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
@@ -149,9 +147,7 @@ def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str,
 def title_line(entry: Entry) -> str:
     """An entry's title on one line (a claim without one: its statement), runs of whitespace
     made one space: as pages name it."""
-    display = entry.display_title
-    line = " ".join(display.split())
-    return display if line == display else line  # (no second copy)
+    return " ".join(entry.display_title.split())
 
 
 def load_record(config: Config, *, jobs: int | None = None, store: Store | None = None,

@@ -305,7 +305,7 @@ class _Builder:
         if node.style:
             self.styles[loc] = node.style
         try:
-            return _scalar(tag, node.value)
+            return _scalar(node)
         except ValueError as exc:
             why = str(exc) if isinstance(exc, _TooLong) else f"'{_printable(node.value)}' is not a valid number"
             raise SourceError(f"{why}; quote it if it is text", *_at(node), code="bad-number") from None
@@ -320,8 +320,12 @@ def _too_deep(line: int, col: int) -> SourceError:
                        "flatten it", line, col, code="too-deep")
 
 
-def _scalar(tag: str, value: str) -> Any:
+_YAML_1_1 = yaml.constructor.SafeConstructor()  # its integers: 0x1f, 0b101, 017 (octal), 1:30 (base 60)
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
     """The value of an untagged scalar, as YAML 1.1 resolved it (ValueError if it is malformed)."""
+    tag, value = node.tag, node.value
     if tag == _STR:
         return value
     if tag == _NULL:
@@ -329,22 +333,13 @@ def _scalar(tag: str, value: str) -> Any:
     if tag == _BOOL_TAG:
         return _BOOL[value.lower()]
     if tag == _INT:
-        cleaned = value.replace("_", "")
-        sign = -1 if cleaned.startswith("-") else 1
-        digits = cleaned.lstrip("+-")
-        if len(digits) > MAX_DIGITS:
+        digits = value.replace("_", "").lstrip("+-")
+        if len(digits) > MAX_DIGITS:  # (before converting it: that takes time on a long one)
             raise _TooLong(f"an integer of {len(digits)} digits is over the limit of {MAX_DIGITS} digits")
-        if digits[:2] in ("0x", "0b"):
-            number = int(digits, 0)
-        elif ":" in digits:  # sexagesimal, YAML 1.1
-            number = 0
-            for part in digits.split(":"):
-                number = number * 60 + int(part)
-        else:
-            number = int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)
-        if number >= 10**MAX_DIGITS:
+        number = _YAML_1_1.construct_yaml_int(node)
+        if abs(number) >= 10**MAX_DIGITS:
             raise _TooLong(f"an integer over {MAX_DIGITS} decimal digits long is over the limit")
-        return sign * number
+        return number
     if tag == _FLOAT:
         lowered = value.lower().replace("_", "")
         if ":" in lowered:  # sexagesimal: text

@@ -131,17 +131,12 @@ def _signature(node: ast.FunctionDef) -> Signature:
     args = node.args
     positional = [a.arg for a in [*args.posonlyargs, *args.args]]
     takes_ctx = bool(positional) or args.vararg is not None
-    rest = positional[1:]
-    n_posonly = max(0, len(args.posonlyargs) - 1)
+    first = max(1, len(args.posonlyargs))  # the first parameter after the context that a keyword sets
     defaults_from = len(positional) - len(args.defaults)  # the positional params with defaults
-    params: dict[str, bool] = {}
-    for i, name in enumerate(positional):
-        if i == 0 or name in rest[:n_posonly]:
-            continue
-        params[name] = i >= defaults_from
+    params = {name: i >= defaults_from for i, name in enumerate(positional[first:], first)}
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         params[arg.arg] = default is not None
-    return Signature(node.lineno, takes_ctx, tuple(rest[:n_posonly]), params, args.kwarg is not None,
+    return Signature(node.lineno, takes_ctx, tuple(positional[1:first]), params, args.kwarg is not None,
                      _annotation_name(node.returns))
 
 
