@@ -112,7 +112,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source
     marks = source.mark
     problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
-        problems.extend(_check_problems(entry, config, marks, rel))
+        problems += _check_problems(entry, config, marks, rel) + _clause_problems(entry, marks, rel)
     places = Places(rel, source.mark(("id",)), tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
                     tuple((name, _prose_start(source, name)) for name, _text in entry.prose()), source.digest)
     return entry, places, problems
@@ -195,13 +195,11 @@ def _relation_problems(entry: Entry, config: Config, mark: Callable[[Loc], Mark]
 def _check_problems(entry: Theory, config: Config, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
     problems = []
     for i, check in enumerate(entry.checks):
-        root = check.module.split(".", 1)[0]
-        if root != config.checks or check.module == config.checks:
+        if check.module.split(".", 1)[0] != config.checks or check.module == config.checks:
             problems.append(Problem(rel, *mark(("checks", i, "run")),
                                     f"'{check.run}' is outside {config.checks}/; checks run only code inside "
                                     f"the record's {config.checks} package: write '{config.checks}.module:function'",
                                     field=f"checks[{i}].run", code="run-outside-checks"))
-    problems.extend(_clause_problems(entry, mark, rel))
     return problems
 
 

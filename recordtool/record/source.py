@@ -138,10 +138,8 @@ def parse_source(raw: bytes) -> Source:
         context = f" ({exc.context})" if exc.context else ""
         raise SourceError(f"invalid YAML: {what}{context}", line, col) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow: say which, and where
-        if _BYTE_POSITIONS:
-            before = text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "ignore")
-        else:  # pragma: no cover
-            before = text[: exc.position]
+        before = (text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "ignore")
+                  if _BYTE_POSITIONS else text[: exc.position])
         line = len(_LINE_BREAK.findall(before)) + 1
         col = len(before) - max((m.end() for m in _LINE_BREAK.finditer(before)), default=0) + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
