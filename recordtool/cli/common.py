@@ -35,14 +35,15 @@ def echo(message: str = "", err: bool = False) -> None:
     click.echo(terminal(message), err=err)
 
 
-def replay(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
-    """Print what ``command`` with ``options`` printed last time and exit as it did, when it
-    found nothing to do and nothing it read has changed since (``recordtool.verify.snapshot``);
+def replay(root: Path | None, command: str) -> Inputs | None:
+    """Print what ``command`` with the same options printed last time and exit as it did, when
+    it found nothing to do and nothing it read has changed since (``recordtool.verify.snapshot``);
     otherwise the inputs to keep this run's answer under, and printing is recorded."""
     global _said
     from recordtool.verify import snapshot
 
     _said = None
+    options = {name: value for name, value in click.get_current_context().params.items() if name != "root"}
     inputs = snapshot.take(root, command, options)
     if inputs is None:
         return None

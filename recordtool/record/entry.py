@@ -284,9 +284,7 @@ def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
             continue
         info = current.model_fields.get(str(part)) or next(
             (f for f in current.model_fields.values() if f.alias == part), None)
-        if info is None:
-            return None
-        inner = _submodel(info.annotation)
+        inner = _submodel(info.annotation) if info is not None else None
         if inner is None:
             return None
         current = inner

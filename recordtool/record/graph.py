@@ -148,11 +148,8 @@ def uses_cycles(record: Record) -> list[list[str]]:
     around it from its first id in record order, one cycle per strongly connected group."""
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
-    out: dict[str, set[str]] = {}
-    for i, entry in entries.items():
-        targets = {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries}
-        if targets:
-            out[i] = targets
+    out = {i: targets for i, entry in entries.items()
+           if (targets := {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries})}
     order = {entry_id: n for n, entry_id in enumerate(entries) if entry_id in out}  # (the record is in id order)
     edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
     cycles = []

@@ -7,6 +7,7 @@ under the hash of its bytes and of the configuration, so an unchanged file is no
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -171,10 +172,8 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
     digests: dict[str, str] = {}
     if store is not None:
         for (path, _kind), rel in zip(files, rels, strict=True):
-            try:
+            with contextlib.suppress(OSError):  # (unreadable: read below, to say why)
                 digests[rel] = f"{_file_digest(path)}:{key}"
-            except OSError:  # (unreadable: read below, to say why)
-                continue
     kept: dict[str, Loaded] = store.get_many(ENTRIES, digests) if store is not None else {}
     todo = [i for i, rel in enumerate(rels) if rel not in kept]
 

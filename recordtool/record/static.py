@@ -109,6 +109,8 @@ def _read_module(path: Path, rel: str) -> Module:
             if keys is not None:
                 module.typed_dicts[node.name] = keys
             module.other_names.add(node.name)
+        elif isinstance(node, ast.AsyncFunctionDef):
+            module.other_names.add(node.name)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 module.imported[alias.asname or alias.name] = (node.module, alias.name)
@@ -122,8 +124,6 @@ def _read_module(path: Path, rel: str) -> Module:
                     functional = _functional_typed_dict(node.value)
                     if functional is not None:
                         module.typed_dicts[target.id] = functional
-        elif isinstance(node, ast.AsyncFunctionDef):
-            module.other_names.add(node.name)
     return module
 
 
@@ -159,10 +159,7 @@ def _is_typed_dict(base: ast.expr, known: dict[str, tuple[str, ...]]) -> bool:
 def _typed_dict_keys(node: ast.ClassDef, known: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
     if not any(_is_typed_dict(base, known) for base in node.bases):
         return None
-    keys: list[str] = []
-    for base in node.bases:
-        if isinstance(base, ast.Name) and base.id in known:
-            keys += known[base.id]
+    keys = [key for base in node.bases if isinstance(base, ast.Name) and base.id in known for key in known[base.id]]
     keys += [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     return tuple(keys)
 
@@ -171,8 +168,7 @@ def _functional_typed_dict(value: ast.expr | None) -> tuple[str, ...] | None:
     """``Name = TypedDict("Name", {"a": float, ...})``."""
     if (isinstance(value, ast.Call) and _is_typed_dict(value.func, {}) and len(value.args) >= 2
             and isinstance(value.args[1], ast.Dict)):
-        keys = [k.value for k in value.args[1].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-        return tuple(keys)
+        return tuple(k.value for k in value.args[1].keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
     return None
 
 
