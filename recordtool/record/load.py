@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from recordtool.record.entry import (
 )
 from recordtool.record.problems import Problem, did_you_mean_id
 from recordtool.record.schema import Entry, Theory
-from recordtool.record.source import MAX_BYTES, bytes_digest
+from recordtool.record.source import SourceError, bytes_digest, read_bytes
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
@@ -172,8 +171,9 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
     digests: dict[str, str] = {}
     if store is not None:
         for (path, _kind), rel in zip(files, rels, strict=True):
-            with contextlib.suppress(OSError):  # (unreadable: read below, to say why)
-                digests[rel] = f"{_file_digest(path)}:{key}"
+            # (a link, not a regular file, too large or unreadable: read below, to say why)
+            with contextlib.suppress(OSError, SourceError):
+                digests[rel] = f"{bytes_digest(read_bytes(path, follow=False))}:{key}"
     kept: dict[str, Loaded] = store.get_many(ENTRIES, digests) if store is not None else {}
     todo = [i for i, rel in enumerate(rels) if rel not in kept]
 
@@ -190,20 +190,6 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
         store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in zip(
             todo, done, strict=True) if result.digest is not None], drop=gone)
     return [found if found is not None else Loaded(None, None) for found in out]
-
-
-def _file_digest(path: str) -> str:
-    """The hash of the bytes of the regular file ``path`` (not a link), to look up what was
-    kept for it; OSError when it is not such a file or not readable."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)  # (non-blocking: a named pipe waits for no writer)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            raise OSError(f"not an entry file: {path}")
-        return bytes_digest(os.read(fd, info.st_size + 1))  # (a file that grew since is read again)
-    finally:
-        os.close(fd)
 
 
 def config_digest(config: Config) -> str:

@@ -37,8 +37,6 @@ MAX_DIGITS = 100  # digits of an integer (Python refuses to print one of over 4,
 Loc = tuple[str | int, ...]
 Mark = tuple[int, int]
 
-_BOOL = {"true": True, "false": False, "yes": True, "no": False, "on": True, "off": False}
-
 
 class SourceError(Exception):
     """The file cannot be read as a YAML mapping; ``line``/``col`` say where (1-based)."""
@@ -81,19 +79,22 @@ def read_source(path: Path) -> Source:
     return parse_source(read_bytes(path))
 
 
-def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
+def read_bytes(path: Path | str, inside: Path | str | None = None, *, follow: bool = True) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger); ``inside``: the
-    folder it must be a regular file of, checked as it is opened (``confine.open_inside``)."""
+    folder it must be a regular file of, checked as it is opened (``confine.open_inside``);
+    ``follow`` False: OSError when ``path`` is a link."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
-        if inside is None else open_inside(path, inside)
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | (0 if follow else getattr(os, "O_NOFOLLOW", 0))) if inside is None else open_inside(path, inside)
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read
             raise SourceError("not a regular file; an entry is a YAML file", code="not-a-file")
         if info.st_size > MAX_BYTES:
             raise _too_large(info.st_size)
-        raw = file.read(MAX_BYTES + 1)  # (a file that grew since is read to just over the limit)
+        raw = file.read(info.st_size + 1)  # (asking for no more than is there: much faster)
+        if len(raw) > info.st_size:  # it grew since: read on, to just over the limit
+            raw += file.read(MAX_BYTES + 1 - len(raw))
     if len(raw) > MAX_BYTES:
         raise _too_large(len(raw))
     return raw
@@ -318,7 +319,8 @@ def _too_deep(line: int, col: int) -> SourceError:
                        "flatten it", line, col, code="too-deep")
 
 
-_YAML_1_1 = yaml.constructor.SafeConstructor()  # its integers: 0x1f, 0b101, 017 (octal), 1:30 (base 60)
+# YAML 1.1's values: integers 0x1f, 0b101, 017 (octal), 1:30 (base 60); yes/no/on/off; .inf, .nan
+_YAML_1_1 = yaml.constructor.SafeConstructor()
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
@@ -329,7 +331,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     if tag == _NULL:
         return None
     if tag == _BOOL_TAG:
-        return _BOOL[value.lower()]
+        return _YAML_1_1.construct_yaml_bool(node)
     if tag == _INT:
         digits = value.replace("_", "").lstrip("+-")
         if len(digits) > MAX_DIGITS:  # (before converting it: that takes time on a long one)
@@ -339,8 +341,5 @@ def _scalar(node: yaml.ScalarNode) -> Any:
             raise _TooLong(f"an integer over {MAX_DIGITS} decimal digits long is over the limit")
         return number
     if tag == _FLOAT:
-        lowered = value.lower().replace("_", "")
-        if ":" in lowered:  # sexagesimal: text
-            return value
-        return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
+        return value if ":" in value else _YAML_1_1.construct_yaml_float(node)  # (sexagesimal: text)
     return value  # '<<' as a value: text
