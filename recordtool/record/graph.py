@@ -99,13 +99,9 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
             elif mention.target not in failed:  # it exists, but did not load: not wanted
                 dangling.setdefault(mention.target, []).append(mention)
     graph = Graph(record, cited_by, mentions_out, mentions_in, {k: dangling[k] for k in sorted(dangling, key=id_sort_key)})
-    problems = []
-    for target, mentions in graph.dangling.items():
-        for mention in mentions:
-            path = record.places[mention.source].path
-            problems.append(Problem(path, mention.line, 1,
-                                    f"{target} is mentioned but not in the record; add it or write it without "
-                                    "its id", field=mention.field, severity="warning", code="dangling-mention"))
+    problems = [Problem(record.places[mention.source].path, mention.line, 1, f"{target} is mentioned but not in "
+                        "the record; add it or write it without its id", field=mention.field, severity="warning",
+                        code="dangling-mention") for target, mentions in graph.dangling.items() for mention in mentions]
     problems.extend(_failed_problems(record))
     for cycle in uses_cycles(record):
         at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
@@ -152,12 +148,8 @@ def uses_cycles(record: Record) -> list[list[str]]:
            if (targets := {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries})}
     order = {entry_id: n for n, entry_id in enumerate(entries) if entry_id in out}  # (the record is in id order)
     edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
-    cycles = []
-    for group in _strongly_connected(edges):
-        if len(group) < 2:
-            continue
-        start = min(group, key=order.__getitem__)
-        cycles.append(_shortest_cycle(start, edges, set(group)))
+    cycles = [_shortest_cycle(min(group, key=order.__getitem__), edges, set(group))
+              for group in _strongly_connected(edges) if len(group) > 1]
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
 
 

@@ -230,15 +230,9 @@ def _assembled(config: Config, files: list[tuple[str, Kind]], rels: list[str], l
 def check_citations(record: Record) -> list[Problem]:
     """Every typed citation must name an entry of the record (citations of an entry that could
     not be loaded are the graph's to report, once for all of them)."""
-    problems = []
     entries, failed = record.entries, record.failed
-    for entry_id in entries:
-        for i, citation in enumerate(entries[entry_id].cites):
-            cited = citation.id
-            if cited not in entries and cited != entry_id and cited not in failed:
-                places = record.places[entry_id]
-                hint = did_you_mean_id(cited, entries)
-                problems.append(Problem(places.path, *places.cites[i],
-                                        f"cites {cited}, which is not in the record{hint}",
-                                        field=f"cites[{i}].id", code="missing-citation"))
-    return problems
+    return [Problem(record.places[entry_id].path, *record.places[entry_id].cites[i],
+                    f"cites {cited.id}, which is not in the record{did_you_mean_id(cited.id, entries)}",
+                    field=f"cites[{i}].id", code="missing-citation")
+            for entry_id, entry in entries.items() for i, cited in enumerate(entry.cites)
+            if cited.id not in entries and cited.id != entry_id and cited.id not in failed]

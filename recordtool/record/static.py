@@ -173,10 +173,10 @@ def _functional_typed_dict(value: ast.expr | None) -> tuple[str, ...] | None:
 
 
 def _strings(value: ast.expr) -> tuple[str, ...] | None:
-    if isinstance(value, (ast.Tuple, ast.List, ast.Set)) and all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-        return tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
-    return None
+    if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return None
+    strings = tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return strings if len(strings) == len(value.elts) else None
 
 
 @dataclass
