@@ -193,14 +193,11 @@ def _relation_problems(entry: Entry, config: Config, mark: Callable[[Loc], Mark]
 
 
 def _check_problems(entry: Theory, config: Config, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
-    problems = []
-    for i, check in enumerate(entry.checks):
-        if check.module.split(".", 1)[0] != config.checks or check.module == config.checks:
-            problems.append(Problem(rel, *mark(("checks", i, "run")),
-                                    f"'{check.run}' is outside {config.checks}/; checks run only code inside "
-                                    f"the record's {config.checks} package: write '{config.checks}.module:function'",
-                                    field=f"checks[{i}].run", code="run-outside-checks"))
-    return problems
+    return [Problem(rel, *mark(("checks", i, "run")), f"'{check.run}' is outside {config.checks}/; checks run only "
+                    f"code inside the record's {config.checks} package: write '{config.checks}.module:function'",
+                    field=f"checks[{i}].run", code="run-outside-checks")
+            for i, check in enumerate(entry.checks)
+            if check.module.split(".", 1)[0] != config.checks or check.module == config.checks]
 
 
 def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
@@ -236,9 +233,15 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
     shown = ", ".join(known)
     problems = []
 
-    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
-        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
-        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+    def name(clauses: list[str], loc: Loc, field: str) -> None:
+        """Add ``clauses`` to ``named``; a problem for each that the claim does not have."""
+        for clause in clauses:
+            if clause in known:
+                named.add(clause)
+            else:
+                hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+                problems.append(Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field,
+                                        code="unknown-clause"))
 
     for metric, expect in check.expect.items():
         loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
@@ -250,11 +253,7 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
                                     f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
                                     f"{metric}: {example} (clauses: {shown})",
                                     field=field, code="expectation-without-clause"))
-        for clause in expect.clause:
-            if clause in known:
-                named.add(clause)
-            else:
-                problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+        name(expect.clause, (*loc, "clause"), f"{field}.clause")
         if not expect.clause and len(known) == 1:
             named.add(known[0])
         if expect.null is not None and expect.null == metric:
@@ -268,11 +267,7 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
         if metric in check.expect:
             problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
                                     field=field, code="observed-and-expected"))
-        for clause in clauses:
-            if clause in known:
-                named.add(clause)
-            else:
-                problems.append(unknown(clause, loc, field))
+        name(clauses, loc, field)
     return problems
 
 

@@ -311,10 +311,6 @@ def _metric_problems(modules: Modules, module: Module, signature: Signature, che
                        f"only once it has run; annotate its return type with a TypedDict, or set "
                        f"METRICS = (...) in {module.rel} (docs/checks.md)", severity="warning",
                        code="undeclared-metrics")]
-    found = []
-    for metric, loc, field_ in named:
-        if metric not in declared:
-            hint = did_you_mean(metric, declared) or f"; it declares: {', '.join(declared) or 'none'}"
-            found.append(_Found(loc, field_, f"{check.run} does not return '{metric}' ({how}){hint}",
-                                key=True, code="unknown-metric"))
-    return found
+    listed = f"; it declares: {', '.join(declared) or 'none'}"
+    return [_Found(loc, field_, f"{check.run} does not return '{metric}' ({how}){did_you_mean(metric, declared) or listed}",
+                   key=True, code="unknown-metric") for metric, loc, field_ in named if metric not in declared]
