@@ -181,15 +181,12 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
         return [load_file(files[i][0], files[i][1], config, rels[i]) for i in indices]
 
     progress = meter.stage("reading the entry files", len(todo)) if meter is not None and todo else None
-    done = parallel.map_items(work, todo, jobs=jobs, progress=progress)
-    out = [kept.get(rel) for rel in rels]
-    for i, result in zip(todo, done, strict=True):
-        out[i] = result
+    fresh = dict(zip(todo, parallel.map_items(work, todo, jobs=jobs, progress=progress), strict=True))
     if store is not None:
         gone = store.keys(ENTRIES) - set(rels)
-        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in zip(
-            todo, done, strict=True) if result.digest is not None], drop=gone)
-    return [found if found is not None else Loaded(None, None) for found in out]
+        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in fresh.items()
+                                 if result.digest is not None], drop=gone)
+    return [fresh[i] if i in fresh else kept[rel] for i, rel in enumerate(rels)]
 
 
 def config_digest(config: Config) -> str:
