@@ -31,7 +31,8 @@ def write_atomic(path: Path, data: bytes | str, *, new: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_name = temporary_name(path.parent, path.name)
     try:
-        with open(tmp_name, "xb") as handle:  # (O_EXCL; not inherited by children)
+        fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())

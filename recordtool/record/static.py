@@ -63,11 +63,8 @@ class Modules:
     def names(self) -> list[str]:
         """Every module of the checks package, dotted."""
         package = self.config.root / self.config.checks
-        out = []
-        for path in sorted(package.rglob("*.py")):
-            parts = path.relative_to(self.config.root).with_suffix("").parts
-            out.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-        return out
+        names = [path.relative_to(self.config.root).with_suffix("").parts for path in sorted(package.rglob("*.py"))]
+        return [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in names]
 
     def get(self, module: str) -> Module | None:
         if module not in self.read:
