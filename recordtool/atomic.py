@@ -49,11 +49,7 @@ def write_atomic(path: Path, data: bytes | str, *, new: bool = False) -> None:
 def sweep(folder: str | Path) -> None:
     """Remove the temporary files in ``folder`` left by recordtool processes that are gone
     (their id names no running process)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
+    for name in _names(folder):
         match = _TEMPORARY.match(name)
         if match is not None and not _alive(int(match.group(1))):
             with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
@@ -63,14 +59,17 @@ def sweep(folder: str | Path) -> None:
 def sweep_runs(folder: str | Path) -> None:
     """Remove the folders in ``folder`` named ``<pid>-...`` by recordtool processes that are
     gone: what a run killed before it could clean up left there."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
+    for name in _names(folder):
         pid, dash, _rest = name.partition("-")
         if dash and pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
+def _names(folder: str | Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def _alive(pid: int) -> bool:
@@ -116,13 +115,9 @@ def _lock(path: Path, busy: Callable[[str], Exception]) -> TextIO:
             holder = handle.read().strip() or "another process"
             handle.close()
             raise busy(holder) from None
-        mine = os.fstat(handle.fileno())
-        try:
-            now = os.stat(path)
-        except FileNotFoundError:
-            now = None
-        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
-            handle.seek(0)
-            handle.truncate()
-            return handle
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
+                handle.seek(0)
+                handle.truncate()
+                return handle
         handle.close()  # removed by its last holder after this process opened it: open the new one

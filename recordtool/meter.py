@@ -164,10 +164,8 @@ class LiveDisplay(PlainDisplay):
             return
         self.last = now
         self._clear()
-        lines = []
-        for job, elapsed, progress in running:
-            line = f"  {job.label}: running {elapsed:5.1f} s" + (f"  {one_line(progress)}" if progress else "")
-            lines.append(line[: self.width])
+        lines = [f"  {job.label}: running {elapsed:5.1f} s{f'  {one_line(progress)}' if progress else ''}"[: self.width]
+                 for job, elapsed, progress in running]
         if lines:
             self.stream.write("\n".join(lines) + "\n")
             self.drawn = len(lines)

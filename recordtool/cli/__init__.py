@@ -68,9 +68,8 @@ def validate(root: Path | None, strict: bool, fmt: str, jobs: int | None, no_cac
         if orphans:
             common.echo(f"orphans (nothing links to or from them): {some(orphans, common.SHOWN_IDS)}")
         n = len(project.record.entries)
-        summary = (f"{n} entr{'y' if n == 1 else 'ies'}: {len(errors)} "
-                   f"error{'s' if len(errors) != 1 else ''}, {len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
-        common.echo(summary)
+        common.echo(f"{n} entr{'y' if n == 1 else 'ies'}: {len(errors)} error{'s' if len(errors) != 1 else ''}, "
+                    f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}")
     sys.exit(1 if failed else 0)
 
 
@@ -86,9 +85,7 @@ def list_(root: Path | None, kind_name: str | None, tag: str | None) -> None:
     kind = None if kind_name is None else _kind(project, kind_name, "--kind")
     common.report_errors(project)
     for entry_id, entry in project.record.entries.items():
-        if kind is not None and entry.kind != kind.name:
-            continue
-        if tag is not None and tag not in entry.tags:
+        if (kind is not None and entry.kind != kind.name) or (tag is not None and tag not in entry.tags):
             continue
         title = title_line(entry)
         if len(title) > 100:
@@ -252,12 +249,11 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
             project = common.open_record(root, jobs, cache=not no_cache, meter=meter)
             meter.erase()
             common.report_errors(project)
-            config = project.config
             report = render_site(project, output, check=check, jobs=jobs, fresh=no_cache, meter=meter)
             if site:
                 from recordtool.render.mkdocs import write_mkdocs_config
 
-                site_config = write_mkdocs_config(config, report.out)
+                site_config = write_mkdocs_config(project.config, report.out)
     except RenderError as exc:
         raise click.UsageError(terminal(str(exc))) from None
     except KeyboardInterrupt:
@@ -270,12 +266,12 @@ def render(root: Path | None, output: Path | None, check: bool, jobs: int | None
         common.echo(f"warning: figure {figure} is named by a verdict but missing; it is not shown", err=True)
     for figure in report.refused:
         common.echo(f"warning: figure {figure}; it is not copied", err=True)
-    where = config.relative(report.out)
+    where = project.config.relative(report.out)
     for link in report.broken or []:
         common.echo(f"{where}/{link}", err=True)
     common.echo(report.summary(where))
     if site:
-        common.echo(f"site: mkdocs build -f {config.relative(site_config)} --strict")
+        common.echo(f"site: mkdocs build -f {project.config.relative(site_config)} --strict")
     if report.broken:
         common.echo(f"{len(report.broken)} broken link{'s' if len(report.broken) != 1 else ''}", err=True)
     if report.unloaded:  # (each file's error said above: ``common.report_errors``)

@@ -9,7 +9,7 @@ import contextlib
 import math
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -35,14 +35,15 @@ def echo(message: str = "", err: bool = False) -> None:
     click.echo(terminal(message), err=err)
 
 
-def replay(root: Path | None, command: str, options: dict[str, Any]) -> Inputs | None:
-    """Print what ``command`` with ``options`` printed last time and exit as it did, when it
-    found nothing to do and nothing it read has changed since (``recordtool.verify.snapshot``);
+def replay(root: Path | None, command: str) -> Inputs | None:
+    """Print what ``command`` with the same options printed last time and exit as it did, when
+    it found nothing to do and nothing it read has changed since (``recordtool.verify.snapshot``);
     otherwise the inputs to keep this run's answer under, and printing is recorded."""
     global _said
     from recordtool.verify import snapshot
 
     _said = None
+    options = {name: value for name, value in click.get_current_context().params.items() if name != "root"}
     inputs = snapshot.take(root, command, options)
     if inputs is None:
         return None
@@ -111,17 +112,35 @@ format_option = click.option("--format", "fmt", type=click.Choice(["text", "json
                              show_default=True, help="Output format.")
 
 
+_TERMINATED = False  # set when SIGTERM interrupted the command
+
+
 class Commands(click.Group):
-    """Every command stops on SIGTERM as on Ctrl-C (``terminate_as_interrupt``): what it
-    writes is whole or not written, and one line says so (``render`` and ``verify`` say more)."""
+    """Every command stops on SIGTERM (a CI timeout, ``kill``) as on Ctrl-C: children ended,
+    what it writes is whole or not written, and one line says so (``render`` and ``verify`` say
+    more); the exit code then says which (143, 130: ``interrupted_code``)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        with terminate_as_interrupt():
-            try:
-                return super().invoke(ctx)
-            except KeyboardInterrupt:
-                echo("interrupted: nothing half-written is left", err=True)
-                sys.exit(interrupted_code())
+        global _TERMINATED
+        _TERMINATED = False
+
+        def handler(signum: int, frame: Any) -> None:
+            global _TERMINATED
+            _TERMINATED = True
+            raise KeyboardInterrupt
+
+        try:
+            previous: Any = signal.signal(signal.SIGTERM, handler)
+        except ValueError:  # not the main thread: leave signals as they are
+            previous = None
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            echo("interrupted: nothing half-written is left", err=True)
+            sys.exit(interrupted_code())
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
 
 def storage_error(exc: OSError, doing: str) -> NoReturn:
@@ -130,32 +149,6 @@ def storage_error(exc: OSError, doing: str) -> NoReturn:
     where = f" {exc.filename}:" if exc.filename else ""
     echo(f"error: {doing}:{where} {exc.strerror or exc}; nothing half-written is left", err=True)
     sys.exit(1)
-
-
-_TERMINATED = False  # set when SIGTERM interrupted the command
-
-
-@contextlib.contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, ``kill``) stops the command as Ctrl-C does: children ended,
-    what is finished kept, one message; the exit code then says which (143, 130: ``interrupted_code``)."""
-    global _TERMINATED
-    _TERMINATED = False
-
-    def handler(signum: int, frame: Any) -> None:
-        global _TERMINATED
-        _TERMINATED = True
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals as they are
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def interrupted_code() -> int:

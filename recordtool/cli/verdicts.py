@@ -79,10 +79,7 @@ def verify(root: Path | None, ids: tuple[str, ...], tags: tuple[str, ...], keywo
         watching.verify(click.get_current_context(), root, ids)
     inputs = None
     if not (force or trial or junit_xml is not None):  # those always run or write something
-        inputs = common.replay(root, "verify", {
-            "ids": ids, "tags": tags, "keyword": keyword, "stale": stale, "failed": failed, "jobs": jobs,
-            "seeds": seeds, "timeout": timeout, "device": device, "scheduler": scheduler, "format": fmt,
-            "strict": strict})
+        inputs = common.replay(root, "verify")
     from recordtool.verify.report import format_report, report_json
     from recordtool.verify.session import Options
 
@@ -159,7 +156,7 @@ def status(root: Path | None, ids: tuple[str, ...], why: bool, fmt: str) -> None
     `stale` (something that produced its verdict changed) or `unchecked`. --why adds each
     clause's verdict and each expectation's power and spread over seeds (docs/verdicts.md).
     """
-    inputs = common.replay(root, "status", {"ids": ids, "why": why, "format": fmt})
+    inputs = common.replay(root, "status")
     from recordtool.verify.session import VerifyError, find_claims
     from recordtool.verify.status import assess, format_status, status_json
 

@@ -96,10 +96,7 @@ class Config:
         return self.kinds.get(prefix)
 
     def kind_named(self, name: str) -> Kind | None:
-        for kind in self.kinds.values():
-            if name in (kind.name, kind.prefix, kind.folder):
-                return kind
-        return None
+        return next((kind for kind in self.kinds.values() if name in (kind.name, kind.prefix, kind.folder)), None)
 
     def written_here(self) -> list[Path]:
         """What recordtool writes into the project besides entries: the verdicts, the pages,

@@ -128,8 +128,6 @@ def checks_problems(config: Config) -> list[Problem]:
     for dirpath, dirnames, filenames in os.walk(package):
         for name in sorted(dirnames + filenames):
             path = os.path.join(dirpath, name)
-            if not os.path.islink(path) and not (name.endswith(".py") and name in filenames):
-                continue
             real = os.path.realpath(path)
             if os.path.islink(path) and real != real_package and not real.startswith(real_package + os.sep):
                 problems.append(Problem(config.relative(path), 0, 0,

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ValidationError
 
 from recordtool.record.config import Config, Kind
 from recordtool.record.confine import NOT_REGULAR, Refused
-from recordtool.record.expect import ExpectationSyntaxError
 from recordtool.record.mentions import find_mentions
 from recordtool.record.problems import Problem, did_you_mean, field_path
 from recordtool.record.schema import MODELS, NAME_MAX, CheckSpec, Entry, Theory
@@ -113,7 +112,7 @@ def load_entry(path: Path, kind: Kind, config: Config, rel: str, source: Source
     marks = source.mark
     problems.extend(_relation_problems(entry, config, marks, rel))
     if isinstance(entry, Theory):
-        problems.extend(_check_problems(entry, config, marks, rel))
+        problems += _check_problems(entry, config, marks, rel) + _clause_problems(entry, marks, rel)
     places = Places(rel, source.mark(("id",)), tuple(source.mark(("cites", i)) for i in range(len(entry.cites))),
                     tuple((name, _prose_start(source, name)) for name, _text in entry.prose()), source.digest)
     return entry, places, problems
@@ -194,16 +193,11 @@ def _relation_problems(entry: Entry, config: Config, mark: Callable[[Loc], Mark]
 
 
 def _check_problems(entry: Theory, config: Config, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
-    problems = []
-    for i, check in enumerate(entry.checks):
-        root = check.module.split(".", 1)[0]
-        if root != config.checks or check.module == config.checks:
-            problems.append(Problem(rel, *mark(("checks", i, "run")),
-                                    f"'{check.run}' is outside {config.checks}/; checks run only code inside "
-                                    f"the record's {config.checks} package: write '{config.checks}.module:function'",
-                                    field=f"checks[{i}].run", code="run-outside-checks"))
-    problems.extend(_clause_problems(entry, mark, rel))
-    return problems
+    return [Problem(rel, *mark(("checks", i, "run")), f"'{check.run}' is outside {config.checks}/; checks run only "
+                    f"code inside the record's {config.checks} package: write '{config.checks}.module:function'",
+                    field=f"checks[{i}].run", code="run-outside-checks")
+            for i, check in enumerate(entry.checks)
+            if check.module.split(".", 1)[0] != config.checks or check.module == config.checks]
 
 
 def _clause_problems(entry: Theory, mark: Callable[[Loc], Mark], rel: str) -> list[Problem]:
@@ -239,9 +233,15 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
     shown = ", ".join(known)
     problems = []
 
-    def unknown(clause: str, loc: tuple[str | int, ...], field: str) -> Problem:
-        hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
-        return Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field, code="unknown-clause")
+    def name(clauses: list[str], loc: Loc, field: str) -> None:
+        """Add ``clauses`` to ``named``; a problem for each that the claim does not have."""
+        for clause in clauses:
+            if clause in known:
+                named.add(clause)
+            else:
+                hint = did_you_mean(clause, known) or f"; the claim's clauses: {shown}"
+                problems.append(Problem(rel, *mark(loc), f"unknown clause '{clause}'{hint}", field=field,
+                                        code="unknown-clause"))
 
     for metric, expect in check.expect.items():
         loc: tuple[str | int, ...] = ("checks", i, "expect", metric)
@@ -253,11 +253,7 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
                                     f"{written} in a claim of {len(known)} clauses; say which clause it tests: "
                                     f"{metric}: {example} (clauses: {shown})",
                                     field=field, code="expectation-without-clause"))
-        for clause in expect.clause:
-            if clause in known:
-                named.add(clause)
-            else:
-                problems.append(unknown(clause, (*loc, "clause"), f"{field}.clause"))
+        name(expect.clause, (*loc, "clause"), f"{field}.clause")
         if not expect.clause and len(known) == 1:
             named.add(known[0])
         if expect.null is not None and expect.null == metric:
@@ -271,11 +267,7 @@ def _named_clauses(check: CheckSpec, i: int, known: list[str], named: set[str], 
         if metric in check.expect:
             problems.append(Problem(rel, *mark(loc), f"'{metric}' is both expected and observed; keep one",
                                     field=field, code="observed-and-expected"))
-        for clause in clauses:
-            if clause in known:
-                named.add(clause)
-            else:
-                problems.append(unknown(clause, loc, field))
+        name(clauses, loc, field)
     return problems
 
 
@@ -287,9 +279,7 @@ def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
             continue
         info = current.model_fields.get(str(part)) or next(
             (f for f in current.model_fields.values() if f.alias == part), None)
-        if info is None:
-            return None
-        inner = _submodel(info.annotation)
+        inner = _submodel(info.annotation) if info is not None else None
         if inner is None:
             return None
         current = inner
@@ -313,25 +303,22 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
         kind = error["type"]
         name = loc[-1] if loc else ""
         ctx = error.get("ctx") or {}
+        line, col = source.mark(loc)
+        group, code = "value", "bad-expectation" if "expect" in loc else "invalid-value"
         if kind == "missing":
-            parent = loc[:-1]
-            line, col = source.mark(parent)
-            where = field_path(parent)
+            line, col = source.mark(loc[:-1])
+            where = field_path(loc[:-1])
             message = f"missing required field '{name}'" + (f" in {where}" if where else "")
-            problems.setdefault((field_path(loc), "missing"), Problem(rel, line, col, message, field_path(loc), code="missing-field"))
-            continue
-        if kind == "extra_forbidden":
+            group, code = "missing", "missing-field"
+        elif kind == "extra_forbidden":
             owner = _model_at(model, loc[:-1])
             known = [info.alias or name for name, info in owner.model_fields.items()] if owner else []
             hint = (did_you_mean(str(name), known) or f"; known fields: {', '.join(known)}") if owner else ""
             line, col = source.mark(loc, key=True)
-            problems.setdefault((field_path(loc), kind),
-                                Problem(rel, line, col, f"unknown field '{name}'{hint}", field_path(loc), code="unknown-field"))
-            continue
-        line, col = source.mark(loc)
-        original = ctx.get("error")
-        if isinstance(original, (ValueError, ExpectationSyntaxError)) and kind == "value_error":
-            message = str(original)
+            message = f"unknown field '{name}'{hint}"
+            group, code = kind, "unknown-field"
+        elif isinstance(ctx.get("error"), ValueError) and kind == "value_error":  # (ours: its message)
+            message = str(ctx["error"])
         elif kind == "literal_error":
             given = error.get("input")
             expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
@@ -345,6 +332,5 @@ def _schema_problems(exc: ValidationError, model: type[BaseModel], source: Sourc
             given = error.get("input")
             shown = repr(given) if not isinstance(given, (dict, list)) else type(given).__name__
             message = f"{error['msg'][0].lower()}{error['msg'][1:]} (got {shown})"
-        code = "bad-expectation" if "expect" in loc else "invalid-value"
-        problems.setdefault((field_path(loc), "value"), Problem(rel, line, col, message, field_path(loc), code=code))
+        problems.setdefault((field_path(loc), group), Problem(rel, line, col, message, field_path(loc), code=code))
     return list(problems.values())

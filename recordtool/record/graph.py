@@ -72,9 +72,8 @@ class Graph:
     def orphans(self) -> list[str]:
         """Entries that nothing links to and that link to nothing (in id order)."""
         linked = set(self.cited_by) | set(self.mentions_in)  # linked to
-        for by_relation in self.cited_by.values():
-            for sources in by_relation.values():
-                linked.update(sources)  # linking to an entry of the record
+        linked.update(source for by_relation in self.cited_by.values() for sources in by_relation.values()
+                      for source in sources)  # linking to an entry of the record
         linked.update(m.source for found in self.mentions_in.values() for m in found)  # linking to one
         return [i for i in self.record.entries if i not in linked]
 
@@ -100,13 +99,9 @@ def build_graph(record: Record) -> tuple[Graph, list[Problem]]:
             elif mention.target not in failed:  # it exists, but did not load: not wanted
                 dangling.setdefault(mention.target, []).append(mention)
     graph = Graph(record, cited_by, mentions_out, mentions_in, {k: dangling[k] for k in sorted(dangling, key=id_sort_key)})
-    problems = []
-    for target, mentions in graph.dangling.items():
-        for mention in mentions:
-            path = record.places[mention.source].path
-            problems.append(Problem(path, mention.line, 1,
-                                    f"{target} is mentioned but not in the record; add it or write it without "
-                                    "its id", field=mention.field, severity="warning", code="dangling-mention"))
+    problems = [Problem(record.places[mention.source].path, mention.line, 1, f"{target} is mentioned but not in "
+                        "the record; add it or write it without its id", field=mention.field, severity="warning",
+                        code="dangling-mention") for target, mentions in graph.dangling.items() for mention in mentions]
     problems.extend(_failed_problems(record))
     for cycle in uses_cycles(record):
         at = next(i for i, (cited, relation) in enumerate(record.cites(cycle[0]))
@@ -149,19 +144,12 @@ def uses_cycles(record: Record) -> list[list[str]]:
     around it from its first id in record order, one cycle per strongly connected group."""
     entries = record.entries
     # Only an entry that cites with "uses" and is cited so can be on a cycle: the others are left out.
-    out: dict[str, set[str]] = {}
-    for i, entry in entries.items():
-        targets = {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries}
-        if targets:
-            out[i] = targets
+    out = {i: targets for i, entry in entries.items()
+           if (targets := {c.id for c in entry.cites if c.as_ == "uses" and c.id != i and c.id in entries})}
     order = {entry_id: n for n, entry_id in enumerate(entries) if entry_id in out}  # (the record is in id order)
     edges = {i: sorted((t for t in targets if t in out), key=order.__getitem__) for i, targets in out.items()}
-    cycles = []
-    for group in _strongly_connected(edges):
-        if len(group) < 2:
-            continue
-        start = min(group, key=order.__getitem__)
-        cycles.append(_shortest_cycle(start, edges, set(group)))
+    cycles = [_shortest_cycle(min(group, key=order.__getitem__), edges, set(group))
+              for group in _strongly_connected(edges) if len(group) > 1]
     return sorted(cycles, key=lambda cycle: order[cycle[0]])
 
 

@@ -7,9 +7,9 @@ under the hash of its bytes and of the configuration, so an unchanged file is no
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,7 @@ from recordtool.record.entry import (
 )
 from recordtool.record.problems import Problem, did_you_mean_id
 from recordtool.record.schema import Entry, Theory
-from recordtool.record.source import MAX_BYTES, bytes_digest
+from recordtool.record.source import SourceError, bytes_digest, read_bytes
 
 if TYPE_CHECKING:
     from recordtool.meter import Meter
@@ -72,9 +72,7 @@ class Record:
 def id_sort_key(entry_id: str) -> tuple[str, int, str]:
     """LIT-2 before LIT-10: by prefix, then number."""
     match = ID.match(entry_id)
-    if match:
-        return (match["prefix"], int(match["number"]), entry_id)
-    return (entry_id, -1, entry_id)
+    return (match["prefix"], int(match["number"]), entry_id) if match else (entry_id, -1, entry_id)
 
 
 def entry_files(config: Config) -> tuple[list[tuple[str, Kind]], list[Problem]]:
@@ -149,9 +147,7 @@ def _walk(folder: str, own: frozenset[str] = frozenset()) -> Iterator[tuple[str,
 def title_line(entry: Entry) -> str:
     """An entry's title on one line (a claim without one: its statement), runs of whitespace
     made one space: as pages name it."""
-    display = entry.display_title
-    line = " ".join(display.split())
-    return display if line == display else line  # (no second copy)
+    return " ".join(entry.display_title.split())
 
 
 def load_record(config: Config, *, jobs: int | None = None, store: Store | None = None,
@@ -175,10 +171,9 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
     digests: dict[str, str] = {}
     if store is not None:
         for (path, _kind), rel in zip(files, rels, strict=True):
-            try:
-                digests[rel] = f"{_file_digest(path)}:{key}"
-            except OSError:  # (unreadable: read below, to say why)
-                continue
+            # (a link, not a regular file, too large or unreadable: read below, to say why)
+            with contextlib.suppress(OSError, SourceError):
+                digests[rel] = f"{bytes_digest(read_bytes(path, follow=False))}:{key}"
     kept: dict[str, Loaded] = store.get_many(ENTRIES, digests) if store is not None else {}
     todo = [i for i, rel in enumerate(rels) if rel not in kept]
 
@@ -186,29 +181,12 @@ def _load_files(config: Config, files: list[tuple[str, Kind]], rels: list[str], 
         return [load_file(files[i][0], files[i][1], config, rels[i]) for i in indices]
 
     progress = meter.stage("reading the entry files", len(todo)) if meter is not None and todo else None
-    done = parallel.map_items(work, todo, jobs=jobs, progress=progress)
-    out = [kept.get(rel) for rel in rels]
-    for i, result in zip(todo, done, strict=True):
-        out[i] = result
+    fresh = dict(zip(todo, parallel.map_items(work, todo, jobs=jobs, progress=progress), strict=True))
     if store is not None:
         gone = store.keys(ENTRIES) - set(rels)
-        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in zip(
-            todo, done, strict=True) if result.digest is not None], drop=gone)
-    return [found if found is not None else Loaded(None, None) for found in out]
-
-
-def _file_digest(path: str) -> str:
-    """The hash of the bytes of the regular file ``path`` (not a link), to look up what was
-    kept for it; OSError when it is not such a file or not readable."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)  # (non-blocking: a named pipe waits for no writer)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            raise OSError(f"not an entry file: {path}")
-        return bytes_digest(os.read(fd, info.st_size + 1))  # (a file that grew since is read again)
-    finally:
-        os.close(fd)
+        store.put_many(ENTRIES, [(rels[i], f"{result.digest}:{key}", result) for i, result in fresh.items()
+                                 if result.digest is not None], drop=gone)
+    return [fresh[i] if i in fresh else kept[rel] for i, rel in enumerate(rels)]
 
 
 def config_digest(config: Config) -> str:
@@ -249,15 +227,9 @@ def _assembled(config: Config, files: list[tuple[str, Kind]], rels: list[str], l
 def check_citations(record: Record) -> list[Problem]:
     """Every typed citation must name an entry of the record (citations of an entry that could
     not be loaded are the graph's to report, once for all of them)."""
-    problems = []
     entries, failed = record.entries, record.failed
-    for entry_id in entries:
-        for i, citation in enumerate(entries[entry_id].cites):
-            cited = citation.id
-            if cited not in entries and cited != entry_id and cited not in failed:
-                places = record.places[entry_id]
-                hint = did_you_mean_id(cited, entries)
-                problems.append(Problem(places.path, *places.cites[i],
-                                        f"cites {cited}, which is not in the record{hint}",
-                                        field=f"cites[{i}].id", code="missing-citation"))
-    return problems
+    return [Problem(record.places[entry_id].path, *record.places[entry_id].cites[i],
+                    f"cites {cited.id}, which is not in the record{did_you_mean_id(cited.id, entries)}",
+                    field=f"cites[{i}].id", code="missing-citation")
+            for entry_id, entry in entries.items() for i, cited in enumerate(entry.cites)
+            if cited.id not in entries and cited.id != entry_id and cited.id not in failed]

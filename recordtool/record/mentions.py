@@ -107,7 +107,7 @@ def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str])
     # Plain text of the inline run, with the spans that are prose (not code) and their lines.
     plain: list[str] = []
     spans: list[tuple[int, int, int]] = []  # (start, end, line) of prose text in the joined string
-    extra: list[tuple[str, int, int]] = []  # (id, offset, line) from link targets
+    hits: list[tuple[int, str, int]] = []  # (offset, id, line): link targets first, then ids in the text
     offset, line = 0, first_line
     in_link = 0
     for child in children:
@@ -126,15 +126,13 @@ def _in_inline(children: list[Token], first_line: int, pattern: re.Pattern[str])
             in_link += 1
             target = link_target_id(str(child.attrs.get("href", "")), pattern)
             if target is not None:
-                extra.append((target, offset, line))
+                hits.append((offset, target, line))
     joined = "".join(plain)
-    hits: list[tuple[int, str, int]] = []
     for start, end, span_line in spans:
         # each text on its own, as the page links it (``recordtool.render.prose``): what is
         # next to it beyond markup (``THEORY-1*THEORY-2*``) does not join it into one word
         for match in pattern.finditer(joined[start:end]):
             hits.append((start + match.start(), match.group(0), span_line))
-    hits.extend((at, entry_id, link_line) for entry_id, at, link_line in extra)
     if not hits:
         return []
     hits.sort()

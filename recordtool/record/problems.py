@@ -67,11 +67,8 @@ def did_you_mean_id(entry_id: str, ids: Iterable[str]) -> str:
     prefix, _, number = entry_id.partition("-")
     if len(number) < 3:
         return ""
-    for other in ids:
-        other_prefix, _, other_number = other.partition("-")
-        if other_prefix == prefix and _one_edit(number, other_number):
-            return f"; did you mean '{other}'?"
-    return ""
+    close = (other for other in ids if other.startswith(f"{prefix}-") and _one_edit(number, other[len(prefix) + 1:]))
+    return next((f"; did you mean '{other}'?" for other in close), "")
 
 
 def _one_edit(a: str, b: str) -> bool:

@@ -63,14 +63,13 @@ class _Strict(BaseModel):
 
 
 def _date(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"'{value}' is not a date; write YYYY-MM-DD, e.g. 2026-10-26") from None
     if isinstance(value, dt.date):
         return value
-    raise ValueError(f"{value!r} is not a date; write YYYY-MM-DD, e.g. 2026-10-26")
+    try:
+        return dt.date.fromisoformat(value)
+    except (TypeError, ValueError):
+        shown = f"'{value}'" if isinstance(value, str) else repr(value)
+        raise ValueError(f"{shown} is not a date; write YYYY-MM-DD, e.g. 2026-10-26") from None
 
 
 Date = Annotated[dt.date, BeforeValidator(_date)]
@@ -86,9 +85,7 @@ ExpectationField = Annotated[Expectation, BeforeValidator(_expectation, json_sch
 
 def _clause_list(value: Any) -> Any:
     """``clause: a`` or ``clause: [a, b]``: a list of clause ids either way."""
-    if isinstance(value, str):
-        return [value]
-    return value
+    return [value] if isinstance(value, str) else value
 
 
 def _clause_ids(value: list[str]) -> list[str]:
@@ -303,11 +300,10 @@ class CheckSpec(_Strict):
         if self.control is not None and self.controls:
             raise ValueError("give either 'control' (one) or 'controls' (a list), not both")
         names = [c.name for c in self.all_controls]
-        if len(set(names)) != len(names):
-            raise ValueError("controls need distinct names")
         positives = [c.name for c in self.all_positives]
-        if len(set(positives)) != len(positives):
-            raise ValueError("positives need distinct names")
+        for what, named in (("controls", names), ("positives", positives)):
+            if len(set(named)) != len(named):
+                raise ValueError(f"{what} need distinct names")
         if set(positives) & set(names):
             raise ValueError(f"'{sorted(set(positives) & set(names))[0]}' names both a control and a positive; "
                              "give them distinct names")
@@ -432,11 +428,10 @@ class Theory(Entry):
 
     @model_validator(mode="after")
     def _unique_checks(self) -> Theory:
-        seen: set[str] = set()
-        for check in self.checks:
-            if check.name in seen:
-                raise ValueError(f"two checks are named '{check.name}'; give each a distinct name")
-            seen.add(check.name)
+        names = [check.name for check in self.checks]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise ValueError(f"two checks are named '{name}'; give each a distinct name")
         return self
 
 

@@ -37,8 +37,6 @@ MAX_DIGITS = 100  # digits of an integer (Python refuses to print one of over 4,
 Loc = tuple[str | int, ...]
 Mark = tuple[int, int]
 
-_BOOL = {"true": True, "false": False, "yes": True, "no": False, "on": True, "off": False}
-
 
 class SourceError(Exception):
     """The file cannot be read as a YAML mapping; ``line``/``col`` say where (1-based)."""
@@ -81,19 +79,22 @@ def read_source(path: Path) -> Source:
     return parse_source(read_bytes(path))
 
 
-def read_bytes(path: Path | str, inside: Path | str | None = None) -> bytes:
+def read_bytes(path: Path | str, inside: Path | str | None = None, *, follow: bool = True) -> bytes:
     """The bytes of a file of at most ``MAX_BYTES`` (SourceError when larger); ``inside``: the
-    folder it must be a regular file of, checked as it is opened (``confine.open_inside``)."""
+    folder it must be a regular file of, checked as it is opened (``confine.open_inside``);
+    ``follow`` False: OSError when ``path`` is a link."""
     # O_NONBLOCK: a named pipe left in the record reads as empty instead of waiting for a writer
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)) \
-        if inside is None else open_inside(path, inside)
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | (0 if follow else getattr(os, "O_NOFOLLOW", 0))) if inside is None else open_inside(path, inside)
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # a named pipe, a device: nothing to read
             raise SourceError("not a regular file; an entry is a YAML file", code="not-a-file")
         if info.st_size > MAX_BYTES:
             raise _too_large(info.st_size)
-        raw = file.read(MAX_BYTES + 1)  # (a file that grew since is read to just over the limit)
+        raw = file.read(info.st_size + 1)  # (asking for no more than is there: much faster)
+        if len(raw) > info.st_size:  # it grew since: read on, to just over the limit
+            raw += file.read(MAX_BYTES + 1 - len(raw))
     if len(raw) > MAX_BYTES:
         raise _too_large(len(raw))
     return raw
@@ -138,10 +139,8 @@ def parse_source(raw: bytes) -> Source:
         context = f" ({exc.context})" if exc.context else ""
         raise SourceError(f"invalid YAML: {what}{context}", line, col) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow: say which, and where
-        if _BYTE_POSITIONS:
-            before = text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "ignore")
-        else:  # pragma: no cover
-            before = text[: exc.position]
+        before = (text.encode("utf-8", "surrogatepass")[: exc.position].decode("utf-8", "ignore")
+                  if _BYTE_POSITIONS else text[: exc.position])
         line = len(_LINE_BREAK.findall(before)) + 1
         col = len(before) - max((m.end() for m in _LINE_BREAK.finditer(before)), default=0) + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
@@ -305,7 +304,7 @@ class _Builder:
         if node.style:
             self.styles[loc] = node.style
         try:
-            return _scalar(tag, node.value)
+            return _scalar(node)
         except ValueError as exc:
             why = str(exc) if isinstance(exc, _TooLong) else f"'{_printable(node.value)}' is not a valid number"
             raise SourceError(f"{why}; quote it if it is text", *_at(node), code="bad-number") from None
@@ -320,34 +319,27 @@ def _too_deep(line: int, col: int) -> SourceError:
                        "flatten it", line, col, code="too-deep")
 
 
-def _scalar(tag: str, value: str) -> Any:
+# YAML 1.1's values: integers 0x1f, 0b101, 017 (octal), 1:30 (base 60); yes/no/on/off; .inf, .nan
+_YAML_1_1 = yaml.constructor.SafeConstructor()
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
     """The value of an untagged scalar, as YAML 1.1 resolved it (ValueError if it is malformed)."""
+    tag, value = node.tag, node.value
     if tag == _STR:
         return value
     if tag == _NULL:
         return None
     if tag == _BOOL_TAG:
-        return _BOOL[value.lower()]
+        return _YAML_1_1.construct_yaml_bool(node)
     if tag == _INT:
-        cleaned = value.replace("_", "")
-        sign = -1 if cleaned.startswith("-") else 1
-        digits = cleaned.lstrip("+-")
-        if len(digits) > MAX_DIGITS:
+        digits = value.replace("_", "").lstrip("+-")
+        if len(digits) > MAX_DIGITS:  # (before converting it: that takes time on a long one)
             raise _TooLong(f"an integer of {len(digits)} digits is over the limit of {MAX_DIGITS} digits")
-        if digits[:2] in ("0x", "0b"):
-            number = int(digits, 0)
-        elif ":" in digits:  # sexagesimal, YAML 1.1
-            number = 0
-            for part in digits.split(":"):
-                number = number * 60 + int(part)
-        else:
-            number = int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)
-        if number >= 10**MAX_DIGITS:
+        number = _YAML_1_1.construct_yaml_int(node)
+        if abs(number) >= 10**MAX_DIGITS:
             raise _TooLong(f"an integer over {MAX_DIGITS} decimal digits long is over the limit")
-        return sign * number
+        return number
     if tag == _FLOAT:
-        lowered = value.lower().replace("_", "")
-        if ":" in lowered:  # sexagesimal: text
-            return value
-        return float(lowered.replace(".inf", "inf").replace(".nan", "nan"))
+        return value if ":" in value else _YAML_1_1.construct_yaml_float(node)  # (sexagesimal: text)
     return value  # '<<' as a value: text

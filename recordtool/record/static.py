@@ -63,11 +63,8 @@ class Modules:
     def names(self) -> list[str]:
         """Every module of the checks package, dotted."""
         package = self.config.root / self.config.checks
-        out = []
-        for path in sorted(package.rglob("*.py")):
-            parts = path.relative_to(self.config.root).with_suffix("").parts
-            out.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-        return out
+        names = [path.relative_to(self.config.root).with_suffix("").parts for path in sorted(package.rglob("*.py"))]
+        return [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in names]
 
     def get(self, module: str) -> Module | None:
         if module not in self.read:
@@ -109,6 +106,8 @@ def _read_module(path: Path, rel: str) -> Module:
             if keys is not None:
                 module.typed_dicts[node.name] = keys
             module.other_names.add(node.name)
+        elif isinstance(node, ast.AsyncFunctionDef):
+            module.other_names.add(node.name)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 module.imported[alias.asname or alias.name] = (node.module, alias.name)
@@ -122,8 +121,6 @@ def _read_module(path: Path, rel: str) -> Module:
                     functional = _functional_typed_dict(node.value)
                     if functional is not None:
                         module.typed_dicts[target.id] = functional
-        elif isinstance(node, ast.AsyncFunctionDef):
-            module.other_names.add(node.name)
     return module
 
 
@@ -131,17 +128,12 @@ def _signature(node: ast.FunctionDef) -> Signature:
     args = node.args
     positional = [a.arg for a in [*args.posonlyargs, *args.args]]
     takes_ctx = bool(positional) or args.vararg is not None
-    rest = positional[1:]
-    n_posonly = max(0, len(args.posonlyargs) - 1)
+    first = max(1, len(args.posonlyargs))  # the first parameter after the context that a keyword sets
     defaults_from = len(positional) - len(args.defaults)  # the positional params with defaults
-    params: dict[str, bool] = {}
-    for i, name in enumerate(positional):
-        if i == 0 or name in rest[:n_posonly]:
-            continue
-        params[name] = i >= defaults_from
+    params = {name: i >= defaults_from for i, name in enumerate(positional[first:], first)}
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         params[arg.arg] = default is not None
-    return Signature(node.lineno, takes_ctx, tuple(rest[:n_posonly]), params, args.kwarg is not None,
+    return Signature(node.lineno, takes_ctx, tuple(positional[1:first]), params, args.kwarg is not None,
                      _annotation_name(node.returns))
 
 
@@ -164,10 +156,7 @@ def _is_typed_dict(base: ast.expr, known: dict[str, tuple[str, ...]]) -> bool:
 def _typed_dict_keys(node: ast.ClassDef, known: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
     if not any(_is_typed_dict(base, known) for base in node.bases):
         return None
-    keys: list[str] = []
-    for base in node.bases:
-        if isinstance(base, ast.Name) and base.id in known:
-            keys += known[base.id]
+    keys = [key for base in node.bases if isinstance(base, ast.Name) and base.id in known for key in known[base.id]]
     keys += [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     return tuple(keys)
 
@@ -176,16 +165,15 @@ def _functional_typed_dict(value: ast.expr | None) -> tuple[str, ...] | None:
     """``Name = TypedDict("Name", {"a": float, ...})``."""
     if (isinstance(value, ast.Call) and _is_typed_dict(value.func, {}) and len(value.args) >= 2
             and isinstance(value.args[1], ast.Dict)):
-        keys = [k.value for k in value.args[1].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-        return tuple(keys)
+        return tuple(k.value for k in value.args[1].keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
     return None
 
 
 def _strings(value: ast.expr) -> tuple[str, ...] | None:
-    if isinstance(value, (ast.Tuple, ast.List, ast.Set)) and all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-        return tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
-    return None
+    if not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return None
+    strings = tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return strings if len(strings) == len(value.elts) else None
 
 
 @dataclass
@@ -320,10 +308,6 @@ def _metric_problems(modules: Modules, module: Module, signature: Signature, che
                        f"only once it has run; annotate its return type with a TypedDict, or set "
                        f"METRICS = (...) in {module.rel} (docs/checks.md)", severity="warning",
                        code="undeclared-metrics")]
-    found = []
-    for metric, loc, field_ in named:
-        if metric not in declared:
-            hint = did_you_mean(metric, declared) or f"; it declares: {', '.join(declared) or 'none'}"
-            found.append(_Found(loc, field_, f"{check.run} does not return '{metric}' ({how}){hint}",
-                                key=True, code="unknown-metric"))
-    return found
+    listed = f"; it declares: {', '.join(declared) or 'none'}"
+    return [_Found(loc, field_, f"{check.run} does not return '{metric}' ({how}){did_you_mean(metric, declared) or listed}",
+                   key=True, code="unknown-metric") for metric, loc, field_ in named if metric not in declared]

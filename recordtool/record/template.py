@@ -26,13 +26,10 @@ class TemplateError(Exception):
 
 def next_id(config: Config, kind: Kind) -> str:
     """One more than the highest number used by ``kind``'s prefix (files and ids alike)."""
-    highest = 0
     files, _ = entry_files(config)
-    for path, file_kind in files:
-        match = ID.match(Path(path).stem)
-        if match and match["prefix"] == kind.prefix and file_kind == kind:
-            highest = max(highest, int(match["number"]))
-    return f"{kind.prefix}-{highest + 1}"
+    numbers = [int(match["number"]) for path, file_kind in files
+               if file_kind == kind and (match := ID.match(Path(path).stem)) and match["prefix"] == kind.prefix]
+    return f"{kind.prefix}-{max(numbers, default=0) + 1}"
 
 
 def _quote(text: str) -> str:
