@@ -235,15 +235,22 @@ def replace_file(path: str, data: bytes) -> tuple[int, int]:
     and on a large record the fsyncs would cost seconds."""
     tmp = temporary_name(*os.path.split(path))
     try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            st = os.fstat(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.errno is not None:  # named after the page, not the temporary file
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        if exc.errno is not None:  # named after the page, not the temporary file
             raise OSError(exc.errno, exc.strerror, path) from None
         raise
     return st.st_size, st.st_mtime_ns
