@@ -26,19 +26,18 @@ def describe(torch: Any, known: dict[str, str] | None = None) -> str:
     level, the probe, and any of ``SETTINGS`` that is set. ``known``: the descriptions earlier
     runs made, by ``machine_key`` (the probe costs more than the rest of a short run)."""
     known = {} if known is None else known
-    key = machine_key(torch)
-    if key not in known:
-        info = _cpuinfo()  # the CPU's model name (Linux), else what ``platform`` knows
+    info = _cpuinfo()
+    key = machine_key(torch, info)
+    if key not in known:  # the CPU's model name (Linux), else what ``platform`` knows
         name = info.get("model name") or info.get("Model") or platform.processor() or platform.machine() or "unknown CPU"
         parts = [name, str(torch.backends.cpu.get_cpu_capability()), f"kernels {probe(torch)}"]
         known[key] = ", ".join(parts + _settings())
     return known[key]
 
 
-def machine_key(torch: Any) -> str:
+def machine_key(torch: Any, info: dict[str, str]) -> str:
     """What a description depends on, hashed, without asking torch's kernels: the CPU and its
-    flags, torch's build, ``ATEN_CPU_CAPABILITY`` and ``SETTINGS``."""
-    info = _cpuinfo()
+    flags (``info``, from /proc/cpuinfo), torch's build, ``ATEN_CPU_CAPABILITY`` and ``SETTINGS``."""
     parts = [info.get("model name", ""), info.get("flags", ""), torch.__version__, str(torch.__file__),
              os.environ.get("ATEN_CPU_CAPABILITY", ""), *_settings()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
