@@ -13,7 +13,9 @@ import contextlib
 import logging
 import math
 import queue
+import signal
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Generator
@@ -141,10 +143,12 @@ class ClusterRunner:
             else:
                 _probe(name)
                 client = distributed.Client(name, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
+        except BaseException as exc:  # (a Ctrl-C too: the workers started are stopped)
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close()
+            if not isinstance(exc, (OSError, TimeoutError, ValueError, RuntimeError)):
+                raise
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             if count is not None:
                 raise ClusterError(f"cannot start a local cluster ({address}): {reason}") from None
@@ -300,28 +304,37 @@ class ClusterRunner:
 
 
 def _local_cluster(count: int) -> LocalCluster:
-    """A cluster of ``count`` worker processes on this machine, one run at a time each. The
-    workers inherit ignoring SIGINT from this process while it starts them: on Ctrl-C the
-    client cancels their runs, then stops them, so none is left without its worker."""
-    import signal
-    import threading
-
+    """A cluster of ``count`` worker processes on this machine, one run at a time each. A
+    Ctrl-C while they start is held until they have started, then stops them and is raised."""
     import dask
     import distributed
 
+    pressed: list[int] = []
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum)) if main else None
     try:
         # A worker takes a run only when it has a thread free for it: none waits behind another.
         # The scheduler's HTTP server, which Dask starts even without a dashboard, takes a free
         # port (else 8787, and a warning when another cluster holds it); no dashboard is served.
         with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-            return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                            dashboard_address=":0", silence_logs=logging.ERROR,
-                                            scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
+            cluster = distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                               dashboard_address=":0", silence_logs=logging.ERROR,
+                                               preload=[__name__],  # (``dask_setup``, in each worker)
+                                               scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
     finally:
         if main:
             signal.signal(signal.SIGINT, previous)
+    if pressed:
+        cluster.close()
+        raise KeyboardInterrupt
+    return cluster
+
+
+def dask_setup(worker: Any) -> None:
+    """Run by each worker of a local cluster as it starts (Dask's preload): it ignores SIGINT,
+    so that a Ctrl-C on the terminal, which reaches the workers too, leaves them to the client,
+    which cancels their runs and then stops them: no run is left without its worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _cache_id(cache_dir: Path) -> str:
