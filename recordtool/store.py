@@ -124,7 +124,8 @@ class Store:
     def put_many(self, table: str, items: Iterable[tuple[str, str, Any]], *, drop: Iterable[str] = ()) -> None:
         """Keep each ``(key, digest, value)`` and forget the keys in ``drop``, in one transaction.
         A store that cannot be written (a read-only folder, a full disk) keeps nothing."""
-        rows = [(key, digest, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) for key, digest, value in items]
+        # (pickled as they are written: never every value's bytes at once)
+        rows = ((key, digest, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) for key, digest, value in items)
         dropped = [(key,) for key in drop]
         try:
             name = self._table(table)
