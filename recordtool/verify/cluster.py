@@ -323,7 +323,7 @@ def _local_cluster(count: int) -> LocalCluster:
                                                scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
     finally:
         if main:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)  # (None: set in C)
     if pressed:
         cluster.close()
         raise KeyboardInterrupt
