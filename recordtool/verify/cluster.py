@@ -333,8 +333,10 @@ def _local_cluster(count: int) -> LocalCluster:
 def dask_setup(worker: Any) -> None:
     """Run by each worker of a local cluster as it starts (Dask's preload): it ignores SIGINT,
     so that a Ctrl-C on the terminal, which reaches the workers too, leaves them to the client,
-    which cancels their runs and then stops them: no run is left without its worker."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    which cancels their runs and then stops them: no run is left without its worker. (Off the
+    main thread, where Python cannot set a handler, the worker starts as it would have.)"""
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _cache_id(cache_dir: Path) -> str:
