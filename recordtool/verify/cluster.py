@@ -13,9 +13,7 @@ import contextlib
 import logging
 import math
 import queue
-import signal
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Generator
@@ -143,12 +141,10 @@ class ClusterRunner:
             else:
                 _probe(name)
                 client = distributed.Client(name, timeout=CONNECT_TIMEOUT_S)
-        except BaseException as exc:  # (a Ctrl-C too: the workers started are stopped)
+        except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
             if cluster is not None:
                 with contextlib.suppress(Exception):
                     cluster.close()
-            if not isinstance(exc, (OSError, TimeoutError, ValueError, RuntimeError)):
-                raise
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             if count is not None:
                 raise ClusterError(f"cannot start a local cluster ({address}): {reason}") from None
@@ -304,39 +300,33 @@ class ClusterRunner:
 
 
 def _local_cluster(count: int) -> LocalCluster:
-    """A cluster of ``count`` worker processes on this machine, one run at a time each. A
-    Ctrl-C while they start is held until they have started, then stops them and is raised."""
+    """A cluster of ``count`` worker processes on this machine, one run at a time each. The
+    workers inherit ignoring SIGINT from this process while it starts them: on Ctrl-C the
+    client cancels their runs, then stops them, so none is left without its worker.
+
+    A Ctrl-C pressed during the start (seconds: ``local:N`` is never more workers than cores)
+    is lost. Keeping it for later is not reliable: with SIGINT blocked and ignored, a thread
+    started by a C library, which does not block it, takes it and drops it; with a handler
+    instead, a worker spawned before it can ignore SIGINT dies of it and the start fails."""
+    import signal
+    import threading
+
     import dask
     import distributed
 
-    pressed: list[int] = []
     main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum)) if main else None
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
         # A worker takes a run only when it has a thread free for it: none waits behind another.
         # The scheduler's HTTP server, which Dask starts even without a dashboard, takes a free
         # port (else 8787, and a warning when another cluster holds it); no dashboard is served.
         with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-            cluster = distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                               dashboard_address=":0", silence_logs=logging.ERROR,
-                                               preload=[__name__],  # (``dask_setup``, in each worker)
-                                               scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
+            return distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                            dashboard_address=":0", silence_logs=logging.ERROR,
+                                            scheduler_kwargs={"allowed_failures": 1, "dashboard": False})
     finally:
         if main:
-            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)  # (None: set in C)
-    if pressed:
-        cluster.close()
-        raise KeyboardInterrupt
-    return cluster
-
-
-def dask_setup(worker: Any) -> None:
-    """Run by each worker of a local cluster as it starts (Dask's preload): it ignores SIGINT,
-    so that a Ctrl-C on the terminal, which reaches the workers too, leaves them to the client,
-    which cancels their runs and then stops them: no run is left without its worker. (Off the
-    main thread, where Python cannot set a handler, the worker starts as it would have.)"""
-    with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, previous)
 
 
 def _cache_id(cache_dir: Path) -> str:

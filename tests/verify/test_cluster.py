@@ -264,49 +264,6 @@ def test_ctrl_c_cancels_the_runs_and_keeps_finished_verdicts(tmp_path: Path) -> 
     assert not os.path.exists(f"/proc/{run}"), "the cancelled run was left running"
 
 
-SLOW_START = """
-import os, time
-import distributed
-
-real = distributed.LocalCluster
-
-def started(*args, **kwargs):
-    cluster = real(*args, **kwargs)
-    pids = [nanny.process.pid for nanny in cluster.workers.values()]
-    open({pids!r}, "w").write(" ".join(map(str, pids)))
-    time.sleep(3)  # still starting: a Ctrl-C now must wait, then stop everything
-    return cluster
-
-distributed.LocalCluster = started
-"""
-
-
-def test_ctrl_c_while_a_local_cluster_starts_stops_it_and_runs_nothing(tmp_path: Path) -> None:
-    pids = tmp_path / "workers"
-    root = project(tmp_path, {"THEORY-1": check("small", "ok")})
-    script = SLOW_START.format(pids=str(pids)) + "\nfrom recordtool.cli import main\nmain()"
-    proc = subprocess.Popen([sys.executable, "-c", script, "verify", "--root", str(root), "--scheduler", "local:2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while not (pids.exists() and pids.read_text()) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = [int(pid) for pid in pids.read_text().split()]
-    for pid in workers:  # they ignore SIGINT: a Ctrl-C on the terminal leaves them to the client
-        ignored = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                       if line.startswith("SigIgn:"))
-        assert int(ignored.split()[1], 16) & (1 << (signal.SIGINT - 1)), ignored
-    os.killpg(proc.pid, signal.SIGINT)  # as a Ctrl-C on the terminal: the whole process group
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert out.splitlines()[-1] == "interrupted: kept 0 finished verdicts"
-    assert verdicts(root) == {}
-    deadline = time.monotonic() + 30
-    while any(os.path.exists(f"/proc/{pid}") for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "a worker was left running"
-
-
 def test_an_unreachable_scheduler_exits_2_before_anything_runs(tmp_path: Path) -> None:
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
